@@ -1,0 +1,334 @@
+"""The base class of every RL4VLM Gym environment: image + text in, free text out.
+
+:class:`VLMEnv` owns the contract of DESIGN.md, so an env family only writes its rules:
+
+- the observation ``{"image", "text", "mission", "actions"}`` and what each ``obs_mode`` carries;
+- parsing the model's raw text into an admissible action (:mod:`rl4vlm_gym.parsing`);
+- invalid actions: the step is consumed, the state is left unchanged, the reason goes into
+  ``info["action"]`` and into ``text``, and the reward is the selected variant's penalty;
+- ``reward_variant`` tables, the level ladder, ``state_key``, the oracle hook, the ``info``
+  fields and the render modes ``rgb_array``, ``ansi`` and ``human``.
+
+A subclass sets ``LEVELS`` and ``REWARDS`` and implements the hooks in the "Set these in every
+subclass" block of the class body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rl4vlm_gym.parsing import ActionParser, ParseResult
+from rl4vlm_gym.registry import OBS_MODES
+from rl4vlm_gym.spaces import Unicode, UnicodeTuple
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from rl4vlm_gym.rendering import HumanWindow
+
+__all__ = ["ObsDict", "StepOutcome", "VLMEnv"]
+
+ObsDict = dict[str, Any]
+"""``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
+
+_FRAME_CACHE_SIZE = 512
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What applying one parsed action did, as reported by an env's ``_apply``.
+
+    Attributes:
+        event: the key of the reward table (``REWARDS[variant][event]``).
+        terminated: the episode reached a terminal state of the game.
+        truncated: a rule of the game cut the episode short (not the registered time limit).
+        feedback: a sentence for the agent, shown in ``text`` in every obs mode.
+        error: set when the game's rules refuse the action; the env must then leave its
+            state unchanged, and the step counts as an invalid action.
+    """
+
+    event: str
+    terminated: bool = False
+    truncated: bool = False
+    feedback: str = ""
+    error: str | None = None
+
+
+class VLMEnv(gym.Env[ObsDict, str]):
+    """Base class: see the module docstring. Arguments common to every env:
+
+    Args:
+        level: the rung of the level ladder (``0..len(LEVELS)-1``); ``None`` for the default.
+        obs_mode: ``"image+text"`` (both carry the state), ``"image"`` (the state is only in the
+            image; ``text`` holds action feedback) or ``"text"`` (the state is only in ``text``;
+            the image is black).
+        image_size: ``(height, width)`` of the image in pixels, or one int for a square.
+        reward_variant: which reward table to use; see the env's ``REWARDS``.
+        action_format: ``"auto"``, ``"json"``, ``"tags"`` or ``"plain"``.
+        action_match: ``"strict"`` or ``"lenient"``.
+        render_mode: ``"rgb_array"``, ``"ansi"``, ``"human"`` or ``None``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
+
+    # Set these in every subclass
+    LEVELS: ClassVar[tuple[Any, ...]]
+    REWARDS: ClassVar[Mapping[str, Mapping[str, float]]]
+    """``{variant: {event: reward}}``; every variant has an ``"invalid"`` event."""
+
+    # Set these in some subclasses
+    DEFAULT_LEVEL: ClassVar[int] = 0
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (300, 300)
+    MIN_IMAGE_SIDE: ClassVar[int] = 64
+    MAX_IMAGE_SIDE: ClassVar[int] = 4096
+    SYNONYMS: ClassVar[Mapping[str, str]] = {}
+    NUMBERED_ACTIONS: ClassVar[bool] = False
+    MAX_TEXT_LENGTH: ClassVar[int] = 16384
+    MAX_ACTIONS: ClassVar[int] = 256
+    MAX_ACTION_LENGTH: ClassVar[int] = 256
+    MAX_OUTPUT_LENGTH: ClassVar[int] = 65536
+    """Size of the action space; longer outputs are still parsed (and reported, never raised)."""
+
+    def __init__(
+        self,
+        *,
+        level: int | None = None,
+        obs_mode: str = "image+text",
+        image_size: int | tuple[int, int] | None = None,
+        reward_variant: str | None = None,
+        action_format: str = "auto",
+        action_match: str = "lenient",
+        render_mode: str | None = None,
+    ) -> None:
+        self.level = self._check_level(self.DEFAULT_LEVEL if level is None else level, "level")
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
+        self.obs_mode = obs_mode
+        self.image_size = self._check_image_size(self.DEFAULT_IMAGE_SIZE if image_size is None else image_size)
+        variants = tuple(self.REWARDS)
+        self.reward_variant = variants[0] if reward_variant is None else reward_variant
+        if self.reward_variant not in variants:
+            raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {variants}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None"
+            )
+        self.render_mode = render_mode
+        self.parser = ActionParser(
+            format=action_format,  # type: ignore[arg-type]  # validated by ActionParser
+            match=action_match,  # type: ignore[arg-type]
+            numbered=self.NUMBERED_ACTIONS,
+            synonyms=dict(self.SYNONYMS),
+        )
+        height, width = self.image_size
+        self.observation_space = spaces.Dict(
+            {
+                "image": spaces.Box(0, 255, (height, width, 3), np.uint8),
+                "text": Unicode(self.MAX_TEXT_LENGTH),
+                "mission": Unicode(self.MAX_TEXT_LENGTH),
+                "actions": UnicodeTuple(self.MAX_ACTIONS, self.MAX_ACTION_LENGTH),
+            }
+        )
+        self.action_space = Unicode(self.MAX_OUTPUT_LENGTH)
+        self._started = False
+        self._elapsed = 0
+        self._admissible: tuple[str, ...] = ()
+        self._optimal: int | None = None
+        self._frames: dict[Any, NDArray[np.uint8]] = {}
+        self._window: HumanWindow | None = None
+
+    # Set these in every subclass ------------------------------------------------------------------
+
+    def _new_episode(self, config: Any) -> None:
+        """Draw a new episode for the level ``config`` using only ``self.np_random``."""
+        raise NotImplementedError
+
+    def _actions(self) -> tuple[str, ...]:
+        """The admissible actions now (the model may write any of them)."""
+        raise NotImplementedError
+
+    def _apply(self, action: str) -> StepOutcome:
+        """Apply an admissible action; if the rules refuse it, change nothing and set ``error``."""
+        raise NotImplementedError
+
+    def _describe(self) -> str:
+        """The state in words: the same information the image shows."""
+        raise NotImplementedError
+
+    def _mission(self) -> str:
+        """The episode's instruction (no state information the image alone should carry)."""
+        raise NotImplementedError
+
+    def _render(self) -> NDArray[np.uint8]:
+        """Draw the state as ``uint8[H, W, 3]`` at ``self.image_size``."""
+        raise NotImplementedError
+
+    def _state_key(self) -> str:
+        """A canonical key of the true state (equal states give equal keys)."""
+        raise NotImplementedError
+
+    def _success(self) -> bool:
+        """Whether the task has been accomplished."""
+        raise NotImplementedError
+
+    def _progress(self) -> float:
+        """How far the task is accomplished, in ``[0, 1]``."""
+        raise NotImplementedError
+
+    def _optimal_steps(self) -> int | None:
+        """Fewest steps that solve the episode from its start (``None`` if undefined)."""
+        raise NotImplementedError
+
+    def oracle_action(self) -> str:
+        """The oracle's next action from the true state, as a plain admissible action."""
+        raise NotImplementedError
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        """Apply rules that end an episode after any step, valid or not (e.g. a step budget)."""
+        return outcome
+
+    def _frame_key(self) -> Any:
+        """A key that fully determines the image, to reuse frames; ``None`` disables caching."""
+        return None
+
+    # Gymnasium API --------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsDict, dict[str, Any]]:
+        """Start an episode; ``options={"level": k}`` sets the level from this episode on."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        if "level" in options:
+            self.level = self._check_level(options.pop("level"), 'options["level"]')
+        if options:
+            raise ValueError(f"reset got unknown options {sorted(options)}; the supported option is 'level'")
+        self._new_episode(self.LEVELS[self.level])
+        self._started = True
+        self._elapsed = 0
+        self._admissible = self._actions()
+        self.action_space.vocabulary = self._admissible
+        self._optimal = self._optimal_steps()
+        self._render_human()
+        return self._observation(""), self._info(None)
+
+    def step(self, action: str) -> tuple[ObsDict, float, bool, bool, dict[str, Any]]:
+        """Parse ``action`` (any text), apply it if admissible, and report what happened."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        result = self.parser.parse(action, self._admissible)
+        if result.parsed is None:
+            outcome = StepOutcome("invalid", feedback=f"Invalid action: {result.error}. Nothing happened.")
+        else:
+            outcome = self._apply(result.parsed)
+            if outcome.error is not None:
+                result = result.rejected(outcome.error)
+        self._elapsed += 1
+        outcome = self._end_of_step(outcome)
+        self._admissible = self._actions()
+        self.action_space.vocabulary = self._admissible
+        reward = float(self.REWARDS[self.reward_variant][outcome.event])
+        self._render_human()
+        return self._observation(outcome.feedback), reward, outcome.terminated, outcome.truncated, self._info(result)
+
+    def render(self) -> NDArray[np.uint8] | str | None:
+        """``rgb_array``: the frame; ``ansi``: mission, state and actions as text; ``human``: a window."""
+        if not self._started or self.render_mode is None:
+            return None
+        if self.render_mode == "ansi":
+            actions = ", ".join(self._admissible)
+            return f"Mission: {self._mission()}\n{self._describe()}\nActions: {actions}\n"
+        if self.render_mode == "human":
+            self._render_human()
+            return None
+        return self._frame()
+
+    def close(self) -> None:
+        """Close the human window if one is open; safe to call twice."""
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    # Helpers --------------------------------------------------------------------------------------
+
+    @property
+    def admissible_actions(self) -> tuple[str, ...]:
+        """The admissible actions of the current state."""
+        return self._admissible
+
+    @property
+    def elapsed_steps(self) -> int:
+        """Steps taken in this episode, invalid ones included."""
+        return self._elapsed
+
+    def _observation(self, feedback: str) -> ObsDict:
+        text = [feedback] if feedback else []
+        if self.obs_mode != "image":
+            text.append(self._describe())
+        if self.obs_mode == "text":
+            image = np.zeros(self.observation_space["image"].shape, np.uint8)
+        else:
+            image = self._frame()
+        return {"image": image, "text": "\n".join(text), "mission": self._mission(), "actions": self._admissible}
+
+    def _info(self, result: ParseResult | None) -> dict[str, Any]:
+        info: dict[str, Any] = {} if result is None else {"action": result.as_info()}
+        info.update(
+            success=bool(self._success()),
+            progress=float(self._progress()),
+            level=self.level,
+            state_key=self._state_key(),
+            optimal_steps=self._optimal,
+        )
+        return info
+
+    def _frame(self) -> NDArray[np.uint8]:
+        key = self._frame_key()
+        if key is None:
+            return self._render()
+        frame = self._frames.get(key)
+        if frame is None:
+            if len(self._frames) >= _FRAME_CACHE_SIZE:
+                del self._frames[next(iter(self._frames))]
+            frame = self._frames[key] = self._render()
+        return frame.copy()
+
+    def _render_human(self) -> None:
+        if self.render_mode != "human":
+            return
+        if self._window is None:
+            from rl4vlm_gym.rendering import HumanWindow
+
+            self._window = HumanWindow(type(self).__name__, self.metadata["render_fps"])
+        self._window.show(self._frame())
+
+    def _check_level(self, level: Any, name: str) -> int:
+        top = len(self.LEVELS) - 1
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= top:
+            raise ValueError(f"{name}={level!r} is not a level of {type(self).__name__}; choose an int in 0..{top}")
+        return int(level)
+
+    def _check_image_size(self, size: Any) -> tuple[int, int]:
+        if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+            size = (int(size), int(size))
+        lo, hi = self.MIN_IMAGE_SIDE, self.MAX_IMAGE_SIDE
+        if (
+            not isinstance(size, (tuple, list))
+            or len(size) != 2
+            or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and lo <= s <= hi for s in size)
+        ):
+            raise ValueError(
+                f"image_size={size!r} is not valid for {type(self).__name__}: give (height, width) "
+                f"with each side an int in {lo}..{hi}"
+            )
+        return int(size[0]), int(size[1])
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_frames"] = {}  # a cache, rebuilt on demand
+        state["_window"] = None  # a live window cannot cross processes
+        return state

@@ -1,0 +1,324 @@
+"""Turn whatever a model wrote into one admissible action, or a clear reason why not.
+
+Formats (what the model is asked to write):
+
+- ``json``: RL4VLM / VL-DAC style ``{"thoughts": "...", "action": "+"}``;
+- ``tags``: verl-agent style ``<think>...</think><action>...</action>``;
+- ``plain``: the action itself (``"move forward"``);
+- ``auto``: ``tags`` if an ``<action>`` tag is present, ``json`` if an ``"action":`` key is,
+  else ``plain``.
+
+Matching (how the extracted value is compared with the admissible actions):
+
+- ``strict``: the value, trimmed, must equal an admissible action exactly, and the format must
+  be well formed (valid JSON object, exactly one ``<action>`` block);
+- ``lenient``: tolerant extraction (broken JSON, unclosed tags, ``Action: x`` lines), then
+  case-, space- and quote-insensitive equality, declared synonyms, and finally a unique admissible
+  action occurring as a whole token in the value (RL4VLM's substring rule, minus its bugs: ``10``
+  never matches ``1``, and two different matches are ambiguous, never a coin flip).
+
+Unparseable output is never replaced by a random action: the result has ``parsed=None`` and an
+``error`` that says what was wrong. Every scan is linear in the input length, so a 1 MB or
+adversarial string is safe.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+__all__ = ["ACTION_FORMATS", "MATCH_MODES", "ActionParser", "ParseResult"]
+
+ActionFormat = Literal["auto", "json", "tags", "plain"]
+MatchMode = Literal["strict", "lenient"]
+ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)
+MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
+
+_QUOTES = "\"'`“”‘’"
+_JSON_KEY = re.compile(r"""["']?\baction\b["']?\s*:""", re.IGNORECASE)
+# Unambiguous quantifiers only: nested optional whitespace runs would backtrack quadratically.
+_PLAIN_KEY = re.compile(r"^[ \t]*(?:\*+[ \t]*)?action[ \t]*(?:\*+[ \t]*)?[:=]", re.I | re.M)
+_OPEN_TAG = re.compile(r"<\s*action\s*>", re.IGNORECASE)
+_CLOSE_TAG = re.compile(r"<\s*/\s*action\s*>", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+_MAX_FUZZY_CHARS = 1024  # lenient token search is for short action fields, not whole essays
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of parsing one model output.
+
+    Attributes:
+        raw: the text that was parsed (non-``str`` input is shown as its ``repr``).
+        parsed: the admissible action chosen, or ``None``.
+        error: why nothing was chosen (``None`` when ``parsed`` is set).
+        format_ok: whether the requested output format was well formed.
+    """
+
+    raw: str
+    parsed: str | None
+    error: str | None = None
+    format_ok: bool = True
+
+    @property
+    def valid(self) -> bool:
+        """True when an admissible action was chosen."""
+        return self.parsed is not None
+
+    def rejected(self, error: str) -> ParseResult:
+        """The same parse, marked invalid by the env's rules (e.g. a card not in the hand)."""
+        return ParseResult(self.raw, None, error, self.format_ok)
+
+    def as_info(self) -> dict[str, Any]:
+        """The ``info["action"]`` dict of the environment contract."""
+        return {"raw": self.raw, "parsed": self.parsed, "valid": self.valid, "error": self.error}
+
+
+@dataclass(frozen=True)
+class ActionParser:
+    """Parses model output into admissible actions.
+
+    Args:
+        format: the output format the model was asked for (see module docstring).
+        match: ``strict`` or ``lenient`` matching.
+        numbered: also accept the index of an action in the admissible list (VL-DAC's
+            ``{"action": 2}``). Only for envs whose actions are not themselves numbers.
+        synonyms: lower-case aliases accepted in lenient mode, e.g. ``{"stick": "stand"}``.
+
+    Example:
+        >>> parser = ActionParser()
+        >>> parser.parse('{"thoughts": "closer", "action": "+"}', ("-", "+")).parsed
+        '+'
+        >>> parser.parse("I give up", ("-", "+")).error
+        "'I give up' is not an admissible action; choose one of '-', '+'"
+    """
+
+    format: ActionFormat = "auto"
+    match: MatchMode = "lenient"
+    numbered: bool = False
+    synonyms: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.format not in ACTION_FORMATS:
+            raise ValueError(f"action_format={self.format!r} is unknown; choose one of {ACTION_FORMATS}")
+        if self.match not in MATCH_MODES:
+            raise ValueError(f"action_match={self.match!r} is unknown; choose one of {MATCH_MODES}")
+
+    def parse(self, output: object, actions: Sequence[str]) -> ParseResult:
+        """Parse ``output`` against the admissible ``actions``. Never raises."""
+        if isinstance(output, bytes):
+            output = output.decode("utf-8", errors="replace")
+        if not isinstance(output, str):
+            return ParseResult(repr(output), None, f"the action must be a str, got {type(output).__name__}", False)
+        if not output.strip():
+            return ParseResult(output, None, "the output is empty", False)
+        extracted = self._extract(output)
+        if isinstance(extracted, _Failure):
+            return ParseResult(output, None, extracted.error, False)
+        value, format_ok = extracted
+        action, error = self._match(value, actions)
+        return ParseResult(output, action, error, format_ok)
+
+    def format_action(self, action: str, thoughts: str = "") -> str:
+        """Write ``action`` the way this parser's format expects (``auto`` writes it plain)."""
+        if self.format == "json":
+            return json.dumps({"thoughts": thoughts, "action": action}, ensure_ascii=False)
+        if self.format == "tags":
+            return f"<think>{thoughts}</think><action>{action}</action>"
+        return action
+
+    # -- extraction -------------------------------------------------------------------------------
+
+    def _extract(self, text: str) -> tuple[Any, bool] | _Failure:
+        fmt = self.format
+        if fmt == "auto":
+            fmt = "tags" if _OPEN_TAG.search(text) else "json" if _JSON_KEY.search(text) else "plain"
+        if fmt == "json":
+            return self._extract_json(text)
+        if fmt == "tags":
+            return self._extract_tags(text)
+        return self._extract_plain(text)
+
+    def _extract_json(self, text: str) -> tuple[Any, bool] | _Failure:
+        obj = _load_json_object(text)
+        if isinstance(obj, dict):
+            keys = {k.lower(): k for k in obj if isinstance(k, str)}
+            key = "action" if "action" in obj else keys.get("action") if self.match == "lenient" else None
+            if key is not None:
+                return obj[key], True
+        if self.match == "strict":
+            what = "is not a JSON object" if obj is None else 'has no "action" key'
+            return _Failure(f'the output {what}; write {{"thoughts": "...", "action": "..."}}')
+        value = _value_after_last_key(text)
+        if value is None:
+            return _Failure('no "action": field found in the output')
+        return value, False
+
+    def _extract_tags(self, text: str) -> tuple[Any, bool] | _Failure:
+        opens = [m.end() for m in _OPEN_TAG.finditer(text)]
+        closes = [m.start() for m in _CLOSE_TAG.finditer(text)]
+        if self.match == "strict":
+            if len(opens) != 1 or len(closes) != 1 or closes[0] < opens[0]:
+                return _Failure(
+                    f"expected exactly one <action>...</action> block, found {len(opens)} opening "
+                    f"and {len(closes)} closing tags"
+                )
+            return text[opens[0] : closes[0]], True
+        if not opens:
+            return _Failure("no <action>...</action> block found in the output")
+        start = opens[-1]
+        end = next((c for c in closes if c >= start), len(text))
+        return text[start:end], bool(closes) and end < len(text)
+
+    def _extract_plain(self, text: str) -> tuple[Any, bool] | _Failure:
+        if self.match == "lenient":
+            keys = list(_PLAIN_KEY.finditer(text))
+            if keys:
+                line = text[keys[-1].end() :].split("\n", 1)[0]
+                return line, True
+        return text, True
+
+    # -- matching ---------------------------------------------------------------------------------
+
+    def _match(self, value: Any, actions: Sequence[str]) -> tuple[str | None, str | None]:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None, f"the action field must be a string, got {_json_type(value)}"
+        if isinstance(value, (int, float)):
+            if self.numbered and float(value).is_integer() and 0 <= value < len(actions):
+                return actions[int(value)], None
+            value = str(int(value)) if float(value).is_integer() else str(value)
+        text = value.strip()
+        if text in actions:
+            return text, None
+        if self.numbered and text.isdigit() and int(text) < len(actions):
+            return actions[int(text)], None
+        if self.match == "strict" or not actions:
+            return None, _not_admissible(value, actions)
+        return _lenient_match(text, tuple(actions), tuple(sorted(self.synonyms.items())))
+
+
+@dataclass(frozen=True)
+class _Failure:
+    error: str
+
+
+def _lenient_match(
+    text: str, actions: tuple[str, ...], synonyms: tuple[tuple[str, str], ...]
+) -> tuple[str | None, str | None]:
+    if len(text) > _MAX_FUZZY_CHARS:
+        return None, (
+            f"{_quote(text)} is not an admissible action, and at {len(text)} characters it is too "
+            f"long to search for one (limit {_MAX_FUZZY_CHARS})"
+        )
+    table = _normalized_table(actions, synonyms)
+    key = _normalize(text)
+    if key in table:
+        return table[key], None
+    found = _token_matches(key, actions, synonyms)
+    if len(found) == 1:
+        return found[0], None
+    if found:
+        return None, f"{_quote(text)} is ambiguous: it mentions {_choices(found)}"
+    return None, _not_admissible(text, actions)
+
+
+def _normalize(text: str) -> str:
+    text = _SPACES.sub(" ", text).strip().casefold()
+    # Strip wrapping quotes and trailing sentence punctuation, but never a lone symbol action.
+    while len(text) > 1 and text[0] in _QUOTES + "[(" and text[-1] in _QUOTES + "])":
+        text = text[1:-1].strip()
+    while len(text) > 1 and text[-1] in ".!;,":
+        text = text[:-1].rstrip()
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def _normalized_table(
+    actions: tuple[str, ...], synonyms: tuple[tuple[str, str], ...]
+) -> dict[str, str]:
+    table = {_normalize(a): a for a in actions}
+    table.update((_normalize(alias), a) for alias, a in synonyms if a in actions)
+    return table
+
+
+@functools.lru_cache(maxsize=256)
+def _token_patterns(
+    actions: tuple[str, ...], synonyms: tuple[tuple[str, str], ...]
+) -> tuple[tuple[re.Pattern[str], str], ...]:
+    names = [(_normalize(a), a) for a in actions]
+    names += [(_normalize(alias), a) for alias, a in synonyms if a in actions]
+    # Word-like names need word boundaries ("10" must not match "1"); symbols match anywhere.
+    return tuple(
+        (re.compile(rf"(?<!\w){re.escape(n)}(?!\w)" if n[:1].isalnum() or n[-1:].isalnum() else re.escape(n)), a)
+        for n, a in names
+        if n
+    )
+
+
+def _token_matches(
+    key: str, actions: tuple[str, ...], synonyms: tuple[tuple[str, str], ...]
+) -> list[str]:
+    spans: list[tuple[int, int, str]] = []
+    for pattern, action in _token_patterns(actions, synonyms):
+        spans.extend((m.start(), m.end(), action) for m in pattern.finditer(key))
+    # A match inside a longer match ("look" inside "look at desk 1") is not a separate mention.
+    spans.sort(key=lambda span: (span[0], -span[1]))
+    outer: list[tuple[int, int, str]] = []
+    reach = -1
+    for start, end, action in spans:
+        if end > reach or (start, end) == outer[-1][:2]:
+            outer.append((start, end, action))
+            reach = max(reach, end)
+    return list(dict.fromkeys(action for _, _, action in outer))
+
+
+def _load_json_object(text: str) -> Any:
+    """The JSON value of ``text``, or of its outermost ``{...}`` (e.g. inside a code fence)."""
+    for candidate in (text, text[text.find("{") : text.rfind("}") + 1] if "{" in text else ""):
+        if candidate:
+            try:
+                return json.loads(candidate)
+            except (ValueError, RecursionError):
+                continue
+    return None
+
+
+def _value_after_last_key(text: str) -> str | None:
+    """Lenient JSON: the value written after the last ``"action":`` key, quoted or not."""
+    last = None
+    for last in _JSON_KEY.finditer(text):
+        pass
+    if last is None:
+        return None
+    rest = text[last.end() :].lstrip()
+    if rest[:1] in "\"'":
+        end = rest.find(rest[0], 1)
+        return rest[1:end] if end > 0 else rest[1:].split("\n", 1)[0]
+    cut = min((i for i in (rest.find(","), rest.find("}"), rest.find("\n")) if i >= 0), default=len(rest))
+    return rest[:cut]
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = text if len(text) <= limit else f"{text[:limit]}...({len(text)} chars)"
+    return repr(text)
+
+
+def _choices(actions: Sequence[str], limit: int = 20) -> str:
+    shown = ", ".join(repr(a) for a in actions[:limit])
+    return shown if len(actions) <= limit else f"{shown}, ... ({len(actions) - limit} more)"
+
+
+def _not_admissible(value: str, actions: Sequence[str]) -> str:
+    if not actions:
+        return f"{_quote(value)} is not an admissible action; no action is admissible now"
+    return f"{_quote(value)} is not an admissible action; choose one of {_choices(actions)}"

@@ -1,0 +1,106 @@
+"""Rendering helpers shared by env families: packaged fonts, text frames and the human window.
+
+Fonts ship inside the package (DejaVu Sans, Bitstream Vera licence) so a frame never depends on
+what the host has installed: the same Pillow version gives the same bytes on every machine.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["HumanWindow", "font", "text_image", "to_array"]
+
+_FONT_FILES = {False: "DejaVuSans.ttf", True: "DejaVuSans-Bold.ttf"}
+
+
+@functools.lru_cache(maxsize=64)
+def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
+    """Return the packaged DejaVu Sans font at ``size`` pixels (cached: loading costs ~1 ms)."""
+    path = resources.files("rl4vlm_gym") / "assets" / "fonts" / _FONT_FILES[bold]
+    with resources.as_file(path) as file:
+        return ImageFont.truetype(str(file), size)
+
+
+def to_array(image: Image.Image) -> NDArray[np.uint8]:
+    """Convert a Pillow image to a contiguous ``uint8[H, W, 3]`` array."""
+    return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
+
+
+def text_image(
+    text: str,
+    size: tuple[int, int],
+    *,
+    font_size: int = 14,
+    background: tuple[int, int, int] = (255, 255, 255),
+    color: tuple[int, int, int] = (0, 0, 0),
+) -> NDArray[np.uint8]:
+    """Draw ``text`` (wrapped at the image width) on a plain frame of ``size=(height, width)``.
+
+    Used by ``play`` and the docs for envs without pixels and as a readable fallback frame.
+    """
+    height, width = size
+    image = Image.new("RGB", (width, height), background)
+    draw = ImageDraw.Draw(image)
+    face = font(font_size)
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if line and draw.textlength(candidate, font=face) > width - 8:
+                lines.append(line)
+                line = word
+            else:
+                line = candidate
+        lines.append(line)
+    draw.multiline_text((4, 4), "\n".join(lines), font=face, fill=color, spacing=2)
+    return to_array(image)
+
+
+class HumanWindow:
+    """A pygame window that shows frames; pygame is imported only when a window is opened."""
+
+    def __init__(self, title: str, fps: int = 4) -> None:
+        self.title = title
+        self.fps = fps
+        self._pygame: Any = None
+        self._screen: Any = None
+        self._clock: Any = None
+
+    def show(self, frame: NDArray[np.uint8]) -> None:
+        """Display ``frame`` (``uint8[H, W, 3]``), opening or resizing the window as needed."""
+        if self._pygame is None:
+            try:
+                import pygame
+            except ImportError as err:  # pragma: no cover - pygame is a core dependency
+                raise ImportError(
+                    "render_mode='human' needs pygame: pip install pygame"
+                ) from err
+            pygame.init()
+            pygame.display.init()
+            pygame.display.set_caption(self.title)
+            self._pygame, self._clock = pygame, pygame.time.Clock()
+        pygame = self._pygame
+        height, width = frame.shape[:2]
+        if self._screen is None or self._screen.get_size() != (width, height):
+            self._screen = pygame.display.set_mode((width, height))
+        surface = pygame.surfarray.make_surface(np.transpose(frame, (1, 0, 2)))
+        self._screen.blit(surface, (0, 0))
+        pygame.event.pump()
+        pygame.display.flip()
+        self._clock.tick(self.fps)
+
+    def close(self) -> None:
+        """Close the window; safe to call twice."""
+        if self._pygame is not None:
+            self._pygame.display.quit()
+            self._pygame.quit()
+            self._pygame = self._screen = self._clock = None
