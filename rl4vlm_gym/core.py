@@ -139,7 +139,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         self._started = False
         self._elapsed = 0
         self._admissible: tuple[str, ...] = ()
-        self._optimal: int | None = None
+        self._optimal = -1
         self._frames: dict[Any, NDArray[np.uint8]] = {}
         self._window: HumanWindow | None = None
 
@@ -182,7 +182,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _optimal_steps(self) -> int | None:
-        """Fewest steps that solve the episode from its start (``None`` if undefined)."""
+        """Fewest steps that solve the episode from its start; ``None`` if undefined (unsolvable,
+        or a game of chance). ``info["optimal_steps"]`` reports ``None`` as -1 so that vector
+        envs can batch it as ints."""
         raise NotImplementedError
 
     def oracle_action(self) -> str:
@@ -212,7 +214,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
         self._elapsed = 0
         self._admissible = self._actions()
         self.action_space.vocabulary = self._admissible
-        self._optimal = self._optimal_steps()
+        optimal = self._optimal_steps()
+        self._optimal = -1 if optimal is None else optimal
         self._render_human()
         return self._observation(""), self._info(None)
 

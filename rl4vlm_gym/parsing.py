@@ -295,7 +295,7 @@ def _value_after_last_key(text: str) -> str | None:
     if last is None:
         return None
     rest = text[last.end() :].lstrip()
-    if rest[:1] in "\"'":
+    if rest and rest[0] in "\"'":
         end = rest.find(rest[0], 1)
         return rest[1:end] if end > 0 else rest[1:].split("\n", 1)[0]
     cut = min((i for i in (rest.find(","), rest.find("}"), rest.find("\n")) if i >= 0), default=len(rest))

@@ -84,8 +84,7 @@ class HumanWindow:
                 raise ImportError(
                     "render_mode='human' needs pygame: pip install pygame"
                 ) from err
-            pygame.init()
-            pygame.display.init()
+            pygame.display.init()  # not pygame.init(): no audio device is needed
             pygame.display.set_caption(self.title)
             self._pygame, self._clock = pygame, pygame.time.Clock()
         pygame = self._pygame
@@ -102,5 +101,4 @@ class HumanWindow:
         """Close the window; safe to call twice."""
         if self._pygame is not None:
             self._pygame.display.quit()
-            self._pygame.quit()
             self._pygame = self._screen = self._clock = None

@@ -25,13 +25,12 @@ from gymnasium.vector.utils import (
     concatenate,
     create_empty_array,
     create_shared_memory,
-    iterate,
     read_from_shared_memory,
     write_to_shared_memory,
 )
 from gymnasium.spaces import Tuple as TupleSpace
 
-__all__ = ["Unicode", "UnicodeTuple"]
+__all__ = ["SharedStrings", "Unicode", "UnicodeTuple"]
 
 _SAMPLE_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 +-*/()=.,:;!?\"'{}[]<>_éßλ中文🙂"
 
@@ -230,14 +229,52 @@ def _write_string_to_shared_memory(
     row[1 : 1 + len(codes)] = codes
 
 
+class SharedStrings(Sequence):
+    """A live, read-only view of the strings one batch of envs wrote to shared memory.
+
+    ``AsyncVectorEnv`` reads its shared memory once, at start-up, and relies on the result being
+    a view that later writes show through (true of numpy arrays, not of a tuple of str). This
+    view decodes on access; ``copy.deepcopy`` (which ``AsyncVectorEnv`` applies by default) turns
+    it into a plain tuple.
+    """
+
+    def __init__(self, space: _StringSpace, rows: np.ndarray) -> None:
+        self._space = space
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self._rows[index]
+        text = row[1 : 1 + int(row[0])].tobytes().decode("utf-32-le", "surrogatepass")
+        return _decode(self._space, text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable view
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[Any, ...]:
+        return tuple(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple, (tuple(self),)
+
+    def __repr__(self) -> str:
+        return f"SharedStrings({tuple(self)!r})"
+
+
 @read_from_shared_memory.register(Unicode)
 @read_from_shared_memory.register(UnicodeTuple)
-def _read_string_from_shared_memory(space: _StringSpace, shared_memory: Any, n: int = 1) -> tuple:
-    rows = _rows(space, shared_memory)[:n]
-    return tuple(
-        _decode(space, row[1 : 1 + int(row[0])].tobytes().decode("utf-32-le", "surrogatepass"))
-        for row in rows
-    )
+def _read_string_from_shared_memory(space: _StringSpace, shared_memory: Any, n: int = 1) -> SharedStrings:
+    return SharedStrings(space, _rows(space, shared_memory)[:n])
+
+
+# No `iterate` registration on purpose: Gymnasium's Tuple iterates items itself only when its
+# subspaces have none, and registering one would make it iterate each string's characters.
 
 
 @batch_space.register(Unicode)
@@ -263,9 +300,3 @@ def _empty_strings(space: _StringSpace, n: int = 1, fn: Any = np.zeros) -> tuple
 @concatenate.register(UnicodeTuple)
 def _concatenate_strings(space: _StringSpace, items: Iterable[Any], out: Any) -> tuple:
     return tuple(items)
-
-
-@iterate.register(Unicode)
-@iterate.register(UnicodeTuple)
-def _iterate_strings(space: _StringSpace, items: Iterable[Any]) -> Any:
-    return iter(items)

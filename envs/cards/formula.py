@@ -13,11 +13,12 @@ Arithmetic is exact (:class:`fractions.Fraction`), so ``8 / (3 - 8 / 3)`` is exa
 
 from __future__ import annotations
 
+import enum
 import functools
 import itertools
 import operator
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Final
 
@@ -27,6 +28,9 @@ OPERATORS: Final = "+-*/"
 MAX_NUMBERS: Final = 6  # solving enumerates expression trees, which grows super-exponentially
 
 _PRECEDENCE: Final = {"+": 1, "-": 1, "*": 2, "/": 2}
+# Values stay Python ints until a division leaves a remainder: int arithmetic is ~30x faster
+# than Fraction's, and evaluate runs on every env step.
+Rational = int | Fraction
 
 
 # --------------------------------------------------------------------------------------------
@@ -54,7 +58,7 @@ def evaluate(tokens: Sequence[str]) -> Fraction | None:
     """
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of token strings, not a str: {tokens!r}")
-    values: list[Fraction] = []
+    values: list[Rational] = []
     pending: list[str] = []  # operators and "(" whose right-hand side is still being read
     expect_operand = True
     for token in tokens:
@@ -82,27 +86,26 @@ def evaluate(tokens: Sequence[str]) -> Fraction | None:
             return None
     if expect_operand or not _reduce(values, pending, 0) or pending:
         return None  # empty, dangling operator, or an unclosed "("
-    return values[0]
+    return Fraction(values[0])
 
 
 def numbers_in(tokens: Sequence[str]) -> list[int]:
     """Return the number tokens of a formula as ints, in order (other tokens are skipped)."""
     values = (_number(token) for token in tokens if isinstance(token, str))
-    return [int(value) for value in values if value is not None]
+    return [value for value in values if value is not None]
 
 
-@functools.lru_cache(maxsize=1024)
-def _number(token: str) -> Fraction | None:
-    """Parse one number token (cached: building a Fraction costs more than the lookup)."""
+def _number(token: str) -> int | None:
+    """Parse one number token."""
     if not (token.isascii() and token.isdigit()):
         return None  # isascii: str.isdigit also accepts digits such as "²" that int() rejects
     try:
-        return Fraction(int(token))
+        return int(token)
     except ValueError:  # longer than the interpreter's int-string conversion limit
         return None
 
 
-def _reduce(values: list[Fraction], pending: list[str], min_precedence: int) -> bool:
+def _reduce(values: list[Rational], pending: list[str], min_precedence: int) -> bool:
     """Apply pending operators down to the nearest "(" while they bind at least as tightly.
 
     Returns:
@@ -117,19 +120,18 @@ def _reduce(values: list[Fraction], pending: list[str], min_precedence: int) -> 
     return True
 
 
-def _apply(op: str, left: Fraction, right: Fraction) -> Fraction | None:
+def _apply(op: str, left: Rational, right: Rational) -> Rational | None:
     """``left op right``, or ``None`` when dividing by zero."""
-    if op == "/" and not right:
+    if op == "+":
+        return left + right
+    if op == "-":
+        return left - right
+    if op == "*":
+        return left * right
+    if not right:
         return None
-    return _OPERATIONS[op](left, right)
-
-
-_OPERATIONS: Final[dict[str, Callable[[Fraction, Fraction], Fraction]]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-}
+    quotient = Fraction(left, right)
+    return quotient.numerator if quotient.denominator == 1 else quotient
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +166,7 @@ def solve(
         >>> solve([3, 3, 8, 8], 24)
         ('8', '/', '(', '3', '-', '8', '/', '3', ')')
         >>> solve([2, 2, 5], 12, ops="+*", parentheses=False)
-        ('2', '+', '2', '*', '5')
+        ('2', '*', '5', '+', '2')
     """
     return _solve(*_normalise(numbers, target, ops, parentheses))
 
@@ -204,7 +206,7 @@ def _solve(
     numbers: tuple[int, ...], target: int, ops: str, parentheses: bool
 ) -> tuple[str, ...] | None:
     """:func:`solve` on canonical arguments (the cached core)."""
-    entry = _Solver(ops, parentheses).best(numbers, Fraction(target))
+    entry = _Solver(ops, parentheses).best(numbers, target)
     found = [tokens for tokens in entry if tokens is not None]
     return min(found, key=_rank) if found else None
 
@@ -215,6 +217,7 @@ Tokens = tuple[str, ...]
 # class: _ATOM (a single number), _SUM (+ or -), _PRODUCT (* or /). They are kept apart because
 # the class decides where the formula needs parentheses once it becomes an operand.
 Entry = list[Tokens | None]
+Best = Sequence[Tokens | None]  # an Entry that is only read
 
 _ATOM, _SUM, _PRODUCT = 0, 1, 2
 _RESULT_CLASS: Final = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
@@ -222,22 +225,21 @@ _RESULT_CLASS: Final = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
 # to the same value. a+(b-c) prints as a+b-c and a*(b/c) as a*b/c: exactly equal in rationals.
 _WRAP_LEFT: Final = {"+": (), "-": (), "*": (_SUM,), "/": (_SUM,)}
 _WRAP_RIGHT: Final = {"+": (), "-": (_SUM,), "*": (_SUM,), "/": (_SUM, _PRODUCT)}
-_NOTHING: Final[Entry] = [None, None, None]
+_NOTHING: Final[Best] = (None, None, None)
 # Groups up to this size get every reachable value tabulated; larger ones are searched for one
 # value at a time (meet in the middle), since their full tables would dominate the run time.
+# With MAX_NUMBERS = 6 the smaller operand of a split never needs a larger table.
 _TABLE_MAX: Final = 3
 
 
-class _Any:
-    """Marks an operand whose value does not matter (``0 * x``), optionally except zero."""
+class _Free(enum.Enum):
+    """An operand whose value does not matter (``0 * x``), or only must not be zero (``0 / x``)."""
 
-    def __init__(self, nonzero: bool) -> None:
-        self.nonzero = nonzero
+    ANY = enum.auto()
+    NONZERO = enum.auto()
 
 
-_ANY: Final = _Any(nonzero=False)
-_ANY_NONZERO: Final = _Any(nonzero=True)
-Need = Fraction | _Any | None  # the value an unknown operand must take; None: impossible
+Need = Rational | _Free | None  # the value an unknown operand must take; None: impossible
 
 
 def _rank(tokens: Tokens) -> tuple[int, Tokens]:
@@ -257,11 +259,11 @@ class _Solver:
     def __init__(self, ops: str, parentheses: bool) -> None:
         self._ops = ops
         self._parentheses = parentheses
-        self._tables: dict[Group, dict[Fraction, Entry]] = {}
-        self._searches: dict[tuple[Group, Fraction], Entry] = {}
+        self._tables: dict[Group, dict[Rational, Entry]] = {}
+        self._searches: dict[tuple[Group, Rational], Entry] = {}
         self._anything: dict[tuple[Group, bool], Entry] = {}
 
-    def best(self, group: Group, target: Fraction) -> Entry:
+    def best(self, group: Group, target: Rational) -> Best:
         """The best formulas over ``group`` whose value is ``target``."""
         if len(group) <= _TABLE_MAX:
             return self._table(group).get(target, _NOTHING)
@@ -270,7 +272,7 @@ class _Solver:
             self._searches[key] = self._search(group, target)
         return self._searches[key]
 
-    def _search(self, group: Group, target: Fraction) -> Entry:
+    def _search(self, group: Group, target: Rational) -> Entry:
         """Tabulate the smaller operand of each split and look up what the larger must be."""
         entry: Entry = [None, None, None]
         for left, right in _splits(group):
@@ -285,15 +287,15 @@ class _Solver:
                         self._combine(entry, op, left_entry, right_entry)
         return entry
 
-    def _lookup(self, group: Group, need: Need) -> Entry:
+    def _lookup(self, group: Group, need: Need) -> Best:
         """The best formulas over ``group`` that satisfy ``need``."""
         if need is None:
             return _NOTHING
-        if isinstance(need, _Any):
-            return self._any_value(group, need.nonzero)
+        if isinstance(need, _Free):
+            return self._any_value(group, nonzero=need is _Free.NONZERO)
         return self.best(group, need)
 
-    def _any_value(self, group: Group, nonzero: bool) -> Entry:
+    def _any_value(self, group: Group, nonzero: bool) -> Best:
         """The best formulas over ``group`` whatever their value (but not zero if ``nonzero``).
 
         Only reached when a sub-formula is zero, so the full table it builds is rarely needed.
@@ -308,13 +310,13 @@ class _Solver:
             self._anything[key] = entry
         return self._anything[key]
 
-    def _table(self, group: Group) -> dict[Fraction, Entry]:
+    def _table(self, group: Group) -> dict[Rational, Entry]:
         """Every value reachable over ``group``, with its best formulas."""
         if group in self._tables:
             return self._tables[group]
-        table: dict[Fraction, Entry] = {}
+        table: dict[Rational, Entry] = {}
         if len(group) == 1:
-            table[Fraction(group[0])] = [(str(group[0]),), None, None]
+            table[group[0]] = [(str(group[0]),), None, None]
         for left, right in _splits(group):
             left_table, right_table = self._table(left), self._table(right)
             for op in self._ops:
@@ -327,7 +329,7 @@ class _Solver:
         self._tables[group] = table
         return table
 
-    def _combine(self, entry: Entry, op: str, left: Entry, right: Entry) -> None:
+    def _combine(self, entry: Entry, op: str, left: Best, right: Best) -> None:
         """Offer every ``left op right`` formula to ``entry``, parenthesising operands as needed."""
         result_class = _RESULT_CLASS[op]
         for left_class, left_tokens in enumerate(left):
@@ -356,10 +358,11 @@ def _keep_better(entry: Entry, cls: int, tokens: Tokens | None) -> None:
 
 
 def _wrap(tokens: Tokens, parenthesise: bool) -> Tokens:
+    """``tokens`` in parentheses, or unchanged."""
     return ("(", *tokens, ")") if parenthesise else tokens
 
 
-def _right_need(op: str, left: Fraction, target: Fraction) -> Need:
+def _right_need(op: str, left: Rational, target: Rational) -> Need:
     """The value ``right`` must take for ``left op right == target``."""
     if op == "+":
         return target - left
@@ -367,14 +370,14 @@ def _right_need(op: str, left: Fraction, target: Fraction) -> Need:
         return left - target
     if op == "*":
         if left:
-            return target / left
-        return _ANY if not target else None
+            return Fraction(target, left)
+        return _Free.ANY if not target else None
     if target:  # op == "/": right = left / target, which must not be zero
-        return left / target if left else None
-    return _ANY_NONZERO if not left else None
+        return Fraction(left, target) if left else None
+    return _Free.NONZERO if not left else None
 
 
-def _left_need(op: str, right: Fraction, target: Fraction) -> Need:
+def _left_need(op: str, right: Rational, target: Rational) -> Need:
     """The value ``left`` must take for ``left op right == target``."""
     if op == "+":
         return target - right
@@ -382,8 +385,8 @@ def _left_need(op: str, right: Fraction, target: Fraction) -> Need:
         return target + right
     if op == "*":
         if right:
-            return target / right
-        return _ANY if not target else None
+            return Fraction(target, right)
+        return _Free.ANY if not target else None
     return target * right if right else None  # op == "/"
 
 

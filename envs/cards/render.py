@@ -13,13 +13,16 @@ vision-language model rather than for ornament:
 
 Faces are drawn at 2-4x resolution and box-downsampled, which anti-aliases shapes and text. They
 are cached per ``(rank, suit, size)`` and returned read-only, so after the first call a face costs
-a dictionary lookup and ``paste`` only blends the few rows that hold the rounded corners.
-Rendering depends only on the arguments, the packaged font and the Pillow version.
+a dictionary lookup, and ``paste`` copies the card row by row and blends only the few hundred
+anti-aliased corner pixels. Pixels depend only on the arguments, the packaged font and the Pillow
+version.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -30,7 +33,17 @@ from rl4vlm_gym.rendering import font
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["FELT", "RANKS", "SMALL_WIDTH", "SUITS", "card_back", "card_face", "paste", "table"]
+__all__ = [
+    "FELT",
+    "MIN_SIZE",
+    "RANKS",
+    "SMALL_WIDTH",
+    "SUITS",
+    "card_back",
+    "card_face",
+    "paste",
+    "table",
+]
 
 RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS: tuple[str, ...] = ("C", "D", "H", "S")
@@ -39,6 +52,7 @@ SMALL_WIDTH = 60
 """Cards narrower than this many pixels show a large centred rank and suit instead of pips."""
 
 MIN_SIZE = 16
+"""Smallest card width and height in pixels."""
 
 _SUIT_GLYPHS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 _RED_INK = (204, 22, 36)
@@ -95,7 +109,7 @@ def _layout(size: tuple[int, int]) -> _Layout:
         scale=scale,
         unit=unit,
         border=max(scale, round(unit / 110)),
-        radius=max(2 * scale, round(0.07 * unit)),
+        radius=max(4 * scale, round(0.07 * unit)),  # >= 4 px so the corner pixels are clear
         inset=0.045 * unit + scale,
         rank_height=round(rank_height),
         suit_height=round(0.72 * rank_height),
@@ -103,16 +117,16 @@ def _layout(size: tuple[int, int]) -> _Layout:
     )
 
 
-def _check_size(size: tuple[int, int]) -> tuple[int, int]:
-    """Validate a ``(width, height)`` pair and return it as plain ints."""
+def _check_size(size: tuple[int, int], minimum: int = MIN_SIZE) -> tuple[int, int]:
+    """Validate a ``(width, height)`` pair of integers ``>= minimum`` and return it as ints."""
     try:
         width, height = (int(v) for v in size)
-        valid = all(int(v) == v for v in size) and min(width, height) >= MIN_SIZE
+        valid = all(int(v) == v for v in size) and min(width, height) >= minimum
     except (TypeError, ValueError):
         valid = False
     if not valid:
         raise ValueError(
-            f"size must be a (width, height) pair of integers, each >= {MIN_SIZE} px; got {size!r}"
+            f"size must be a (width, height) pair of integers, each >= {minimum} px; got {size!r}"
         )
     return width, height
 
@@ -149,11 +163,13 @@ def _render_text(text: str, font_size: int, bold: bool) -> Image.Image:
 
 
 @functools.lru_cache(maxsize=512)
-def _glyph(text: str, height: int, bold: bool = False, max_width: int = 0, ref: str = "") -> Image.Image:
-    """Return an ``L`` mask of ``text`` sized so that ``ref`` (default: ``text``) is ``height`` px tall.
+def _glyph(
+    text: str, height: int, bold: bool = False, max_width: int = 0, ref: str = ""
+) -> Image.Image:
+    """Return an ``L`` mask of ``text`` at the font size that makes ``ref`` ``height`` px tall.
 
-    Sizing ranks by a common reference keeps every rank at the same font size (a "Q" keeps its
-    tail). Text wider than ``max_width`` is squeezed horizontally, as real cards narrow the "10".
+    ``ref`` defaults to ``text``; sizing ranks by a common reference keeps every rank at the same
+    font size (a "Q" keeps its tail). Text wider than ``max_width`` is squeezed horizontally, as real cards narrow the "10".
     The cached masks are internal and never mutated.
     """
     font_size = max(1, round(height / _ink_ratio(ref or text, bold)))
@@ -170,7 +186,7 @@ def _stamp(
     ink: tuple[int, int, int],
     inverted: bool = False,
 ) -> None:
-    """Paint ``ink`` through ``mask`` centred on ``centre``; ``inverted`` rotates it 180 degrees."""
+    """Paint ``ink`` through ``mask`` centred on ``centre``; ``inverted`` turns it upside down."""
     if inverted:
         mask = mask.transpose(Image.Transpose.ROTATE_180)
     left = round(centre[0] - mask.width / 2)
@@ -193,10 +209,7 @@ def _blank(lay: _Layout, fill: tuple[int, int, int] = _PAPER) -> Image.Image:
 
 def _finish(canvas: Image.Image, size: tuple[int, int]) -> NDArray[np.uint8]:
     """Downsample the canvas to ``size`` and freeze it as a read-only ``uint8[h, w, 4]`` array."""
-    image = canvas.resize(size, Image.Resampling.BOX)
-    array = np.array(image, dtype=np.uint8)
-    array.flags.writeable = False
-    return array
+    return _freeze(np.array(canvas.resize(size, Image.Resampling.BOX), dtype=np.uint8))
 
 
 def _draw_index(canvas: Image.Image, lay: _Layout, rank: str, suit: str) -> float:
@@ -218,7 +231,9 @@ def _draw_index(canvas: Image.Image, lay: _Layout, rank: str, suit: str) -> floa
     return lay.inset + lay.index_width
 
 
-def _draw_pips(canvas: Image.Image, lay: _Layout, rank: str, suit: str, index_right: float) -> None:
+def _draw_pips(
+    canvas: Image.Image, lay: _Layout, rank: str, suit: str, index_right: float
+) -> None:
     """Lay out the pips of a 2-10 or the single large pip of an ace."""
     ink = _INK[suit]
     glyph = _SUIT_GLYPHS[suit]
@@ -235,7 +250,9 @@ def _draw_pips(canvas: Image.Image, lay: _Layout, rank: str, suit: str, index_ri
         _stamp(canvas, pip, (centre_x + column * offset_x, y), ink, inverted=row > 0.5)
 
 
-def _draw_court(canvas: Image.Image, lay: _Layout, rank: str, suit: str, index_right: float) -> None:
+def _draw_court(
+    canvas: Image.Image, lay: _Layout, rank: str, suit: str, index_right: float
+) -> None:
     """Draw the framed centre panel of a J, Q or K: large letter between two suit pips."""
     ink = _INK[suit]
     left = round(index_right + 0.03 * lay.unit)
@@ -249,7 +266,8 @@ def _draw_court(canvas: Image.Image, lay: _Layout, rank: str, suit: str, index_r
     draw.rectangle(inner, outline=(*ink, 255), width=max(1, line // 2))
     panel_w, panel_h = box[2] - box[0], box[3] - box[1]
     centre = (lay.width / 2, lay.height / 2)
-    letter = _glyph(rank, round(min(0.3 * panel_h, 0.85 * panel_w)), True, round(0.8 * panel_w), "K")
+    letter_h = round(min(0.3 * panel_h, 0.85 * panel_w))
+    letter = _glyph(rank, letter_h, True, round(0.8 * panel_w), ref="K")
     _stamp(canvas, letter, centre, ink)
     pip = _glyph(_SUIT_GLYPHS[suit], round(min(0.13 * panel_h, 0.5 * panel_w)))
     pip_dy = letter.height / 2 + 0.1 * panel_h + pip.height / 2
@@ -288,8 +306,10 @@ def card_face(rank: str, suit: str, size: tuple[int, int]) -> NDArray[np.uint8]:
     if rank not in RANKS:
         raise ValueError(f"rank must be one of {', '.join(RANKS)}; got {rank!r}")
     if suit not in SUITS:
-        raise ValueError(f"suit must be one of {', '.join(SUITS)} (clubs, diamonds, hearts, "
-                         f"spades); got {suit!r}")
+        raise ValueError(
+            f"suit must be one of {', '.join(SUITS)} (clubs, diamonds, hearts, spades); "
+            f"got {suit!r}"
+        )
     size = _check_size(size)
     lay = _layout(size)
     court = rank in ("J", "Q", "K")
@@ -329,13 +349,18 @@ def card_back(size: tuple[int, int]) -> NDArray[np.uint8]:
     draw = ImageDraw.Draw(pattern)
     step = max(5 * lay.scale, round(lay.unit / 8))
     line = max(lay.scale, round(lay.unit / 70))  # at least one output pixel, or it washes out
-    # Diagonal lattice: lines at +/-45 degrees anchored on the panel centre, so it is symmetric.
+    # Diagonal lattice: lines at +/-45 degrees through points k * step from the panel centre,
+    # so the pattern is symmetric; each line spans the panel height plus one step of overhang.
     cx, cy = inner_w / 2, inner_h / 2
-    reach = inner_w + inner_h
-    for k in range(-(reach // step) - 1, reach // step + 2):
+    for k in range(-math.ceil((cx + cy) / step), math.ceil((cx + cy) / step) + 1):
         x = cx + k * step
-        draw.line((x - reach, cy - reach, x + reach, cy + reach), fill=(*_BACK_LINE, 255), width=line)
-        draw.line((x - reach, cy + reach, x + reach, cy - reach), fill=(*_BACK_LINE, 255), width=line)
+        for slope in (1, -1):
+            reach = slope * (cy + step)
+            draw.line(
+                ((x - reach, -step), (x + reach, inner_h + step)),
+                fill=(*_BACK_LINE, 255),
+                width=line,
+            )
     shape = Image.new("L", pattern.size)
     radius = max(lay.scale, lay.radius - margin)
     ImageDraw.Draw(shape).rounded_rectangle((0, 0, inner_w - 1, inner_h - 1), radius, fill=255)
@@ -349,10 +374,71 @@ def card_back(size: tuple[int, int]) -> NDArray[np.uint8]:
     return _finish(canvas, size)
 
 
+class _PastePlan(NamedTuple):
+    """Precomputed compositing data for a frozen card: see ``_freeze``."""
+
+    rgb: NDArray[np.uint8]  # contiguous colour channels, copied with one memcpy per row
+    rows: NDArray[np.intp]  # coordinates of the pixels that are not fully opaque
+    cols: NDArray[np.intp]
+    premultiplied: NDArray[np.uint16]  # colour * alpha + 128 at those pixels
+    inverse_alpha: NDArray[np.uint16]  # 255 - alpha at those pixels
+
+
+# Plans of the cards made here, keyed by id(); a finalizer drops the entry when the card dies,
+# before its id can be reused. Cards are immutable, so a plan can never go stale.
+_PLANS: dict[int, _PastePlan] = {}
+
+
+def _freeze(card: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Make ``card`` immutable and register its paste plan.
+
+    The returned view of a read-only base cannot be flipped back to writable, which keeps both
+    the lru caches and the plan valid.
+    """
+    card.flags.writeable = False
+    frozen = card.view()
+    rows, cols = _translucent(frozen)
+    premultiplied, inverse_alpha = _blend_terms(frozen[rows, cols])
+    _PLANS[id(frozen)] = _PastePlan(
+        np.ascontiguousarray(frozen[:, :, :3]), rows, cols, premultiplied, inverse_alpha
+    )
+    weakref.finalize(frozen, _PLANS.pop, id(frozen), None).atexit = False
+    return frozen
+
+
+def _translucent(rgba: NDArray[np.uint8]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Row and column indices of the pixels whose alpha is below 255."""
+    if rgba.strides[2] != 1:
+        rgba = np.ascontiguousarray(rgba)
+    # A little-endian uint32 view puts alpha in the top byte: one compare per pixel.
+    packed = rgba.view("<u4")[:, :, 0]
+    return np.divmod(np.flatnonzero(packed < 0xFF000000), rgba.shape[1])
+
+
+def _blend_terms(pixels: NDArray[np.uint8]) -> tuple[NDArray[np.uint16], NDArray[np.uint16]]:
+    """Split RGBA ``pixels[n, 4]`` into ``colour * alpha + 128`` and ``255 - alpha`` (uint16)."""
+    wide = pixels.astype(np.uint16)
+    alpha = wide[:, 3:]
+    return wide[:, :3] * alpha + 128, 255 - alpha
+
+
+def _blend(
+    dst: NDArray[np.uint8],
+    where: tuple[NDArray[np.intp], NDArray[np.intp]],
+    under: NDArray[np.uint8],
+    terms: tuple[NDArray[np.uint16], NDArray[np.uint16]],
+) -> None:
+    """Write ``round((colour * alpha + under * (255 - alpha)) / 255)`` at pixels ``where``."""
+    premultiplied, inverse_alpha = terms
+    mixed = premultiplied + under.astype(np.uint16) * inverse_alpha  # <= 255 * 255 + 128
+    dst[where] = (mixed + (mixed >> 8)) >> 8  # exact rounding division by 255
+
+
 def paste(frame: NDArray[np.uint8], card_rgba: NDArray[np.uint8], xy: tuple[int, int]) -> None:
     """Alpha-composite an RGBA card onto an RGB frame in place.
 
-    Parts of the card outside the frame are clipped, so cards may hang over any edge.
+    Parts of the card outside the frame are clipped, so cards may hang over any edge. Any RGBA
+    array works; cards from ``card_face``/``card_back`` take a precomputed fast path.
 
     Args:
         frame: Writable ``uint8[H, W, 3]`` frame.
@@ -368,29 +454,31 @@ def paste(frame: NDArray[np.uint8], card_rgba: NDArray[np.uint8], xy: tuple[int,
         raise ValueError(
             f"card_rgba must be uint8[h, w, 4]; got {card_rgba.dtype}{list(card_rgba.shape)}"
         )
+    height, width = card_rgba.shape[:2]
     x, y = int(xy[0]), int(xy[1])
     x0, y0 = max(x, 0), max(y, 0)
-    x1 = min(x + card_rgba.shape[1], frame.shape[1])
-    y1 = min(y + card_rgba.shape[0], frame.shape[0])
+    x1, y1 = min(x + width, frame.shape[1]), min(y + height, frame.shape[0])
     if x0 >= x1 or y0 >= y1:
         return
-    src = card_rgba[y0 - y : y1 - y, x0 - x : x1 - x]
     dst = frame[y0:y1, x0:x1]
-    # Cards are opaque except near the rounded corners: copy opaque rows, blend only the rest.
-    blend = np.flatnonzero(src[:, :, 3].min(axis=1) < 255)
-    if blend.size == 0:
-        dst[...] = src[:, :, :3]
+    plan = _PLANS.get(id(card_rgba))
+    if plan is not None and (x1 - x0, y1 - y0) == (width, height):
+        where = (plan.rows, plan.cols)
+        under = dst[where]
+        dst[...] = plan.rgb
+        _blend(dst, where, under, (plan.premultiplied, plan.inverse_alpha))
         return
-    under = dst[blend].astype(np.uint16)
-    dst[...] = src[:, :, :3]
-    part = src[blend]
-    alpha = part[:, :, 3:].astype(np.uint16)
-    mixed = part[:, :, :3] * alpha + under * (255 - alpha) + 128
-    dst[blend] = ((mixed + (mixed >> 8)) >> 8).astype(np.uint8)  # exact round(x / 255)
+    src = card_rgba[y0 - y : y1 - y, x0 - x : x1 - x]
+    where = _translucent(src)
+    under = dst[where]
+    for channel in range(3):  # numpy copies long strided rows far faster than 3-byte pixels
+        dst[:, :, channel] = src[:, :, channel]
+    _blend(dst, where, under, _blend_terms(src[where]))
 
 
 @functools.lru_cache(maxsize=16)
 def _felt(size: tuple[int, int]) -> NDArray[np.uint8]:
+    """Read-only felt template; ``table`` hands out copies (a memcpy beats refilling)."""
     width, height = size
     array = np.empty((height, width, 3), dtype=np.uint8)
     array[...] = FELT
@@ -399,15 +487,15 @@ def _felt(size: tuple[int, int]) -> NDArray[np.uint8]:
 
 
 def table(size: tuple[int, int]) -> NDArray[np.uint8]:
-    """Return a fresh, writable felt-green frame ``uint8[height, width, 3]`` for ``size=(width, height)``.
+    """Return a fresh, writable felt-green frame.
+
+    Args:
+        size: ``(width, height)`` in pixels.
+
+    Returns:
+        ``uint8[height, width, 3]`` filled with ``FELT``; the caller owns it.
 
     Raises:
         ValueError: If ``size`` is not a pair of positive integers.
     """
-    try:
-        width, height = (int(v) for v in size)
-    except (TypeError, ValueError):
-        width = height = 0
-    if width <= 0 or height <= 0:
-        raise ValueError(f"size must be a (width, height) pair of positive integers; got {size!r}")
-    return _felt((width, height)).copy()
+    return _felt(_check_size(size, minimum=1)).copy()

@@ -1,0 +1,183 @@
+"""Blackjack: hit or stand against the dealer (Sutton & Barto's game, drawn as cards)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.cards import layout
+from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value, optimal_action
+from rl4vlm_gym.envs.cards.deck import Card, random_card
+from rl4vlm_gym.envs.cards.levels import BLACKJACK_LEVELS, BlackjackLevel
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+_CARD = (70, 98)  # RL4VLM's card size at 300x300
+
+
+class Blackjack(VLMEnv):
+    """Play a hand of blackjack against the dealer: ``hit`` or ``stand``.
+
+    ## Description
+    RL4VLM's Blackjack (Zhai et al., 2024), which is Gymnasium's Blackjack-v1 (Sutton & Barto,
+    Example 5.1) drawn as cards: an infinite deck, the player hits until they stand or bust,
+    then the dealer draws to 17 or more and the higher total without busting wins. Aces count
+    11 unless that busts. Every rank is equally likely, so a 10-valued card is a 10, J, Q or K
+    (RL4VLM never drew a 10).
+
+    ## Observation
+    - ``image``: green felt with the dealer's face-up card and a face-down card at the top and
+      the player's cards below (300x300: 70x98 cards, dealer at (5, 25), player from (5, 150),
+      as in RL4VLM); a row that would not fit shrinks its cards instead of running off the
+      image (RL4VLM's fifth card fell outside it). Once the hand is over the dealer's cards are shown.
+    - ``text``: ``"Dealer: 9♣ and a face-down card\\nPlayer: 7♠, 8♦"`` in ``text`` and
+      ``image+text`` modes (cards only, no totals: as in the image); in ``image`` mode only the
+      feedback on the last action.
+    - ``mission``: the rules.
+    - ``actions``: ``("stand", "hit")``, RL4VLM's vocabulary.
+
+    ## Actions
+    ``hit`` draws a card, ``stand`` ends the player's turn (``stick`` is accepted in lenient
+    matching).
+
+    ## Rewards
+    ``rl4vlm``: +1 for a win, 0 for a push, -1 for a loss or a bust, +1.5 for a winning natural
+    on levels where naturals pay 3:2; an invalid action costs -1. ``verl-agent``: losses, busts
+    and invalid actions give 0.
+
+    ## Levels
+    Level 0 is RL4VLM's game (the dealer stands on all 17s, naturals pay 1:1). Level 1: the
+    dealer hits soft 17. Level 2: the dealer hits soft 17 and naturals pay 3:2.
+
+    ## Arguments
+    The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
+    ``image_size`` (default 300x300), ``reward_variant`` (``rl4vlm``, ``verl-agent``),
+    ``action_format``, ``action_match``, ``render_mode``.
+
+    ## Version History
+    - v0: RL4VLM's rules and layout with our own card art; 10s drawn as 10, J, Q or K; no
+      random action on unparseable output.
+    """
+
+    LEVELS: ClassVar[tuple[BlackjackLevel, ...]] = BLACKJACK_LEVELS
+    REWARDS: ClassVar = {
+        "rl4vlm": {"hit": 0.0, "win": 1.0, "natural_win": 1.5, "push": 0.0, "lose": -1.0, "bust": -1.0, "invalid": -1.0},
+        "verl-agent": {"hit": 0.0, "win": 1.0, "natural_win": 1.5, "push": 0.0, "lose": 0.0, "bust": 0.0, "invalid": 0.0},
+    }
+    ACTIONS: ClassVar[tuple[str, ...]] = ("stand", "hit")
+    SYNONYMS: ClassVar = {"stick": "stand", "stay": "stand", "hold": "stand", "draw": "hit"}
+
+    def _new_episode(self, config: BlackjackLevel) -> None:
+        self.config = config
+        self.rules = BlackjackRules(dealer_hits_soft_17=config.dealer_hits_soft_17, natural=config.natural)
+        rng = self.np_random
+        self.dealer = [random_card(rng), random_card(rng)]
+        self.player = [random_card(rng), random_card(rng)]
+        self.result: str | None = None
+
+    def _actions(self) -> tuple[str, ...]:
+        return self.ACTIONS
+
+    def _apply(self, action: str) -> StepOutcome:
+        if self.result is not None:
+            return StepOutcome("invalid", error="the hand is over", feedback="Invalid action: the hand is over.")
+        if action == "hit":
+            self.player.append(random_card(self.np_random))
+            if self._total(self.player) > 21:
+                self.result = "bust"
+                return StepOutcome("bust", terminated=True, feedback=f"You drew {self.player[-1]} and bust.")
+            return StepOutcome("hit", feedback=f"You drew {self.player[-1]}.")
+        while self._dealer_draws():
+            self.dealer.append(random_card(self.np_random))
+        self.result = self._settle()
+        player, dealer = self._total(self.player), self._total(self.dealer)
+        return StepOutcome(self.result, terminated=True, feedback=f"You stand on {player}; the dealer has {dealer}: {_VERDICT[self.result]}")
+
+    def _dealer_draws(self) -> bool:
+        total, soft = hand_value([c.value() for c in self.dealer])
+        return total < 17 or (total == 17 and soft and self.rules.dealer_hits_soft_17)
+
+    def _settle(self) -> str:
+        player, dealer = self._total(self.player), self._total(self.dealer)
+        if dealer > 21 or player > dealer:
+            natural = self.rules.natural and len(self.player) == 2 and player == 21
+            return "natural_win" if natural else "win"
+        return "push" if player == dealer else "lose"
+
+    @staticmethod
+    def _total(cards: list[Card]) -> int:
+        return hand_value([c.value() for c in cards])[0]
+
+    # -- observation ------------------------------------------------------------------------------
+
+    def _describe(self) -> str:
+        if self.result is None:
+            dealer = f"{self.dealer[0]} and a face-down card"
+        else:
+            dealer = ", ".join(str(c) for c in self.dealer)
+        return f"Dealer: {dealer}\nPlayer: {', '.join(str(c) for c in self.player)}"
+
+    def _mission(self) -> str:
+        dealer = "hits" if self.rules.dealer_hits_soft_17 else "stands on"
+        return (
+            "Play blackjack: get closer to 21 than the dealer without going over. Answer 'hit' "
+            f"to take a card or 'stand' to stop. Aces count 1 or 11, J, Q and K count 10; the "
+            f"dealer draws to 17 and {dealer} soft 17."
+        )
+
+    def _render(self) -> NDArray[np.uint8]:
+        height, width = self.image_size
+        sx, sy = width / 300, height / 300
+        font_size = max(8, round(16 * min(sx, sy)))
+        labels = (("Dealer", 5 * sx, 4 * sy, font_size), ("Player", 5 * sx, 129 * sy, font_size))
+        frame = layout.labelled_table((width, height), labels).copy()
+        dealer = [(c.rank, c.suit) for c in self.dealer]
+        if self.result is None:
+            dealer = [dealer[0], None]  # the hole card lies face down
+        self._lay_row(frame, dealer, round(25 * sy))
+        self._lay_row(frame, [(c.rank, c.suit) for c in self.player], round(150 * sy))
+        return frame
+
+    def _lay_row(self, frame: NDArray[np.uint8], cards: list[tuple[str, str] | None], top: int) -> None:
+        """Cards left to right at RL4VLM's size and spacing, shrunk when more would not fit."""
+        height, width = self.image_size
+        left, gap = round(5 * width / 300), max(1, round(4 * width / 300))
+        card_w = min(round(_CARD[0] * width / 300), (width - 2 * left - (len(cards) - 1) * gap) // len(cards))
+        size = (max(16, card_w), max(16, round(card_w * _CARD[1] / _CARD[0])))
+        for i, card in enumerate(cards):
+            tile = layout.back_tile(size) if card is None else layout.card_tile(*card, size)
+            layout.blit(frame, tile, (left + i * (size[0] + gap), top))
+
+    def _frame_key(self) -> tuple[tuple[Card, ...], tuple[Card, ...], bool]:
+        return tuple(self.player), tuple(self.dealer), self.result is None
+
+    def _state_key(self) -> str:
+        # The Markov state: totals and the dealer's up card (the hole card is an unseen draw).
+        total, soft = hand_value([c.value() for c in self.player])
+        state = f"player={total}{'s' if soft else ''}|dealer={self.dealer[0].value()}"
+        if self.result is not None:
+            state += f"|result={self.result}|dealer_total={self._total(self.dealer)}"
+        return state
+
+    # -- scoring and oracle -------------------------------------------------------------------------
+
+    def _success(self) -> bool:
+        return self.result in ("win", "natural_win")
+
+    def _progress(self) -> float:
+        return {"win": 1.0, "natural_win": 1.0, "push": 0.5}.get(self.result or "", 0.0)
+
+    def _optimal_steps(self) -> None:
+        return None  # a game of chance: no fixed solution length
+
+    def oracle_action(self) -> str:
+        """The expected-return-maximising action for this hand (exact infinite-deck policy)."""
+        if self.result is not None:
+            return "stand"
+        total, soft = hand_value([c.value() for c in self.player])
+        return optimal_action(total, soft, self.dealer[0].value(), self.rules)
+
+
+_VERDICT = {"win": "you win.", "natural_win": "a natural: you win 3:2.", "push": "a push.", "lose": "you lose."}

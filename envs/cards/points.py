@@ -1,0 +1,198 @@
+"""Rules shared by the points games (EZPoints, Points24): build a formula from the cards.
+
+Each step appends one token (a number or an operator) to the formula; ``=`` submits it. A number
+is refused (an invalid action: the formula is unchanged) when no unused card is worth it. The
+submitted formula is evaluated with exact rational arithmetic, so ``8 / (3 - 8 / 3)`` is 24 (RL4VLM
+uses float ``eval``, which misses such answers), and it must use every card exactly once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.cards import formula, layout, render
+from rl4vlm_gym.envs.cards.deck import RANKS, Card, random_card
+from rl4vlm_gym.envs.cards.levels import PointsLevel
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+_REWARDS = {
+    "rl4vlm": {"win": 10.0, "wrong": -1.0, "token": 0.0, "invalid": -1.0, "timeout": -1.0},
+    # verl-agent turns every -1 of the points games into 0.
+    "verl-agent": {"win": 10.0, "wrong": 0.0, "token": 0.0, "invalid": 0.0, "timeout": 0.0},
+}
+_MAX_DEAL_TRIES = 10_000
+
+
+class PointsGame(VLMEnv):
+    """Base of EZPoints and Points24; subclasses set the operators and the drawing layout."""
+
+    REWARDS: ClassVar = _REWARDS
+    OPERATORS: ClassVar[tuple[str, ...]]
+    PARENTHESES: ClassVar[bool]
+    CARD_WIDTH: ClassVar[float]
+    """Card width as a fraction of the image width (RL4VLM's layout at 300x300)."""
+    FORMULA_Y: ClassVar[float]
+    FONT_SIZE: ClassVar[int]
+    """Formula font size at 300x300."""
+    LABEL_ON_OWN_LINE: ClassVar[bool] = False
+
+    # -- episode --------------------------------------------------------------------------------
+
+    def _new_episode(self, config: PointsLevel) -> None:
+        self.config = config
+        self.cards, self.target = self._deal(config)
+        self.formula: list[str] = []
+        ops = "".join(op for op in self.OPERATORS if op not in "()")
+        self._plan = formula.solve(self.values, self.target, ops, self.PARENTHESES)
+
+    def _deal(self, config: PointsLevel) -> tuple[tuple[Card, ...], int]:
+        rng = self.np_random
+        ops = "".join(op for op in self.OPERATORS if op not in "()")
+        for _ in range(_MAX_DEAL_TRIES):
+            cards = tuple(random_card(rng) for _ in range(config.n_cards))
+            values = [c.value(config.face_values) for c in cards]
+            if config.target is not None:
+                target = config.target
+            else:
+                low, high = config.target_range
+                target = int(rng.integers(low, high + 1))
+            if not config.solvable_only or formula.solvable(values, target, ops, self.PARENTHESES):
+                return cards, target
+        raise RuntimeError(f"no solvable deal for {config} in {_MAX_DEAL_TRIES} tries")  # pragma: no cover
+
+    @property
+    def values(self) -> list[int]:
+        """The cards' values under this level's face-card rule."""
+        return [c.value(self.config.face_values) for c in self.cards]
+
+    # -- rules ------------------------------------------------------------------------------------
+
+    def _actions(self) -> tuple[str, ...]:
+        return _vocabulary(self.config.face_values, self.OPERATORS)
+
+    def _apply(self, action: str) -> StepOutcome:
+        if action == "=":
+            return self._submit()
+        if action.isdigit():
+            number = int(action)
+            used = Counter(formula.numbers_in(self.formula))[number]
+            if used >= self.values.count(number):
+                error = f"no unused card is worth {number}"
+                return StepOutcome("invalid", error=error, feedback=f"Invalid action: {error}. Nothing happened.")
+        self.formula.append(action)
+        return StepOutcome("token")
+
+    def _submit(self) -> StepOutcome:
+        shown = "".join(self.formula) or "(empty)"
+        value = formula.evaluate(self.formula)
+        if sorted(formula.numbers_in(self.formula)) != sorted(self.values):
+            return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} does not use every card exactly once.")
+        if value is None:
+            return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} is not a valid formula.")
+        if value != self.target:
+            return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} = {_show(value)}, not {self.target}.")
+        return StepOutcome("win", terminated=True, feedback=f"Correct: {shown} = {self.target}.")
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        # RL4VLM truncates with -1 once the formula outgrows its budget; every step appends to
+        # its formula (invalid ones a blank), so the budget is a number of steps.
+        if outcome.terminated or self.elapsed_steps < self.config.max_steps:
+            return outcome
+        feedback = " ".join(filter(None, [outcome.feedback, "The formula is too long: out of steps."]))
+        return StepOutcome("timeout", truncated=True, feedback=feedback)
+
+    # -- observation ------------------------------------------------------------------------------
+
+    def _describe(self) -> str:
+        cards = ", ".join(str(c) for c in self.cards)
+        return f"Cards: {cards}\nFormula: {''.join(self.formula)}"
+
+    def _mission(self) -> str:
+        faces = "10" if self.config.face_values == 10 else "11, 12 and 13"
+        ops = " ".join(op for op in self.OPERATORS)
+        return (
+            f"Make a formula that equals {self.target} using every card exactly once and the "
+            f"operators {ops}. J, Q and K count as {faces}. Append one number or operator per "
+            "step, then '=' to submit."
+        )
+
+    def _render(self) -> NDArray[np.uint8]:
+        height, width = self.image_size
+        frame = self._hand_frame(tuple(self.cards))
+        font_size = max(8, round(self.FONT_SIZE * min(height, width) / 300))
+        band = (width, min(height, round(2.0 * font_size)))
+        text = "".join(self.formula) if self.LABEL_ON_OWN_LINE else f"Formula: {''.join(self.formula)}"
+        layout.blit(frame, layout.text_tile(text, band, font_size), (0, round(self.FORMULA_Y * height - band[1] / 2)))
+        return frame
+
+    def _hand_frame(self, cards: tuple[Card, ...]) -> NDArray[np.uint8]:
+        """The table with the cards (and the formula label) laid out; cached for the current hand."""
+        cached = getattr(self, "_hand_cache", None)
+        if cached is not None and cached[0] == cards:
+            return cached[1].copy()
+        height, width = self.image_size
+        n = len(cards)
+        gap = max(2, round(0.02 * width))
+        card_w = min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n)
+        card_h = min(round(card_w * 1.4), round(0.62 * height))
+        card_w = min(card_w, round(card_h / 1.4))
+        font_size = max(8, round(self.FONT_SIZE * min(height, width) / 300))
+        frame = render.table((width, height))
+        if self.LABEL_ON_OWN_LINE:
+            band = (width, min(height, round(2.0 * font_size)))
+            label = layout.text_tile("Formula:", band, font_size)
+            layout.blit(frame, label, (0, round((self.FORMULA_Y - 0.10) * height - band[1] / 2)))
+        left = (width - n * card_w - (n - 1) * gap) // 2
+        top = round(0.06 * height)
+        for i, card in enumerate(cards):
+            layout.blit(frame, layout.card_tile(card.rank, card.suit, (card_w, card_h)), (left + i * (card_w + gap), top))
+        self._hand_cache = (cards, frame)
+        return frame.copy()
+
+    def _frame_key(self) -> tuple[tuple[Card, ...], tuple[str, ...]]:
+        return tuple(self.cards), tuple(self.formula)
+
+    def _state_key(self) -> str:
+        # Suits and J/Q/K faces don't change the game: the key holds card values only.
+        values = ",".join(str(v) for v in sorted(self.values))
+        return f"values={values}|target={self.target}|formula={' '.join(self.formula)}"
+
+    # -- scoring and oracle -------------------------------------------------------------------------
+
+    def _success(self) -> bool:
+        value = formula.evaluate(self.formula)
+        return value == self.target and sorted(formula.numbers_in(self.formula)) == sorted(self.values)
+
+    def _progress(self) -> float:
+        if self._success():
+            return 1.0
+        used = Counter(formula.numbers_in(self.formula)) & Counter(self.values)
+        return sum(used.values()) / (len(self.cards) + 1)
+
+    def _optimal_steps(self) -> int | None:
+        return None if self._plan is None else len(self._plan) + 1
+
+    def oracle_action(self) -> str:
+        """The next token of the shortest solution; ``=`` when it is complete, off it, or none exists."""
+        plan = self._plan
+        done = len(self.formula)
+        if plan is None or tuple(self.formula) != plan[:done] or done == len(plan):
+            return "="
+        return plan[done]
+
+
+@functools.lru_cache(maxsize=None)
+def _vocabulary(face_values: int, operators: tuple[str, ...]) -> tuple[str, ...]:
+    top = 10 if face_values == 10 else len(RANKS)
+    return tuple(str(n) for n in range(1, top + 1)) + operators + ("=",)
+
+
+def _show(value: object) -> str:
+    text = str(value)
+    return text if "/" not in text else f"{text} ({float(value):.4g})"  # type: ignore[arg-type]

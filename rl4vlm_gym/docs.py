@@ -1,0 +1,124 @@
+"""Docs generated from code: one Markdown page per env id, from its card and class docstring.
+
+An env class docstring has the sections in ``SECTIONS`` as ``## Name`` headings; the page adds the
+card's facts, the reward table (from ``REWARDS``), the level table (from the card), and the image
+and text of a fixed seed, so the docs can never drift from what the env does.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from PIL import Image
+
+from rl4vlm_gym.registry import EnvCard, env_card, list_envs
+
+__all__ = ["DOC_SEED", "SECTIONS", "env_page", "missing_sections", "parse_sections", "write_docs"]
+
+SECTIONS = ("Description", "Observation", "Actions", "Rewards", "Levels", "Arguments", "Version History")
+DOC_SEED = 0
+_HEADING = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
+
+
+def parse_sections(doc: str | None) -> dict[str, str]:
+    """``{heading: body}`` of the ``## heading`` sections of a docstring."""
+    text = inspect.cleandoc(doc or "")
+    matches = list(_HEADING.finditer(text))
+    return {
+        m.group(1): text[m.end() : matches[i + 1].start() if i + 1 < len(matches) else len(text)].strip()
+        for i, m in enumerate(matches)
+    }
+
+
+def missing_sections(cls: type) -> list[str]:
+    """The required sections that ``cls.__doc__`` lacks (or leaves empty)."""
+    sections = parse_sections(cls.__doc__)
+    return [name for name in SECTIONS if not sections.get(name)]
+
+
+def _slug(env_id: str) -> str:
+    return env_id.split("/")[-1]
+
+
+def _facts(card: EnvCard) -> str:
+    seeds = card.seed_ranges
+    install = f'`pip install "rl4vlm-gym[{card.extra}]"`' if card.extra else "core install"
+    rows = [
+        ("Family", card.family),
+        ("Skills", ", ".join(card.skills)),
+        ("Observation modes", ", ".join(f"`{m}`" for m in card.obs_modes)),
+        ("Actions", card.action_grammar),
+        ("Reward variants", ", ".join(f"`{v}`" for v in card.reward_variants) + " (first is the default)"),
+        ("Success", card.success),
+        ("Levels", f"0..{card.max_level}, default {card.default_level}"),
+        ("Max episode steps", str(card.max_episode_steps)),
+        ("Seeds", ", ".join(f"{k} [{r.start}, {r.stop})" for k, r in seeds.items())),
+        ("Install", install),
+        ("Entry point", f"`{card.entry_point}`"),
+    ]
+    return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
+
+
+def _reward_table(rewards: dict[str, dict[str, float]]) -> str:
+    variants = list(rewards)
+    events = list(dict.fromkeys(e for table in rewards.values() for e in table))
+    head = "| event | " + " | ".join(f"`{v}`" for v in variants) + " |"
+    rule = "|---" * (len(variants) + 1) + "|"
+    rows = [f"| {e} | " + " | ".join(f"{rewards[v].get(e, 0.0):+g}" for v in variants) + " |" for e in events]
+    return "\n".join([head, rule, *rows])
+
+
+def env_page(env_id: str, image_dir: Path | None = None) -> str:
+    """The Markdown page of ``env_id``; saves its example image into ``image_dir`` if given."""
+    card = env_card(env_id)
+    env = gym.make(env_id)
+    cls: Any = type(env.unwrapped)
+    sections = parse_sections(cls.__doc__)
+    obs, _ = env.reset(seed=DOC_SEED)
+    env.close()
+    example = f"```text\nmission: {obs['mission']}\ntext:\n{obs['text']}\nactions: {', '.join(obs['actions'])}\n```"
+    if image_dir is not None:
+        image_dir.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(obs["image"]).save(image_dir / f"{_slug(env_id)}.png")
+        example = f"![{env_id}, seed {DOC_SEED}](img/{_slug(env_id)}.png)\n\n{example}"
+    levels = "| level | what it is |\n|---|---|\n" + "\n".join(
+        f"| {i}{' (default)' if i == card.default_level else ''} | {d} |" for i, d in enumerate(card.levels)
+    )
+    examples = "\n".join(f"- `{e}`" for e in card.action_examples)
+    parts = [
+        f"# {env_id}\n\n{card.summary}\n\n{_facts(card)}",
+        f"## Description\n\n{sections.get('Description', '')}",
+        f"## Observation\n\n{sections.get('Observation', '')}\n\nSeed {DOC_SEED}, level {card.default_level}, `image+text`:\n\n{example}",
+        f"## Actions\n\n{sections.get('Actions', '')}\n\nOutputs that parse:\n\n{examples}",
+        f"## Rewards\n\n{sections.get('Rewards', '')}\n\n{_reward_table(cls.REWARDS)}",
+        f"## Levels\n\n{sections.get('Levels', '')}\n\n{levels}",
+        f"## Arguments\n\n{sections.get('Arguments', '')}",
+        f"## Version History\n\n{sections.get('Version History', '')}",
+    ]
+    if card.references:
+        parts.append("## References\n\n" + "\n".join(f"- {r}" for r in card.references))
+    return "\n\n".join(parts) + "\n"
+
+
+def write_docs(out_dir: str | Path) -> list[Path]:
+    """Write ``index.md``, one page per registered id and their images; return the pages."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pages = []
+    rows = []
+    for card in list_envs():
+        page = out / f"{_slug(card.id)}.md"
+        page.write_text(env_page(card.id, out / "img"), encoding="utf-8")
+        pages.append(page)
+        rows.append(f"| [{card.id}]({page.name}) | {card.family} | {card.summary} | {len(card.levels)} |")
+    index = out / "index.md"
+    index.write_text(
+        "# RL4VLM Gym environments\n\nGenerated by `rl4vlm-gym docs` from the env cards and docstrings.\n\n"
+        "| id | family | task | levels |\n|---|---|---|---|\n" + "\n".join(rows) + "\n",
+        encoding="utf-8",
+    )
+    return [index, *pages]
