@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Set up everything RL4VLM Gym needs on a Debian machine with Python 3.11: the Debian packages the
+# chosen extras need (apt-get, only when missing), a virtual environment in .venv and the Python
+# packages. Safe to re-run: it reinstalls only when the packaging files change.
+#
+#   bash scripts/setup.sh [EXTRA ...]      e.g. bash scripts/setup.sh dev
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras=("$@")
+venv=.venv
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    log "need root to run: $*"; exit 1
+  fi
+}
+
+apt_install() {  # install the Debian packages that are not installed yet
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# 1. Python 3.11+ with venv.
+python=$(command -v python3.11 || command -v python3 || true)
+if [ -z "$python" ] || ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  log "Python 3.11 or newer is required (found: ${python:-none})"; exit 1
+fi
+if [ ! -x "$venv/bin/python" ] && ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
+  apt_install python3-venv
+fi
+
+# 2. Debian packages of the requested extras (scripts/debian-packages.txt: "extra: pkg pkg ...").
+for extra in core "${extras[@]}"; do
+  pkgs=$(sed -n "s/^${extra}:[[:space:]]*//p" scripts/debian-packages.txt)
+  [ -n "$pkgs" ] && apt_install $pkgs
+done
+
+# 3. The virtual environment and the Python packages (skipped when nothing changed).
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+spec=".[$(IFS=,; echo "${extras[*]:-}")]"
+[ "$spec" = ".[]" ] && spec="."
+stamp="$venv/.rl4vlm-setup"
+want="$spec $(cat setup.cfg pyproject.toml | sha256sum | cut -c1-16)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "installing rl4vlm-gym$([ "$spec" = . ] || echo " with ${spec#.}") into $venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -e "$spec"
+  echo "$want" > "$stamp"
+fi
+log "ready: $venv ($("$venv/bin/python" --version))"
