@@ -123,6 +123,7 @@ def play(
         episode_return += reward
         console.print(f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}")
         if terminated or truncated:
+            console.print(obs["text"].split("\n", 1)[0], markup=False)
             console.print(f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}")
             break
     env.close()

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+import rl4vlm_gym
+from rl4vlm_gym.cli import app
+from rl4vlm_gym.docs import SECTIONS, missing_sections, parse_sections
+
+runner = CliRunner()
+
+
+def test_list_shows_every_registered_id_and_filters() -> None:
+    result = runner.invoke(app, ["list"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    for card in rl4vlm_gym.list_envs():
+        assert card.id in result.output
+    filtered = runner.invoke(app, ["list", "--family", "no-such-family"], terminal_width=200)
+    assert "rl4vlm/" not in filtered.output
+
+
+def test_info_shows_the_card_and_unknown_ids_get_a_hint() -> None:
+    result = runner.invoke(app, ["info", "rl4vlm/Points24-v0"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "any deal (may be unsolvable)" in result.output and "verl-agent" in result.output
+    unknown = runner.invoke(app, ["info", "rl4vlm/Points25-v0"], terminal_width=200)
+    assert unknown.exit_code == 2 and "Did you mean 'rl4vlm/Points24-v0'" in " ".join(unknown.output.split())
+
+
+def test_check_passes_one_env_and_rejects_unknown_checks() -> None:
+    result = runner.invoke(
+        app, ["check", "rl4vlm/NumberLine-v0", "--only", "fuzz", "--only", "oracle", "--throughput-steps", "200"],
+        terminal_width=250,
+    )
+    assert result.exit_code == 0, result.output
+    assert "all checks passed" in result.output and "steps/s" in result.output
+    bad = runner.invoke(app, ["check", "rl4vlm/NumberLine-v0", "--only", "nope"])
+    assert bad.exit_code == 2 and "unknown checks" in bad.output
+
+
+def test_play_reads_actions_from_the_terminal_and_saves_frames(tmp_path: Path) -> None:
+    frame = tmp_path / "frame.png"
+    # NumberLine seed 0 at level 0: target 3, current 5 (moves: "-" twice, the second by index).
+    result = runner.invoke(
+        app, ["play", "rl4vlm/NumberLine-v0", "--seed", "0", "--save", str(frame)], input="-\nnonsense\n0\n",
+        terminal_width=200,
+    )
+    assert result.exit_code == 0, result.output
+    assert "Invalid action" in result.output and "episode over (terminated)" in result.output
+    assert "return +0" in result.output  # 0 (closer) - 1 (invalid) + 1 (reached)
+    image = np.asarray(Image.open(frame))
+    assert image.shape == (300, 300, 3)
+
+
+def test_play_with_the_oracle_finishes_a_points_game(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["play", "rl4vlm/EZPoints-v0", "--seed", "1", "--oracle", "--save", str(tmp_path / "f.png")],
+        input="\n" * 10, terminal_width=200,
+    )
+    assert result.exit_code == 0, result.output
+    assert "Correct" in result.output and "return +10" in result.output
+
+
+def test_docs_writes_a_page_per_env_with_every_section_and_an_image(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["docs", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    index = (tmp_path / "index.md").read_text()
+    for card in rl4vlm_gym.list_envs():
+        name = card.id.split("/")[-1]
+        assert f"]({name}.md)" in index
+        page = (tmp_path / f"{name}.md").read_text()
+        assert all(f"## {section}" in page for section in SECTIONS)
+        assert f"![{card.id}, seed 0](img/{name}.png)" in page
+        assert (tmp_path / "img" / f"{name}.png").exists()
+        assert "| event |" in page and "| level |" in page
+
+
+def test_missing_docstring_sections_are_reported() -> None:
+    class Undocumented:
+        """Does something.
+
+        ## Description
+        Text.
+
+        ## Rewards
+        """
+
+    assert parse_sections(Undocumented.__doc__) == {"Description": "Text.", "Rewards": ""}
+    assert missing_sections(Undocumented) == [s for s in SECTIONS if s != "Description"]
+
+
+@pytest.mark.parametrize("env_id", [card.id for card in rl4vlm_gym.list_envs()])
+def test_registered_envs_document_every_section(env_id: str) -> None:
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    assert missing_sections(type(env.unwrapped)) == []
