@@ -13,21 +13,21 @@ vision-language model rather than for ornament:
 
 Faces are drawn at 2-4x resolution and box-downsampled, which anti-aliases shapes and text. They
 are cached per ``(rank, suit, size)`` and returned read-only, so after the first call a face costs
-a dictionary lookup, and ``paste`` copies the card row by row and blends only the few hundred
-anti-aliased corner pixels. Pixels depend only on the arguments, the packaged font and the Pillow
-version.
+a dictionary lookup. Pixels depend only on the arguments, the packaged font and the Pillow version.
+Envs composite each card onto felt once (``layout.card_tile``), so ``paste`` favours plain exact
+integer blending over speed tricks.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from PIL import Image, ImageDraw
 
+from rl4vlm_gym.envs.cards.deck import RANKS, SUITS
 from rl4vlm_gym.rendering import font
 
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ __all__ = [
     "table",
 ]
 
-RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-SUITS: tuple[str, ...] = ("C", "D", "H", "S")
 FELT: tuple[int, int, int] = (0x35, 0x65, 0x4D)
 SMALL_WIDTH = 60
 """Cards narrower than this many pixels show a large centred rank and suit instead of pips."""
@@ -374,71 +372,16 @@ def card_back(size: tuple[int, int]) -> NDArray[np.uint8]:
     return _finish(canvas, size)
 
 
-class _PastePlan(NamedTuple):
-    """Precomputed compositing data for a frozen card: see ``_freeze``."""
-
-    rgb: NDArray[np.uint8]  # contiguous colour channels, copied with one memcpy per row
-    rows: NDArray[np.intp]  # coordinates of the pixels that are not fully opaque
-    cols: NDArray[np.intp]
-    premultiplied: NDArray[np.uint16]  # colour * alpha + 128 at those pixels
-    inverse_alpha: NDArray[np.uint16]  # 255 - alpha at those pixels
-
-
-# Plans of the cards made here, keyed by id(); a finalizer drops the entry when the card dies,
-# before its id can be reused. Cards are immutable, so a plan can never go stale.
-_PLANS: dict[int, _PastePlan] = {}
-
-
 def _freeze(card: NDArray[np.uint8]) -> NDArray[np.uint8]:
-    """Make ``card`` immutable and register its paste plan.
-
-    The returned view of a read-only base cannot be flipped back to writable, which keeps both
-    the lru caches and the plan valid.
-    """
+    """Make a cached card immutable: a view of a read-only base cannot be made writable again."""
     card.flags.writeable = False
-    frozen = card.view()
-    rows, cols = _translucent(frozen)
-    premultiplied, inverse_alpha = _blend_terms(frozen[rows, cols])
-    _PLANS[id(frozen)] = _PastePlan(
-        np.ascontiguousarray(frozen[:, :, :3]), rows, cols, premultiplied, inverse_alpha
-    )
-    weakref.finalize(frozen, _PLANS.pop, id(frozen), None).atexit = False
-    return frozen
-
-
-def _translucent(rgba: NDArray[np.uint8]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Row and column indices of the pixels whose alpha is below 255."""
-    if rgba.strides[2] != 1:
-        rgba = np.ascontiguousarray(rgba)
-    # A little-endian uint32 view puts alpha in the top byte: one compare per pixel.
-    packed = rgba.view("<u4")[:, :, 0]
-    return np.divmod(np.flatnonzero(packed < 0xFF000000), rgba.shape[1])
-
-
-def _blend_terms(pixels: NDArray[np.uint8]) -> tuple[NDArray[np.uint16], NDArray[np.uint16]]:
-    """Split RGBA ``pixels[n, 4]`` into ``colour * alpha + 128`` and ``255 - alpha`` (uint16)."""
-    wide = pixels.astype(np.uint16)
-    alpha = wide[:, 3:]
-    return wide[:, :3] * alpha + 128, 255 - alpha
-
-
-def _blend(
-    dst: NDArray[np.uint8],
-    where: tuple[NDArray[np.intp], NDArray[np.intp]],
-    under: NDArray[np.uint8],
-    terms: tuple[NDArray[np.uint16], NDArray[np.uint16]],
-) -> None:
-    """Write ``round((colour * alpha + under * (255 - alpha)) / 255)`` at pixels ``where``."""
-    premultiplied, inverse_alpha = terms
-    mixed = premultiplied + under.astype(np.uint16) * inverse_alpha  # <= 255 * 255 + 128
-    dst[where] = (mixed + (mixed >> 8)) >> 8  # exact rounding division by 255
+    return card.view()
 
 
 def paste(frame: NDArray[np.uint8], card_rgba: NDArray[np.uint8], xy: tuple[int, int]) -> None:
     """Alpha-composite an RGBA card onto an RGB frame in place.
 
-    Parts of the card outside the frame are clipped, so cards may hang over any edge. Any RGBA
-    array works; cards from ``card_face``/``card_back`` take a precomputed fast path.
+    Parts of the card outside the frame are clipped, so cards may hang over any edge.
 
     Args:
         frame: Writable ``uint8[H, W, 3]`` frame.
@@ -461,19 +404,11 @@ def paste(frame: NDArray[np.uint8], card_rgba: NDArray[np.uint8], xy: tuple[int,
     if x0 >= x1 or y0 >= y1:
         return
     dst = frame[y0:y1, x0:x1]
-    plan = _PLANS.get(id(card_rgba))
-    if plan is not None and (x1 - x0, y1 - y0) == (width, height):
-        where = (plan.rows, plan.cols)
-        under = dst[where]
-        dst[...] = plan.rgb
-        _blend(dst, where, under, (plan.premultiplied, plan.inverse_alpha))
-        return
     src = card_rgba[y0 - y : y1 - y, x0 - x : x1 - x]
-    where = _translucent(src)
-    under = dst[where]
-    for channel in range(3):  # numpy copies long strided rows far faster than 3-byte pixels
-        dst[:, :, channel] = src[:, :, channel]
-    _blend(dst, where, under, _blend_terms(src[where]))
+    alpha = src[:, :, 3:].astype(np.uint16)
+    # round((card * a + frame * (255 - a)) / 255) in exact integer arithmetic
+    mixed = src[:, :, :3] * alpha + dst * (255 - alpha) + 128
+    dst[...] = (mixed + (mixed >> 8)) >> 8
 
 
 @functools.lru_cache(maxsize=16)
