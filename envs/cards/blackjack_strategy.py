@@ -80,9 +80,7 @@ def hand_value(cards: Sequence[int]) -> tuple[int, bool]:
     return total + 10 * usable, usable
 
 
-def dealer_distribution(
-    upcard: int, rules: BlackjackRules = _STANDARD
-) -> dict[int, Fraction]:
+def dealer_distribution(upcard: int, rules: BlackjackRules = _STANDARD) -> dict[int, Fraction]:
     """Exact probabilities of the dealer's final total given the face-up card.
 
     Args:
@@ -129,15 +127,17 @@ def optimal_action(
     Arguments are as in :func:`hit_value`. The decision is exact, not floating point.
     """
     total, soft, upcard, checked = _state(player_total, usable_ace, dealer_upcard, rules)
-    return "hit" if _hit(total, soft, upcard, checked) > _stand(total, upcard, checked) else "stand"
+    hit_better = _hit(total, soft, upcard, checked) > _stand(total, upcard, checked)
+    return "hit" if hit_better else "stand"
 
 
 def deal_value(
     player_cards: Sequence[int], dealer_upcard: int, rules: BlackjackRules = _STANDARD
 ) -> float:
     """Expected reward of a freshly dealt two-card hand under optimal play, naturals included."""
-    return float(_deal(*_two_cards(player_cards), _card(dealer_upcard, "dealer_upcard"),
-                       _checked(rules)))
+    first, second = _two_cards(player_cards)
+    upcard = _card(dealer_upcard, "dealer_upcard")
+    return float(_deal(first, second, upcard, _checked(rules)))
 
 
 def expected_return(rules: BlackjackRules = _STANDARD) -> float:

@@ -43,7 +43,7 @@ def evaluate(tokens: Sequence[str]) -> Fraction | None:
 
     ``*`` and ``/`` bind tighter than ``+`` and ``-``; operators of equal precedence associate
     to the left. The parser is an iterative shunting-yard, so deeply nested input cannot hit the
-    recursion limit and a 20-token formula takes a few microseconds.
+    recursion limit, and a 20-token formula takes about ten microseconds.
 
     Args:
         tokens: the formula, one token per item (see the module docstring).
@@ -96,9 +96,9 @@ def numbers_in(tokens: Sequence[str]) -> list[int]:
 
 
 def _number(token: str) -> int | None:
-    """Parse one number token."""
+    """The value of a number token, or ``None`` if ``token`` is not one."""
     if not (token.isascii() and token.isdigit()):
-        return None  # isascii: str.isdigit also accepts digits such as "²" that int() rejects
+        return None  # isdigit alone accepts "²", "١" and "１", none of which a card shows
     try:
         return int(token)
     except ValueError:  # longer than the interpreter's int-string conversion limit
@@ -136,6 +136,13 @@ def _apply(op: str, left: Rational, right: Rational) -> Rational | None:
 
 # --------------------------------------------------------------------------------------------
 # Solving
+#
+# A dynamic programme over sub-multisets of the numbers. A sub-multiset of at most _TABLE_MAX
+# numbers gets a table of every value it reaches; a larger one is asked for one value at a time:
+# for each cut into a left and a right operand, the smaller operand's table is scanned and the
+# value the larger operand then needs is solved for exactly and looked up recursively (meet in
+# the middle). Four numbers take milliseconds and six under a second this way; tabulating every
+# value of every sub-multiset would take orders of magnitude longer.
 # --------------------------------------------------------------------------------------------
 
 
@@ -195,8 +202,9 @@ def _normalise(
     except TypeError:
         raise ValueError(f"target must be an integer, got {target!r}") from None
     if not (isinstance(ops, str) and ops and set(ops) <= set(OPERATORS)):
-        raise ValueError(f"ops must be a non-empty string of characters from {OPERATORS!r}, "
-                         f"got {ops!r}")
+        raise ValueError(
+            f"ops must be a non-empty string of characters from {OPERATORS!r}, got {ops!r}"
+        )
     canonical_ops = "".join(op for op in OPERATORS if op in ops)
     return tuple(values), goal, canonical_ops, bool(parentheses)
 
@@ -278,13 +286,13 @@ class _Solver:
         for left, right in _splits(group):
             for op in self._ops:
                 if len(left) <= len(right):
-                    for value, left_entry in self._table(left).items():
-                        right_entry = self._lookup(right, _right_need(op, value, target))
-                        self._combine(entry, op, left_entry, right_entry)
+                    for value, known in self._table(left).items():
+                        unknown = self._lookup(right, _right_need(op, value, target))
+                        self._combine(entry, op, known, unknown)
                 else:
-                    for value, right_entry in self._table(right).items():
-                        left_entry = self._lookup(left, _left_need(op, value, target))
-                        self._combine(entry, op, left_entry, right_entry)
+                    for value, known in self._table(right).items():
+                        unknown = self._lookup(left, _left_need(op, value, target))
+                        self._combine(entry, op, unknown, known)
         return entry
 
     def _lookup(self, group: Group, need: Need) -> Best:
@@ -330,7 +338,7 @@ class _Solver:
         return table
 
     def _combine(self, entry: Entry, op: str, left: Best, right: Best) -> None:
-        """Offer every ``left op right`` formula to ``entry``, parenthesising operands as needed."""
+        """Offer every ``left op right`` formula to ``entry``, with the parentheses it needs."""
         result_class = _RESULT_CLASS[op]
         for left_class, left_tokens in enumerate(left):
             wrap_left = left_class in _WRAP_LEFT[op]

@@ -56,6 +56,7 @@ def test_hand_value_rejects_bad_cards(cards: list[object]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+@functools.cache
 def enumerate_dealer(cards: tuple[int, ...], hits_soft_17: bool) -> dict[int, Fraction]:
     """Dealer outcome distribution by explicit enumeration of card sequences (independent)."""
     total, soft = bs.hand_value(cards)
@@ -120,7 +121,11 @@ def independent_values(rules: BlackjackRules) -> Callable[[tuple[int, ...], int]
         total = raw_total + 10 if has_ace and raw_total + 10 <= 21 else raw_total
         if total > 21:
             return Fraction(-1)
-        hit = sum(p * summary_value(raw_total + c, has_ace or c == 1, upcard) for c, p in P.items())
+        hit = sum(
+            (p * summary_value(raw_total + card, has_ace or card == 1, upcard)
+             for card, p in P.items()),
+            Fraction(0),
+        )
         return max(stand(total, upcard), hit)
 
     def value(cards: tuple[int, ...], upcard: int) -> Fraction:
@@ -195,6 +200,16 @@ def test_optimal_action_is_the_argmax_and_ties_stand() -> None:
             assert action == ("hit" if hit > stand else "stand")
 
 
+def test_exact_ties_stand(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No state of this game is an exact tie, so make every state one.
+    def tied_hit(total: int, soft: bool, upcard: int, rules: BlackjackRules) -> Fraction:
+        return bs._stand(total, upcard, rules)
+
+    monkeypatch.setattr(bs, "_hit", tied_hit)
+    assert bs.optimal_action(16, False, 10) == "stand"
+    assert bs.optimal_action(8, False, 6) == "stand"
+
+
 def test_close_decisions() -> None:
     # Hard 16 against a ten: hitting is better, but only just.
     assert bs.hit_value(16, False, 10) > bs.stand_value(16, 10)
@@ -223,8 +238,9 @@ def test_natural_bonus_in_expected_return() -> None:
     gain = Fraction(0)
     for upcard, p in P.items():
         dealer_natural = {1: P[10], 10: P[1]}.get(upcard, Fraction(0))
-        gain += p * 2 * P[1] * P[10] * (Fraction(3, 2) * (1 - dealer_natural)
-                                        - (1 - bs.dealer_distribution(upcard)[21]))
+        without_bonus = 1 - bs.dealer_distribution(upcard)[21]  # a 21 only draws with a 21
+        with_bonus = Fraction(3, 2) * (1 - dealer_natural)
+        gain += p * 2 * P[1] * P[10] * (with_bonus - without_bonus)
     assert bs.expected_return(natural) - bs.expected_return() == pytest.approx(float(gain))
     assert bs.expected_return(HITS_SOFT_17) < bs.expected_return() < 0
 
@@ -236,10 +252,13 @@ def play(rng: np.random.Generator, policy: Policy, rules: BlackjackRules) -> flo
         return min(int(rng.integers(1, 14)), 10)
 
     dealer, player = [draw(), draw()], [draw(), draw()]
-    while policy(*bs.hand_value(player), dealer[0]) == "hit":
-        player.append(draw())
-        if bs.hand_value(player)[0] > 21:
+    while True:
+        total, soft = bs.hand_value(player)
+        if total > 21:
             return -1.0
+        if policy(total, soft, dealer[0]) == "stand":
+            break
+        player.append(draw())
     while True:
         total, soft = bs.hand_value(dealer)
         if total > 17 or (total == 17 and not (soft and rules.dealer_hits_soft_17)):
@@ -270,7 +289,8 @@ def test_monte_carlo_matches_expected_return(rules: BlackjackRules) -> None:
     rng = np.random.default_rng(2024)
     mean, error = mean_and_error([play(rng, optimal(rules), rules) for _ in range(20_000)])
     assert abs(mean - bs.expected_return(rules)) < 4 * error
-    naive_mean, naive_error = mean_and_error([play(rng, stick_at_20, rules) for _ in range(20_000)])
+    naive = [play(rng, stick_at_20, rules) for _ in range(20_000)]
+    naive_mean, naive_error = mean_and_error(naive)
     assert naive_mean + 4 * math.hypot(error, naive_error) < mean
 
 
@@ -302,7 +322,7 @@ def test_monte_carlo_on_gymnasium_blackjack() -> None:
         (lambda: bs.optimal_action(1, False, 5), r"player_total must be in 2\.\.21"),
         (lambda: bs.optimal_action(10, True, 5), r"player_total must be in 11\.\.21"),
         (lambda: bs.hit_value(16.5, False, 5), "player_total"),
-        (lambda: bs.optimal_action(16, False, 11), r"dealer_upcard must be a card value in 1\.\.10"),
+        (lambda: bs.optimal_action(16, False, 11), r"dealer_upcard must be a card value in 1\.\."),
         (lambda: bs.stand_value(16, 0), "dealer_upcard"),
         (lambda: bs.dealer_distribution(11), r"upcard must be a card value in 1\.\.10"),
         (lambda: bs.deal_value([1, 10, 2], 5), "player_cards must hold exactly two"),

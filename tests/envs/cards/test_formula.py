@@ -72,6 +72,8 @@ def test_evaluate_hand_worked(text: str, expected: Fraction) -> None:
         ["-1"],
         [" 1"],
         ["²"],  # str.isdigit says yes, int() says no
+        ["١", "+", "2"],  # an Arabic-Indic one: int() would read it, but tokens are ASCII
+        ["１２"],  # full-width digits
         ["1", "/", "0"],
         ["1", "/", "(", "2", "-", "2", ")"],
         ["2", "+", "3", "/", "(", "1", "-", "1", ")", "*", "4"],
@@ -95,31 +97,54 @@ def test_evaluate_accepts_any_sequence_and_deep_nesting() -> None:
     assert formula.evaluate(deep[:-1]) is None
 
 
-def random_tree(rng: random.Random, leaves: int) -> tuple[object, Fraction | None]:
-    """A random expression tree and its value (None if it divides by zero)."""
+Tree = int | tuple[str, "Tree", "Tree"]  # a number, or (operator, left, right)
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def random_tree(rng: random.Random, leaves: int) -> Tree:
     if leaves == 1:
-        number = rng.randint(0, 13)
-        return number, Fraction(number)
+        return rng.randint(0, 13)
     split = rng.randint(1, leaves - 1)
-    (left, a), (right, b) = random_tree(rng, split), random_tree(rng, leaves - split)
-    op = rng.choice("+-*/")
+    return rng.choice("+-*/"), random_tree(rng, split), random_tree(rng, leaves - split)
+
+
+def tree_value(tree: Tree) -> Fraction | None:
+    """The exact value of a tree, computed on the tree itself (None on division by zero)."""
+    if isinstance(tree, int):
+        return Fraction(tree)
+    op, left, right = tree
+    a, b = tree_value(left), tree_value(right)
     if a is None or b is None or (op == "/" and b == 0):
-        return (op, left, right), None
-    return (op, left, right), {"+": a + b, "-": a - b, "*": a * b}[op] if op != "/" else a / b
+        return None
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    return a * b if op == "*" else a / b
 
 
-def print_fully_parenthesised(tree: object) -> list[str]:
+def print_tree(tree: Tree, rng: random.Random) -> list[str]:
+    """Tokens of a tree: parentheses where precedence needs them, elsewhere at random."""
     if isinstance(tree, int):
         return [str(tree)]
-    op, left, right = tree  # type: ignore[misc]
-    return ["(", *print_fully_parenthesised(left), op, *print_fully_parenthesised(right), ")"]
+    op, left, right = tree
+    left_tokens, right_tokens = print_tree(left, rng), print_tree(right, rng)
+    if isinstance(left, tuple) and (PRECEDENCE[left[0]] < PRECEDENCE[op] or rng.random() < 0.2):
+        left_tokens = ["(", *left_tokens, ")"]
+    if isinstance(right, tuple) and (
+        PRECEDENCE[right[0]] < PRECEDENCE[op]
+        or (PRECEDENCE[right[0]] == PRECEDENCE[op] and op in "-/")
+        or rng.random() < 0.2
+    ):
+        right_tokens = ["(", *right_tokens, ")"]
+    return [*left_tokens, op, *right_tokens]
 
 
 def test_evaluate_matches_independent_tree_values() -> None:
     rng = random.Random(1)
-    for _ in range(2000):
-        tree, value = random_tree(rng, rng.randint(1, 7))
-        assert formula.evaluate(print_fully_parenthesised(tree)) == value
+    for _ in range(3000):
+        tree = random_tree(rng, rng.randint(1, 8))
+        assert formula.evaluate(print_tree(tree, rng)) == tree_value(tree)
 
 
 def test_evaluate_is_fast() -> None:
