@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.cards import layout
+from rl4vlm_gym.envs.cards import layout, render
 from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value, optimal_action
 from rl4vlm_gym.envs.cards.deck import Card, random_card
 from rl4vlm_gym.envs.cards.levels import BLACKJACK_LEVELS, BlackjackLevel
@@ -49,7 +49,8 @@ class Blackjack(VLMEnv):
 
     ## Levels
     Level 0 is RL4VLM's game (the dealer stands on all 17s, naturals pay 1:1). Level 1: the
-    dealer hits soft 17. Level 2: the dealer hits soft 17 and naturals pay 3:2.
+    dealer hits soft 17. Level 2: the dealer hits soft 17 and a natural (a two-card 21) pays 3:2
+    when the player stands on it, unless the dealer's first two cards are a natural too (a push).
 
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
@@ -62,6 +63,7 @@ class Blackjack(VLMEnv):
     """
 
     LEVELS: ClassVar[tuple[BlackjackLevel, ...]] = BLACKJACK_LEVELS
+    MIN_IMAGE_SIDE: ClassVar[int] = 128  # smaller, the cards are no longer legible
     REWARDS: ClassVar = {
         "rl4vlm": {"hit": 0.0, "win": 1.0, "natural_win": 1.5, "push": 0.0, "lose": -1.0, "bust": -1.0, "invalid": -1.0},
         "verl-agent": {"hit": 0.0, "win": 1.0, "natural_win": 1.5, "push": 0.0, "lose": 0.0, "bust": 0.0, "invalid": 0.0},
@@ -101,9 +103,11 @@ class Blackjack(VLMEnv):
 
     def _settle(self) -> str:
         player, dealer = self._total(self.player), self._total(self.dealer)
+        if self.rules.natural and _is_natural(self.player):
+            # Casino rule (and BlackjackRules'): a natural pays 3:2 unless the dealer has one too.
+            return "push" if _is_natural(self.dealer[:2]) else "natural_win"
         if dealer > 21 or player > dealer:
-            natural = self.rules.natural and len(self.player) == 2 and player == 21
-            return "natural_win" if natural else "win"
+            return "win"
         return "push" if player == dealer else "lose"
 
     @staticmethod
@@ -141,14 +145,19 @@ class Blackjack(VLMEnv):
         return frame
 
     def _lay_row(self, frame: NDArray[np.uint8], cards: list[tuple[str, str] | None], top: int) -> None:
-        """Cards left to right at RL4VLM's size and spacing, shrunk when more would not fit."""
+        """Cards left to right at RL4VLM's size and spacing, shrunk (then overlapped) to fit."""
         height, width = self.image_size
+        scale = min(width, height) / 300  # cards keep their aspect ratio on non-square images
         left, gap = round(5 * width / 300), max(1, round(4 * width / 300))
-        card_w = min(round(_CARD[0] * width / 300), (width - 2 * left - (len(cards) - 1) * gap) // len(cards))
-        size = (max(16, card_w), max(16, round(card_w * _CARD[1] / _CARD[0])))
+        room = width - 2 * left
+        card_w = max(render.MIN_SIZE, min(round(_CARD[0] * scale), (room - (len(cards) - 1) * gap) // len(cards)))
+        size = (card_w, round(card_w * _CARD[1] / _CARD[0]))
+        step = card_w + gap
+        if len(cards) > 1 and left + (len(cards) - 1) * step + card_w > width - left:
+            step = (room - card_w) // (len(cards) - 1)  # overlap: each card's left edge stays visible
         for i, card in enumerate(cards):
             tile = layout.back_tile(size) if card is None else layout.card_tile(*card, size)
-            layout.blit(frame, tile, (left + i * (size[0] + gap), top))
+            layout.blit(frame, tile, (left + i * step, top))
 
     def _frame_key(self) -> tuple[tuple[Card, ...], tuple[Card, ...], bool]:
         return tuple(self.player), tuple(self.dealer), self.result is None
@@ -178,6 +187,10 @@ class Blackjack(VLMEnv):
             return "stand"
         total, soft = hand_value([c.value() for c in self.player])
         return optimal_action(total, soft, self.dealer[0].value(), self.rules)
+
+
+def _is_natural(cards: list[Card]) -> bool:
+    return len(cards) == 2 and hand_value([c.value() for c in cards])[0] == 21
 
 
 _VERDICT = {"win": "you win.", "natural_win": "a natural: you win 3:2.", "push": "a push.", "lose": "you lose."}

@@ -81,10 +81,10 @@ EZPOINTS_LEVELS = (
 )
 
 POINTS24_LEVELS = (
-    PointsLevel(n_cards=4, target=24, max_steps=20),
-    PointsLevel(n_cards=4, target=24, max_steps=20, solvable_only=False),
-    PointsLevel(n_cards=4, target=24, max_steps=20, face_values=13),
-    PointsLevel(n_cards=5, target=24, max_steps=25),
+    PointsLevel(n_cards=4, target=24, max_steps=21),
+    PointsLevel(n_cards=4, target=24, max_steps=21, solvable_only=False),
+    PointsLevel(n_cards=4, target=24, max_steps=21, face_values=13),
+    PointsLevel(n_cards=5, target=24, max_steps=26),
 )
 
 BLACKJACK_LEVELS = (

@@ -33,6 +33,7 @@ class PointsGame(VLMEnv):
     """Base of EZPoints and Points24; subclasses set the operators and the drawing layout."""
 
     REWARDS: ClassVar = _REWARDS
+    MIN_IMAGE_SIDE: ClassVar[int] = 128  # smaller, four or five cards are no longer legible
     OPERATORS: ClassVar[tuple[str, ...]]
     PARENTHESES: ClassVar[bool]
     CARD_WIDTH: ClassVar[float]
@@ -100,8 +101,9 @@ class PointsGame(VLMEnv):
         return StepOutcome("win", terminated=True, feedback=f"Correct: {shown} = {self.target}.")
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
-        # RL4VLM truncates with -1 once the formula outgrows its budget; every step appends to
-        # its formula (invalid ones a blank), so the budget is a number of steps.
+        # RL4VLM truncates with -1 at the first step that finds the formula longer than its limit
+        # (EZPoints 5 tokens, Points24 20); every step appends to its formula (invalid ones a
+        # blank), so it applies limit + 1 steps, and here the episode ends after them.
         if outcome.terminated or self.elapsed_steps < self.config.max_steps:
             return outcome
         feedback = " ".join(filter(None, [outcome.feedback, "The formula is too long: out of steps."]))
@@ -139,7 +141,7 @@ class PointsGame(VLMEnv):
         height, width = self.image_size
         n = len(cards)
         gap = max(2, round(0.02 * width))
-        card_w = min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n)
+        card_w = max(render.MIN_SIZE, min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n))
         card_h = min(round(card_w * 1.4), round(0.62 * height))
         card_w = min(card_w, round(card_h / 1.4))
         font_size = max(8, round(self.FONT_SIZE * min(height, width) / 300))
