@@ -204,11 +204,11 @@ class VLMEnv(gym.Env[ObsDict, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsDict, dict[str, Any]]:
         """Start an episode; ``options={"level": k}`` sets the level from this episode on."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        if "level" in options:
-            self.level = self._check_level(options.pop("level"), 'options["level"]')
-        if options:
-            raise ValueError(f"reset got unknown options {sorted(options)}; the supported option is 'level'")
+        unknown = sorted(set(options or {}) - {"level"})
+        if unknown:
+            raise ValueError(f"reset got unknown options {unknown}; the supported option is 'level'")
+        if options and "level" in options:
+            self.level = self._check_level(options["level"], 'options["level"]')
         self._new_episode(self.LEVELS[self.level])
         self._started = True
         self._elapsed = 0

@@ -45,6 +45,8 @@ _PLAIN_KEY = re.compile(r"^[ \t]*(?:\*+[ \t]*)?action[ \t]*(?:\*+[ \t]*)?[:=]", 
 _OPEN_TAG = re.compile(r"<\s*action\s*>", re.IGNORECASE)
 _CLOSE_TAG = re.compile(r"<\s*/\s*action\s*>", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
+_WORD = r"(?<!\w){}(?!\w)"
+_SYMBOL = r"(?<![^\s\"'`]){}(?![^\s\"'`.,;:!?])"
 _MAX_FUZZY_CHARS = 1024  # lenient token search is for short action fields, not whole essays
 
 
@@ -187,14 +189,19 @@ class ActionParser:
     def _match(self, value: Any, actions: Sequence[str]) -> tuple[str | None, str | None]:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return None, f"the action field must be a string, got {_json_type(value)}"
-        if isinstance(value, (int, float)):
-            if self.numbered and float(value).is_integer() and 0 <= value < len(actions):
-                return actions[int(value)], None
-            value = str(int(value)) if float(value).is_integer() else str(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):
+            if self.numbered and 0 <= value < len(actions):
+                return actions[value], None
+            value = str(value)
+        elif isinstance(value, float):
+            value = str(value)
         text = value.strip()
         if text in actions:
             return text, None
-        if self.numbered and text.isdigit() and int(text) < len(actions):
+        # isascii: str.isdigit also accepts "²", which int() rejects.
+        if self.numbered and text.isascii() and text.isdigit() and int(text) < len(actions):
             return actions[int(text)], None
         if self.match == "strict" or not actions:
             return None, _not_admissible(value, actions)
@@ -251,12 +258,14 @@ def _token_patterns(
 ) -> tuple[tuple[re.Pattern[str], str], ...]:
     names = [(_normalize(a), a) for a in actions]
     names += [(_normalize(alias), a) for alias, a in synonyms if a in actions]
-    # Word-like names need word boundaries ("10" must not match "1"); symbols match anywhere.
-    return tuple(
-        (re.compile(rf"(?<!\w){re.escape(n)}(?!\w)" if n[:1].isalnum() or n[-1:].isalnum() else re.escape(n)), a)
-        for n, a in names
-        if n
-    )
+    # Word-like names need word boundaries ("10" must not match "1"). Symbols must stand alone,
+    # between spaces, quotes or sentence punctuation: the "/" of "</think>" or "N/A" is no action.
+    patterns = []
+    for name, action in names:
+        if name:
+            template = _WORD if name[:1].isalnum() or name[-1:].isalnum() else _SYMBOL
+            patterns.append((re.compile(template.format(re.escape(name))), action))
+    return tuple(patterns)
 
 
 def _token_matches(
@@ -297,7 +306,12 @@ def _value_after_last_key(text: str) -> str | None:
     rest = text[last.end() :].lstrip()
     if rest and rest[0] in "\"'":
         end = rest.find(rest[0], 1)
-        return rest[1:end] if end > 0 else rest[1:].split("\n", 1)[0]
+        if end < 0:
+            return rest[1:].split("\n", 1)[0]
+        after = rest[end + 1 :].split("\n", 1)[0].strip()
+        if not after or after[0] in ",}":
+            return rest[1:end]
+        return rest.split("\n", 1)[0]  # '"+" or "-"': the whole line, for the ambiguity check
     cut = min((i for i in (rest.find(","), rest.find("}"), rest.find("\n")) if i >= 0), default=len(rest))
     return rest[:cut]
 

@@ -54,7 +54,7 @@ class Unicode(Space[str]):
         vocabulary: Sequence[str] = (),
         seed: int | np.random.Generator | None = None,
     ) -> None:
-        if not isinstance(max_length, int) or max_length < 1:
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         self.max_length = max_length
         self.vocabulary: tuple[str, ...] = tuple(vocabulary)
@@ -115,7 +115,7 @@ class UnicodeTuple(Space[tuple[str, ...]]):
         *,
         seed: int | np.random.Generator | None = None,
     ) -> None:
-        if not isinstance(max_items, int) or max_items < 0:
+        if isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 0:
             raise ValueError(f"max_items must be a non-negative int, got {max_items!r}")
         self.max_items = max_items
         self.item_space = Unicode(max_length)
@@ -174,7 +174,8 @@ class UnicodeTuple(Space[tuple[str, ...]]):
 
 # --- Vector-env support --------------------------------------------------------------------------
 # Each env's value goes in a row of `1 + capacity` uint32: the length, then UTF-32 code points.
-# A tuple is stored as its items joined by NUL, which `UnicodeTuple.contains` forbids inside items.
+# A tuple is stored as its items, each ended by NUL (which `UnicodeTuple.contains` forbids
+# inside items), so () and ("",) stay distinct.
 
 _StringSpace = Unicode | UnicodeTuple
 
@@ -191,13 +192,13 @@ def _encode(space: _StringSpace, value: Any) -> str:
             f"observation {_short(value)} does not fit {space!r}: raise the limit when you "
             "build the env, or use AsyncVectorEnv(..., shared_memory=False)"
         )
-    return value if isinstance(space, Unicode) else "\0".join(value)
+    return value if isinstance(space, Unicode) else "".join(item + "\0" for item in value)
 
 
 def _decode(space: _StringSpace, text: str) -> str | tuple[str, ...]:
     if isinstance(space, Unicode):
         return text
-    return tuple(text.split("\0")) if text else ()
+    return tuple(text.split("\0")[:-1])
 
 
 def _short(value: Any, limit: int = 60) -> str:

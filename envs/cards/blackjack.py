@@ -89,13 +89,13 @@ class Blackjack(VLMEnv):
             self.player.append(random_card(self.np_random))
             if self._total(self.player) > 21:
                 self.result = "bust"
-                return StepOutcome("bust", terminated=True, feedback=f"You drew {self.player[-1]} and bust.")
-            return StepOutcome("hit", feedback=f"You drew {self.player[-1]}.")
+                return StepOutcome("bust", terminated=True, feedback="You bust.")
+            return StepOutcome("hit", feedback="You take a card.")
         while self._dealer_draws():
             self.dealer.append(random_card(self.np_random))
         self.result = self._settle()
-        player, dealer = self._total(self.player), self._total(self.dealer)
-        return StepOutcome(self.result, terminated=True, feedback=f"You stand on {player}; the dealer has {dealer}: {_VERDICT[self.result]}")
+        # Feedback names the outcome only: cards and totals are state, shown per obs_mode.
+        return StepOutcome(self.result, terminated=True, feedback=f"You stand: {_VERDICT[self.result]}")
 
     def _dealer_draws(self) -> bool:
         total, soft = hand_value([c.value() for c in self.dealer])

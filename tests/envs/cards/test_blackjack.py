@@ -159,7 +159,7 @@ def test_hitting_without_busting_continues():
     obs, reward, terminated, truncated, info = env.step("hit")
     assert (reward, terminated, truncated) == (0.0, False, False)
     assert [c.rank for c in u.player] == ["2", "3", "4"]
-    assert obs["text"].startswith("You drew 4")
+    assert obs["text"].startswith("You take a card.")
     assert info["state_key"] == "player=9|dealer=10"
 
 
@@ -433,3 +433,13 @@ def test_long_hands_stay_inside_the_frame(size, ranks):
     u.result = "bust" if sum(min(RANKS.index(r) + 1, 10) for r in ranks) > 21 else None
     image = env.render()
     assert (image[:, -1] == FELT).all()
+
+
+def test_image_mode_feedback_carries_no_cards():
+    # In obs_mode="image" the cards are only in the image: feedback must not name them.
+    env = make(obs_mode="image")
+    deal(env, ("2", "3"), ("10", "7"), "4")
+    obs, *_ = env.step("hit")
+    assert obs["text"] == "You take a card."
+    obs, *_ = env.step("stand")
+    assert not any(symbol in obs["text"] for symbol in "♣♦♥♠") and not any(ch.isdigit() for ch in obs["text"])

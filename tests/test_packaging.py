@@ -1,0 +1,273 @@
+"""The installed, non-editable wheel: layout, entry points, and imports from outside the repo."""
+
+from __future__ import annotations
+
+import configparser
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import tomllib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.requirements import Requirement
+
+REPO = Path(__file__).resolve().parents[1]
+# Source folder in the repo -> package it becomes once installed (setup.cfg package_dir).
+PACKAGE_DIRS = {"rl4vlm_gym": "rl4vlm_gym", "envs": "rl4vlm_gym/envs", "baselines": "rl4vlm_gym/baselines"}
+IGNORED = shutil.ignore_patterns(
+    ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "*.pyc", "runs", ".cache"
+)
+HEAVY = {"torch", "selenium", "pyglet", "transformers", "peft", "miniworld", "ray"}
+SUBPROCESS_TIMEOUT = 300
+
+
+def _missing_build_requirements() -> list[str]:
+    """The build-system requirements of pyproject.toml that this environment does not satisfy."""
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    missing = []
+    for text in requires:
+        requirement = Requirement(text)
+        try:
+            version = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(f"{text} (not installed)")
+            continue
+        if version not in requirement.specifier:
+            missing.append(f"{text} (found {version})")
+    return missing
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the repository, so building leaves no build/ or *.egg-info in the work tree."""
+    dest = tmp_path_factory.mktemp("source") / "rl4vlm-gym"
+    shutil.copytree(REPO, dest, ignore=IGNORED)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    missing = _missing_build_requirements()
+    if missing:
+        pytest.fail(
+            "cannot build the wheel with `python -m build --no-isolation`: the environment lacks the "
+            f"build-system requirements {missing}; add them to the dev extra and install them"
+        )
+    outdir = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(outdir), str(source)],
+        capture_output=True,
+        text=True,
+        cwd=source,
+        timeout=SUBPROCESS_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    wheels = list(outdir.glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def names(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.namelist()
+
+
+@pytest.fixture(scope="module")
+def dist_info(names: list[str]) -> str:
+    infos = {name.split("/")[0] for name in names if name.split("/")[0].endswith(".dist-info")}
+    assert len(infos) == 1, infos
+    return infos.pop()
+
+
+def _read(wheel: Path, name: str) -> str:
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.read(name).decode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# What is in the wheel
+# --------------------------------------------------------------------------------------------
+
+
+def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> None:
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"rl4vlm_gym", dist_info}
+    assert not [n for n in names if n.startswith(("envs/", "baselines/", "tests/"))]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "rl4vlm_gym/__init__.py",
+        "rl4vlm_gym/envs/__init__.py",
+        "rl4vlm_gym/envs/cards/__init__.py",
+        "rl4vlm_gym/envs/cards/numberline.py",
+        "rl4vlm_gym/baselines/__init__.py",
+        "rl4vlm_gym/assets/fonts/DejaVuSans.ttf",
+        "rl4vlm_gym/assets/fonts/DejaVuSans-Bold.ttf",
+        "rl4vlm_gym/assets/fonts/LICENSE-DejaVu.txt",
+        "rl4vlm_gym/py.typed",
+    ],
+)
+def test_wheel_contains(names: list[str], path: str) -> None:
+    assert path in names
+
+
+def test_every_source_module_is_in_the_wheel(source: Path, names: list[str]) -> None:
+    # Catches a sub-package (e.g. a new env family) missing from setup.cfg's `packages`.
+    expected = set()
+    for folder, package in PACKAGE_DIRS.items():
+        for path in (source / folder).rglob("*.py"):
+            expected.add(f"{package}/{path.relative_to(source / folder).as_posix()}")
+    assert expected, "no sources found"
+    assert sorted(expected - set(names)) == []
+
+
+def test_font_files_are_not_empty(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        assert archive.getinfo("rl4vlm_gym/assets/fonts/DejaVuSans.ttf").file_size > 100_000
+        assert "Bitstream" in archive.read("rl4vlm_gym/assets/fonts/LICENSE-DejaVu.txt").decode("utf-8", "replace")
+
+
+def test_entry_points(wheel: Path, dist_info: str) -> None:
+    parser = configparser.ConfigParser(delimiters=("=",))
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep names as written
+    parser.read_string(_read(wheel, f"{dist_info}/entry_points.txt"))
+    assert parser["console_scripts"]["rl4vlm-gym"].strip() == "rl4vlm_gym.cli:main"
+    assert parser["rl4vlm_gym.envs"]["cards"].strip() == "rl4vlm_gym.envs.cards:register"
+
+
+def test_core_requirements_have_no_heavy_dependencies(wheel: Path, dist_info: str) -> None:
+    metadata = _read(wheel, f"{dist_info}/METADATA")
+    core = [
+        Requirement(line.split(":", 1)[1].strip())
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
+    core_names = {r.name.lower() for r in core}
+    assert {"gymnasium", "numpy", "pillow"} <= core_names
+    assert not core_names & HEAVY
+
+
+# --------------------------------------------------------------------------------------------
+# The installed wheel, away from the repository
+# --------------------------------------------------------------------------------------------
+
+INSTALLED_CHECK = textwrap.dedent(
+    """
+    import json, sys
+    import gymnasium as gym
+    import rl4vlm_gym
+
+    env = gym.make("rl4vlm/EZPoints-v0")
+    obs, info = env.reset(seed=0)
+    steps = []
+    for _ in range(4):
+        obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        steps.append([reward, terminated, info["action"]["valid"]])
+        if terminated or truncated:
+            break
+
+    failed_imports = {}
+    for name in ("envs", "baselines"):
+        try:
+            __import__(name)
+            failed_imports[name] = None
+        except ModuleNotFoundError as err:
+            failed_imports[name] = err.name
+
+    import rl4vlm_gym.baselines
+    from rl4vlm_gym.rendering import font
+    print(json.dumps({
+        "package": rl4vlm_gym.__file__,
+        "envs_package": sys.modules["rl4vlm_gym.envs.cards"].__file__,
+        "env_module": sys.modules["rl4vlm_gym.envs.cards.ezpoints"].__file__,
+        "baselines": rl4vlm_gym.baselines.__file__,
+        "font": font(12).path,
+        "ids": [c.id for c in rl4vlm_gym.list_envs()],
+        "image": [list(obs["image"].shape), int(obs["image"].max())],
+        "steps": steps,
+        "success": info["success"],
+        "failed_imports": failed_imports,
+        "sys_path": sys.path,
+    }))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("site") / "target"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check",
+            "--quiet", "--target", str(target), str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return target
+
+
+def _outside_env(target: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    env["PYTHONPATH"] = str(target)
+    return env
+
+
+def test_installed_wheel_imports_and_runs_outside_the_repo(installed: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "elsewhere"
+    run_dir.mkdir()
+    assert REPO not in run_dir.parents and run_dir != REPO
+    proc = subprocess.run(
+        [sys.executable, "-c", INSTALLED_CHECK],
+        capture_output=True,
+        text=True,
+        cwd=run_dir,
+        env=_outside_env(installed),
+        timeout=SUBPROCESS_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    target = installed.resolve()
+    for key in ("package", "envs_package", "env_module", "baselines", "font"):
+        assert target in Path(result[key]).resolve().parents, (key, result[key])
+    assert str(REPO) not in result["sys_path"]
+    assert {"rl4vlm/NumberLine-v0", "rl4vlm/EZPoints-v0", "rl4vlm/Points24-v0", "rl4vlm/Blackjack-v0"} <= set(
+        result["ids"]
+    )
+    assert result["image"] == [[300, 300, 3], 255]
+    # the oracle solves EZPoints' level 0 in at most four tokens, every one valid
+    assert all(valid for _, _, valid in result["steps"])
+    assert result["steps"][-1][:2] == [10.0, True]
+    assert result["success"] is True
+    assert result["failed_imports"] == {"envs": "envs", "baselines": "baselines"}
+
+
+def test_installed_console_script_lists_the_envs(installed: Path, tmp_path: Path) -> None:
+    script = installed / "bin" / "rl4vlm-gym"
+    assert script.is_file()
+    env = _outside_env(installed)
+    env["COLUMNS"] = "250"
+    proc = subprocess.run(
+        [sys.executable, str(script), "list", "--family", "cards"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=SUBPROCESS_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for env_id in ("rl4vlm/NumberLine-v0", "rl4vlm/EZPoints-v0", "rl4vlm/Points24-v0", "rl4vlm/Blackjack-v0"):
+        assert env_id in proc.stdout
+
