@@ -2,9 +2,11 @@
 
     .venv/bin/python benchmarks/env_throughput.py [--ids rl4vlm/EZPoints-v0 ...] [--steps 3000]
 
-Runs in one process pinned to one core. Steps are random admissible actions with the episode
-resets they trigger included; each figure is the median of ``--repeats`` runs, all measured
-side by side in one invocation, because this machine is shared and noisy.
+Runs in one process pinned to one core, episode resets included. Two step rates: with the
+oracle's actions (every step a new state and frame: the figure to quote) and with random
+admissible actions (invalid moves included, as an untrained agent plays). Each figure is the
+median of ``--repeats`` runs, all measured side by side in one invocation, because this machine
+is shared and noisy.
 """
 
 from __future__ import annotations
@@ -34,22 +36,31 @@ def main() -> None:
         os.sched_setaffinity(0, {args.core})
 
     ids = args.ids or [card.id for card in rl4vlm_gym.list_envs()]
-    table = Table("id", "obs_mode", "image", "steps/s", "reset p50 ms", "reset p95 ms", title="Env throughput (one core, median of runs)")
+    table = Table(
+        "id", "obs_mode", "image", "steps/s oracle", "steps/s random", "reset p50 ms", "reset p95 ms",
+        title="Env throughput (one core, median of runs)",
+    )
     for env_id in ids:
         for obs_mode in args.modes:
             sizes = args.sizes if obs_mode != "text" else args.sizes[:1]
             for side in sizes:
-                runs = [
-                    measure_throughput(env_id, steps=args.steps, resets=args.resets, obs_mode=obs_mode, image_size=side)
-                    for _ in range(args.repeats)
-                ]
+                runs = {
+                    policy: [
+                        measure_throughput(
+                            env_id, steps=args.steps, resets=args.resets, policy=policy, obs_mode=obs_mode, image_size=side
+                        )
+                        for _ in range(args.repeats)
+                    ]
+                    for policy in ("oracle", "random")
+                }
                 table.add_row(
                     env_id,
                     obs_mode,
                     f"{side}x{side}",
-                    f"{statistics.median(r['steps_per_s'] for r in runs):,.0f}",
-                    f"{statistics.median(r['reset_ms_p50'] for r in runs):.3f}",
-                    f"{statistics.median(r['reset_ms_p95'] for r in runs):.3f}",
+                    f"{statistics.median(r['steps_per_s'] for r in runs['oracle']):,.0f}",
+                    f"{statistics.median(r['steps_per_s'] for r in runs['random']):,.0f}",
+                    f"{statistics.median(r['reset_ms_p50'] for r in runs['oracle']):.3f}",
+                    f"{statistics.median(r['reset_ms_p95'] for r in runs['oracle']):.3f}",
                 )
     Console(width=140).print(table)
 

@@ -431,22 +431,29 @@ def run_checks(env_id: str, checks: list[str] | None = None, **kwargs: Any) -> l
 
 
 def measure_throughput(
-    env_id: str, steps: int = 2000, resets: int = 200, **kwargs: Any
+    env_id: str, steps: int = 2000, resets: int = 200, policy: str = "random", **kwargs: Any
 ) -> dict[str, float]:
-    """Steps per second (random admissible actions, resets included) and reset latency in ms."""
+    """Steps per second (episode resets included) and reset latency in ms.
+
+    ``policy="random"`` steps with random admissible actions (cheap invalid moves included);
+    ``policy="oracle"`` with the oracle's, so every step is a new state and a new frame.
+    """
+    if policy not in ("random", "oracle"):
+        raise ValueError(f"policy={policy!r} is unknown; choose 'random' or 'oracle'")
     env = _make(env_id, **kwargs)
-    rng = np.random.default_rng(0)
+    base, rng = _base(env), np.random.default_rng(0)
     reset_times = []
     for seed in range(resets):
         start = time.perf_counter()
         env.reset(seed=seed)
         reset_times.append(time.perf_counter() - start)
-    obs, _ = env.reset(seed=0)
-    episode = 0
+    episode = resets  # fresh deals: seeds the timed resets did not use
+    obs, _ = env.reset(seed=episode)
     start = time.perf_counter()
     for _ in range(steps):
         actions = obs["actions"]
-        obs, _, terminated, truncated, _ = env.step(actions[int(rng.integers(len(actions)))])
+        action = base.oracle_action() if policy == "oracle" else actions[int(rng.integers(len(actions)))]
+        obs, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             episode += 1
             obs, _ = env.reset(seed=episode)
