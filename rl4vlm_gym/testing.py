@@ -302,7 +302,8 @@ def check_oracle(env_id: str, episodes: int = 50, **kwargs: Any) -> str:
                 assert info["success"], f"level {level} seed {EVAL_SEEDS.start + i}: oracle failed a solvable episode"
                 assert steps == optimal, f"level {level} seed {EVAL_SEEDS.start + i}: oracle took {steps} steps, optimal_steps={optimal}"
                 solved += 1
-        report.append(f"L{level} {solved}/{solvable} solved, mean return {total / episodes:+.2f}")
+        solved_text = f"{solved}/{solvable} solvable solved" if solvable else "no fixed solutions"
+        report.append(f"L{level} {solved_text}, mean return {total / episodes:+.2f}")
     env.close()
     return "; ".join(report)
 
