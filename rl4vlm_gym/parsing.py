@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -298,11 +299,10 @@ def _load_json_object(text: str) -> Any:
 
 def _value_after_last_key(text: str) -> str | None:
     """Lenient JSON: the value written after the last ``"action":`` key, quoted or not."""
-    last = None
-    for last in _JSON_KEY.finditer(text):
-        pass
-    if last is None:
+    matches = deque(_JSON_KEY.finditer(text), maxlen=1)  # the last key, in O(1) memory
+    if not matches:
         return None
+    last = matches[0]
     rest = text[last.end() :].lstrip()
     if rest and rest[0] in "\"'":
         end = rest.find(rest[0], 1)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Space
+from gymnasium.spaces import Tuple as TupleSpace
 from gymnasium.vector.utils import (
     batch_space,
     concatenate,
@@ -28,7 +29,6 @@ from gymnasium.vector.utils import (
     read_from_shared_memory,
     write_to_shared_memory,
 )
-from gymnasium.spaces import Tuple as TupleSpace
 
 __all__ = ["SharedStrings", "Unicode", "UnicodeTuple"]
 

@@ -7,7 +7,8 @@ the env modules load when an env is made.
 from __future__ import annotations
 
 from rl4vlm_gym.envs.cards import levels
-from rl4vlm_gym.registry import EnvCard, register as _register
+from rl4vlm_gym.registry import EnvCard
+from rl4vlm_gym.registry import register as _register
 
 RL4VLM = "Zhai et al., Fine-Tuning Large Vision-Language Models as Decision-Making Agents via RL, NeurIPS 2024 (gym-cards)"
 VERL_AGENT = "Feng et al., Group-in-Group Policy Optimization for LLM Agent Training, NeurIPS 2025 (verl-agent gym_cards)"

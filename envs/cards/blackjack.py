@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.cards import layout, render
 from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value, optimal_action

@@ -174,7 +174,7 @@ def _dealer_stands(total: int, soft: bool, rules: BlackjackRules) -> bool:
     return total >= 17
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dealer_outcomes(total: int, soft: bool, rules: BlackjackRules) -> tuple[Fraction, ...]:
     """Probabilities of the dealer's final total (aligned with DEALER_TOTALS) from a state."""
     if total > 21:
@@ -188,7 +188,7 @@ def _dealer_outcomes(total: int, soft: bool, rules: BlackjackRules) -> tuple[Fra
     return tuple(outcomes)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _stand(total: int, upcard: int, rules: BlackjackRules) -> Fraction:
     """Expected reward of standing on ``total`` (at most 21)."""
     outcomes = _dealer_outcomes(*_start(upcard), rules)
@@ -201,7 +201,7 @@ def _stand(total: int, upcard: int, rules: BlackjackRules) -> Fraction:
     return value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hit(total: int, soft: bool, upcard: int, rules: BlackjackRules) -> Fraction:
     """Expected reward of hitting once from ``(total, soft)``, then playing optimally.
 
@@ -234,7 +234,7 @@ def _deal(first: int, second: int, upcard: int, rules: BlackjackRules) -> Fracti
     return _optimal(total, soft, upcard, rules)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expected_return(rules: BlackjackRules) -> Fraction:
     """Exact mean of :func:`_deal` over the player's two cards and the dealer's upcard."""
     value = Fraction(0)

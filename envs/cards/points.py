@@ -13,6 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.cards import formula, layout, render
 from rl4vlm_gym.envs.cards.deck import RANKS, Card, random_card
@@ -189,7 +190,7 @@ class PointsGame(VLMEnv):
         return plan[done]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _vocabulary(face_values: int, operators: tuple[str, ...]) -> tuple[str, ...]:
     top = 10 if face_values == 10 else len(RANKS)
     return tuple(str(n) for n in range(1, top + 1)) + operators + ("=",)

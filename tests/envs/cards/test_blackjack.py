@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
-import gymnasium as gym
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, deal_value
 from rl4vlm_gym.envs.cards.deck import RANKS, SUITS, Card

@@ -7,10 +7,10 @@ integers, so RL4VLM's "equal start and target" rule is checked on hand-picked va
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
-import gymnasium as gym
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 
 ENV_ID = "rl4vlm/NumberLine-v0"

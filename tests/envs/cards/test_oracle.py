@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
-import gymnasium as gym
 from rl4vlm_gym import EVAL_SEEDS
 from rl4vlm_gym.envs.cards import blackjack_strategy
 from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value
