@@ -50,6 +50,7 @@ class PointsGame(VLMEnv):
         self.config = config
         self.cards, self.target = self._deal(config)
         self.formula: list[str] = []
+        self._hand_cache: tuple[tuple[Card, ...], NDArray[np.uint8]] | None = None
         ops = "".join(op for op in self.OPERATORS if op not in "()")
         self._plan = formula.solve(self.values, self.target, ops, self.PARENTHESES)
 
@@ -136,9 +137,8 @@ class PointsGame(VLMEnv):
 
     def _hand_frame(self, cards: tuple[Card, ...]) -> NDArray[np.uint8]:
         """The table with the cards (and the formula label) laid out; cached for the current hand."""
-        cached = getattr(self, "_hand_cache", None)
-        if cached is not None and cached[0] == cards:
-            return cached[1].copy()
+        if self._hand_cache is not None and self._hand_cache[0] == cards:
+            return self._hand_cache[1].copy()
         height, width = self.image_size
         n = len(cards)
         gap = max(2, round(0.02 * width))
