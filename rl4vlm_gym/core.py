@@ -37,7 +37,7 @@ __all__ = ["ObsDict", "StepOutcome", "VLMEnv"]
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
 
-_FRAME_CACHE_SIZE = 512
+_FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
 
 
 @dataclass(frozen=True)
@@ -293,11 +293,12 @@ class VLMEnv(gym.Env[ObsDict, str]):
         key = self._frame_key()
         if key is None:
             return self._render()
-        frame = self._frames.get(key)
+        frame = self._frames.pop(key, None)  # re-inserted below: the dict is kept in LRU order
         if frame is None:
-            if len(self._frames) >= _FRAME_CACHE_SIZE:
+            frame = self._render()
+            while self._frames and (len(self._frames) + 1) * frame.nbytes > _FRAME_CACHE_BYTES:
                 del self._frames[next(iter(self._frames))]
-            frame = self._frames[key] = self._render()
+        self._frames[key] = frame
         return frame.copy()
 
     def _render_human(self) -> None:

@@ -11,12 +11,12 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageFont
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["HumanWindow", "font", "text_image", "to_array"]
+__all__ = ["HumanWindow", "font", "to_array"]
 
 _FONT_FILES = {False: "DejaVuSans.ttf", True: "DejaVuSans-Bold.ttf"}
 
@@ -32,37 +32,6 @@ def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
 def to_array(image: Image.Image) -> NDArray[np.uint8]:
     """Convert a Pillow image to a contiguous ``uint8[H, W, 3]`` array."""
     return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
-
-
-def text_image(
-    text: str,
-    size: tuple[int, int],
-    *,
-    font_size: int = 14,
-    background: tuple[int, int, int] = (255, 255, 255),
-    color: tuple[int, int, int] = (0, 0, 0),
-) -> NDArray[np.uint8]:
-    """Draw ``text`` (wrapped at the image width) on a plain frame of ``size=(height, width)``.
-
-    Used by ``play`` and the docs for envs without pixels and as a readable fallback frame.
-    """
-    height, width = size
-    image = Image.new("RGB", (width, height), background)
-    draw = ImageDraw.Draw(image)
-    face = font(font_size)
-    lines: list[str] = []
-    for paragraph in text.splitlines() or [""]:
-        line = ""
-        for word in paragraph.split(" "):
-            candidate = f"{line} {word}" if line else word
-            if line and draw.textlength(candidate, font=face) > width - 8:
-                lines.append(line)
-                line = word
-            else:
-                line = candidate
-        lines.append(line)
-    draw.multiline_text((4, 4), "\n".join(lines), font=face, fill=color, spacing=2)
-    return to_array(image)
 
 
 class HumanWindow:

@@ -23,11 +23,6 @@ class Card:
         index = RANKS.index(self.rank) + 1
         return min(index, face_values)
 
-    @property
-    def code(self) -> str:
-        """Compact key such as ``"10H"``."""
-        return f"{self.rank}{self.suit}"
-
     def __str__(self) -> str:
         return f"{self.rank}{SUIT_SYMBOLS[self.suit]}"
 
@@ -41,8 +36,3 @@ def random_card(rng: np.random.Generator) -> Card:
     """A card from an infinite deck: every rank and suit equally likely."""
     return Card(RANKS[int(rng.integers(len(RANKS)))], random_suit(rng))
 
-
-def card_of_value(rng: np.random.Generator, value: int) -> Card:
-    """A card worth ``value`` (face cards counting 10): a 10 is 10, J, Q or K with equal odds."""
-    ranks = ("10", "J", "Q", "K") if value == 10 else (RANKS[value - 1],)
-    return Card(ranks[int(rng.integers(len(ranks)))], random_suit(rng))
