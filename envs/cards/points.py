@@ -50,13 +50,17 @@ class PointsGame(VLMEnv):
         self.config = config
         self.cards, self.target = self._deal(config)
         self.formula: list[str] = []
+        self.won = False
         self._hand_cache: tuple[tuple[Card, ...], NDArray[np.uint8]] | None = None
-        ops = "".join(op for op in self.OPERATORS if op not in "()")
-        self._plan = formula.solve(self.values, self.target, ops, self.PARENTHESES)
+        self._plan = formula.solve(self.values, self.target, self._arithmetic(), self.PARENTHESES)
+
+    @classmethod
+    def _arithmetic(cls) -> str:
+        """The operators as the solver takes them (parentheses are a separate switch)."""
+        return "".join(op for op in cls.OPERATORS if op not in "()")
 
     def _deal(self, config: PointsLevel) -> tuple[tuple[Card, ...], int]:
-        rng = self.np_random
-        ops = "".join(op for op in self.OPERATORS if op not in "()")
+        rng, ops = self.np_random, self._arithmetic()
         for _ in range(_MAX_DEAL_TRIES):
             cards = tuple(random_card(rng) for _ in range(config.n_cards))
             values = [c.value(config.face_values) for c in cards]
@@ -100,6 +104,7 @@ class PointsGame(VLMEnv):
             return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} is not a valid formula.")
         if value != self.target:
             return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} = {_show(value)}, not {self.target}.")
+        self.won = True
         return StepOutcome("win", terminated=True, feedback=f"Correct: {shown} = {self.target}.")
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
@@ -129,8 +134,7 @@ class PointsGame(VLMEnv):
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size
         frame = self._hand_frame(tuple(self.cards))
-        font_size = max(8, round(self.FONT_SIZE * min(height, width) / 300))
-        band = (width, min(height, round(2.0 * font_size)))
+        font_size, band = self._text_band()
         text = "".join(self.formula) if self.LABEL_ON_OWN_LINE else f"Formula: {''.join(self.formula)}"
         layout.blit(frame, layout.text_tile(text, band, font_size), (0, round(self.FORMULA_Y * height - band[1] / 2)))
         return frame
@@ -145,10 +149,9 @@ class PointsGame(VLMEnv):
         card_w = max(render.MIN_SIZE, min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n))
         card_h = min(round(card_w * 1.4), round(0.62 * height))
         card_w = min(card_w, round(card_h / 1.4))
-        font_size = max(8, round(self.FONT_SIZE * min(height, width) / 300))
         frame = render.table((width, height))
         if self.LABEL_ON_OWN_LINE:
-            band = (width, min(height, round(2.0 * font_size)))
+            font_size, band = self._text_band()
             label = layout.text_tile("Formula:", band, font_size)
             layout.blit(frame, label, (0, round((self.FORMULA_Y - 0.10) * height - band[1] / 2)))
         left = (width - n * card_w - (n - 1) * gap) // 2
@@ -157,6 +160,12 @@ class PointsGame(VLMEnv):
             layout.blit(frame, layout.card_tile(card.rank, card.suit, (card_w, card_h)), (left + i * (card_w + gap), top))
         self._hand_cache = (cards, frame)
         return frame.copy()
+
+    def _text_band(self) -> tuple[int, tuple[int, int]]:
+        """Font size and (width, height) of a full-width text line, scaled from 300x300."""
+        height, width = self.image_size
+        font_size = max(8, round(self.FONT_SIZE * min(height, width) / 300))
+        return font_size, (width, min(height, 2 * font_size))
 
     def _frame_key(self) -> tuple[tuple[Card, ...], tuple[str, ...]]:
         return tuple(self.cards), tuple(self.formula)
@@ -169,11 +178,10 @@ class PointsGame(VLMEnv):
     # -- scoring and oracle -------------------------------------------------------------------------
 
     def _success(self) -> bool:
-        value = formula.evaluate(self.formula)
-        return value == self.target and sorted(formula.numbers_in(self.formula)) == sorted(self.values)
+        return self.won  # only a submitted formula counts
 
     def _progress(self) -> float:
-        if self._success():
+        if self.won:
             return 1.0
         used = Counter(formula.numbers_in(self.formula)) & Counter(self.values)
         return sum(used.values()) / (len(self.cards) + 1)

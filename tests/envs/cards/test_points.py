@@ -531,3 +531,15 @@ def test_smallest_allowed_image_size_renders_and_smaller_is_refused(env_id, leve
     assert obs["image"].shape == (128, 128, 3)
     with pytest.raises(ValueError, match="image_size"):
         gym.make(env_id, level=level, image_size=(64, 64))
+
+
+@pytest.mark.parametrize("env_id", [EZ, P24])
+def test_success_needs_the_submission_not_just_a_correct_formula(env_id):
+    env = gym.make(env_id, level=0, obs_mode="text")
+    env.reset(seed=0)
+    plan = env.unwrapped._plan
+    for token in plan:
+        _, _, _, _, info = env.step(token)
+        assert info["success"] is False, "a correct formula is not a success until '=' submits it"
+    _, reward, terminated, _, info = env.step("=")
+    assert (reward, terminated, info["success"], info["progress"]) == (10.0, True, True, 1.0)
