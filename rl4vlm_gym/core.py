@@ -51,6 +51,8 @@ class StepOutcome:
         feedback: a sentence for the agent, shown in ``text`` in every obs mode.
         error: set when the game's rules refuse the action; the env must then leave its
             state unchanged, and the step counts as an invalid action.
+        scale: multiplies the reward table's value, for games whose reward shrinks with time
+            (MiniWorld pays ``1 - 0.2 * t / T`` on success).
     """
 
     event: str
@@ -58,6 +60,7 @@ class StepOutcome:
     truncated: bool = False
     feedback: str = ""
     error: str | None = None
+    scale: float = 1.0
 
 
 class VLMEnv(gym.Env[ObsDict, str]):
@@ -199,6 +202,11 @@ class VLMEnv(gym.Env[ObsDict, str]):
         """A key that fully determines the image, to reuse frames; ``None`` disables caching."""
         return None
 
+    def _view(self) -> NDArray[np.uint8]:
+        """What ``render()`` shows in ``rgb_array`` and ``human`` modes: the observed frame, unless
+        an env offers other views (a top-down map, say)."""
+        return self._frame()
+
     # Gymnasium API --------------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsDict, dict[str, Any]]:
@@ -234,7 +242,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         outcome = self._end_of_step(outcome)
         self._admissible = self._actions()
         self.action_space.vocabulary = self._admissible
-        reward = float(self.REWARDS[self.reward_variant][outcome.event])
+        reward = float(self.REWARDS[self.reward_variant][outcome.event]) * outcome.scale
         self._render_human()
         return self._observation(outcome.feedback), reward, outcome.terminated, outcome.truncated, self._info(result)
 
@@ -248,7 +256,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         if self.render_mode == "human":
             self._render_human()
             return None
-        return self._frame()
+        return self._view()
 
     def close(self) -> None:
         """Close the human window if one is open; safe to call twice."""
@@ -308,7 +316,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
             from rl4vlm_gym.rendering import HumanWindow
 
             self._window = HumanWindow(type(self).__name__, self.metadata["render_fps"])
-        self._window.show(self._frame())
+        self._window.show(self._view())
 
     def _check_level(self, level: Any, name: str) -> int:
         top = len(self.LEVELS) - 1

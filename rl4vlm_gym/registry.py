@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import WrapperSpec
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -70,6 +71,9 @@ class EnvCard:
         references: papers and code this env reproduces.
         extra: the pip extra the env needs (``None`` for the core install).
         kwargs: default constructor arguments registered with the id.
+        timeout_reward: some reward variant pays a ``"timeout"`` reward when the time limit
+            truncates an episode; the spec then adds :class:`rl4vlm_gym.wrappers.TimeoutReward`
+            outside ``TimeLimit``.
     """
 
     id: str
@@ -88,6 +92,7 @@ class EnvCard:
     references: tuple[str, ...] = ()
     extra: str | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    timeout_reward: bool = False
 
     def __post_init__(self) -> None:
         if not self.levels:
@@ -122,11 +127,15 @@ def register(card: EnvCard) -> None:
         if existing == card:
             return
         raise ValueError(f"{card.id} is already registered with a different card")
+    wrappers = ()
+    if card.timeout_reward:
+        wrappers = (WrapperSpec("TimeoutReward", "rl4vlm_gym.wrappers:TimeoutReward", {}),)
     gym.register(
         id=card.id,
         entry_point=card.entry_point,
         max_episode_steps=card.max_episode_steps,
         kwargs=dict(card.kwargs),
+        additional_wrappers=wrappers,
     )
     _CARDS[card.id] = card
 

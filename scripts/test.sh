@@ -3,5 +3,5 @@
 # Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh dev
+bash scripts/setup.sh dev all
 exec .venv/bin/python -m pytest -n auto "$@"

@@ -1,0 +1,245 @@
+"""The navigation oracle: a planner over MiniWorld's own physics that emits action strings.
+
+Planning is a hybrid A* search (Dolgov et al., 2008) over the agent's continuous pose. Each
+successor comes from MiniWorld's own ``turn_agent`` / ``move_agent`` (its collision tests, a carried
+object included) with the level's fixed step sizes, so a found plan replays exactly in the env.
+Poses are merged on a lattice (a third of a step in position, the turn step in heading) to keep
+the search finite; the heuristic is the geodesic distance to the goal on a 2-D occupancy grid.
+A plan is therefore a shortest path on that lattice, not a proof that no shorter one exists.
+
+A task is a sequence of :class:`Phase`: reach a pose where ``reached`` holds, avoiding poses
+where ``forbidden`` holds, then take ``then`` (``"pick up"``, ``"drop"``) or nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Phase", "Planner", "Unsolvable"]
+
+TURN_LEFT, TURN_RIGHT, FORWARD, BACK = "turn left", "turn right", "move forward", "move back"
+_GRID = 0.1  # metres per cell of the heuristic's occupancy grid
+
+
+class Unsolvable(RuntimeError):
+    """No plan exists within the search budget."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One leg of a task: move until ``reached()``, never through ``forbidden()``, then ``then``.
+
+    Both predicates read the world's current state. ``targets()`` gives the floor points the
+    heuristic measures the distance to (the goal objects' positions).
+    """
+
+    reached: Callable[[], bool]
+    targets: Callable[[], Sequence[np.ndarray]]
+    then: str | None = None
+    forbidden: Callable[[], bool] | None = None
+    effect: Callable[[], None] | None = None
+    """Applies ``then``'s effect to the world while planning (pick up, drop)."""
+
+
+class Planner:
+    """Plans on a MiniWorld world in place, restoring its state afterwards."""
+
+    def __init__(
+        self, world: Any, *, forward_step: float, turn_step: float, can_back: bool, weight: float = 1.5, max_expansions: int = 20_000
+    ) -> None:
+        self.world = world
+        self.forward_step = float(forward_step)
+        self.turn_step = float(turn_step)
+        self.moves = (TURN_LEFT, TURN_RIGHT, FORWARD, BACK) if can_back else (TURN_LEFT, TURN_RIGHT, FORWARD)
+        self.max_expansions = max_expansions
+        self.weight = weight
+        self.expansions = 0
+        self.cell = self.forward_step * 2 / 3
+        self.headings = round(360 / self.turn_step)
+
+    # World state ------------------------------------------------------------------------------------
+
+    def snapshot(self) -> tuple[Any, ...]:
+        w = self.world
+        return (
+            w.agent.pos.copy(),
+            w.agent.dir,
+            w.agent.carrying,
+            list(w.entities),
+            [(np.array(ent.pos, dtype=float), ent.dir) for ent in w.entities],
+            getattr(w, "num_picked_up", None),
+        )
+
+    def restore(self, snap: tuple[Any, ...]) -> None:
+        w = self.world
+        w.agent.pos, w.agent.dir, w.agent.carrying = snap[0].copy(), snap[1], snap[2]
+        w.entities[:] = snap[3]
+        for ent, (pos, direction) in zip(snap[3], snap[4], strict=True):
+            ent.pos, ent.dir = pos.copy(), direction
+        if snap[5] is not None:
+            w.num_picked_up = snap[5]
+
+    def _pose(self) -> tuple[np.ndarray, float]:
+        return self.world.agent.pos.copy(), self.world.agent.dir
+
+    def _set_pose(self, pose: tuple[np.ndarray, float]) -> None:
+        w = self.world
+        w.agent.pos, w.agent.dir = pose[0].copy(), pose[1]
+        if w.agent.carrying is not None:  # as MiniWorldEnv.step does after every action
+            w.agent.carrying.pos = w._get_carry_pos(w.agent.pos, w.agent.carrying)
+            w.agent.carrying.dir = w.agent.dir
+
+    def _move(self, action: str) -> bool:
+        """Apply a movement as ``MiniWorldEnv.step`` does; False if it was blocked."""
+        w = self.world
+        if action == FORWARD:
+            moved = w.move_agent(self.forward_step, 0)
+        elif action == BACK:
+            moved = w.move_agent(-self.forward_step, 0)
+        else:
+            moved = w.turn_agent(self.turn_step if action == TURN_LEFT else -self.turn_step)
+        self._set_pose(self._pose())
+        return bool(moved)
+
+    def _key(self, pose: tuple[np.ndarray, float]) -> tuple[int, int, int]:
+        pos, direction = pose
+        heading = round(direction / math.radians(self.turn_step)) % self.headings
+        return round(pos[0] / self.cell), round(pos[2] / self.cell), heading
+
+    # Planning ---------------------------------------------------------------------------------------
+
+    def plan(self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None) -> list[str]:
+        """Actions that accomplish every phase from the current state; the world is left unchanged."""
+        snap = self.snapshot()
+        try:
+            actions: list[str] = []
+            for phase in phases:
+                actions += self._search(phase, rooms)
+                if phase.then is not None:
+                    actions.append(phase.then)
+                    if phase.effect is not None:
+                        phase.effect()
+            return actions
+        finally:
+            self.restore(snap)
+
+    def _search(self, phase: Phase, rooms: Sequence[Any] | None) -> list[str]:
+        start = self._pose()
+        if phase.reached():
+            return []
+        field = self._distance_field(phase.targets(), rooms)
+        tie = itertools.count()
+        best = {self._key(start): 0}
+        parents: dict[tuple[int, int, int], tuple[tuple[int, int, int] | None, str | None]] = {self._key(start): (None, None)}
+        frontier = [(field(start), 0, next(tie), start, self._key(start))]
+        expansions = 0
+        while frontier:
+            _, steps, _, pose, key = heapq.heappop(frontier)
+            if steps > best.get(key, steps):
+                continue
+            expansions += 1
+            self.expansions += 1
+            if expansions > self.max_expansions:
+                break
+            for action in self.moves:
+                self._set_pose(pose)
+                if not self._move(action):
+                    continue
+                if phase.forbidden is not None and phase.forbidden():
+                    continue
+                child = self._pose()
+                child_key = self._key(child)
+                if phase.reached():
+                    path = [action]
+                    while parents[key][1] is not None:
+                        key, act = parents[key]  # type: ignore[assignment]
+                        path.append(act)  # type: ignore[arg-type]
+                    self._set_pose(child)
+                    return path[::-1]
+                if steps + 1 >= best.get(child_key, math.inf):
+                    continue
+                best[child_key] = steps + 1
+                parents[child_key] = (key, action)
+                heapq.heappush(frontier, (steps + 1 + self.weight * field(child), steps + 1, next(tie), child, child_key))
+        self._set_pose(start)
+        raise Unsolvable(f"no plan found ({expansions} poses expanded)")
+
+    def _distance_field(self, targets: Sequence[np.ndarray], rooms: Sequence[Any] | None) -> Callable[[tuple[np.ndarray, float]], float]:
+        """Geodesic distance (in steps) from a floor point to the nearest target, on an occupancy grid
+        of the rooms: the heuristic of the search. Blocked or unreachable cells fall back to the
+        straight-line distance."""
+        w = self.world
+        rooms = list(w.rooms if rooms is None else rooms)
+        lo_x = min(r.min_x for r in rooms) - _GRID
+        lo_z = min(r.min_z for r in rooms) - _GRID
+        nx = int((max(r.max_x for r in rooms) - lo_x) / _GRID) + 2
+        nz = int((max(r.max_z for r in rooms) - lo_z) / _GRID) + 2
+        xs, zs = np.meshgrid(lo_x + _GRID * np.arange(nx), lo_z + _GRID * np.arange(nz), indexing="ij")
+        points = np.stack([xs.ravel(), np.zeros(xs.size), zs.ravel()], axis=1)
+        inside = np.zeros(len(points), bool)
+        for room in rooms:
+            # Inclusive, with a margin: cells on the edge two rooms share must join them.
+            inside |= np.all(points @ room.edge_norms.T > np.sum(room.edge_norms * room.outline, axis=1) - 1e-3, axis=1)
+        free = inside & (_segment_distance(points, w.wall_segs) > 0.9 * w.agent.radius)
+        free = free.reshape(nx, nz)
+        dist = np.full((nx, nz), np.inf)
+        queue: deque[tuple[int, int]] = deque()
+        for target in targets:
+            i, j = int(round((target[0] - lo_x) / _GRID)), int(round((target[2] - lo_z) / _GRID))
+            i, j = min(max(i, 0), nx - 1), min(max(j, 0), nz - 1)
+            dist[i, j] = 0.0
+            queue.append((i, j))
+        # Breadth-first over 8-neighbours with unit cost per cell: cheap, and close enough to the
+        # geodesic for a heuristic. Targets sit inside objects, so their own cells count as free.
+        while queue:
+            i, j = queue.popleft()
+            d = dist[i, j] + 1
+            for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)):
+                a, b = i + di, j + dj
+                if 0 <= a < nx and 0 <= b < nz and free[a, b] and dist[a, b] > d:
+                    dist[a, b] = d
+                    queue.append((a, b))
+        cells_per_step = self.forward_step / _GRID
+        reach = (w.agent.radius + 0.3) / _GRID  # the goal counts as reached this close (roughly)
+        target_points = np.array([[t[0], t[2]] for t in targets])
+        # The way to go from each cell (down the field), as a MiniWorld heading (dir_vec = cos, -sin).
+        finite = np.where(np.isfinite(dist), dist, np.nanmax(np.where(np.isfinite(dist), dist, np.nan)) + 10)
+        grad_x, grad_z = np.gradient(finite)
+        way = np.arctan2(grad_z, -grad_x)
+        turn = math.radians(self.turn_step)
+        can_back = BACK in self.moves
+
+        def heuristic(pose: tuple[np.ndarray, float]) -> float:
+            pos, direction = pose
+            i, j = int(round((pos[0] - lo_x) / _GRID)), int(round((pos[2] - lo_z) / _GRID))
+            if not (0 <= i < nx and 0 <= j < nz):
+                return float(np.min(np.hypot(target_points[:, 0] - pos[0], target_points[:, 1] - pos[2]))) / self.forward_step
+            d = dist[i, j]
+            if not math.isfinite(d):  # a cell the grid calls blocked, but the agent reached it
+                return float(np.min(np.hypot(target_points[:, 0] - pos[0], target_points[:, 1] - pos[2]))) / self.forward_step
+            # Turns still needed to face the way down the field, less one for the field's coarseness.
+            off = abs((way[i, j] - direction + math.pi) % (2 * math.pi) - math.pi)
+            if can_back:  # backing up needs no turn to go the other way
+                off = min(off, math.pi - off)
+            turns = max(0, round(off / turn) - 1) if d > reach else 0
+            return max(0.0, d - reach) / cells_per_step + turns
+
+        return heuristic
+
+
+def _segment_distance(points: np.ndarray, segs: np.ndarray) -> np.ndarray:
+    """Distance from each point to the nearest segment, on the floor plane."""
+    a, b = segs[:, 0, [0, 2]], segs[:, 1, [0, 2]]
+    p = points[:, None, [0, 2]]
+    ab = b - a
+    t = np.clip(np.sum((p - a) * ab, axis=2) / np.sum(ab * ab, axis=1), 0, 1)
+    closest = a + t[..., None] * ab
+    return np.min(np.linalg.norm(p - closest, axis=2), axis=1)

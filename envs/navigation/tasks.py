@@ -1,0 +1,578 @@
+"""The navigation envs: MiniWorld's tasks behind the RL4VLM Gym contract.
+
+:class:`NavigationEnv` holds one MiniWorld world (``worlds.py``) and drives it with MiniWorld's own
+``step``: its physics, its rewards and its OpenGL renderer. It adds the text actions (and
+VL-DAC's numbered ones), the instruction, a text observation with the camera's information
+(``perception.py``), levels, the oracle planner (``oracle.py``) and a discretized ``state_key``.
+One subclass per task says what the goal is.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.navigation.levels import LADDERS, NavLevel
+from rl4vlm_gym.envs.navigation.oracle import BACK, FORWARD, TURN_LEFT, TURN_RIGHT, Phase, Planner, Unsolvable
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = [
+    "FourRooms",
+    "Hallway",
+    "Maze",
+    "NavigationEnv",
+    "OneRoom",
+    "PickupObjects",
+    "PutNext",
+    "Sidewalk",
+    "Sign",
+    "TMaze",
+    "WallGap",
+    "YMaze",
+]
+
+PICK_UP, DROP = "pick up", "drop"
+MOVES = (TURN_LEFT, TURN_RIGHT, FORWARD, BACK)  # MiniWorld's action indices 0..3, VL-DAC's list
+_TRIES = 200  # episodes drawn before a level is declared unsatisfiable
+_CELL = 0.25  # metres per state_key cell: a few steps, so GiGPO finds repeated anchor states
+
+
+class NavigationEnv(VLMEnv):
+    """Base of the navigation envs (see the module docstring); subclasses set ``TASK`` and the goal."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 10}
+    TASK: ClassVar[str]
+    ACTIONS: ClassVar[tuple[str, ...]] = MOVES
+    """Admissible actions in MiniWorld's action order, so VL-DAC's ``"action": 2`` is ``move forward``."""
+    NUMBERED_ACTIONS: ClassVar[bool] = True
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (240, 320)
+    MIN_IMAGE_SIDE: ClassVar[int] = 32
+    SYNONYMS: ClassVar = {
+        "left": TURN_LEFT, "right": TURN_RIGHT, "forward": FORWARD, "back": BACK, "backward": BACK,
+        "move backward": BACK, "go forward": FORWARD, "pickup": PICK_UP, "pick": PICK_UP,
+    }  # fmt: skip
+    REWARDS: ClassVar = {
+        "miniworld": {"move": 0.0, "goal": 1.0, "timeout": 0.0, "invalid": 0.0},
+        "vl-dac": {"move": 0.0, "goal": 1.0, "timeout": -1.0, "invalid": 0.0},
+    }
+
+    def __init__(self, *, render_view: str = "agent", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if render_view not in ("agent", "top"):
+            raise ValueError(f"render_view={render_view!r} is unknown; choose 'agent' or 'top'")
+        self.render_view = render_view
+        self._make_world()
+
+    # World --------------------------------------------------------------------------------------------
+
+    def _make_world(self) -> None:
+        from rl4vlm_gym.envs.navigation import gl
+
+        try:
+            from rl4vlm_gym.envs.navigation.worlds import WORLDS
+        except gl.GLUnavailableError:
+            raise
+        height, width = self.image_size
+        try:
+            self.world = WORLDS[self.TASK](obs_width=width, obs_height=height, window_width=width, window_height=height)
+        except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
+            if type(err).__module__.startswith("pyglet"):
+                raise gl.explain(err) from err
+            raise
+        self.world.render_enabled = self.obs_mode != "text" or self.render_mode is not None
+        self._log: list[int] = []
+        self._episode: tuple[NavLevel, dict[str, Any]] | None = None
+
+    def _draw(self, level: NavLevel) -> None:
+        """Draw episodes from the env's RNG until one meets the level's start constraints and the
+        planner solves it; the world's RNG is the env's, so a level-0 episode is raw MiniWorld's."""
+        world = self.world
+        world.level = level
+        world.set_size(level.size)
+        from rl4vlm_gym.envs.navigation.worlds import params_for
+
+        world.params = params_for(level)
+        world.domain_rand = level.domain_rand
+        world._np_random = self.np_random
+        self.planner = Planner(world, forward_step=level.forward_step, turn_step=level.turn_step, can_back=BACK in self.ACTIONS)
+        for _ in range(_TRIES):
+            self._obs = _camera(world.reset()[0])
+            goal = world.goal_entity()
+            if goal is not None and _distance(world.agent.pos, goal.pos) < level.min_start_distance:
+                continue
+            try:
+                self._replan()
+            except Unsolvable:
+                continue
+            return
+        raise RuntimeError(f"{type(self).__name__}: no solvable episode in {_TRIES} draws at level {self.level}")
+
+    # VLMEnv hooks -------------------------------------------------------------------------------------
+
+    def _new_episode(self, config: NavLevel) -> None:
+        self._episode = (config, self.np_random.bit_generator.state)
+        self._log = []
+        self._draw(config)
+        self._done = False
+        self._start_distance = self._goal_distance()
+        self._optimal = len(self._plan)
+
+    def _actions(self) -> tuple[str, ...]:
+        return self.ACTIONS
+
+    def _apply(self, action: str) -> StepOutcome:
+        world = self.world
+        on_plan = bool(self._plan) and action == self._plan[0] and self._exact_state() == self._plan_state
+        index = self.ACTIONS.index(action)
+        world.step_count = self.elapsed_steps  # invalid steps count as time, as they do for our TimeLimit
+        obs, reward, terminated, _, _ = world.step(index)  # MiniWorld's truncation is ignored: ours is on the spec
+        self._obs = _camera(obs)
+        self._log.append(index)
+        if on_plan:
+            self._plan.pop(0)
+            self._plan_state = self._exact_state()
+        event, scale = self._event(index, float(reward), bool(terminated))
+        self._done = bool(terminated)
+        return StepOutcome(event, terminated=bool(terminated), scale=scale, feedback=self._feedback(action, event))
+
+    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+        """The reward table's event for MiniWorld's step result, and the scale of its reward."""
+        if terminated:
+            self._succeeded = reward > 0
+            return "goal", reward  # MiniWorld's 1 - 0.2 t/T
+        return "move", 1.0
+
+    def _feedback(self, action: str, event: str) -> str:
+        return ""
+
+    def _describe(self) -> str:
+        from rl4vlm_gym.envs.navigation.perception import describe
+
+        height, width = self.image_size
+        return describe(self.world, width / height)
+
+    def _render(self) -> NDArray[np.uint8]:
+        if not self.world.render_enabled:  # text mode with render() asked for: draw on demand
+            return self.world.render_obs(self.world.obs_fb)
+        return self._obs
+
+    def _view(self) -> NDArray[np.uint8]:
+        if self.render_view == "top":
+            return self.world.render_top_view(self.world.vis_fb)
+        return self._frame()
+
+    def render_top_view(self) -> NDArray[np.uint8]:
+        """MiniWorld's top-down map of the whole world (the agent drawn in it), at ``image_size``."""
+        return self.world.render_top_view(self.world.vis_fb)
+
+    def _state_key(self) -> str:
+        world, level = self.world, self.world.level
+        heading = round(world.agent.dir / math.radians(level.turn_step)) % round(360 / level.turn_step)
+        x, z = round(world.agent.pos[0] / _CELL), round(world.agent.pos[2] / _CELL)
+        return f"{x},{z},{heading}|{self._task_state()}"
+
+    def _task_state(self) -> str:
+        return "done" if self._done else ""
+
+    def _success(self) -> bool:
+        return self._done and self._succeeded
+
+    def _progress(self) -> float:
+        if self._success():
+            return 1.0
+        if not self._start_distance:
+            return 0.0
+        return float(min(1.0, max(0.0, 1.0 - self._goal_distance() / self._start_distance)))
+
+    def _goal_distance(self) -> float:
+        goal = self.world.goal_entity()
+        return 0.0 if goal is None else _distance(self.world.agent.pos, goal.pos)
+
+    def _optimal_steps(self) -> int | None:
+        return self._optimal
+
+    def _mission(self) -> str:
+        return f"Go to the {self.world.goal_name()}."
+
+    # Oracle -------------------------------------------------------------------------------------------
+
+    def _phases(self) -> list[Phase]:
+        """The task as planner phases; go-to tasks by default."""
+        world = self.world
+        goal = world.goal_entity()
+        return [Phase(reached=lambda: bool(world.near(goal)), targets=lambda: [goal.pos])]
+
+    def _replan(self) -> None:
+        if self._goal_holds():
+            self._plan = [TURN_LEFT]  # any step ends the episode: the task's check runs after every step
+        else:
+            self._plan = self.planner.plan(self._phases(), rooms=self._rooms())
+        self._plan_state = self._exact_state()
+
+    def _goal_holds(self) -> bool:
+        goal = self.world.goal_entity()
+        return goal is not None and bool(self.world.near(goal))
+
+    def _rooms(self) -> list[Any] | None:
+        """The rooms the planner's heuristic maps (None: all)."""
+        return None
+
+    def _exact_state(self) -> tuple[Any, ...]:
+        world = self.world
+        carrying = world.agent.carrying
+        carried = -1 if carrying is None else world.entities.index(carrying)
+        return (*world.agent.pos.tolist(), world.agent.dir, carried, len(world.entities))
+
+    def oracle_action(self) -> str:
+        if not self._plan or self._exact_state() != self._plan_state:
+            self._replan()
+        return self._plan[0]
+
+    # Pickling: the GL world cannot cross processes; rebuild it and replay the episode -----------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        for name in ("world", "planner", "_obs"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        log, episode = self._log, self._episode
+        now = self.np_random.bit_generator.state
+        self._make_world()
+        if episode is not None:
+            level, rng_state = episode
+            self.np_random.bit_generator.state = rng_state
+            self._new_episode(level)
+            for index in log:
+                self._apply(self.ACTIONS[index])
+            self._log = log
+            self.np_random.bit_generator.state = now
+        self._plan_state = self._exact_state() if self._plan else None
+
+    def close(self) -> None:
+        world = getattr(self, "world", None)
+        if world is not None:
+            world.close()
+        super().close()
+
+
+def _camera(obs: Any) -> NDArray[np.uint8]:
+    """The camera image of a MiniWorld observation (Sign's is ``{"obs": image, "goal": shape}``)."""
+    return obs["obs"] if isinstance(obs, dict) else obs
+
+
+def _distance(a: np.ndarray, b: np.ndarray) -> float:
+    return float(math.hypot(a[0] - b[0], a[2] - b[2]))
+
+
+# The tasks ---------------------------------------------------------------------------------------------
+
+_ARGUMENTS = """## Arguments
+The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+(default 240x320, height x width; VL-DAC's setting is MiniWorld's 60x80: ``image_size=(60, 80)``),
+``reward_variant`` (``miniworld``, ``vl-dac``), ``action_format``, ``action_match``,
+``render_mode``; and ``render_view``: ``"agent"`` (default) or ``"top"``, MiniWorld's top-down
+map, for what ``render()`` shows (the observation stays the agent's camera)."""
+
+_OBSERVATION = """## Observation
+- ``image``: MiniWorld's first-person camera, rendered by its OpenGL renderer at ``image_size``.
+- ``text``: in ``text`` and ``image+text`` modes, what the camera sees in words: each visible object
+  with its direction and distance, the distance to the wall straight ahead, what the agent carries
+  (``perception.py``); in ``image`` mode only feedback.
+- ``mission``: the goal in words.
+- ``actions``: the admissible actions, in MiniWorld's action order (VL-DAC's numbered list)."""
+
+_VERSIONS = """## Version History
+- v0: MiniWorld 2.1.0's task, with text actions, levels and the oracle; time limit on the spec."""
+
+
+def _doc(task: str, summary: str, description: str, actions: str, rewards: str) -> str:
+    levels = "\n".join(f"- {i}: {level.describe()}" for i, level in enumerate(LADDERS[task]))
+    return "\n\n".join(
+        [
+            summary,
+            f"## Description\n{description}",
+            _OBSERVATION,
+            f"## Actions\n{actions}",
+            f"## Rewards\n{rewards}",
+            f"## Levels\n{levels}",
+            _ARGUMENTS,
+            _VERSIONS,
+        ]
+    )
+
+
+_MOVE_ACTIONS = (
+    "``turn left`` / ``turn right`` (by the level's turn step), ``move forward`` / ``move back`` (by its "
+    "forward step; blocked by walls and objects). VL-DAC's numbers parse too: 0 turn left, 1 turn right, "
+    "2 move forward, 3 move back."
+)
+_GOTO_REWARDS = (
+    "``miniworld``: MiniWorld's own, ``1 - 0.2 * t / T`` on reaching the goal (``t`` steps taken, invalid "
+    "ones included; ``T`` the task's own limit: {T}), 0 otherwise. ``vl-dac``: the same, and -1 on the step "
+    "where the registered time limit truncates the episode (VL-DAC's ``process_reward``). Invalid actions: 0."
+)
+
+
+class Hallway(NavigationEnv):
+    TASK = "Hallway"
+    LEVELS = LADDERS[TASK]
+
+
+class OneRoom(NavigationEnv):
+    TASK = "OneRoom"
+    LEVELS = LADDERS[TASK]
+    DEFAULT_LEVEL = 1
+
+
+class FourRooms(NavigationEnv):
+    TASK = "FourRooms"
+    LEVELS = LADDERS[TASK]
+
+
+class WallGap(NavigationEnv):
+    TASK = "WallGap"
+    LEVELS = LADDERS[TASK]
+
+
+class TMaze(NavigationEnv):
+    TASK = "TMaze"
+    LEVELS = LADDERS[TASK]
+
+
+class YMaze(NavigationEnv):
+    TASK = "YMaze"
+    LEVELS = LADDERS[TASK]
+
+
+class Maze(NavigationEnv):
+    TASK = "Maze"
+    LEVELS = LADDERS[TASK]
+    DEFAULT_LEVEL = 2
+
+
+class Sidewalk(NavigationEnv):
+    TASK = "Sidewalk"
+    LEVELS = LADDERS[TASK]
+    REWARDS: ClassVar = {
+        "miniworld": {"move": 0.0, "goal": 1.0, "street": 0.0, "timeout": 0.0, "invalid": 0.0},
+        "vl-dac": {"move": 0.0, "goal": 1.0, "street": -1.0, "timeout": -1.0, "invalid": 0.0},
+    }
+
+    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+        if terminated and reward <= 0:
+            self._succeeded = False
+            return "street", 1.0
+        return super()._event(index, reward, terminated)
+
+    def _feedback(self, action: str, event: str) -> str:
+        return "You walked into the street." if event == "street" else ""
+
+    def _mission(self) -> str:
+        return f"Go to the {self.world.goal_name()} without stepping into the street."
+
+    def _phases(self) -> list[Phase]:
+        (phase,) = super()._phases()
+        return [Phase(reached=phase.reached, targets=phase.targets, forbidden=self.world.in_street)]
+
+    def _rooms(self) -> list[Any]:
+        return [self.world.rooms[0]]
+
+
+class Sign(NavigationEnv):
+    TASK = "Sign"
+    LEVELS = LADDERS[TASK]
+    ACTIONS = (TURN_LEFT, TURN_RIGHT, FORWARD, "stop")
+    REWARDS: ClassVar = {
+        "miniworld": {"move": 0.0, "goal": 1.0, "wrong": -1.0, "stop": 0.0, "timeout": 0.0, "invalid": 0.0},
+        "vl-dac": {"move": 0.0, "goal": 1.0, "wrong": -1.0, "stop": -1.0, "timeout": -1.0, "invalid": 0.0},
+    }
+    SHAPES = ("box", "key")
+
+    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+        if not terminated:
+            return "move", 1.0
+        self._succeeded = reward > 0
+        return ("goal" if reward > 0 else "wrong" if reward < 0 else "stop"), 1.0
+
+    def _feedback(self, action: str, event: str) -> str:
+        return {"wrong": "That is not the object the sign asks for.", "stop": "You stopped."}.get(event, "")
+
+    def _mission(self) -> str:
+        return f"Go to the {self.SHAPES[self.world._goal]} whose colour the sign names. Touching any other object fails."
+
+    def _phases(self) -> list[Phase]:
+        world = self.world
+        goal = world.goal_entity()
+        others = [obj for obj in world.objects() if obj is not goal]
+        return [
+            Phase(
+                reached=lambda: bool(world.near(goal)),
+                targets=lambda: [goal.pos],
+                forbidden=lambda: any(world.near(obj) for obj in others),
+            )
+        ]
+
+
+class PickupObjects(NavigationEnv):
+    TASK = "PickupObjects"
+    LEVELS = LADDERS[TASK]
+    DEFAULT_LEVEL = 2
+    ACTIONS = (*MOVES, PICK_UP)
+    REWARDS: ClassVar = {
+        "miniworld": {"move": 0.0, "pickup": 1.0, "timeout": 0.0, "invalid": 0.0},
+        "vl-dac": {"move": 0.0, "pickup": 1.0, "timeout": -1.0, "invalid": 0.0},
+    }
+
+    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+        self._succeeded = terminated
+        return ("pickup" if reward > 0 else "move"), 1.0
+
+    def _feedback(self, action: str, event: str) -> str:
+        if action != PICK_UP:
+            return ""
+        return "You picked it up." if event == "pickup" else "There is nothing to pick up in front of you."
+
+    def _mission(self) -> str:
+        return f"Pick up all {self.world.num_objs} objects."
+
+    def _task_state(self) -> str:
+        return f"picked {self.world.num_picked_up}"
+
+    def _progress(self) -> float:
+        return self.world.num_picked_up / self.world.num_objs
+
+    def _goal_holds(self) -> bool:
+        return False
+
+    def _pickable(self) -> Any:
+        world = self.world
+        test_pos = world.agent.pos + world.agent.dir_vec * 1.5 * world.agent.radius
+        ent = world.intersect(world.agent, test_pos, 1.2 * world.agent.radius)
+        return ent if ent is not None and ent is not True and not ent.is_static else None
+
+    def _phases(self) -> list[Phase]:
+        world = self.world
+
+        def pick() -> None:
+            world.entities.remove(self._pickable())
+            world.num_picked_up += 1
+
+        objects = lambda: [e.pos for e in world.entities if e is not world.agent and not e.is_static]  # noqa: E731
+        left = world.num_objs - world.num_picked_up
+        return [Phase(reached=lambda: self._pickable() is not None, targets=objects, then=PICK_UP, effect=pick)] * left
+
+
+class PutNext(NavigationEnv):
+    TASK = "PutNext"
+    LEVELS = LADDERS[TASK]
+    DEFAULT_LEVEL = 1
+    ACTIONS = (*MOVES, PICK_UP, DROP)
+
+    def _feedback(self, action: str, event: str) -> str:
+        carrying = self.world.agent.carrying
+        if action == PICK_UP:
+            return "You are holding it." if carrying is not None else "There is nothing to pick up in front of you."
+        return ""
+
+    def _mission(self) -> str:
+        return "Put the red box next to the yellow box."
+
+    def _task_state(self) -> str:
+        carrying = self.world.agent.carrying
+        return "done" if self._done else "" if carrying is None else f"holding {carrying.color}"
+
+    def _progress(self) -> float:
+        if self._success():
+            return 1.0
+        return 0.5 if self.world.agent.carrying is self.world.red_box else 0.0
+
+    def _goal_holds(self) -> bool:
+        world = self.world
+        return world.agent.carrying is None and bool(world.near(world.red_box, world.yellow_box))
+
+    def _phases(self) -> list[Phase]:
+        world = self.world
+        red, yellow = world.red_box, world.yellow_box
+
+        def facing_red() -> bool:
+            test_pos = world.agent.pos + world.agent.dir_vec * 1.5 * world.agent.radius
+            return world.intersect(world.agent, test_pos, 1.2 * world.agent.radius) is red
+
+        def pick() -> None:
+            world.agent.carrying = red
+            red.pos = world._get_carry_pos(world.agent.pos, red)
+            red.dir = world.agent.dir
+
+        def drop_would_touch() -> bool:
+            dropped = red.pos.copy()
+            dropped[1] = 0
+            return bool(np.linalg.norm(dropped - yellow.pos) < red.radius + yellow.radius + 1.1 * world.max_forward_step)
+
+        phases = []
+        if world.agent.carrying is not red:
+            phases.append(Phase(reached=facing_red, targets=lambda: [red.pos], then=PICK_UP, effect=pick))
+        phases.append(Phase(reached=drop_would_touch, targets=lambda: [yellow.pos], then=DROP))
+        return phases
+
+
+_T = {"Hallway": 250, "OneRoom": 180, "FourRooms": 250, "WallGap": 300, "TMaze": 280, "YMaze": 280, "Maze": "24 x rows x columns", "Sidewalk": 150}
+_GOTO_DESCRIPTIONS = {
+    "Hallway": "MiniWorld's Hallway: a red box at the end of a straight hallway; the agent starts facing roughly down it (within 45 degrees).",
+    "OneRoom": "MiniWorld's OneRoom: a red box placed at random in one big room.",
+    "FourRooms": "MiniWorld's FourRooms: four rooms joined by openings; the box is in any of them.",
+    "WallGap": "MiniWorld's WallGap: outdoors, two areas separated by a wall with a gap; the box is on the other side.",
+    "TMaze": "MiniWorld's TMaze: a corridor ending in a T junction; the box is at the end of one of its arms.",
+    "YMaze": "MiniWorld's YMaze: a corridor into a Y junction; the box is in one of the two arms.",
+    "Maze": "MiniWorld's Maze: square rooms joined into a maze by recursive backtracking; the box is anywhere.",
+    "Sidewalk": "MiniWorld's Sidewalk: walk along a sidewalk to the box at its end; stepping into the street ends the episode with nothing.",
+}
+_DISTRACTOR_NOTE = (
+    " The agent is told which object to go to; on levels with distractors the goal's colour and shape are"
+    " drawn too (from MiniWorld's six colours and box, ball, key), among objects of other colours and shapes."
+)
+for _cls in (Hallway, OneRoom, FourRooms, WallGap, TMaze, YMaze, Maze, Sidewalk):
+    _extra = " Walking into the street ends the episode: 0 (``miniworld``) or -1 (``vl-dac``)." if _cls is Sidewalk else ""
+    _cls.__doc__ = _doc(
+        _cls.TASK,
+        f"Go to the named object: {_GOTO_DESCRIPTIONS[_cls.TASK].split(': ', 1)[1]}",
+        _GOTO_DESCRIPTIONS[_cls.TASK] + _DISTRACTOR_NOTE,
+        _MOVE_ACTIONS,
+        _GOTO_REWARDS.format(T=_T[_cls.TASK]) + _extra,
+    )
+Sign.__doc__ = _doc(
+    "Sign",
+    "Read the sign and go to the box or key of the colour it names.",
+    "MiniWorld's Sign: three boxes and three keys (blue, red, green) in a U of rooms, and a sign on the wall "
+    "naming a colour. The mission names the shape; touching any object ends the episode. MiniWorld fixes the "
+    "sign's colour and the shape per env; here both are drawn per episode.",
+    "``turn left``, ``turn right``, ``move forward``, ``stop`` (MiniWorld's action 3: it steps back and ends the "
+    "episode). Numbers 0..3 parse as in MiniWorld.",
+    "``miniworld``: +1 for the right object, -1 for a wrong one, 0 for ``stop`` or a time-out. ``vl-dac``: the same, "
+    "and -1 for ``stop`` or a time-out. Invalid actions: 0.",
+)
+PickupObjects.__doc__ = _doc(
+    "PickupObjects",
+    "Pick up every object in the room.",
+    "MiniWorld's PickupObjects: boxes, balls and keys of random colours in a walled yard; each ``pick up`` facing "
+    "an object collects it. The episode ends when all are collected.",
+    _MOVE_ACTIONS + " ``pick up`` (4) collects the object right in front.",
+    "``miniworld``: +1 per object collected. ``vl-dac``: the same, and -1 on the step where the time limit "
+    "truncates the episode. Invalid actions: 0.",
+)
+PutNext.__doc__ = _doc(
+    "PutNext",
+    "Put the red box next to the yellow box.",
+    "MiniWorld's PutNext: six boxes of different colours and sizes in a room; carry the red one next to the "
+    "yellow one and drop it there.",
+    _MOVE_ACTIONS + " ``pick up`` (4) lifts the object in front; ``drop`` (5) puts it down.",
+    "``miniworld``: ``1 - 0.2 * t / T`` (T = 250) once the red box is down next to the yellow box. "
+    "``vl-dac``: the same, and -1 on the step where the time limit truncates the episode. Invalid actions: 0.",
+)

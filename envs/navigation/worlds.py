@@ -1,0 +1,208 @@
+"""MiniWorld's task worlds, with our levels added and two of its rendering limits lifted.
+
+Each class here is MiniWorld's own task class (its world generator, physics and OpenGL renderer)
+with :class:`LevelledWorld` mixed in. The mixin:
+
+- runs MiniWorld's generator first, so at a level without additions an episode is the one raw
+  MiniWorld draws from the same seed, then adds the level's goal choice, distractors and heading;
+- gives each world its static scene back before it renders: MiniWorld compiles every world's walls
+  into display list 1 of a GL object space that all pyglet contexts of a process share, so two
+  worlds in one process (a ``SyncVectorEnv``) drew each other's rooms;
+- skips rendering when nobody looks at the frame (text-only observations).
+
+Importing this module imports MiniWorld and creates its GL context (see :mod:`.gl`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rl4vlm_gym.envs.navigation.gl import import_miniworld
+from rl4vlm_gym.envs.navigation.levels import NavLevel
+
+import_miniworld()
+
+from miniworld import envs as mw  # noqa: E402 - after the headless set-up above
+from miniworld.entity import COLOR_NAMES, Ball, Box, Entity, Key  # noqa: E402
+from miniworld.params import DEFAULT_PARAMS, DomainParams  # noqa: E402
+
+__all__ = ["SHAPES", "WORLDS", "LevelledWorld", "make_entity", "params_for"]
+
+SHAPES: dict[str, type[Entity]] = {"box": Box, "ball": Ball, "key": Key}
+COLORS: tuple[str, ...] = tuple(COLOR_NAMES)
+
+_scene_tokens = itertools.count(1)
+_compiled_scene = [0]  # the token of the world whose static scene display list 1 now holds
+
+
+def make_entity(shape: str, color: str) -> Entity:
+    """A MiniWorld object of this shape and colour, at MiniWorld's default size."""
+    return SHAPES[shape](color=color)
+
+
+def params_for(level: NavLevel) -> DomainParams:
+    """MiniWorld's params for a level: its dynamics fixed, its visual ranges randomized or not."""
+    params = DEFAULT_PARAMS.copy() if level.domain_rand else DEFAULT_PARAMS.no_random()
+    # Dynamics stay fixed under domain randomization, so the oracle's plan is exact.
+    for name, value in (("forward_step", level.forward_step), ("turn_step", level.turn_step), ("forward_drift", 0), ("bot_radius", 0.4)):
+        params.set(name, value, value, value)
+    return params
+
+
+class LevelledWorld:
+    """Mixin over a MiniWorld task class; see the module docstring."""
+
+    GOAL: ClassVar[str | None] = "box"
+    """The attribute holding the goal entity that distractor levels redraw (None: no redraw)."""
+
+    level: NavLevel | None = None
+    render_enabled: bool = True
+
+    def _gen_world(self) -> None:
+        super()._gen_world()  # type: ignore[misc]
+        self.goal_label = "red box"  # MiniWorld's goal in every go-to task
+        level = self.level
+        if level is None:
+            return
+        rng = self.np_random  # type: ignore[attr-defined]
+        if level.distractors and self.GOAL:
+            kinds = [(color, shape) for shape in SHAPES for color in COLORS]
+            picks = rng.choice(len(kinds), size=1 + level.distractors, replace=False)
+            old = getattr(self, self.GOAL)
+            goal = make_entity(kinds[picks[0]][1], kinds[picks[0]][0])
+            goal.pos, goal.dir = old.pos, old.dir  # no wider than the red box: it fits where that was
+            self.entities[self.entities.index(old)] = goal  # type: ignore[attr-defined]
+            setattr(self, self.GOAL, goal)
+            self.goal_label = f"{kinds[picks[0]][0]} {kinds[picks[0]][1]}"
+            for pick in picks[1:]:
+                color, shape = kinds[pick]
+                self.place_entity(make_entity(shape, color), room=self.distractor_room())  # type: ignore[attr-defined]
+        if level.random_heading:
+            self.agent.dir = rng.uniform(-math.pi, math.pi)  # type: ignore[attr-defined]
+
+    def set_size(self, size: float | None) -> None:
+        """Apply a level's ``size`` (its meaning is the task's); the next reset uses it."""
+
+    def distractor_room(self) -> Any:
+        """Where distractors go (None: any room, weighted by area)."""
+        return None
+
+    def goal_name(self) -> str:
+        """The goal in words ("red box")."""
+        return self.goal_label
+
+    def goal_entity(self) -> Entity | None:
+        """The object the agent must reach, if the task has one."""
+        return getattr(self, self.GOAL) if self.GOAL else None
+
+    def _render_static(self) -> None:
+        super()._render_static()  # type: ignore[misc]
+        self._scene_token = next(_scene_tokens)
+        _compiled_scene[0] = self._scene_token
+
+    def _own_scene(self) -> None:
+        if _compiled_scene[0] != self._scene_token:
+            self._render_static()
+
+    def render_obs(self, frame_buffer: Any = None) -> np.ndarray:
+        if not self.render_enabled and frame_buffer is None:
+            return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)  # type: ignore[attr-defined]
+        self._own_scene()
+        return super().render_obs(frame_buffer)  # type: ignore[misc]
+
+    def render_top_view(self, frame_buffer: Any = None, render_agent: bool = True, return_scale: bool = False) -> Any:
+        self._own_scene()
+        return super().render_top_view(frame_buffer, render_agent, return_scale)  # type: ignore[misc]
+
+
+class HallwayWorld(LevelledWorld, mw.Hallway):
+    def set_size(self, size: float | None) -> None:
+        self.length = size or 12
+
+
+class OneRoomWorld(LevelledWorld, mw.OneRoom):
+    def set_size(self, size: float | None) -> None:
+        self.size = size or 10
+
+
+class FourRoomsWorld(LevelledWorld, mw.FourRooms):
+    pass
+
+
+class WallGapWorld(LevelledWorld, mw.WallGap):
+    pass
+
+
+class TMazeWorld(LevelledWorld, mw.TMaze):
+    pass
+
+
+class YMazeWorld(LevelledWorld, mw.YMaze):
+    pass
+
+
+class MazeWorld(LevelledWorld, mw.Maze):
+    def set_size(self, size: float | None) -> None:
+        self.num_rows = self.num_cols = int(size or 8)
+        self.max_episode_steps = self.num_rows * self.num_cols * 24  # MiniWorld's T in 1 - 0.2 t/T
+
+
+class SidewalkWorld(LevelledWorld, mw.Sidewalk):
+    def distractor_room(self) -> Any:
+        return self.rooms[0]  # the sidewalk: the street is where the episode ends
+
+    def in_street(self) -> bool:
+        """Walking into the street ends the episode with nothing (MiniWorld's rule)."""
+        return bool(self.street.point_inside(self.agent.pos))
+
+
+class SignWorld(LevelledWorld, mw.Sign):
+    """MiniWorld's Sign with the sign's colour and the goal shape drawn per episode (MiniWorld fixes
+    both at construction, so one env instance would always have the same answer)."""
+
+    GOAL = None
+
+    def _gen_world(self) -> None:
+        self._color_index = int(self.np_random.integers(3))
+        self._goal = int(self.np_random.integers(2))
+        super()._gen_world()
+
+    def goal_entity(self) -> Entity:
+        return self._objects[self._goal][self._color_index]
+
+    def objects(self) -> list[Entity]:
+        """All six objects: touching any ends the episode."""
+        return [obj for pair in self._objects for obj in pair]
+
+
+class PickupObjectsWorld(LevelledWorld, mw.PickupObjects):
+    GOAL = None
+
+    def set_size(self, size: float | None) -> None:
+        self.num_objs = int(size or 5)
+
+
+class PutNextWorld(LevelledWorld, mw.PutNext):
+    GOAL = None
+
+    def set_size(self, size: float | None) -> None:
+        self.size = int(size or 12)
+
+
+WORLDS: dict[str, type[LevelledWorld]] = {
+    "Hallway": HallwayWorld,
+    "OneRoom": OneRoomWorld,
+    "FourRooms": FourRoomsWorld,
+    "WallGap": WallGapWorld,
+    "TMaze": TMazeWorld,
+    "YMaze": YMazeWorld,
+    "Maze": MazeWorld,
+    "Sidewalk": SidewalkWorld,
+    "Sign": SignWorld,
+    "PickupObjects": PickupObjectsWorld,
+    "PutNext": PutNextWorld,
+}

@@ -1,0 +1,201 @@
+"""The navigation family on the real MiniWorld renderer (headless EGL)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rl4vlm_gym
+from rl4vlm_gym.registry import EVAL_SEEDS
+
+if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
+    pytest.skip("the nav extra is not installed", allow_module_level=True)
+
+NAV_IDS = [card.id for card in rl4vlm_gym.list_envs(family="navigation")]
+LEVELS = [(card.id, level) for card in rl4vlm_gym.list_envs(family="navigation") for level in range(len(card.levels))]
+
+
+def test_family_registers_the_vl_dac_tasks() -> None:
+    wanted = {f"rl4vlm/MiniWorld-{task}-v0" for task in ("Hallway", "OneRoom", "FourRooms", "WallGap")}
+    assert wanted <= set(NAV_IDS)
+    assert len(NAV_IDS) >= 10
+
+
+@pytest.mark.parametrize(("env_id", "level"), LEVELS)
+def test_oracle_solves_seeds_50_to_99_in_optimal_steps(env_id: str, level: int) -> None:
+    # The conformance kit's oracle check runs EVAL seeds 0..49; these make 100 per level.
+    env = gym.make(env_id, obs_mode="text", level=level, max_episode_steps=100_000)
+    base = env.unwrapped
+    for i in range(50, 100):
+        _, info = env.reset(seed=EVAL_SEEDS.start + i)
+        optimal, steps, done = info["optimal_steps"], 0, False
+        assert optimal > 0
+        while not done:
+            _, _, terminated, truncated, info = env.step(base.oracle_action())
+            steps, done = steps + 1, terminated or truncated
+        assert info["success"] and steps == optimal, f"seed {i}: {steps} steps, optimal {optimal}, success {info['success']}"
+    env.close()
+
+
+def test_level_zero_is_raw_miniworld_for_the_same_seed() -> None:
+    from rl4vlm_gym.envs.navigation.gl import import_miniworld
+
+    import_miniworld()
+    raw = gym.make("MiniWorld-FourRooms-v0", obs_width=80, obs_height=60).unwrapped
+    ours = gym.make("rl4vlm/MiniWorld-FourRooms-v0", image_size=(60, 80), obs_mode="image")
+    for seed in (0, 5):
+        raw_obs, _ = raw.reset(seed=seed)
+        obs, _ = ours.reset(seed=seed)
+        assert np.array_equal(raw_obs, obs["image"])
+        for action, text in ((2, "move forward"), (0, "turn left"), (2, "2")):  # VL-DAC's number too
+            raw_obs, raw_reward, *_ = raw.step(action)
+            obs, reward, *_ = ours.step(text)
+            assert np.array_equal(raw_obs, obs["image"]) and reward == raw_reward
+    np.testing.assert_array_equal(raw.agent.pos, ours.unwrapped.world.agent.pos)
+    raw.close()
+    ours.close()
+
+
+def test_vl_dac_json_action_parses() -> None:
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step('{"thoughts": "I should walk to the box", "action": 2}')
+    assert info["action"]["parsed"] == "move forward" and info["action"]["valid"]
+    _, _, _, _, info = env.step('{"thoughts": "?", "action": 7}')
+    assert not info["action"]["valid"] and info["action"]["error"]
+    env.close()
+
+
+def test_two_worlds_in_one_process_render_their_own_rooms() -> None:
+    # MiniWorld compiles every world into display list 1; our worlds recompile when they switch.
+    alone = gym.make("rl4vlm/MiniWorld-FourRooms-v0", obs_mode="image")
+    expected, _ = alone.reset(seed=0)
+    alone.close()
+    a = gym.make("rl4vlm/MiniWorld-FourRooms-v0", obs_mode="image")
+    b = gym.make("rl4vlm/MiniWorld-WallGap-v0", obs_mode="image")
+    a.reset(seed=0)
+    b.reset(seed=0)
+    obs, *_ = a.step("turn left")
+    obs_back, *_ = a.step("turn right")
+    assert np.array_equal(obs_back["image"], expected["image"])
+    assert not np.array_equal(obs["image"], expected["image"])
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize(("variant", "expected"), [("miniworld", 0.0), ("vl-dac", -1.0)])
+def test_timeout_reward_is_paid_when_the_spec_time_limit_truncates(variant: str, expected: float) -> None:
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v0", obs_mode="text", reward_variant=variant, max_episode_steps=3)
+    env.reset(seed=0)
+    rewards = [env.step("turn left")[1:4] for _ in range(3)]
+    assert rewards[:2] == [(0.0, False, False)] * 2
+    assert rewards[2] == (expected, False, True)
+    env.close()
+
+
+def test_time_limit_lives_on_the_spec() -> None:
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v0")
+    assert env.spec.max_episode_steps == 250
+    vl_dac = gym.make("rl4vlm/MiniWorld-Hallway-v0", max_episode_steps=128)
+    assert vl_dac.spec.max_episode_steps == 128
+    env.close()
+    vl_dac.close()
+
+
+def test_success_reward_is_miniworlds_time_discounted_one() -> None:
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    _, info = env.reset(seed=1)
+    env.step("not an action")  # invalid steps count as time
+    total, steps, done = 0.0, 1, False
+    while not done:
+        _, reward, done, _, info = env.step(env.unwrapped.oracle_action())
+        total, steps = total + reward, steps + 1
+    assert info["success"]
+    assert total == pytest.approx(1 - 0.2 * steps / 180)
+    env.close()
+
+
+def test_distractor_levels_name_the_goal_by_colour_and_shape() -> None:
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", level=2)
+    missions = {env.reset(seed=seed)[0]["mission"] for seed in range(30)}
+    assert len(missions) > 5
+    assert any("ball" in m for m in missions) and any("key" in m for m in missions)
+    env.close()
+
+
+def test_text_mode_draws_nothing_and_keeps_the_description() -> None:
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v0", obs_mode="text")
+    obs, _ = env.reset(seed=0)
+    assert not obs["image"].any()
+    assert "red box" in obs["text"] and "wall ahead" in obs["text"]
+    env.close()
+
+
+def test_top_view_is_a_render_option() -> None:
+    env = gym.make("rl4vlm/MiniWorld-FourRooms-v0", render_mode="rgb_array", render_view="top", image_size=(120, 160))
+    obs, _ = env.reset(seed=0)
+    top = env.render()
+    assert top.shape == obs["image"].shape == (120, 160, 3)
+    assert not np.array_equal(top, obs["image"])
+    env.close()
+    with pytest.raises(ValueError, match="render_view"):
+        gym.make("rl4vlm/MiniWorld-FourRooms-v0", render_view="side")
+
+
+def test_state_key_is_the_discretized_pose() -> None:
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    _, info = env.reset(seed=0)
+    start = info["state_key"]
+    assert env.step("turn left")[4]["state_key"] != start
+    assert env.step("turn right")[4]["state_key"] == start
+    env.close()
+
+
+def test_pickup_and_put_next_accept_their_extra_actions() -> None:
+    env = gym.make("rl4vlm/MiniWorld-PutNext-v0", obs_mode="text")
+    obs, _ = env.reset(seed=0)
+    assert obs["actions"] == ("turn left", "turn right", "move forward", "move back", "pick up", "drop")
+    assert env.step('{"action": 5}')[4]["action"]["parsed"] == "drop"
+    env.close()
+
+
+def test_missing_gl_stack_gives_one_clear_error() -> None:
+    script = textwrap.dedent(
+        """
+        import pyglet.lib
+        def missing(*names, **kwargs):
+            raise ImportError('Library "EGL" not found.')
+        pyglet.lib.load_library = missing
+        import gymnasium as gym, rl4vlm_gym
+        from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
+        try:
+            gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+        except GLUnavailableError as err:
+            print(err)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "libegl1" in done.stdout and "EGL" in done.stdout and "Traceback" not in done.stdout
+
+
+def test_pickled_env_rebuilds_its_world_and_continues() -> None:
+    import pickle
+
+    env = gym.make("rl4vlm/MiniWorld-PutNext-v0", image_size=(60, 80))
+    env.reset(seed=4)
+    for _ in range(15):
+        env.step(env.unwrapped.oracle_action())
+    clone = pickle.loads(pickle.dumps(env))
+    for _ in range(15):
+        action = env.unwrapped.oracle_action()
+        a, b = env.step(action), clone.step(action)
+        assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"] and a[1:] == b[1:]
+    env.close()
+    clone.close()
