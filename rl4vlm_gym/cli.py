@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import rl4vlm_gym
@@ -134,11 +135,11 @@ def play(
 
 def _show_observation(obs: dict[str, Any], save: Path | None) -> None:
     console.rule()
-    console.print(f"[bold]Mission:[/bold] {obs['mission']}")
+    console.print(f"[bold]Mission:[/bold] {escape(obs['mission'])}")
     if obs["text"]:
         console.print(obs["text"], markup=False)
-    choices = "  ".join(f"[{i}] {a}" for i, a in enumerate(obs["actions"]))
-    console.print(f"[bold]Actions:[/bold] {choices}", markup=False)
+    choices = "  ".join(escape(f"[{i}] {a}") for i, a in enumerate(obs["actions"]))
+    console.print(f"[bold]Actions:[/bold] {choices}")
     if save is not None:
         console.print(f"(image saved to {save})")
 

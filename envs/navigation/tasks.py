@@ -9,6 +9,9 @@ One subclass per task says what the goal is.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,6 +41,8 @@ __all__ = [
 
 PICK_UP, DROP = "pick up", "drop"
 MOVES = (TURN_LEFT, TURN_RIGHT, FORWARD, BACK)  # MiniWorld's action indices 0..3, VL-DAC's list
+logger = logging.getLogger(__name__)
+
 _TRIES = 200  # episodes drawn before a level is declared unsatisfiable
 _CELL = 0.25  # metres per state_key cell: a few steps, so GiGPO finds repeated anchor states
 
@@ -73,17 +78,18 @@ class NavigationEnv(VLMEnv):
     def _make_world(self) -> None:
         from rl4vlm_gym.envs.navigation import gl
 
-        try:
-            from rl4vlm_gym.envs.navigation.worlds import WORLDS
-        except gl.GLUnavailableError:
-            raise
+        from rl4vlm_gym.envs.navigation.worlds import WORLDS
         height, width = self.image_size
+        printed = io.StringIO()
         try:
-            self.world = WORLDS[self.TASK](obs_width=width, obs_height=height, window_width=width, window_height=height)
+            with contextlib.redirect_stdout(printed):  # MiniWorld prints its MSAA fall-back on stdout
+                self.world = WORLDS[self.TASK](obs_width=width, obs_height=height, window_width=width, window_height=height)
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             if type(err).__module__.startswith("pyglet"):
                 raise gl.explain(err) from err
             raise
+        if printed.getvalue():
+            logger.debug("MiniWorld: %s", printed.getvalue().strip())
         self.world.render_enabled = self.obs_mode != "text" or self.render_mode is not None
         self._log: list[int] = []
         self._episode: tuple[NavLevel, dict[str, Any]] | None = None
@@ -294,7 +300,12 @@ _VERSIONS = """## Version History
 
 
 def _doc(task: str, summary: str, description: str, actions: str, rewards: str) -> str:
-    levels = "\n".join(f"- {i}: {level.describe()}" for i, level in enumerate(LADDERS[task]))
+    default = LADDERS[task][0]
+    levels = (
+        "Rungs change the task's size, add distractors (the goal then named by colour and shape), move the start "
+        "away from the goal, turn it to a random heading, change the step sizes, and switch on MiniWorld's visual "
+        f"domain randomization (dynamics stay fixed); the table lists each. Level 0: {default.describe()}."
+    )
     return "\n\n".join(
         [
             summary,

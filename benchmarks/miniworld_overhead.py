@@ -1,0 +1,93 @@
+"""Our navigation wrapper against raw MiniWorld: step time on the same task, resolution and actions.
+
+    .venv/bin/python benchmarks/miniworld_overhead.py [--tasks OneRoom Hallway] [--sizes 60x80 240x320]
+
+Both envs run in this one process, pinned to one core, taking the same random sequence of the
+three movement actions (episodes reset when they end, resets untimed); rounds alternate raw and
+wrapped so machine noise hits both alike, and each figure is the median over rounds. The wrapper
+runs in ``image`` mode (what raw MiniWorld gives: a camera frame) and in ``image+text`` mode (plus
+the text description).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import gymnasium as gym
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import rl4vlm_gym  # noqa: F401 - registers the ids
+from rl4vlm_gym.envs.navigation.gl import import_miniworld
+
+MOVES = ("turn left", "turn right", "move forward")
+
+
+def _round(step, reset, actions: np.ndarray) -> float:
+    """Seconds per step over ``actions`` (resets excluded)."""
+    reset()
+    spent = 0.0
+    for action in actions:
+        start = time.perf_counter()
+        done = step(int(action))
+        spent += time.perf_counter() - start
+        if done:
+            reset()
+    return spent / len(actions)
+
+
+def measure(task: str, height: int, width: int, rounds: int, steps: int, rng: np.random.Generator) -> dict[str, float]:
+    """Median ms/step of raw MiniWorld and of our env in ``image`` and ``image+text`` modes."""
+    raw = gym.make(f"MiniWorld-{task}-v0", obs_width=width, obs_height=height, max_episode_steps=10**9).unwrapped
+    ours = {mode: gym.make(f"rl4vlm/MiniWorld-{task}-v0", image_size=(height, width), obs_mode=mode).unwrapped for mode in ("image", "image+text")}
+    seeds = iter(range(10**6))
+    envs = {
+        "raw": (lambda a: bool(raw.step(a)[2]), lambda: raw.reset(seed=next(seeds))),
+        **{
+            mode: (lambda a, env=env: bool(env.step(MOVES[a])[2]), lambda env=env: env.reset(seed=next(seeds)))
+            for mode, env in ours.items()
+        },
+    }
+    times: dict[str, list[float]] = {name: [] for name in envs}
+    for _ in range(rounds):
+        actions = rng.integers(3, size=steps)
+        for name, (step, reset) in envs.items():
+            times[name].append(_round(step, reset, actions))
+    raw.close()
+    for env in ours.values():
+        env.close()
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", nargs="*", default=["OneRoom", "Hallway", "FourRooms", "WallGap"])
+    parser.add_argument("--sizes", nargs="*", default=["60x80", "240x320"], help="HEIGHTxWIDTH")
+    parser.add_argument("--steps", type=int, default=600, help="steps per round")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: no pinning)")
+    args = parser.parse_args()
+    if args.core >= 0 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.core})
+    import_miniworld()
+
+    table = Table("task", "image", "raw MiniWorld ms/step", "ours image", "ours image+text", "ratio image", "ratio image+text",
+                  title=f"Step time, median of {args.rounds} alternating rounds of {args.steps} steps (one core)")  # fmt: skip
+    rng = np.random.default_rng(0)
+    for task in args.tasks:
+        for size in args.sizes:
+            height, width = (int(v) for v in size.split("x"))
+            med = measure(task, height, width, args.rounds, args.steps, rng)
+            table.add_row(
+                task, f"{height}x{width}", f"{med['raw']:.3f}", f"{med['image']:.3f}", f"{med['image+text']:.3f}",
+                f"{med['image'] / med['raw']:.3f}x", f"{med['image+text'] / med['raw']:.3f}x",
+            )  # fmt: skip
+    Console(width=160).print(table)
+
+
+if __name__ == "__main__":
+    main()
