@@ -14,7 +14,6 @@ where ``forbidden`` holds, then take ``then`` (``"pick up"``, ``"drop"``) or not
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -26,7 +25,7 @@ import numpy as np
 __all__ = ["Phase", "Planner", "Unsolvable"]
 
 TURN_LEFT, TURN_RIGHT, FORWARD, BACK = "turn left", "turn right", "move forward", "move back"
-_GRID = 0.1  # metres per cell of the heuristic's occupancy grid
+_GRID = 0.2  # metres per cell of the heuristic's occupancy grid: coarse is fast, and A* corrects it
 
 
 class Unsolvable(RuntimeError):
@@ -136,13 +135,14 @@ class Planner:
         if phase.reached():
             return []
         field = self._distance_field(phase.targets(), rooms)
-        tie = itertools.count()
         best = {self._key(start): 0}
-        parents: dict[tuple[int, int, int], tuple[tuple[int, int, int] | None, str | None]] = {self._key(start): (None, None)}
-        frontier = [(field(start), 0, next(tie), start, self._key(start))]
+        # Each node keeps its own parent: poses merged on the lattice differ slightly, and only a
+        # node's own chain of actions leads to its exact pose.
+        parents: list[tuple[int, str | None]] = [(-1, None)]
+        frontier = [(field(start), 0, 0, start, self._key(start))]
         expansions = 0
         while frontier:
-            _, steps, _, pose, key = heapq.heappop(frontier)
+            _, steps, node, pose, key = heapq.heappop(frontier)
             if steps > best.get(key, steps):
                 continue
             expansions += 1
@@ -156,19 +156,19 @@ class Planner:
                 if phase.forbidden is not None and phase.forbidden():
                     continue
                 child = self._pose()
-                child_key = self._key(child)
                 if phase.reached():
                     path = [action]
-                    while parents[key][1] is not None:
-                        key, act = parents[key]  # type: ignore[assignment]
+                    while parents[node][1] is not None:
+                        node, act = parents[node]
                         path.append(act)  # type: ignore[arg-type]
                     self._set_pose(child)
                     return path[::-1]
+                child_key = self._key(child)
                 if steps + 1 >= best.get(child_key, math.inf):
                     continue
                 best[child_key] = steps + 1
-                parents[child_key] = (key, action)
-                heapq.heappush(frontier, (steps + 1 + self.weight * field(child), steps + 1, next(tie), child, child_key))
+                parents.append((node, action))
+                heapq.heappush(frontier, (steps + 1 + self.weight * field(child), steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
         raise Unsolvable(f"no plan found ({expansions} poses expanded)")
 

@@ -77,7 +77,6 @@ class NavigationEnv(VLMEnv):
 
     def _make_world(self) -> None:
         from rl4vlm_gym.envs.navigation import gl
-
         from rl4vlm_gym.envs.navigation.worlds import WORLDS
         height, width = self.image_size
         printed = io.StringIO()
