@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,16 +279,20 @@ def check_fuzz(env_id: str, **kwargs: Any) -> str:
     return f"{len(FUZZ_INPUTS)} hostile outputs handled ({len(SURELY_INVALID)} asserted invalid)"
 
 
-def check_oracle(env_id: str, episodes: int = 50, **kwargs: Any) -> str:
-    """The oracle solves every solvable episode of every level, in exactly ``optimal_steps``."""
+def check_oracle(
+    env_id: str, episodes: int = 50, first_seed: int = 0, levels: Sequence[int] | None = None, **kwargs: Any
+) -> str:
+    """The oracle solves every solvable episode of every level, in exactly ``optimal_steps``.
+
+    Episodes use EVAL seeds ``first_seed .. first_seed + episodes - 1`` (offsets into the range)."""
     card = env_card(env_id)
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     report = []
-    for level in range(len(card.levels)):
+    for level in range(len(card.levels)) if levels is None else levels:
         solvable = solved = 0
         total = 0.0
-        for i in range(episodes):
+        for i in range(first_seed, first_seed + episodes):
             obs, info = env.reset(seed=EVAL_SEEDS.start + i, options={"level": level})
             optimal, ret, steps, done = info["optimal_steps"], 0.0, 0, False
             while not done:

@@ -60,7 +60,6 @@ class Planner:
         self.moves = (TURN_LEFT, TURN_RIGHT, FORWARD, BACK) if can_back else (TURN_LEFT, TURN_RIGHT, FORWARD)
         self.max_expansions = max_expansions
         self.weight = weight
-        self.expansions = 0
         self.cell = self.forward_step * 2 / 3
         self.headings = round(360 / self.turn_step)
 
@@ -146,7 +145,6 @@ class Planner:
             if steps > best.get(key, steps):
                 continue
             expansions += 1
-            self.expansions += 1
             if expansions > self.max_expansions:
                 break
             for action in self.moves:

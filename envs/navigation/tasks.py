@@ -66,6 +66,10 @@ class NavigationEnv(VLMEnv):
         "vl-dac": {"move": 0.0, "goal": 1.0, "timeout": -1.0, "invalid": 0.0},
     }
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.LEVELS = LADDERS[cls.TASK]
+
     def __init__(self, *, render_view: str = "agent", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if render_view not in ("agent", "top"):
@@ -96,11 +100,11 @@ class NavigationEnv(VLMEnv):
     def _draw(self, level: NavLevel) -> None:
         """Draw episodes from the env's RNG until one meets the level's start constraints and the
         planner solves it; the world's RNG is the env's, so a level-0 episode is raw MiniWorld's."""
+        from rl4vlm_gym.envs.navigation.worlds import params_for
+
         world = self.world
         world.level = level
         world.set_size(level.size)
-        from rl4vlm_gym.envs.navigation.worlds import params_for
-
         world.params = params_for(level)
         world.domain_rand = level.domain_rand
         world._np_random = self.np_random
@@ -125,7 +129,6 @@ class NavigationEnv(VLMEnv):
         self._draw(config)
         self._done = False
         self._start_distance = self._goal_distance()
-        self._optimal = len(self._plan)
 
     def _actions(self) -> tuple[str, ...]:
         return self.ACTIONS
@@ -167,9 +170,7 @@ class NavigationEnv(VLMEnv):
         return self._obs
 
     def _view(self) -> NDArray[np.uint8]:
-        if self.render_view == "top":
-            return self.world.render_top_view(self.world.vis_fb)
-        return self._frame()
+        return self.render_top_view() if self.render_view == "top" else self._frame()
 
     def render_top_view(self) -> NDArray[np.uint8]:
         """MiniWorld's top-down map of the whole world (the agent drawn in it), at ``image_size``."""
@@ -199,7 +200,7 @@ class NavigationEnv(VLMEnv):
         return 0.0 if goal is None else _distance(self.world.agent.pos, goal.pos)
 
     def _optimal_steps(self) -> int | None:
-        return self._optimal
+        return len(self._plan)  # VLMEnv asks right after _new_episode, before any step
 
     def _mission(self) -> str:
         return f"Go to the {self.world.goal_name()}."
@@ -259,7 +260,6 @@ class NavigationEnv(VLMEnv):
                 self._apply(self.ACTIONS[index])
             self._log = log
             self.np_random.bit_generator.state = now
-        self._plan_state = self._exact_state() if self._plan else None
 
     def close(self) -> None:
         world = getattr(self, "world", None)
@@ -333,44 +333,36 @@ _GOTO_REWARDS = (
 
 class Hallway(NavigationEnv):
     TASK = "Hallway"
-    LEVELS = LADDERS[TASK]
 
 
 class OneRoom(NavigationEnv):
     TASK = "OneRoom"
-    LEVELS = LADDERS[TASK]
     DEFAULT_LEVEL = 1
 
 
 class FourRooms(NavigationEnv):
     TASK = "FourRooms"
-    LEVELS = LADDERS[TASK]
 
 
 class WallGap(NavigationEnv):
     TASK = "WallGap"
-    LEVELS = LADDERS[TASK]
 
 
 class TMaze(NavigationEnv):
     TASK = "TMaze"
-    LEVELS = LADDERS[TASK]
 
 
 class YMaze(NavigationEnv):
     TASK = "YMaze"
-    LEVELS = LADDERS[TASK]
 
 
 class Maze(NavigationEnv):
     TASK = "Maze"
-    LEVELS = LADDERS[TASK]
     DEFAULT_LEVEL = 2
 
 
 class Sidewalk(NavigationEnv):
     TASK = "Sidewalk"
-    LEVELS = LADDERS[TASK]
     REWARDS: ClassVar = {
         "miniworld": {"move": 0.0, "goal": 1.0, "street": 0.0, "timeout": 0.0, "invalid": 0.0},
         "vl-dac": {"move": 0.0, "goal": 1.0, "street": -1.0, "timeout": -1.0, "invalid": 0.0},
@@ -398,7 +390,6 @@ class Sidewalk(NavigationEnv):
 
 class Sign(NavigationEnv):
     TASK = "Sign"
-    LEVELS = LADDERS[TASK]
     ACTIONS = (TURN_LEFT, TURN_RIGHT, FORWARD, "stop")
     REWARDS: ClassVar = {
         "miniworld": {"move": 0.0, "goal": 1.0, "wrong": -1.0, "stop": 0.0, "timeout": 0.0, "invalid": 0.0},
@@ -433,7 +424,6 @@ class Sign(NavigationEnv):
 
 class PickupObjects(NavigationEnv):
     TASK = "PickupObjects"
-    LEVELS = LADDERS[TASK]
     DEFAULT_LEVEL = 2
     ACTIONS = (*MOVES, PICK_UP)
     REWARDS: ClassVar = {
@@ -462,27 +452,20 @@ class PickupObjects(NavigationEnv):
     def _goal_holds(self) -> bool:
         return False
 
-    def _pickable(self) -> Any:
-        world = self.world
-        test_pos = world.agent.pos + world.agent.dir_vec * 1.5 * world.agent.radius
-        ent = world.intersect(world.agent, test_pos, 1.2 * world.agent.radius)
-        return ent if ent is not None and ent is not True and not ent.is_static else None
-
     def _phases(self) -> list[Phase]:
         world = self.world
 
         def pick() -> None:
-            world.entities.remove(self._pickable())
+            world.entities.remove(world.in_reach())
             world.num_picked_up += 1
 
         objects = lambda: [e.pos for e in world.entities if e is not world.agent and not e.is_static]  # noqa: E731
         left = world.num_objs - world.num_picked_up
-        return [Phase(reached=lambda: self._pickable() is not None, targets=objects, then=PICK_UP, effect=pick)] * left
+        return [Phase(reached=lambda: world.in_reach() is not None, targets=objects, then=PICK_UP, effect=pick)] * left
 
 
 class PutNext(NavigationEnv):
     TASK = "PutNext"
-    LEVELS = LADDERS[TASK]
     DEFAULT_LEVEL = 1
     ACTIONS = (*MOVES, PICK_UP, DROP)
 
@@ -512,10 +495,6 @@ class PutNext(NavigationEnv):
         world = self.world
         red, yellow = world.red_box, world.yellow_box
 
-        def facing_red() -> bool:
-            test_pos = world.agent.pos + world.agent.dir_vec * 1.5 * world.agent.radius
-            return world.intersect(world.agent, test_pos, 1.2 * world.agent.radius) is red
-
         def pick() -> None:
             world.agent.carrying = red
             red.pos = world._get_carry_pos(world.agent.pos, red)
@@ -528,7 +507,7 @@ class PutNext(NavigationEnv):
 
         phases = []
         if world.agent.carrying is not red:
-            phases.append(Phase(reached=facing_red, targets=lambda: [red.pos], then=PICK_UP, effect=pick))
+            phases.append(Phase(reached=lambda: world.in_reach() is red, targets=lambda: [red.pos], then=PICK_UP, effect=pick))
         phases.append(Phase(reached=drop_would_touch, targets=lambda: [yellow.pos], then=DROP))
         return phases
 

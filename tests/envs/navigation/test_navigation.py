@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rl4vlm_gym
-from rl4vlm_gym.registry import EVAL_SEEDS
+from rl4vlm_gym.testing import check_oracle
 
 if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
     pytest.skip("the nav extra is not installed", allow_module_level=True)
@@ -30,17 +30,22 @@ def test_family_registers_the_vl_dac_tasks() -> None:
 @pytest.mark.parametrize(("env_id", "level"), LEVELS)
 def test_oracle_solves_seeds_50_to_99_in_optimal_steps(env_id: str, level: int) -> None:
     # The conformance kit's oracle check runs EVAL seeds 0..49; these make 100 per level.
-    env = gym.make(env_id, obs_mode="text", level=level, max_episode_steps=100_000)
-    base = env.unwrapped
-    for i in range(50, 100):
-        _, info = env.reset(seed=EVAL_SEEDS.start + i)
-        optimal, steps, done = info["optimal_steps"], 0, False
-        assert optimal > 0
-        while not done:
-            _, _, terminated, truncated, info = env.step(base.oracle_action())
-            steps, done = steps + 1, terminated or truncated
-        assert info["success"] and steps == optimal, f"seed {i}: {steps} steps, optimal {optimal}, success {info['success']}"
+    report = check_oracle(env_id, episodes=50, first_seed=50, levels=[level], max_episode_steps=100_000)
+    assert "50/50 solvable solved" in report, report
+
+
+def test_close_frees_the_worlds_gl_objects() -> None:
+    from pyglet import gl
+
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+    env.reset(seed=0)
+    world = env.unwrapped.world
+    fbos = [world.obs_fb.multi_fbo, world.obs_fb.final_fbo, world.vis_fb.multi_fbo, world.vis_fb.final_fbo]
     env.close()
+    env.close()
+    other = gym.make("rl4vlm/MiniWorld-Hallway-v0")  # a live context to ask
+    assert not any(gl.glIsFramebuffer(fbo) for fbo in fbos)
+    other.close()
 
 
 def test_level_zero_is_raw_miniworld_for_the_same_seed() -> None:
