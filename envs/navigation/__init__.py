@@ -48,7 +48,7 @@ CARDS = (
     _card("WallGap", "Go through the gap in a wall to the named object behind it.", 300),
     _card("TMaze", "Find the named object in one arm of a T junction.", 280),
     _card("YMaze", "Find the named object in one arm of a Y junction.", 280),
-    _card("Maze", "Find the named object in a maze of rooms.", 216, default_level=2),
+    _card("Maze", "Find the named object in a maze of rooms.", 384, default_level=2),  # T of its 4x4 levels
     _card("Sidewalk", "Walk along a sidewalk to the named object without stepping into the street.", 150,
           success="the agent reaches the named object without entering the street"),
     _card("Sign", "Read the sign and go to the box or key of the colour it names.", 20,
