@@ -3,9 +3,10 @@
 Planning is a hybrid A* search (Dolgov et al., 2008) over the agent's continuous pose. Each
 successor comes from MiniWorld's own ``turn_agent`` / ``move_agent`` (its collision tests, a carried
 object included) with the level's fixed step sizes, so a found plan replays exactly in the env.
-Poses are merged on a lattice (a third of a step in position, the turn step in heading) to keep
-the search finite; the heuristic is the geodesic distance to the goal on a 2-D occupancy grid.
-A plan is therefore a shortest path on that lattice, not a proof that no shorter one exists.
+Poses are merged on a lattice (two thirds of a step in position, the turn step in heading) to keep
+the search finite; the heuristic is the geodesic distance to the goal on a 2-D occupancy grid
+plus the turns needed to face down it, weighted by 1.5 (many times faster than plain A* on open
+floors). A plan is therefore short, not provably shortest: ``optimal_steps`` is its length.
 
 A task is a sequence of :class:`Phase`: reach a pose where ``reached`` holds, avoiding poses
 where ``forbidden`` holds, then take ``then`` (``"pick up"``, ``"drop"``) or nothing.

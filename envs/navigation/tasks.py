@@ -144,11 +144,11 @@ class NavigationEnv(VLMEnv):
         if on_plan:
             self._plan.pop(0)
             self._plan_state = self._exact_state()
-        event, scale = self._event(index, float(reward), bool(terminated))
+        event, scale = self._event(float(reward), bool(terminated))
         self._done = bool(terminated)
         return StepOutcome(event, terminated=bool(terminated), scale=scale, feedback=self._feedback(action, event))
 
-    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+    def _event(self, reward: float, terminated: bool) -> tuple[str, float]:
         """The reward table's event for MiniWorld's step result, and the scale of its reward."""
         if terminated:
             self._succeeded = reward > 0
@@ -203,7 +203,7 @@ class NavigationEnv(VLMEnv):
         return len(self._plan)  # VLMEnv asks right after _new_episode, before any step
 
     def _mission(self) -> str:
-        return f"Go to the {self.world.goal_name()}."
+        return f"Go to the {self.world.goal_label}."
 
     # Oracle -------------------------------------------------------------------------------------------
 
@@ -368,17 +368,17 @@ class Sidewalk(NavigationEnv):
         "vl-dac": {"move": 0.0, "goal": 1.0, "street": -1.0, "timeout": -1.0, "invalid": 0.0},
     }
 
-    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+    def _event(self, reward: float, terminated: bool) -> tuple[str, float]:
         if terminated and reward <= 0:
             self._succeeded = False
             return "street", 1.0
-        return super()._event(index, reward, terminated)
+        return super()._event(reward, terminated)
 
     def _feedback(self, action: str, event: str) -> str:
         return "You walked into the street." if event == "street" else ""
 
     def _mission(self) -> str:
-        return f"Go to the {self.world.goal_name()} without stepping into the street."
+        return f"Go to the {self.world.goal_label} without stepping into the street."
 
     def _phases(self) -> list[Phase]:
         (phase,) = super()._phases()
@@ -397,7 +397,7 @@ class Sign(NavigationEnv):
     }
     SHAPES = ("box", "key")
 
-    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+    def _event(self, reward: float, terminated: bool) -> tuple[str, float]:
         if not terminated:
             return "move", 1.0
         self._succeeded = reward > 0
@@ -431,7 +431,7 @@ class PickupObjects(NavigationEnv):
         "vl-dac": {"move": 0.0, "pickup": 1.0, "timeout": -1.0, "invalid": 0.0},
     }
 
-    def _event(self, index: int, reward: float, terminated: bool) -> tuple[str, float]:
+    def _event(self, reward: float, terminated: bool) -> tuple[str, float]:
         self._succeeded = terminated
         return ("pickup" if reward > 0 else "move"), 1.0
 

@@ -65,7 +65,7 @@ class LevelledWorld:
 
     def _gen_world(self) -> None:
         super()._gen_world()  # type: ignore[misc]
-        self.goal_label = "red box"  # MiniWorld's goal in every go-to task
+        self.goal_label = "red box"  # the goal in words: MiniWorld's in every go-to task
         level = self.level
         if level is None:
             return
@@ -74,11 +74,12 @@ class LevelledWorld:
             kinds = [(color, shape) for shape in SHAPES for color in COLORS]
             picks = rng.choice(len(kinds), size=1 + level.distractors, replace=False)
             old = getattr(self, self.GOAL)
-            goal = make_entity(kinds[picks[0]][1], kinds[picks[0]][0])
+            color, shape = kinds[picks[0]]
+            goal = make_entity(shape, color)
             goal.pos, goal.dir = old.pos, old.dir  # no wider than the red box: it fits where that was
             self.entities[self.entities.index(old)] = goal  # type: ignore[attr-defined]
             setattr(self, self.GOAL, goal)
-            self.goal_label = f"{kinds[picks[0]][0]} {kinds[picks[0]][1]}"
+            self.goal_label = f"{color} {shape}"
             for pick in picks[1:]:
                 color, shape = kinds[pick]
                 self.place_entity(make_entity(shape, color), room=self.distractor_room())  # type: ignore[attr-defined]
@@ -91,10 +92,6 @@ class LevelledWorld:
     def distractor_room(self) -> Any:
         """Where distractors go (None: any room, weighted by area)."""
         return None
-
-    def goal_name(self) -> str:
-        """The goal in words ("red box")."""
-        return self.goal_label
 
     def goal_entity(self) -> Entity | None:
         """The object the agent must reach, if the task has one."""
