@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 import rl4vlm_gym
 from rl4vlm_gym.registry import env_card, list_envs
@@ -33,7 +33,8 @@ def list_command(
     obs_mode: Annotated[str | None, typer.Option(help="Only envs supporting this obs mode.")] = None,
 ) -> None:
     """List the registered environments."""
-    table = Table("id", "family", "levels", "extra", "task")
+    # Ids are copied from here: never break them across lines.
+    table = Table(Column("id", no_wrap=True), "family", "levels", "extra", "task")
     for card in list_envs(family=family, skill=skill, obs_mode=obs_mode):
         table.add_row(card.id, card.family, str(len(card.levels)), card.extra or "-", card.summary)
     console.print(table)
