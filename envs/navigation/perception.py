@@ -101,9 +101,16 @@ def _bearing(eye: np.ndarray, target: np.ndarray, agent_dir: float) -> float:
 
 
 def _segs(world) -> tuple[np.ndarray, np.ndarray]:
+    """Wall segments on the floor plane as (start, direction): cached on the world, because the
+    walls change only when a reset builds a new ``wall_segs`` array."""
+    cached = getattr(world, "_floor_segs", None)
+    if cached is not None and cached[0] is world.wall_segs:
+        return cached[1], cached[2]
     segs = np.asarray(world.wall_segs, dtype=float).reshape(-1, 2, 3)
     a = segs[:, 0, [0, 2]]
-    return a, segs[:, 1, [0, 2]] - a
+    e = segs[:, 1, [0, 2]] - a
+    world._floor_segs = (world.wall_segs, a, e)
+    return a, e
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
