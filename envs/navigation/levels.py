@@ -59,17 +59,21 @@ class NavLevel:
         return "; ".join(parts)
 
 
-def _ladder(label: str, sizes: tuple[float | None, ...] = (None,), **first: object) -> tuple[NavLevel, ...]:
+def _ladder(label: str, sizes: tuple[float | None, ...] = (None,)) -> tuple[NavLevel, ...]:
     """The common ladder: MiniWorld's task, then distractors, a far start and a random heading, then
-    visual domain randomization (each rung keeps the previous one's changes)."""
-    size, *bigger = sizes
-    big = bigger[0] if bigger else size
-    sized = lambda s: f"{label} {s:g}" if s is not None and label else label  # noqa: E731
+    visual domain randomization (each rung keeps the previous one's changes). ``sizes`` gives the
+    first rungs' size and, optionally, a bigger one for the last two."""
+    size, big = sizes[0], sizes[-1]
+
+    def sized(s: float | None) -> str:
+        return f"{label} {s:g}" if s is not None and label else label
+
+    far = {"distractors": 4, "min_start_distance": 3.0, "random_heading": True}
     return (
-        NavLevel(size=size, size_label=sized(size), **first),  # type: ignore[arg-type]
+        NavLevel(size=size, size_label=sized(size)),
         NavLevel(size=size, size_label=sized(size), distractors=2),
-        NavLevel(size=big, size_label=sized(big), distractors=4, min_start_distance=3.0, random_heading=True),
-        NavLevel(size=big, size_label=sized(big), distractors=4, min_start_distance=3.0, random_heading=True, domain_rand=True),
+        NavLevel(size=big, size_label=sized(big), **far),  # type: ignore[arg-type]
+        NavLevel(size=big, size_label=sized(big), domain_rand=True, **far),  # type: ignore[arg-type]
     )
 
 
