@@ -12,7 +12,7 @@ imported until one of its envs is made)::
 
 from __future__ import annotations
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import MissingDataError, StepOutcome, VLMEnv
 from rl4vlm_gym.parsing import ActionParser, ParseResult
 from rl4vlm_gym.registry import (
     EVAL_SEEDS,
@@ -36,6 +36,7 @@ __all__ = [
     "TRAIN_SEEDS",
     "ActionParser",
     "EnvCard",
+    "MissingDataError",
     "ParseResult",
     "StepOutcome",
     "Unicode",

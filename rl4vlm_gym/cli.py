@@ -77,6 +77,10 @@ def check(
     failures = 0
     table = Table("id", "check", "result", "seconds", "detail", title="Conformance")
     for env_id in ids:
+        missing = _missing_data(env_id)
+        if missing:
+            table.add_row(env_id, "all", "[yellow]skip[/yellow]", "-", f"no data on this machine: {missing}")
+            continue
         for result in run_checks(env_id, only):
             failures += not result.passed
             mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
@@ -92,6 +96,19 @@ def check(
         console.print(f"[red]{failures} check(s) failed[/red]")
         raise typer.Exit(1)
     console.print(f"[green]all checks passed for {len(ids)} env(s)[/green]")
+
+
+def _missing_data(env_id: str) -> str | None:
+    """Why ``env_id`` cannot be made here for want of downloaded data, or ``None``."""
+    import gymnasium as gym
+
+    from rl4vlm_gym.core import MissingDataError
+
+    try:
+        gym.make(env_id).close()
+    except MissingDataError as err:
+        return str(err)
+    return None
 
 
 @app.command()

@@ -32,12 +32,17 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = ["MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
 
 _FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
+
+
+class MissingDataError(FileNotFoundError):
+    """An env needs data files that users download themselves (ALFWorld's games, say) and they are
+    not where the env looked; the message names the places tried and how to point at the data."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,12 @@ class VLMEnv(gym.Env[ObsDict, str]):
     MAX_ACTION_LENGTH: ClassVar[int] = 256
     MAX_OUTPUT_LENGTH: ClassVar[int] = 65536
     """Size of the action space; longer outputs are still parsed (and reported, never raised)."""
+    NEEDS_DATA: ClassVar[bool] = False
+    """The env plays files users download themselves; without them ``make`` raises
+    :class:`MissingDataError`, and the docs show no example episode."""
+    INVALID_FEEDBACK: ClassVar[str | None] = None
+    """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
+    "Nothing happens."); by default the feedback names the parser's error."""
 
     def __init__(
         self,
@@ -202,6 +213,14 @@ class VLMEnv(gym.Env[ObsDict, str]):
         """A key that fully determines the image, to reuse frames; ``None`` disables caching."""
         return None
 
+    def _text(self, feedback: str) -> str:
+        """The observation's ``text``: the step's feedback, then the state in words unless
+        ``obs_mode`` is ``"image"``. Envs that reproduce another suite's exact text override it."""
+        text = [feedback] if feedback else []
+        if self.obs_mode != "image":
+            text.append(self._describe())
+        return "\n".join(text)
+
     def _view(self) -> NDArray[np.uint8]:
         """What ``render()`` shows in ``rgb_array`` and ``human`` modes: the observed frame, unless
         an env offers other views (a top-down map, say)."""
@@ -233,7 +252,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
             raise gym.error.ResetNeeded("call reset() before step()")
         result = self.parser.parse(action, self._admissible)
         if result.parsed is None:
-            outcome = StepOutcome("invalid", feedback=f"Invalid action: {result.error}. Nothing happened.")
+            feedback = self.INVALID_FEEDBACK or f"Invalid action: {result.error}. Nothing happened."
+            outcome = StepOutcome("invalid", feedback=feedback)
         else:
             outcome = self._apply(result.parsed)
             if outcome.error is not None:
@@ -277,14 +297,11 @@ class VLMEnv(gym.Env[ObsDict, str]):
         return self._elapsed
 
     def _observation(self, feedback: str) -> ObsDict:
-        text = [feedback] if feedback else []
-        if self.obs_mode != "image":
-            text.append(self._describe())
         if self.obs_mode == "text":
             image = np.zeros(self.observation_space["image"].shape, np.uint8)
         else:
             image = self._frame()
-        return {"image": image, "text": "\n".join(text), "mission": self._mission(), "actions": self._admissible}
+        return {"image": image, "text": self._text(feedback), "mission": self._mission(), "actions": self._admissible}
 
     def _info(self, result: ParseResult | None) -> dict[str, Any]:
         info: dict[str, Any] = {} if result is None else {"action": result.as_info()}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 from PIL import Image
 
 from rl4vlm_gym.registry import EnvCard, env_card, list_envs
@@ -75,16 +76,19 @@ def _reward_table(rewards: dict[str, dict[str, float]]) -> str:
 def env_page(env_id: str, image_dir: Path | None = None) -> str:
     """The Markdown page of ``env_id``; saves its example image into ``image_dir`` if given."""
     card = env_card(env_id)
-    env = gym.make(env_id)
-    cls: Any = type(env.unwrapped)
+    cls: Any = load_env_creator(card.entry_point)
     sections = parse_sections(cls.__doc__)
-    obs, _ = env.reset(seed=DOC_SEED)
-    env.close()
-    example = f"```text\nmission: {obs['mission']}\ntext:\n{obs['text']}\nactions: {', '.join(obs['actions'])}\n```"
-    if image_dir is not None:
-        image_dir.mkdir(parents=True, exist_ok=True)
-        Image.fromarray(obs["image"]).save(image_dir / f"{_slug(env_id)}.png")
-        example = f"![{env_id}, seed {DOC_SEED}](img/{_slug(env_id)}.png)\n\n{example}"
+    if cls.NEEDS_DATA:  # the example would depend on which data the machine has
+        example = "(This env plays data files users download, so this page shows no example.)"
+    else:
+        env = gym.make(env_id)
+        obs, _ = env.reset(seed=DOC_SEED)
+        env.close()
+        example = f"```text\nmission: {obs['mission']}\ntext:\n{obs['text']}\nactions: {', '.join(obs['actions'])}\n```"
+        if image_dir is not None:
+            image_dir.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(obs["image"]).save(image_dir / f"{_slug(env_id)}.png")
+            example = f"![{env_id}, seed {DOC_SEED}](img/{_slug(env_id)}.png)\n\n{example}"
     levels = "| level | what it is |\n|---|---|\n" + "\n".join(
         f"| {i}{' (default)' if i == card.default_level else ''} | {d} |" for i, d in enumerate(card.levels)
     )

@@ -271,7 +271,8 @@ def check_fuzz(env_id: str, **kwargs: Any) -> str:
         if not action["valid"]:
             assert isinstance(action["error"], str) and action["error"], f"step({name}): invalid without an error"
             assert info["state_key"] == before, f"step({name}) was invalid but changed the state"
-            assert "Invalid action" in obs["text"], f"step({name}): no feedback in text: {obs['text'][:200]!r}"
+            feedback = base.INVALID_FEEDBACK or "Invalid action"
+            assert feedback in obs["text"], f"step({name}): no feedback in text: {obs['text'][:200]!r}"
             assert len(obs["text"]) < 2000, f"step({name}) echoed {len(obs['text'])} characters into text"
         else:
             assert action["parsed"] in admissible, f"step({name}) parsed {action['parsed']!r}, which is not admissible"

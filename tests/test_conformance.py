@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import rl4vlm_gym
+from rl4vlm_gym.core import MissingDataError
 from rl4vlm_gym.testing import CHECKS
 
 ENV_IDS = [card.id for card in rl4vlm_gym.list_envs()]
@@ -20,4 +21,7 @@ def test_registry_is_not_empty() -> None:
 @pytest.mark.parametrize("check", list(CHECKS))
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_conformance(env_id: str, check: str) -> None:
-    CHECKS[check](env_id)
+    try:
+        CHECKS[check](env_id)
+    except MissingDataError as err:  # envs on downloaded data (conftest points at the samples)
+        pytest.skip(f"{env_id} has no data on this machine: {err}")
