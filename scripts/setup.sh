@@ -51,8 +51,9 @@ stamp="$venv/.rl4vlm-setup"
 want="$spec $(cat setup.cfg pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing rl4vlm-gym$([ "$spec" = . ] || echo " with ${spec#.}") into $venv"
-  "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q -e "$spec"
+  # The venv's bin leads PATH: some sdists (fast-downward-textworld) build by calling `python`.
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --upgrade pip
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q -e "$spec"
   echo "$want" > "$stamp"
 fi
 log "ready: $venv ($("$venv/bin/python" --version))"

@@ -1,0 +1,523 @@
+"""ALFWorld's real games behind the RL4VLM Gym contract, with a rendered view of the true state.
+
+:class:`ALFWorld` plays the ``game.tw-pddl`` files users download from ALFWorld (TextWorld's PDDL
+env with ALFWorld's demangled names, as ``alfworld.agents.environment.AlfredTWEnv`` plays them), so
+the text, the admissible commands and the win condition are ALFWorld's own. The image is drawn from
+a :class:`~rl4vlm_gym.envs.household.view.View` built from the game's PDDL facts after each step.
+:func:`find_games` discovers the games of a split the way ALFWorld does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rl4vlm_gym.core import MissingDataError, ObsDict, StepOutcome
+from rl4vlm_gym.envs.household.base import HouseholdBase
+from rl4vlm_gym.envs.household.goals import TASK_TYPES
+from rl4vlm_gym.envs.household.view import Item, View
+
+__all__ = ["ALFWorld", "GAME_FILE", "SPLITS", "default_data_dir", "find_games", "task_type"]
+
+logger = logging.getLogger(__name__)
+
+GAME_FILE = "game.tw-pddl"
+SPLITS = ("train", "valid_seen", "valid_unseen")
+"""ALFWorld's splits: 3,553 training games, 140 seen and 134 unseen evaluation games."""
+ENV_VAR = "ALFWORLD_DATA"
+_RELEASES = "https://github.com/alfworld/alfworld/releases/download"
+_DOWNLOAD = (
+    "Download the games with `alfworld-download` (installed by the `household` extra; it writes to $ALFWORLD_DATA or "
+    f"~/.cache/alfworld), or unzip ALFWorld's GitHub release assets into that folder: {_RELEASES}/0.2.2/json_2.1.1_json.zip "
+    f"and {_RELEASES}/0.2.2/json_2.1.1_pddl.zip (games with the `put X in/on Y` command), or the game files with the "
+    f"current `move X to Y` command, {_RELEASES}/0.4.2/json_2.1.3_tw-pddl.zip ({_RELEASES}/0.4.0/json_2.1.2_tw-pddl.zip "
+    "is what alfworld 0.4.2's alfworld-download fetches)."
+)
+
+# Predicates that no action changes: types, object properties, where receptacles stand.
+_STATIC = frozenset(
+    {
+        "receptacleatlocation", "receptacletype", "objecttype", "cancontain", "openable", "pickupable",
+        "cleanable", "heatable", "coolable", "toggleable", "sliceable", "isreceptacleobject", "moveable",
+    }
+)  # fmt: skip
+_ROOMS = {0: "kitchen", 2: "livingroom", 3: "bedroom", 4: "bathroom"}  # ALFRED's FloorPlan hundreds
+_SOLVABLE = re.compile(rb'"solvable"\s*:\s*(true|false)\s*}\s*$')
+_TASK_MARKER = "Your task is to: "
+
+_scans: dict[str, tuple[str, ...]] = {}  # solvable games per scanned folder (real path), for this process
+_plans: dict[tuple[str, int, int], tuple[str, ...]] = {}  # the expert's plan at reset per game file
+
+
+# -- Discovering games -----------------------------------------------------------------------------
+
+
+def default_data_dir() -> Path:
+    """Where ALFWorld keeps its data: ``$ALFWORLD_DATA``, else ``~/.cache/alfworld``."""
+    return Path(os.environ.get(ENV_VAR) or Path.home() / ".cache" / "alfworld").expanduser()
+
+
+def task_type(game: str | os.PathLike[str]) -> str:
+    """A game's task type, from ALFWorld's folder name ``<task_type>-<Obj>-<MRecep>-<Recep>-<scene>/trial_*/``."""
+    return Path(game).parent.parent.name.split("-", 1)[0]
+
+
+def _room(game: str) -> str:
+    """The room kind of the game's ALFRED scene (the folder name's last field), or ``""``."""
+    scene = Path(game).parent.parent.name.rsplit("-", 1)[-1]
+    if not scene.isdigit() or not 1 <= int(scene) % 100 <= 30:
+        return ""
+    return _ROOMS.get(int(scene) // 100, "")
+
+
+def _task_names(task_types: Sequence[int | str] | int | str | None) -> frozenset[str] | None:
+    if task_types is None:
+        return None
+    if isinstance(task_types, (str, int)):
+        task_types = [task_types]
+    names = set()
+    for task in task_types:
+        if isinstance(task, (int, np.integer)) and not isinstance(task, bool) and 1 <= task <= len(TASK_TYPES):
+            names.add(TASK_TYPES[int(task) - 1])
+        elif isinstance(task, str) and task in TASK_TYPES:
+            names.add(task)
+        else:
+            raise ValueError(
+                f"task_types: {task!r} is not an ALFWorld task type; give ids 1..{len(TASK_TYPES)} or names {TASK_TYPES}"
+            )
+    if not names:
+        raise ValueError("task_types is empty; give None for every task type")
+    return frozenset(names)
+
+
+def _solvable(game: str) -> bool:
+    """ALFWorld's filter: the file's JSON has ``"solvable": true``. ALFWorld writes that key last,
+    so the file's tail answers; other layouts are parsed in full."""
+    try:
+        with open(game, "rb") as file:
+            file.seek(max(0, os.fstat(file.fileno()).st_size - 256))
+            match = _SOLVABLE.search(file.read())
+            if match:
+                return match.group(1) == b"true"
+            file.seek(0)
+            return json.load(file).get("solvable") is True
+    except (OSError, ValueError, AttributeError) as err:  # unreadable, not JSON, or not a JSON object
+        logger.warning("skipping the ALFWorld game %s: %s", game, err)
+        return False
+
+
+def _scan(root: Path) -> tuple[str, ...]:
+    """The solvable games under ``root``, sorted; cached per folder (a full train split is 3,553 games)."""
+    key = os.path.realpath(root)
+    if key in _scans:
+        return _scans[key]
+    games, seen = [], set()
+    for folder, subfolders, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        relative = os.path.relpath(folder, root)
+        if real in seen or "movable" in relative or "Sliced" in relative:  # ALFWorld skips these tasks
+            subfolders.clear()
+            continue
+        seen.add(real)  # symlinks may loop
+        if GAME_FILE in files and _solvable(os.path.join(folder, GAME_FILE)):
+            games.append(os.path.join(folder, GAME_FILE))
+    found = tuple(sorted(games))
+    if found:  # an empty folder may be filled later in the session
+        _scans[key] = found
+    return found
+
+
+def find_games(
+    data_dir: str | os.PathLike[str] | None = None,
+    split: str | None = None,
+    task_types: Sequence[int | str] | int | str | None = None,
+) -> tuple[str, ...]:
+    """The paths of ALFWorld's solvable games, sorted, as :class:`ALFWorld` plays them.
+
+    Args:
+        data_dir: ALFWorld's data folder; ``None`` for :func:`default_data_dir`.
+        split: ``None`` for every game under ``data_dir``, or one of :data:`SPLITS`, looked up in
+            ``<data_dir>/json_2.1.1/<split>`` and then ``<data_dir>/<split>``.
+        task_types: ALFWorld's task type ids (1..6) or names; ``None`` for all.
+
+    Raises:
+        ValueError: ``split`` or ``task_types`` is not ALFWorld's.
+        MissingDataError: no game was found.
+    """
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split={split!r} is unknown; choose one of {SPLITS}, or None for every game under data_dir")
+    names = _task_names(task_types)
+    base = default_data_dir() if data_dir is None else Path(data_dir).expanduser()
+    roots = [base] if split is None else [base / "json_2.1.1" / split, base / split]
+    for root in roots:
+        games = _scan(root) if root.is_dir() else ()
+        if games and names is not None:
+            kept = tuple(game for game in games if task_type(game) in names)
+            if not kept:
+                raise MissingDataError(
+                    f"none of the {len(games)} ALFWorld games in {root} has a task type in task_types={sorted(names)}. "
+                    + _DOWNLOAD
+                )
+            games = kept
+        if games:
+            return games
+    tried = ", ".join(str(root) for root in roots)
+    raise MissingDataError(
+        f'no ALFWorld games (**/{GAME_FILE} with "solvable": true) in {tried}. Pass the data folder as '
+        f"data_dir=..., or set the {ENV_VAR} environment variable (the default data_dir, else ~/.cache/alfworld). " + _DOWNLOAD
+    )
+
+
+# -- Reading a game's state ------------------------------------------------------------------------
+
+Fact = tuple[str, ...]
+"""A PDDL fact with ALFWorld's names: ``("inreceptacle", "apple 3", "countertop 1")``."""
+
+
+def _fact(proposition: Any) -> Fact:
+    return (proposition.name, *(variable.name for variable in proposition.arguments))
+
+
+def _kind(name: str) -> str:
+    return name.rpartition(" ")[0] or name
+
+
+def _listing_key(name: str) -> tuple[str, int]:
+    # ALFWorld lists things in the order of their PDDL ids, and its demangler numbers the ids of a
+    # kind in that order from the highest number down: "a drawer 3, a drawer 2, a drawer 1".
+    kind, _, number = name.rpartition(" ")
+    return (kind, -int(number)) if number.isdigit() else (name, 0)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What never changes in a game: the receptacles, where they stand, which open or switch on."""
+
+    receptacles: tuple[str, ...]
+    at: Mapping[str, tuple[str, ...]]
+    """Location -> the receptacles there (several share a location in some games)."""
+    openable: frozenset[str]
+    toggleable: frozenset[str]
+    room: str
+
+
+def _layout(facts: Iterable[Fact], room: str) -> _Layout:
+    at: dict[str, list[str]] = defaultdict(list)
+    openable, toggleable = set(), set()
+    for pred, *args in facts:
+        if pred == "receptacleatlocation":
+            at[args[1]].append(args[0])
+        elif pred == "openable":
+            openable.add(args[0])
+        elif pred == "toggleable":
+            toggleable.add(args[0])
+    receptacles = tuple(sorted((name for names in at.values() for name in names), key=_listing_key))
+    places = {loc: tuple(sorted(names, key=_listing_key)) for loc, names in at.items()}
+    return _Layout(receptacles, places, frozenset(openable), frozenset(toggleable), room)
+
+
+def _start(game: str, data_dir: Path) -> Any:
+    """TextWorld's PDDL env playing ``game`` with ALFWorld's names (``AlfredTWEnv``'s set-up, minus its
+    expert: see :meth:`ALFWorld.oracle_action`)."""
+    os.environ.setdefault(ENV_VAR, str(data_dir))  # importing alfworld creates this folder (else ~/.cache/alfworld)
+    import textworld
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+    from textworld.envs import PddlEnv
+
+    with open(game, encoding="utf-8") as file:  # textworld.start(path) leaves the game file open
+        data = json.load(file)
+    env = AlfredDemangler(shuffle=False)(PddlEnv(textworld.EnvInfos(won=True, admissible_commands=True, facts=True)))
+    env.load(data)
+    return env
+
+
+def _expert_plan(env: Any) -> list[str]:
+    """The plan of ALFWorld's planner expert (``AlfredExpert(expert_type=PLANNER)``) from the current state:
+    TextWorld's PDDL env replans with Fast Downward, as it does for the expert's ``policy_commands``."""
+    game = env.unwrapped
+    return list(game._pddl_state.replan(game._entity_infos))
+
+
+# -- The env -----------------------------------------------------------------------------------------
+
+
+class ALFWorld(HouseholdBase):
+    """ALFWorld's real household games, their text and rules, with a rendered view of the true state.
+
+    ## Description
+    Each episode plays one of ALFWorld's games (Shridhar et al., ICLR 2021): a household from an ALFRED
+    scene, described in TextWorld, with a task of one of six types (put an object somewhere, look at it
+    under a lamp, clean/heat/cool it first, put two of a kind). The games are the ``game.tw-pddl`` files
+    that users download from ALFWorld (see Arguments); ``reset(seed)`` picks one with the env's RNG, and
+    ``reset(options={"game": g})`` plays game ``g`` (an index into ``env.games`` or a path). Dynamics,
+    text, admissible commands and the win condition are TextWorld's PDDL env running the game, exactly
+    as in ALFWorld, BALROG or verl-agent. The oracle is ALFWorld's planner expert (Fast Downward).
+
+    ## Observation
+    - ``image``: the View of the true state (``view.py``, drawn by ``render.py``): in the middle of the
+      room every receptacle; at a receptacle its kind, whether it is open, what is in or on it (with
+      clean, hot, cool, sliced and switched-on badges), a lit lamp; always what the agent holds and the
+      room kind. It is redrawn from the game's PDDL facts after every step.
+    - ``text``: in ``text`` and ``image+text`` modes, ALFWorld's observation exactly: the welcome text
+      with the receptacles and the task at reset, then each command's feedback ("Nothing happens." for
+      anything not admissible). In ``image`` mode, only the feedback the image cannot show ("You arrive
+      at loc 8." without its list of contents; empty at reset). ``text`` mode thus carries ALFWorld's
+      partial text, and the image modes show the current place at every step.
+    - ``mission``: the task sentence of the game ("put some alarmclock on desk.").
+    - ``actions``: the admissible commands of the current state, in TextWorld's (sorted) order.
+
+    ## Actions
+    The game's own commands: ``go to R``, ``open R``, ``close R``, ``take O from R``, ``put O in/on R``
+    (games of json_2.1.1) or ``move O to R`` (json_2.1.3), ``heat/cool/clean O with R``, ``use L``,
+    ``slice O with K``, ``examine X``, ``look``, ``inventory``. Only admissible commands reach the
+    game: anything else is an invalid action that costs a step, changes nothing and reads "Nothing
+    happens.", as in ALFWorld.
+
+    ## Rewards
+    ``alfworld``: TextWorld's score, 1 on the step that wins the game, else 0. ``verl-agent``: 10 on
+    the win (verl-agent/GiGPO), else 0; its trainer, not the env, penalises invalid formats. Invalid
+    actions get 0 in both. The time limit is ALFWorld's 50 steps (``max_nb_steps_per_episode``),
+    registered on the spec; invalid actions count.
+
+    ## Levels
+    One level: the real ALFWorld games of the chosen split and task types, as they are. ALFWorld has
+    no difficulty ladder; the procedural ``rl4vlm/Household-*`` envs have one.
+    ``info["optimal_steps"]`` is the length of the planner's plan at reset (it minimises ALFWorld's
+    PDDL action costs), ``info["progress"]`` is 1 once the game is won, else 0, and
+    ``info["state_key"]`` hashes the game's changing PDDL facts.
+
+    ## Arguments
+    - ``data_dir``: ALFWorld's data folder; default ``$ALFWORLD_DATA``, else ``~/.cache/alfworld``
+      (where ``alfworld-download`` puts it). A missing or empty folder raises ``MissingDataError``
+      with download instructions.
+    - ``split``: ``None`` (every game under ``data_dir``), ``"train"`` (3,553 games), ``"valid_seen"``
+      (140) or ``"valid_unseen"`` (134, the usual test set), looked up in ``<data_dir>/json_2.1.1/<split>``
+      and then ``<data_dir>/<split>``. Like ALFWorld, discovery keeps the ``**/game.tw-pddl`` files
+      marked ``"solvable": true`` and skips movable-receptacle and sliced tasks; the games are sorted.
+    - ``task_types``: ALFWorld's task type ids 1..6 or names (``"pick_and_place_simple"``, ...);
+      ``None`` for all.
+    - The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+      (default 300x300, ALFRED's frame size), ``reward_variant`` (``alfworld``, ``verl-agent``),
+      ``action_format``, ``action_match``, ``render_mode``.
+
+    ## Version History
+    - v0: ALFWorld 0.4.2's games, text and planner expert, with the rendered view; time limit 50 steps.
+    """
+
+    LEVELS: ClassVar[tuple[str, ...]] = ("the real ALFWorld games of the chosen split and task types",)
+    NEEDS_DATA: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        split: str | None = None,
+        task_types: Sequence[int | str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._tw: Any = None  # the live TextWorld game; first, so that close() works after any error
+        super().__init__(**kwargs)
+        for module in ("textworld", "alfworld"):
+            if importlib.util.find_spec(module) is None:
+                raise ImportError(f"{type(self).__name__} needs {module}: pip install 'rl4vlm-gym[household]'")
+        self.data_dir = default_data_dir() if data_dir is None else Path(data_dir).expanduser()
+        self.split = split
+        self.games: tuple[str, ...] = find_games(self.data_dir, split, task_types)
+        """The game files this env plays, sorted; ``reset(options={"game": i})`` plays ``games[i]``."""
+        self.game: str | None = None
+        """The game of the current episode."""
+        self._requested: str | None = None  # reset(options={"game": ...}), for _new_episode
+        self._log: list[str] = []  # the episode's commands, replayed to rebuild the game after pickling
+        self._plan: list[str] | None = None  # the expert's remaining plan; None once the agent left it
+        # The episode's state as plain data (it pickles), set by _new_episode and _sync
+        self._intro_text = self._task = ""
+        self._layout = _layout((), "")
+        self._focus: str | None = None  # the receptacle the agent last named where it stands
+        self._commands: tuple[str, ...] = ()
+        self._won = False
+        self._facts: tuple[Fact, ...] = ()
+        self._seen: View | None = None  # the View of this step, drawn on demand
+
+    # Episodes -------------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsDict, dict[str, Any]]:
+        """Start an episode on a game drawn with the env's RNG; ``options={"game": g}`` plays game ``g``
+        instead (an index into :attr:`games` or the path of a game file or of its folder), and
+        ``options={"level": k}`` works as in every env."""
+        options = dict(options or {})
+        self._requested = self._game_option(options.pop("game")) if "game" in options else None
+        try:
+            return super().reset(seed=seed, options=options)
+        finally:
+            self._requested = None
+
+    def _game_option(self, game: Any) -> str:
+        if isinstance(game, (int, np.integer)) and not isinstance(game, bool):
+            if not 0 <= game < len(self.games):
+                raise ValueError(f'options["game"]={game!r} is not a game index; this env has games 0..{len(self.games) - 1}')
+            return self.games[int(game)]
+        if isinstance(game, (str, os.PathLike)):
+            path = Path(game).expanduser()
+            path = path / GAME_FILE if path.is_dir() else path
+            if not path.is_file():
+                raise ValueError(f'options["game"]={str(game)!r} is neither a {GAME_FILE} file nor a folder holding one')
+            return str(path)
+        raise ValueError(f'options["game"] must be an index into env.games or a path, not {type(game).__name__}')
+
+    def _new_episode(self, config: str) -> None:
+        game = self._requested or self.games[int(self.np_random.integers(len(self.games)))]
+        if game != self.game:
+            self._close_game()
+        self.game = game
+        if self._tw is None:
+            self._tw = _start(game, self.data_dir)
+        state = self._tw.reset()  # a replayed game reuses the loaded one: loading costs as much again
+        self._intro_text = state.feedback
+        self._task = self._intro_text.partition(_TASK_MARKER)[2].strip()
+        self._layout = _layout(map(_fact, state["facts"]), _room(game))
+        self._log = []
+        self._focus = None
+        self._sync(state)
+        self._plan = list(self._initial_plan())
+
+    def _initial_plan(self) -> tuple[str, ...]:
+        # Planning costs up to several seconds in a kitchen, and a game's first plan never changes.
+        assert self.game is not None
+        stat = os.stat(self.game)
+        key = (os.path.realpath(self.game), stat.st_mtime_ns, stat.st_size)
+        if key not in _plans:
+            _plans[key] = tuple(_expert_plan(self._tw))
+        return _plans[key]
+
+    def _game_env(self) -> Any:
+        """The live TextWorld game; after unpickling, rebuilt by replaying the episode's commands."""
+        if self._tw is None:
+            assert self.game is not None, "call reset() first"
+            self._tw = _start(self.game, self.data_dir)
+            self._tw.reset()
+            for command in self._log:
+                self._tw.step(command)
+        return self._tw
+
+    def _sync(self, state: Any) -> None:
+        """Keep what the hooks need from TextWorld's state, as plain data (it pickles)."""
+        self._commands = tuple(state["admissible_commands"])
+        self._won = bool(state["won"])
+        # not_* facts are negations, implied by the facts that hold
+        facts = (_fact(p) for p in state["facts"])
+        self._facts = tuple(sorted(f for f in facts if f[0] not in _STATIC and not f[0].startswith("not_")))
+        self._seen = None
+
+    # VLMEnv hooks ---------------------------------------------------------------------------------
+
+    def _actions(self) -> tuple[str, ...]:
+        return self._commands
+
+    def _apply(self, action: str) -> StepOutcome:
+        state, _, _ = self._game_env().step(action)
+        self._log.append(action)
+        self._sync(state)
+        # The place the agent looks at: the receptacle its last command here named ("go to R", "open R",
+        # "take O from R", ... all end with R), as several receptacles can share a location.
+        here = self._layout.at.get(self._location(), ())
+        self._focus = next((r for r in here if action.endswith(f" {r}")), self._focus)
+        if self._plan and action == self._plan[0]:
+            self._plan.pop(0)
+        else:
+            self._plan = None
+        if self._won:
+            return StepOutcome("success", terminated=True, feedback=state.feedback)
+        return StepOutcome("step", feedback=state.feedback)
+
+    def _location(self) -> str | None:
+        return next((args[1] for pred, *args in self._facts if pred == "atlocation"), None)
+
+    def _view_state(self) -> View:
+        if self._seen is None:
+            self._seen = self._make_view()
+        return self._seen
+
+    def _make_view(self) -> View:
+        layout = self._layout
+        true_of: dict[str, set[str]] = defaultdict(set)  # predicate -> the things it holds for
+        inside: dict[str, list[str]] = defaultdict(list)
+        for pred, *args in self._facts:
+            if pred == "inreceptacle":
+                inside[args[1]].append(args[0])
+            elif args:
+                true_of[pred].add(args[-1] if pred == "holds" else args[0])  # holds(agent, object)
+
+        def item(name: str) -> Item:
+            # TextWorld's facts never show isOn: it applies both conditional effects of the toggle, the
+            # last one clearing it (Fast Downward's own state has it). The look task checks isToggled.
+            on = name in true_of["ison"] or name in true_of["istoggled"]
+            return Item(name, _kind(name), clean=name in true_of["isclean"], hot=name in true_of["ishot"],
+                        cool=name in true_of["iscool"], sliced=name in true_of["issliced"], on=on)  # fmt: skip
+
+        holding = item(min(true_of["holds"])) if true_of["holds"] else None
+        here = layout.at.get(self._location(), ())
+        if not here:
+            return View(layout.receptacles, holding=holding, room=layout.room)
+        place = self._focus if self._focus in here else here[0]
+        openable, is_open = place in layout.openable, place in true_of["opened"]
+        contents = () if openable and not is_open else tuple(item(o) for o in sorted(inside[place], key=_listing_key))
+        lit = any(o in layout.toggleable and item(o).on for r in here for o in inside[r])
+        return View(layout.receptacles, place, _kind(place), openable, is_open, contents, holding, lit, layout.room)
+
+    def _intro(self) -> str:
+        return self._intro_text
+
+    def _mission(self) -> str:
+        return self._task
+
+    def _state_key(self) -> str:
+        text = "\n".join(f"{pred}({', '.join(args)})" for pred, *args in self._facts)
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+    def _success(self) -> bool:
+        return self._won
+
+    def _progress(self) -> float:
+        # Binary, like ALFWorld's score: a plan-based fraction would replan after every step.
+        return 1.0 if self._won else 0.0
+
+    def _optimal_steps(self) -> int | None:
+        return len(self._plan) if self._plan else None  # asked right after _new_episode
+
+    def oracle_action(self) -> str:
+        """ALFWorld's planner expert: the next command of its plan from the current state.
+
+        ``AlfredExpert(expert_type=PLANNER)`` replans after every command, which costs 0.1 to 5 s in
+        a kitchen; the plan is the same Fast Downward call, made only when the agent has left the
+        previous plan. ``"look"`` (always admissible) once the game is won or has no plan."""
+        if self._plan is None:
+            self._plan = _expert_plan(self._game_env())
+        return self._plan[0] if self._plan else "look"
+
+    # Resources ------------------------------------------------------------------------------------
+
+    def _close_game(self) -> None:
+        if self._tw is not None:
+            self._tw.close()
+            self._tw = None
+
+    def close(self) -> None:
+        """Close the TextWorld game and any window; safe to call twice."""
+        self._close_game()
+        super().close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_tw"] = None  # Fast Downward's state lives in C; _game_env() replays _log on demand
+        return state

@@ -1,0 +1,288 @@
+"""rl4vlm/ALFWorld-v0 on real ALFWorld games: ALFWorld's text, the expert, the view, discovery, pickling.
+
+The games come from ``$ALFWORLD_DATA`` or the six sample games in ``shared/data/alfworld_sample``
+next to the repo (one per task type); the module is skipped when neither exists. Kitchen games
+cost several seconds at their first reset (the planner), so most tests play the bedroom ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("alfworld", reason="the household extra (alfworld, textworld) is not installed")
+
+from rl4vlm_gym.core import MissingDataError  # noqa: E402
+from rl4vlm_gym.envs.household.alfworld import GAME_FILE, ALFWorld, find_games, task_type  # noqa: E402
+from rl4vlm_gym.envs.household.goals import TASK_TYPES  # noqa: E402
+from rl4vlm_gym.envs.household.view import overview, receptacle_sentence  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "alfworld_sample"
+DATA = Path(os.environ["ALFWORLD_DATA"]) if os.environ.get("ALFWORLD_DATA") else SAMPLE
+if not DATA.is_dir():
+    pytest.skip(f"no ALFWorld games: set ALFWORLD_DATA or provide {SAMPLE.resolve()}", allow_module_level=True)
+
+GAMES = {task: next(g for g in find_games(DATA) if task_type(g) == task) for task in TASK_TYPES}
+"""The first game of each task type."""
+PICK = "pick_and_place_simple"  # a bedroom game with a 4-step plan: the cheap one to play
+INVALID = ("take unicorn from moon", "", "\x00\ufffd garbage ]]}{", '{"action": "fly to the moon"}')
+
+
+def make(**kwargs: object) -> ALFWorld:
+    return ALFWorld(data_dir=DATA, **{"obs_mode": "text", **kwargs})  # type: ignore[arg-type]
+
+
+def play(env: ALFWorld, task: str = PICK) -> dict:
+    _, info = env.reset(options={"game": GAMES[task]})
+    return info
+
+
+def snapshot(env: ALFWorld) -> tuple:
+    """Everything an invalid action must leave alone."""
+    return env._state_key(), env._facts, env.admissible_actions, env._view_state(), list(env._log)
+
+
+# -- ALFWorld's text and the expert ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", TASK_TYPES)
+def test_expert_wins_each_task_type_in_optimal_steps_and_the_view_matches_the_text(task: str) -> None:
+    env = make()
+    obs, info = env.reset(options={"game": GAMES[task]})
+    assert obs["text"].startswith("-= Welcome to TextWorld, ALFRED! =-")
+    assert obs["text"].endswith(f"Your task is to: {obs['mission']}") and obs["mission"]
+    view = env._view_state()
+    assert view.place is None and overview(view.receptacles) in obs["text"]  # ALFWorld's listing order
+    assert view.room in ("kitchen", "livingroom", "bedroom", "bathroom")
+    optimal, steps, rewards = info["optimal_steps"], 0, []
+    assert optimal > 0
+    terminated = False
+    while not terminated:
+        action = env.oracle_action()
+        obs, reward, terminated, truncated, info = env.step(action)
+        steps, rewards = steps + 1, [*rewards, reward]
+        assert info["action"]["valid"] and not truncated and steps <= optimal
+        view = env._view_state()
+        if action.startswith(("go to ", "open ")):  # the view says what ALFWorld's feedback says
+            assert view.place == (action[6:] if action.startswith("go to ") else action[5:])
+            names = tuple(item.name for item in view.contents)
+            assert receptacle_sentence(view.place, view.openable, view.is_open, names) in obs["text"]
+    assert steps == optimal and info["success"] and info["progress"] == 1.0
+    assert rewards == [0.0] * (optimal - 1) + [1.0]
+    env.close()
+
+
+@pytest.mark.parametrize("task", [PICK, "pick_two_obj_and_place"])
+def test_text_actions_and_expert_plan_equal_alfworlds_own_env(task: str) -> None:
+    import textworld
+    import textworld.gym
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredExpert, AlfredExpertType, AlfredInfos
+
+    # ALFWorld's set-up (AlfredTWEnv.init_env), with the planner expert passed by keyword
+    request = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile", "expert_plan"])
+    wrappers = [AlfredDemangler(shuffle=False), AlfredInfos, AlfredExpert(expert_type=AlfredExpertType.PLANNER)]
+    raw = textworld.gym.make(textworld.gym.register_game(GAMES[task], request, max_episode_steps=50, wrappers=wrappers))
+    text, infos = raw.reset()
+    env = make()
+    obs, info = env.reset(options={"game": GAMES[task]})
+    assert obs["text"] == text
+    assert info["optimal_steps"] == len(infos["extra.expert_plan"])
+    done = False
+    while not done:
+        assert obs["actions"] == tuple(infos["admissible_commands"])
+        action = env.oracle_action()
+        assert action == infos["extra.expert_plan"][0]
+        text, score, done, infos = raw.step(action)
+        obs, reward, terminated, _, info = env.step(action)
+        assert obs["text"] == text and reward == score and terminated == done == infos["won"]
+    raw.close()
+    env.close()
+
+
+def test_invalid_commands_say_nothing_happens_and_change_nothing() -> None:
+    env = make(obs_mode="image+text")
+    play(env)
+    obs, *_ = env.step(env.oracle_action())  # at a receptacle, so the view has contents
+    before, image = snapshot(env), obs["image"]
+    for command in INVALID:
+        obs, reward, terminated, truncated, info = env.step(command)
+        assert obs["text"] == "Nothing happens."
+        assert not info["action"]["valid"] and info["action"]["error"]
+        assert reward == 0.0 and not terminated and not truncated
+        assert snapshot(env) == before and info["state_key"] == before[0]
+        assert np.array_equal(obs["image"], image)
+    env.close()
+
+
+def test_equal_states_give_equal_keys() -> None:
+    env = make()
+    _, info = env.reset(options={"game": GAMES[PICK]})
+    places = [a[6:] for a in env.admissible_actions if a.startswith("go to ")][:2]
+    keys = [env.step(f"go to {place}")[-1]["state_key"] for place in (*places, places[0])]
+    assert keys[0] == keys[2] != keys[1] and info["state_key"] not in keys
+    env.close()
+
+
+# -- The image ---------------------------------------------------------------------------------------
+
+_DIGEST = """
+import hashlib, json, sys
+from rl4vlm_gym.envs.household.alfworld import ALFWorld
+env = ALFWorld(data_dir=sys.argv[1], task_types=[sys.argv[2]], obs_mode="image+text")
+obs, info = env.reset(seed=3)
+first = obs["image"]
+obs, *_ = env.step(env.oracle_action())
+print(json.dumps([hashlib.sha256(image.tobytes()).hexdigest() for image in (first, obs["image"])] + [obs["text"]]))
+"""
+
+
+def test_image_shows_the_view_and_is_identical_in_a_fresh_process() -> None:
+    env = ALFWorld(data_dir=DATA, task_types=[PICK], obs_mode="image+text")
+    obs, _ = env.reset(seed=3)
+    first = obs["image"]
+    assert first.shape == (300, 300, 3) and first.dtype == np.uint8 and first.any()
+    obs, *_ = env.step(env.oracle_action())  # "go to ..."
+    assert not np.array_equal(first, obs["image"])
+    here = [hashlib.sha256(image.tobytes()).hexdigest() for image in (first, obs["image"])] + [obs["text"]]
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_DIGEST), str(DATA), PICK],
+        capture_output=True, text=True, timeout=300, check=False, env={**os.environ, "PYTHONHASHSEED": "7"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == here
+    env.close()
+
+
+def test_text_mode_image_is_black_and_image_mode_text_holds_only_feedback() -> None:
+    env = make(obs_mode="image")
+    obs, _ = env.reset(options={"game": GAMES[PICK]})
+    assert obs["text"] == "" and obs["image"].any()
+    obs, *_ = env.step(env.oracle_action())
+    assert obs["text"].startswith("You arrive at ") and obs["text"].count(".") == 1
+    env.close()
+    env = make()
+    obs, _ = env.reset(options={"game": GAMES[PICK]})
+    assert not obs["image"].any()
+    env.close()
+
+
+# -- Episodes, pickling and resources ----------------------------------------------------------------
+
+
+def test_seed_picks_the_game_and_options_pick_a_given_one() -> None:
+    env = make(task_types=[1, "look_at_obj_in_light"])
+    assert len(env.games) >= 2
+    games = []
+    for seed in range(6):
+        env.reset(seed=seed)
+        games.append(env.game)
+    assert len(set(games)) > 1
+    env.reset(seed=4)
+    assert env.game == games[4]
+    env.reset(options={"game": 1})
+    assert env.game == env.games[1]
+    live = env._tw
+    env.reset(options={"game": str(Path(env.games[1]).parent)})  # the same game, given by its folder
+    assert env._tw is live  # replaying a game reuses the loaded one
+    for bad in (len(env.games), -1, True, 1.5, "/nonexistent/game.tw-pddl"):
+        with pytest.raises(ValueError, match="game"):
+            env.reset(options={"game": bad})
+    with pytest.raises(ValueError, match="unknown_option"):
+        env.reset(options={"unknown_option": 1})
+    env.close()
+    env.close()
+    assert env._tw is None
+    env.reset(options={"game": 0})  # a closed env starts its game again
+    env.close()
+
+
+def test_pickled_env_replays_its_game_and_continues_identically() -> None:
+    env = make(obs_mode="image+text")
+    play(env, "pick_two_obj_and_place")
+    env.step(env.oracle_action())
+    env.step("take unicorn from moon")
+    env.step(env.oracle_action())
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone._tw is None  # rebuilt on the next step
+    while True:
+        action = env.oracle_action()
+        assert clone.oracle_action() == action
+        (a, *rest_a), (b, *rest_b) = env.step(action), clone.step(action)
+        assert a["text"] == b["text"] and a["actions"] == b["actions"] and np.array_equal(a["image"], b["image"])
+        assert rest_a == rest_b
+        if rest_a[1]:
+            break
+    assert clone._view_state() == env._view_state()
+    env.close()
+    clone.close()
+
+
+# -- Discovering games -------------------------------------------------------------------------------
+
+
+def _game_folders() -> dict[str, Path]:
+    """``<task folder>`` of each sample game, the folder holding ``trial_*/game.tw-pddl``."""
+    return {task: Path(game).parent.parent for task, game in GAMES.items()}
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Path:
+    """ALFWorld's layout with symlinks to the sample games, plus games discovery must skip."""
+    split = tmp_path / "json_2.1.1" / "valid_unseen"
+    split.mkdir(parents=True)
+    for folder in _game_folders().values():
+        (split / folder.name).symlink_to(folder.resolve(), target_is_directory=True)
+    pick = _game_folders()[PICK].resolve()
+    (split / "pick_and_place_simple-AppleSliced-None-Fridge-1").symlink_to(pick, target_is_directory=True)
+    (split / "pick_and_place_simple-movable-None-Fridge-2").symlink_to(pick, target_is_directory=True)
+    for name, content in (("301", {"solvable": False}), ("302", {"pddl_problem": "(define)"}), ("303", [1])):
+        trial = split / f"pick_and_place_simple-Mug-None-Desk-{name}" / "trial_T1"
+        trial.mkdir(parents=True)
+        (trial / GAME_FILE).write_text(json.dumps(content))
+    return tmp_path
+
+
+def test_split_lookup_and_discovery_filters(layout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    games = ALFWorld(data_dir=layout, split="valid_unseen").games
+    assert [task_type(g) for g in games] == sorted(task_type(g) for g in GAMES.values())
+    assert games == tuple(sorted(games)) and all(g.startswith(str(layout / "json_2.1.1" / "valid_unseen")) for g in games)
+    assert find_games(layout) == games  # split=None: every game under data_dir
+    monkeypatch.setenv("ALFWORLD_DATA", str(layout))
+    assert ALFWorld(split="valid_unseen").games == games
+    (layout / "valid_seen").symlink_to(layout / "json_2.1.1" / "valid_unseen", target_is_directory=True)
+    assert len(find_games(layout, "valid_seen")) == len(games)  # <data_dir>/<split> also works
+    with pytest.raises(MissingDataError) as err:
+        find_games(layout, "train")
+    assert str(layout / "json_2.1.1" / "train") in str(err.value) and str(layout / "train") in str(err.value)
+
+
+def test_task_types_filter(layout: Path) -> None:
+    games = find_games(layout, "valid_unseen", [1, "look_at_obj_in_light"])
+    assert sorted(task_type(g) for g in games) == ["look_at_obj_in_light", PICK]
+    assert {task_type(g) for g in ALFWorld(data_dir=layout, task_types=[6]).games} == {"pick_two_obj_and_place"}
+    for bad in ([7], ["cook"], [True], [], [None]):
+        with pytest.raises(ValueError, match="task_types"):
+            ALFWorld(data_dir=layout, task_types=bad)
+    with pytest.raises(ValueError, match="split"):
+        ALFWorld(data_dir=layout, split="test")
+
+
+def test_missing_data_names_the_folders_the_variable_and_the_download(tmp_path: Path) -> None:
+    with pytest.raises(MissingDataError) as err:
+        ALFWorld(data_dir=tmp_path / "nothing here")
+    message = str(err.value)
+    assert isinstance(err.value, FileNotFoundError)
+    for part in (str(tmp_path / "nothing here"), "ALFWORLD_DATA", "data_dir", "alfworld-download", "json_2.1.1_json.zip"):
+        assert part in message
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MissingDataError, match="valid_unseen"):
+        ALFWorld(data_dir=tmp_path / "empty", split="valid_unseen")

@@ -1,0 +1,259 @@
+"""The procedural households: ALFWorld's rules and text, the levels, the oracle's optimality."""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rl4vlm_gym  # noqa: F401 - registers the ids
+from rl4vlm_gym.envs.household.goals import TASK_TYPES, Goal
+from rl4vlm_gym.envs.household.household import Household
+from rl4vlm_gym.envs.household.levels import LEVELS
+from rl4vlm_gym.envs.household.oracle import plan
+from rl4vlm_gym.envs.household.world import House, Receptacle, Thing
+from rl4vlm_gym.testing import check_oracle
+
+TASK_IDS = {
+    "pick_and_place_simple": "rl4vlm/Household-PickPlace-v0",
+    "look_at_obj_in_light": "rl4vlm/Household-Look-v0",
+    "pick_clean_then_place_in_recep": "rl4vlm/Household-Clean-v0",
+    "pick_heat_then_place_in_recep": "rl4vlm/Household-Heat-v0",
+    "pick_cool_then_place_in_recep": "rl4vlm/Household-Cool-v0",
+    "pick_two_obj_and_place": "rl4vlm/Household-PickTwo-v0",
+}
+
+
+def kitchen(goal: Goal, commands: str = "move") -> House:
+    """A small hand-made kitchen: an apple on the counter, a mug in the closed cabinet."""
+    receptacles = (
+        Receptacle("cabinet 1", "cabinet", "kitchen"),
+        Receptacle("countertop 1", "countertop", "kitchen"),
+        Receptacle("fridge 1", "fridge", "kitchen"),
+        Receptacle("microwave 1", "microwave", "kitchen"),
+        Receptacle("sinkbasin 1", "sinkbasin", "kitchen"),
+    )
+    objects = (Thing("apple 1", "apple"), Thing("mug 1", "mug"), Thing("knife 1", "knife"))
+    placement = {"countertop 1": ["apple 1", "knife 1"], "cabinet 1": ["mug 1"]}
+    closed = frozenset({"cabinet 1", "fridge 1", "microwave 1"})
+    return House(receptacles, objects, placement, closed, goal, commands)
+
+
+def run(house: House, *commands: str) -> list[str]:
+    return [house.apply(command) for command in commands]
+
+
+# -- ALFWorld's text -------------------------------------------------------------------------------
+
+
+def test_feedback_matches_alfworlds_sentences() -> None:
+    house = kitchen(Goal("pick_heat_then_place_in_recep", "apple", recep="fridge"))
+    assert run(house, "go to countertop 1", "take apple 1 from countertop 1", "go to microwave 1") == [
+        "You arrive at countertop 1. On the countertop 1, you see a apple 1, and a knife 1.",
+        "You pick up the apple 1 from the countertop 1.",
+        "You arrive at microwave 1. The microwave 1 is closed.",
+    ]
+    assert run(house, "heat apple 1 with microwave 1", "examine apple 1", "inventory") == [
+        "You heat the apple 1 using the microwave 1.",
+        "This is a hot apple 1.",
+        "You are carrying: a apple 1.",
+    ]
+    assert run(house, "go to fridge 1", "open fridge 1", "move apple 1 to fridge 1", "close fridge 1") == [
+        "You arrive at fridge 1. The fridge 1 is closed.",
+        "You open the fridge 1. The fridge 1 is open. In it, you see nothing.",
+        "You move the apple 1 to the fridge 1.",
+        "You close the fridge 1.",
+    ]
+    assert run(house, "look", "inventory") == [
+        "You are facing the fridge 1. Next to it, you see nothing.",
+        "You are not carrying anything.",
+    ]
+
+
+def test_put_grammar_of_the_json_2_1_1_games() -> None:
+    house = kitchen(Goal("pick_and_place_simple", "apple", recep="sinkbasin"), commands="put")
+    run(house, "go to countertop 1", "take apple 1 from countertop 1", "go to sinkbasin 1")
+    assert "put apple 1 in/on sinkbasin 1" in house.admissible()
+    assert "help" not in house.admissible()
+    assert house.apply("put apple 1 in/on sinkbasin 1") == "You put the apple 1 in/on the sinkbasin 1."
+
+
+def test_admissible_commands_follow_alfworlds_preconditions() -> None:
+    house = kitchen(Goal("pick_clean_then_place_in_recep", "mug", recep="countertop"))
+    start = list(house.admissible())
+    assert start == sorted(start) and "examine cabinet 1" not in start
+    assert {"go to cabinet 1", "help", "inventory", "look"} <= set(start)
+    house.apply("go to cabinet 1")
+    here = set(house.admissible())
+    assert "go to cabinet 1" not in here and "open cabinet 1" in here
+    assert not any(c.startswith("take") for c in here), "a closed cabinet's contents cannot be taken"
+    house.apply("open cabinet 1")
+    house.apply("take mug 1 from cabinet 1")
+    house.apply("go to microwave 1")
+    here = set(house.admissible())
+    assert "heat mug 1 with microwave 1" in here, "ALFWorld heats without opening the microwave"
+    assert "move mug 1 to microwave 1" not in here, "putting in needs the microwave open"
+    assert not any(c.startswith("take") for c in here), "hands are full"
+    house.apply("go to countertop 1")
+    here = set(house.admissible())
+    assert "slice apple 1 with mug 1" not in here and "move mug 1 to countertop 1" in here
+
+
+def test_examine_sentences() -> None:
+    house = kitchen(Goal("pick_and_place_simple", "apple", recep="sinkbasin"))
+    run(house, "go to countertop 1", "take knife 1 from countertop 1")
+    assert house.apply("examine knife 1") == "There's nothing special about knife 1."
+    assert house.apply("slice apple 1 with knife 1") == "You sliced the apple 1 with the knife 1."
+    run(house, "move knife 1 to countertop 1", "take apple 1 from countertop 1", "go to sinkbasin 1")
+    house.apply("clean apple 1 with sinkbasin 1")
+    assert house.apply("examine apple 1") == "This is a clean sliced apple 1."
+    run(house, "go to fridge 1", "cool apple 1 with fridge 1")
+    assert house.apply("examine apple 1") == "This is a cool and clean sliced apple 1."
+    run(house, "go to microwave 1", "heat apple 1 with microwave 1")
+    assert house.apply("examine apple 1") == "This is a hot and clean sliced apple 1.", "heating undoes cooling"
+
+
+def test_receptacle_objects_are_described_as_alfworld_does() -> None:
+    house = kitchen(Goal("pick_and_place_simple", "mug", recep="countertop"))
+    run(house, "go to cabinet 1", "open cabinet 1", "take mug 1 from cabinet 1")
+    assert house.apply("examine mug 1") == "This is a normal mug 1. In it, you see nothing."
+
+
+# -- the env ---------------------------------------------------------------------------------------
+
+
+def test_reset_text_is_alfworlds_welcome() -> None:
+    env = gym.make("rl4vlm/Household-v0", obs_mode="text")
+    obs, _ = env.reset(seed=4)
+    banner, room, task = obs["text"].split("\n\n")
+    assert banner == "-= Welcome to TextWorld, ALFRED! =-"
+    assert room.startswith("You are in the middle of a room. Looking quickly around you, you see a ")
+    assert task == f"Your task is to: {obs['mission']}"
+    env.close()
+
+
+def test_invalid_command_says_nothing_happens_and_changes_nothing() -> None:
+    env = gym.make("rl4vlm/Household-Clean-v0", obs_mode="image+text")
+    obs, info = env.reset(seed=11)
+    obs, _, _, _, info = env.step(env.unwrapped.oracle_action())
+    for junk in ("take unicorn 1 from moon 1", "", "go to", "\x00\xff", "move " * 5000):
+        after, reward, terminated, truncated, info2 = env.step(junk)
+        assert after["text"] == "Nothing happens." and reward == 0.0 and not (terminated or truncated)
+        assert info2["action"]["valid"] is False and info2["action"]["error"]
+        assert info2["state_key"] == info["state_key"] and after["actions"] == obs["actions"]
+        assert np.array_equal(after["image"], obs["image"])
+    env.close()
+
+
+def test_image_mode_keeps_only_what_the_image_cannot_show() -> None:
+    env = gym.make("rl4vlm/Household-PickPlace-v0", obs_mode="image")
+    env.reset(seed=3)
+    action = env.unwrapped.oracle_action()
+    assert action.startswith("go to ")
+    obs, *_ = env.step(action)
+    assert obs["text"] == f"You arrive at {action[6:]}."
+    env.close()
+
+
+@pytest.mark.parametrize("level", range(len(LEVELS)))
+def test_levels_shape_the_house(level: int) -> None:
+    config = LEVELS[level]
+    env = Household(level=level, obs_mode="text")
+    tasks = set()
+    for seed in range(30):
+        env.reset(seed=seed)
+        house = env.house
+        assert house is not None
+        rooms = {r.room for r in house.receptacles.values()}
+        assert len(rooms) == config.rooms
+        openable = {r.name for r in house.receptacles.values() if r.spec.openable}
+        assert (house.opened == set()) if config.closed else (house.opened == openable)
+        tasks.add(house.goal.task)
+        assert not house.goal.satisfied(house)
+    assert tasks <= set(config.tasks)
+    if level == len(LEVELS) - 1:
+        assert tasks == set(TASK_TYPES)
+
+
+def test_the_task_type_ids_fix_the_task() -> None:
+    for task, env_id in TASK_IDS.items():
+        env = gym.make(env_id, level=4, obs_mode="text")
+        for seed in range(10):
+            env.reset(seed=seed)
+            assert env.unwrapped.house.goal.task == task
+        env.close()
+
+
+def test_bad_commands_argument_is_named() -> None:
+    with pytest.raises(ValueError, match="commands"):
+        gym.make("rl4vlm/Household-v0", commands="drop")
+
+
+# -- the oracle ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("env_id", [*TASK_IDS.values(), "rl4vlm/Household-v0"])
+def test_oracle_solves_200_seeds_per_level_in_optimal_steps(env_id: str) -> None:
+    # seeds 50..249 of the eval range; the conformance kit runs 0..49
+    report = check_oracle(env_id, episodes=200, first_seed=50)
+    assert report.count("200/200 solvable solved") == len(LEVELS), report
+
+
+def shortest_by_search(house: House, limit: int) -> int | None:
+    """Breadth-first search over every state-changing admissible command, up to ``limit`` steps."""
+    start = house.key()
+    frontier: deque[tuple[House, int]] = deque([(house, 0)])
+    seen = {start}
+    while frontier:
+        state, depth = frontier.popleft()
+        if state.goal.satisfied(state):
+            return depth
+        if depth == limit:
+            continue
+        for command, (op, *_) in state.admissible().items():
+            if op in {"inventory", "look", "help", "examine_receptacle", "examine_object", "slice", "close"}:
+                continue  # cannot shorten a plan
+            child = copy.deepcopy(state)
+            child.apply(command)
+            key = child.key()
+            if key not in seen:
+                seen.add(key)
+                frontier.append((child, depth + 1))
+    return None
+
+
+@pytest.mark.parametrize("task", TASK_TYPES)
+def test_oracle_plans_are_shortest(task: str) -> None:
+    env = type("Env", (Household,), {"TASK": task})(level=0, obs_mode="text")
+    for seed in range(4):
+        env.reset(seed=seed)
+        house = env.house
+        assert house is not None
+        best = plan(house)
+        assert best is not None
+        assert shortest_by_search(copy.deepcopy(house), len(best)) == len(best)
+
+
+@pytest.mark.parametrize("env_id", ["rl4vlm/Household-v0", "rl4vlm/Household-PickTwo-v0"])
+def test_oracle_recovers_from_any_state(env_id: str) -> None:
+    env = gym.make(env_id, level=3, obs_mode="text")
+    rng = np.random.default_rng(0)
+    for seed in range(150):
+        obs, info = env.reset(seed=seed)
+        done = False
+        for _ in range(int(rng.integers(1, 12))):  # wander: random admissible commands
+            obs, _, terminated, truncated, info = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+            done = terminated or truncated
+            if done:
+                break
+        for _ in range(30):
+            if done:
+                break
+            obs, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            assert info["action"]["valid"]
+            done = terminated or truncated or info["success"]
+        assert info["success"], f"seed {seed}: the oracle did not finish from a wandered state"
+    env.close()
