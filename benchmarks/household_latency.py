@@ -86,7 +86,7 @@ def main() -> None:
                 f"{np.median(resets):.3f}", f"{np.percentile(resets, 95):.3f}",
                 str(len(steps)), f"{np.median(steps):.3f}", f"{np.percentile(steps, 95):.3f}",
             )  # fmt: skip
-    Console().print(table)
+    Console(width=160).print(table)
 
 
 if __name__ == "__main__":
