@@ -643,7 +643,7 @@ def _phone(buttons: bool) -> _Icon:
     return draw
 
 
-def _card(p: _Pen, c: Color, on: bool) -> None:
+def _credit_card(p: _Pen, c: Color, on: bool) -> None:
     p.rect((0.08, 0.26, 0.92, 0.74), c, _dark(c), radius=0.08)
     p.rect((0.08, 0.36, 0.92, 0.46), _dark(c, 0.5))
     p.rect((0.16, 0.54, 0.34, 0.66), (230, 200, 90))
@@ -791,7 +791,7 @@ _OBJECTS: dict[str, tuple[_Icon, Color]] = {
     "cd": (_disc, (200, 204, 214)),
     "cellphone": (_phone(False), (40, 42, 48)),
     "remotecontrol": (_phone(True), (56, 58, 64)),
-    "creditcard": (_card, (40, 130, 110)),
+    "creditcard": (_credit_card, (40, 130, 110)),
     "keychain": (_keys, (200, 170, 60)),
     "laptop": (_laptop, (120, 124, 132)),
     "newspaper": (_newspaper, (224, 222, 214)),
