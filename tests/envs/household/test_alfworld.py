@@ -55,7 +55,7 @@ def snapshot(env: ALFWorld) -> tuple:
 
 
 @pytest.mark.parametrize("task", TASK_TYPES)
-def test_expert_wins_each_task_type_in_optimal_steps_and_the_view_matches_the_text(task: str) -> None:
+def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_nothing(task: str) -> None:
     env = make()
     obs, info = env.reset(options={"game": GAMES[task]})
     assert obs["text"].startswith("-= Welcome to TextWorld, ALFRED! =-")
@@ -71,6 +71,11 @@ def test_expert_wins_each_task_type_in_optimal_steps_and_the_view_matches_the_te
         obs, reward, terminated, truncated, info = env.step(action)
         steps, rewards = steps + 1, [*rewards, reward]
         assert info["action"]["valid"] and not truncated and steps <= optimal
+        if steps == 1:  # once at a receptacle: an invalid command leaves every part of the state alone
+            before = snapshot(env)
+            invalid = env.step("take unicorn 1 from moon 1")
+            assert invalid[0]["text"] == "Nothing happens." and not invalid[4]["action"]["valid"]
+            assert snapshot(env) == before
         view = env._view_state()
         if action.startswith(("go to ", "open ")):  # the view says what ALFWorld's feedback says
             assert view.place == (action[6:] if action.startswith("go to ") else action[5:])
@@ -78,6 +83,7 @@ def test_expert_wins_each_task_type_in_optimal_steps_and_the_view_matches_the_te
             assert receptacle_sentence(view.place, view.openable, view.is_open, names) in obs["text"]
     assert steps == optimal and info["success"] and info["progress"] == 1.0
     assert rewards == [0.0] * (optimal - 1) + [1.0]
+    assert env.elapsed_steps == optimal + 1, "the invalid command costs a step"
     env.close()
 
 
