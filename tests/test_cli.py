@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gymnasium.envs.registration import load_env_creator
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -74,8 +75,11 @@ def test_docs_writes_a_page_per_env_with_every_section_and_an_image(tmp_path: Pa
         assert f"]({name}.md)" in index
         page = (tmp_path / f"{name}.md").read_text()
         assert all(f"## {section}" in page for section in SECTIONS)
-        assert f"![{card.id}, seed 0](img/{name}.png)" in page
-        assert (tmp_path / "img" / f"{name}.png").exists()
+        if load_env_creator(card.entry_point).NEEDS_DATA:  # its example would depend on the machine's data
+            assert "shows no example" in page and not (tmp_path / "img" / f"{name}.png").exists()
+        else:
+            assert f"![{card.id}, seed 0](img/{name}.png)" in page
+            assert (tmp_path / "img" / f"{name}.png").exists()
         assert "| event |" in page and "| level |" in page
 
 
