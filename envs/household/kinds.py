@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["LAMPS", "LOOKALIKES", "OBJECTS", "RECEPTACLES", "ROOMS", "TASK_OBJECTS", "ObjectKind", "ReceptacleKind", "Room"]
+__all__ = ["APPLIANCES", "LAMPS", "LOOKALIKES", "OBJECTS", "RECEPTACLES", "ROOMS", "TASK_OBJECTS", "ObjectKind", "ReceptacleKind", "Room"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,10 @@ class ObjectKind:
     """A receptacle object (bowl, mug, ...): ALFWorld's "This is a normal bowl 1. In it, you see nothing." """
     sharp: bool = False
     """Can slice sliceable objects (knife, butterknife)."""
+
+    def treatable(self, verb: str) -> bool:
+        """Whether ``clean``, ``heat`` or ``cool`` (an appliance's verb) applies to this kind."""
+        return {"clean": self.cleanable, "heat": self.heatable, "cool": self.coolable}[verb]
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,9 @@ RECEPTACLES = _receptacles(
     R("toiletpaperhanger", {"toiletpaper"}),
 )  # fmt: skip
 del R
+
+APPLIANCES = MappingProxyType({k.appliance: k.name for k in RECEPTACLES.values() if k.appliance})
+"""The receptacle kind of each appliance verb: clean at a sink basin, heat in a microwave, cool in a fridge."""
 
 
 @dataclass(frozen=True)

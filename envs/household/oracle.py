@@ -17,12 +17,12 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from rl4vlm_gym.envs.household.kinds import APPLIANCES
+
 if TYPE_CHECKING:
     from rl4vlm_gym.envs.household.world import House
 
 __all__ = ["plan"]
-
-_APPLIANCE = {"clean": "sinkbasin", "heat": "microwave", "cool": "fridge"}
 
 
 class _Route:
@@ -99,7 +99,7 @@ def _free_hands(house: House, first: str) -> Iterator[_Route]:
 def _place_routes(house: House) -> Iterator[list[str]]:
     goal = house.goal
     verb = goal.treatment
-    appliances = house.of_kind(_APPLIANCE[verb]) if verb else ("",)
+    appliances = house.of_kind(APPLIANCES[verb]) if verb else ("",)
     targets = [name for name, kind in house.kinds() if kind == goal.obj and house.objects[name].spec.pickupable]
     for dest in house.of_kind(goal.recep or ""):
         need = goal.count - goal.placed(house, dest)

@@ -237,7 +237,7 @@ class House:
         if visible and self.accepts(place, held):
             yield self.put_command(held, place), ("put", held, place)
         verb = spec.appliance
-        if verb is not None and getattr(hspec, {"clean": "cleanable", "heat": "heatable", "cool": "coolable"}[verb]):
+        if verb is not None and hspec.treatable(verb):
             yield f"{verb} {held} with {place}", (verb, held, place)
 
     def put_command(self, obj: str, receptacle: str) -> str:
