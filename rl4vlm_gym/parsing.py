@@ -17,6 +17,10 @@ Matching (how the extracted value is compared with the admissible actions):
   action occurring as a whole token in the value (RL4VLM's substring rule, minus its bugs: ``10``
   never matches ``1``, and two different matches are ambiguous, never a coin flip).
 
+Templates: an admissible action ending in ``[...]`` (WebShop's ``search[...]``) stands for every
+action that fills the brackets, ``search[red running shoes]``; in lenient mode the name is matched
+case-insensitively and spaces before the bracket are allowed.
+
 Unparseable output is never replaced by a random action: the result has ``parsed=None`` and an
 ``error`` that says what was wrong. Every scan is linear in the input length, so a 1 MB or
 adversarial string is safe.
@@ -32,7 +36,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-__all__ = ["ACTION_FORMATS", "MATCH_MODES", "ActionParser", "ParseResult"]
+__all__ = ["ACTION_FORMATS", "MATCH_MODES", "TEMPLATE_SUFFIX", "ActionParser", "ParseResult", "fills_template"]
+
+TEMPLATE_SUFFIX = "[...]"
 
 ActionFormat = Literal["auto", "json", "tags", "plain"]
 MatchMode = Literal["strict", "lenient"]
@@ -204,9 +210,35 @@ class ActionParser:
         # isascii: str.isdigit also accepts "²", which int() rejects.
         if self.numbered and text.isascii() and text.isdigit() and int(text) < len(actions):
             return actions[int(text)], None
+        filled = _fill_template(text, actions, self.match == "lenient")
+        if filled is not None:
+            return filled, None
         if self.match == "strict" or not actions:
             return None, _not_admissible(value, actions)
         return _lenient_match(text, tuple(actions), tuple(sorted(self.synonyms.items())))
+
+
+def _fill_template(text: str, actions: Sequence[str], lenient: bool) -> str | None:
+    """``search[red shoes]`` if ``search[...]`` is admissible (``None`` if no template fits)."""
+    if not text.endswith("]"):
+        return None
+    for action in actions:
+        if not action.endswith(TEMPLATE_SUFFIX):
+            continue
+        name = action[: -len(TEMPLATE_SUFFIX)]
+        head, bracket, rest = text.partition("[")
+        if not bracket:
+            return None
+        if head == name or (lenient and head.strip().casefold() == name.casefold()):
+            argument = rest[:-1].strip()
+            if argument:
+                return f"{name}[{argument}]"
+    return None
+
+
+def fills_template(action: str, actions: Sequence[str]) -> bool:
+    """Whether ``action`` is admissible by filling one of the ``[...]`` templates in ``actions``."""
+    return _fill_template(action, actions, lenient=False) == action
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,192 @@
+"""A headless Chromium driven by Selenium: the shopper's real browser.
+
+Debian's ``chromium`` and ``chromium-driver`` are used as installed (``scripts/setup.sh``);
+Selenium is given the driver's path, so Selenium Manager never downloads anything. Pitfalls
+handled here (reference/platform.md §1):
+
+- ``--window-size`` leaves a smaller viewport; the CDP ``Emulation.setDeviceMetricsOverride``
+  sets it exactly, so a screenshot is exactly ``image_size``;
+- a click does not wait for the next page: :meth:`Browser.click` waits until the page at the
+  expected URL has loaded, with its fonts;
+- every browser gets its own profile folder; the processes whose command line names it (and the
+  driver's process tree) are killed on ``close()``, so a crashed or killed driver leaves no
+  Chromium behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import psutil
+from PIL import Image
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["Browser", "BrowserError", "find_chromium"]
+
+_FLAGS = (
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--force-color-profile=srgb",
+    "--font-render-hinting=none", "--disable-features=Translate,MediaRouter,OptimizationHints",
+)  # fmt: skip
+_READY_JS = "return [document.readyState, document.fonts ? document.fonts.status : 'loaded', location.href]"
+_SET_QUERY_JS = "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
+_TIMEOUT = 20.0
+
+
+class BrowserError(RuntimeError):
+    """The browser could not be started or did not do what it was asked; ``fatal`` when retrying
+    cannot help (Chromium is not installed)."""
+
+    def __init__(self, message: str, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
+
+
+def find_chromium() -> tuple[str, str]:
+    """Paths of the Chromium binary and its driver (``$CHROMIUM`` / ``$CHROMEDRIVER`` win)."""
+    binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver")
+    if not binary or not driver:
+        raise BrowserError(
+            "renderer='browser' needs Chromium and its driver (Debian: apt-get install chromium chromium-driver, "
+            "or run scripts/setup.sh webshop); set $CHROMIUM and $CHROMEDRIVER to use others. "
+            f"Found chromium={binary!r}, chromedriver={driver!r}",
+            fatal=True,
+        )
+    return binary, driver
+
+
+class Browser:
+    """One headless Chromium with a viewport of exactly ``size`` = (height, width) pixels."""
+
+    def __init__(self, size: tuple[int, int]) -> None:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager go online
+        binary, driver = find_chromium()
+        self.size = size
+        self.profile = tempfile.mkdtemp(prefix="rl4vlm-webshop-chromium-")
+        options = webdriver.ChromeOptions()
+        options.binary_location = binary
+        for flag in (*_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={size[1]},{size[0]}"):
+            options.add_argument(flag)
+        self._service = Service(driver, log_output=subprocess.DEVNULL)
+        try:
+            self._driver = webdriver.Chrome(service=self._service, options=options)
+        except Exception as err:
+            self._kill_leftovers()
+            raise BrowserError(f"Chromium did not start ({binary}, {driver}): {err}") from err
+        self._driver.set_page_load_timeout(_TIMEOUT)
+        self._driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": size[1], "height": size[0], "deviceScaleFactor": 1, "mobile": False},
+        )
+
+    # -- pages ------------------------------------------------------------------------------------
+
+    def open(self, url: str) -> None:
+        """Load ``url`` and wait until it is shown."""
+        self._driver.get(url)
+        self._wait(lambda href: href == url)
+
+    def click(self, element_id: str, arrived: Callable[[str], bool]) -> None:
+        """Click the element ``element_id`` and wait for a page whose URL satisfies ``arrived``."""
+        from selenium.webdriver.common.by import By
+
+        self._driver.find_element(By.ID, element_id).click()
+        self._wait(arrived)
+
+    def search(self, query: str, arrived: Callable[[str], bool]) -> None:
+        """Write ``query`` in the search box, press Search and wait for the results page."""
+        from selenium.webdriver.common.by import By
+
+        # The value is set by script, not typed: typing 10 kB key by key takes seconds.
+        self._driver.execute_script(_SET_QUERY_JS, query)
+        self._driver.find_element(By.ID, "search-button").click()
+        self._wait(arrived)
+
+    def screenshot(self) -> NDArray[np.uint8]:
+        """The viewport as ``uint8[H, W, 3]``."""
+        shot = self._driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+        image = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
+        if image.size != (self.size[1], self.size[0]):
+            raise BrowserError(f"screenshot is {image.size[0]}x{image.size[1]}, expected {self.size[1]}x{self.size[0]}")
+        return np.asarray(image, dtype=np.uint8).copy()
+
+    @property
+    def url(self) -> str:
+        return str(self._driver.current_url)
+
+    def _wait(self, arrived: Callable[[str], bool]) -> None:
+        from selenium.webdriver.support.wait import WebDriverWait
+
+        def ready(driver: Any) -> bool:
+            state, fonts, href = driver.execute_script(_READY_JS)
+            return state == "complete" and fonts == "loaded" and arrived(href)
+
+        try:
+            WebDriverWait(self._driver, _TIMEOUT, poll_frequency=0.002).until(ready)
+        except Exception as err:
+            raise BrowserError(f"the page did not arrive within {_TIMEOUT:.0f} s (at {self.url})") from err
+
+    # -- processes --------------------------------------------------------------------------------
+
+    def processes(self) -> list[psutil.Process]:
+        """This browser's live processes: the driver, Chromium and its helpers."""
+        found: dict[int, psutil.Process] = {}
+        driver = self._service.process
+        if driver is not None and driver.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(driver.pid)
+                for proc in (root, *root.children(recursive=True)):
+                    found[proc.pid] = proc
+        for proc in psutil.process_iter(["cmdline"]):
+            with contextlib.suppress(psutil.Error):
+                if any(self.profile in arg for arg in proc.info["cmdline"] or ()):
+                    found[proc.pid] = proc
+        return list(found.values())
+
+    def alive(self) -> bool:
+        """Whether the driver answers and Chromium still has a page."""
+        driver = self._service.process
+        if driver is None or driver.poll() is not None:
+            return False
+        try:
+            self._driver.execute_script("return 1")
+        except Exception:  # noqa: BLE001 - any failure means the browser is gone
+            return False
+        return True
+
+    def close(self) -> None:
+        """Quit Chromium and its driver, kill any leftover process, delete the profile."""
+        leftovers = self.processes()
+        with contextlib.suppress(Exception):
+            self._driver.quit()
+        with contextlib.suppress(Exception):
+            self._service.stop()
+        self._kill(leftovers)
+        self._kill_leftovers()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def _kill_leftovers(self) -> None:
+        self._kill(self.processes())
+
+    @staticmethod
+    def _kill(processes: list[psutil.Process]) -> None:
+        for proc in processes:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(processes, timeout=5)

@@ -1,0 +1,394 @@
+"""The WebShop envs: find and buy the product an instruction asks for, in a real local web shop.
+
+:class:`WebShop` plays a procedural catalog (``generator.py``) at a level of the ladder;
+:class:`WebShopData` plays WebShop's real product files. Both share everything else: the pages
+(``pages.py``), the search engine (``search.py``), the reward (``reward.py``), the oracle and,
+with ``renderer="browser"``, the server (``site.py``) and Chromium (``browser.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.webshop.goals import SPLITS, Goal
+from rl4vlm_gym.envs.webshop.levels import LEVELS, ShopLevel
+from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Page, Route, build_page, normalize_query
+from rl4vlm_gym.envs.webshop.reward import Reward, get_reward, token_set_ratio
+from rl4vlm_gym.envs.webshop.shop import Shop, data_shop, procedural_shop
+from rl4vlm_gym.rendering import to_array
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from rl4vlm_gym.envs.webshop.browser import Browser
+    from rl4vlm_gym.envs.webshop.catalog import Product
+    from rl4vlm_gym.envs.webshop.site import ShopServer
+
+__all__ = ["REWARDS", "WebShop", "WebShopData"]
+
+logger = logging.getLogger(__name__)
+
+REWARDS = {
+    # WebShop: the purchase's score in [0, 1] when Buy Now is clicked, 0 otherwise.
+    "webshop": {"step": 0.0, "invalid": 0.0, "purchase": 1.0, "success": 1.0, "timeout": 0.0},
+    # verl-agent: 10 if the score is 1 (its info["task_score"] is our info["score"]), else 0.
+    "verl-agent": {"step": 0.0, "invalid": 0.0, "purchase": 0.0, "success": 10.0, "timeout": 0.0},
+}
+RENDERERS = ("none", "browser")
+TEXT_FORMATS = ("text", "text_rich")
+_SEARCH = "search["
+_BLANK = 255  # renderer="none" shows a white page where there is no product
+
+
+class _Site:
+    """The server and the browser of one env; a finalizer closes them if the env is never closed."""
+
+    def __init__(self) -> None:
+        self.server: ShopServer | None = None
+        self.browser: Browser | None = None
+
+    def close(self) -> None:
+        if self.browser is not None:
+            self.browser.close()
+            self.browser = None
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+
+class WebShop(VLMEnv):
+    LEVELS: ClassVar[tuple[Any, ...]] = LEVELS
+    DEFAULT_LEVEL: ClassVar[int] = 2
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (512, 512)
+    MIN_IMAGE_SIDE: ClassVar[int] = 128  # smaller pages are unreadable
+    MAX_IMAGE_SIDE: ClassVar[int] = 2048
+    REWARDS = REWARDS
+    MAX_ACTION_LENGTH: ClassVar[int] = 1024
+
+    def __init__(
+        self, *, renderer: str = "none", text_format: str = "text", catalog_seed: int = 0, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        if renderer not in RENDERERS:
+            raise ValueError(f"renderer={renderer!r} is unknown; choose one of {RENDERERS}")
+        if renderer == "none" and self.obs_mode == "image":
+            raise ValueError(
+                "obs_mode='image' needs renderer='browser': with renderer='none' the image is only the "
+                "product picture, and the page would be unseen"
+            )
+        if text_format not in TEXT_FORMATS:
+            raise ValueError(f"text_format={text_format!r} is unknown; choose one of {TEXT_FORMATS}")
+        if isinstance(catalog_seed, bool) or not isinstance(catalog_seed, (int, np.integer)) or catalog_seed < 0:
+            raise ValueError(f"catalog_seed={catalog_seed!r} must be a non-negative int")
+        self.renderer = renderer
+        self.text_format = text_format
+        self.catalog_seed = int(catalog_seed)
+        self.route = Route()
+        self.goal_index = -1
+        self.reward_terms: Reward | None = None
+        self._goal: Goal | None = None
+        self._page: Page | None = None
+        self._shortest: int | None = None
+        self._site = _Site()
+        self._finalizer = weakref.finalize(self, self._site.close)
+
+    # What differs between the procedural and the real shops ---------------------------------------
+
+    def shop(self) -> Shop:
+        """The shop of the current level (shared, read-only, by every env of this process)."""
+        return procedural_shop(self.level, self.catalog_seed)
+
+    def _goal_range(self, shop: Shop) -> range:
+        return range(len(shop.goals))
+
+    # VLMEnv hooks ---------------------------------------------------------------------------------
+
+    def _new_episode(self, config: Any) -> None:
+        shop = self.shop()
+        goals = self._goal_range(shop)
+        self.goal_index = goals[int(self.np_random.integers(len(goals)))]
+        self._goal = shop.goals[self.goal_index]
+        self.reward_terms = None
+        self._go(Route())
+        self._shortest = self._solve()
+        if self._browsing:  # always reload: the search page shows the new instruction
+            self._in_browser(lambda browser, server: browser.open(server.url(self.route)), None)
+
+    def _actions(self) -> tuple[str, ...]:
+        return self.page.actions
+
+    def _apply(self, action: str) -> StepOutcome:
+        here, page = self.route, self.page
+        searching = action.startswith(_SEARCH) and page.has_search
+        target = Route("results", normalize_query(action[len(_SEARCH) : -1]), 1) if searching else page.targets[action]
+        if target.page == "done":
+            self.reward_terms = self._score(target)
+        self._go(target)  # first, so that the server shows the new page (and the receipt)
+        if self._browsing:
+            arrived = _arrives_at(target)
+            if searching:
+                self._in_browser(lambda browser, server: browser.search(target.query, arrived), here)
+            else:
+                element = f"act-{page.actions.index(action)}"
+                self._in_browser(lambda browser, server: browser.click(element, arrived), here)
+        if self.reward_terms is None:
+            return StepOutcome("step")
+        if self.reward_terms.total == 1.0:
+            return StepOutcome("success", terminated=True)
+        return StepOutcome("purchase", terminated=True, scale=self.reward_terms.total)
+
+    def _describe(self) -> str:
+        return self.page.text(rich=self.text_format == "text_rich")
+
+    def _mission(self) -> str:
+        return self.goal.instruction
+
+    def _render(self) -> NDArray[np.uint8]:
+        if self._browsing:
+            return self._in_browser(lambda browser, server: browser.screenshot(), self.route)
+        if not self.route.asin:
+            return np.full((*self.image_size, 3), _BLANK, np.uint8)
+        from rl4vlm_gym.envs.webshop.pictures import product_picture
+
+        return to_array(product_picture(self.product(self.route.asin), self.route.options, self.image_size))
+
+    def _frame_key(self) -> Any:
+        return (self.goal_index, self.route)
+
+    def _state_key(self) -> str:
+        return f"goal {self.goal_index} {self.route.path()}"
+
+    def _success(self) -> bool:
+        return self.reward_terms is not None and self.reward_terms.total == 1.0
+
+    def _progress(self) -> float:
+        return 0.0 if self.reward_terms is None else self.reward_terms.total
+
+    def _optimal_steps(self) -> int | None:
+        return self._shortest
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        info["score"] = self._progress()  # WebShop's score of the purchase (verl-agent's task_score)
+        return info
+
+    def oracle_action(self) -> str:
+        """The next step towards buying the goal's product with the goal's options, from any page."""
+        return self._oracle_step(self.route)
+
+    # Oracle ---------------------------------------------------------------------------------------
+
+    def _target_options(self) -> dict[str, str]:
+        """The options the oracle picks: a synthetic goal's own; for a human goal, the product's
+        value closest to each goal option (WebShop's fuzzy match, > 85)."""
+        goal, product = self.goal, self.product(self.goal.asin)
+        if isinstance(goal.goal_options, Mapping):
+            return {n: v for n, v in goal.goal_options.items() if v in product.options.get(n, ())}
+        chosen: dict[str, str] = {}
+        for wanted in goal.goal_options:
+            scored = [
+                (token_set_ratio(value, wanted), name, value)
+                for name, values in product.options.items()
+                if name not in chosen
+                for value in values
+            ]
+            if scored:
+                score, name, value = max(scored, key=lambda s: s[0])
+                if score > 85:
+                    chosen[name] = value
+        return chosen
+
+    def _oracle_step(self, route: Route) -> str:
+        asin = self.goal.asin
+        if route.page == "search":
+            return f"{_SEARCH}{normalize_query(self.product(asin).title)}]"
+        if route.page == "results":
+            results = self.shop().index.search(route.query)
+            if asin not in results:
+                return "click[back to search]"
+            where = results.index(asin) // PER_PAGE + 1
+            if where == route.number:
+                return f"click[{asin.lower()}]"
+            return "click[next >]" if where > route.number else "click[< prev]"
+        if route.page in SUB_PAGES or (route.page == "item" and route.asin != asin):
+            return "click[< prev]"
+        if route.page == "item":
+            chosen = route.chosen()
+            for name, value in self._target_options().items():
+                if chosen.get(name) != value:
+                    return f"click[{value}]"
+            return "click[buy now]"
+        return "click[back to search]"  # the done page: the episode is over
+
+    def _solve(self) -> int | None:
+        """Play the oracle from the start on the page graph; its length if it earns score 1.
+
+        Every path must search, open a product, pick each goal option and buy, so a plan that
+        finds the product on the first results page and earns 1 is a shortest one."""
+        route, steps = Route(), 0
+        while route.page != "done" and steps < 50:
+            action = self._oracle_step(route)
+            if action.startswith(_SEARCH):
+                route = Route("results", normalize_query(action[len(_SEARCH) : -1]), 1)
+            else:
+                targets = self._build(route).targets
+                if action not in targets:
+                    return None
+                route = targets[action]
+            steps += 1
+        if route.page != "done" or self._score(route).total != 1.0:
+            return None
+        return steps if steps == 3 + len(self._target_options()) else None
+
+    # Shop state -----------------------------------------------------------------------------------
+
+    @property
+    def goal(self) -> Goal:
+        if self._goal is None:
+            raise RuntimeError("call reset() first")
+        return self._goal
+
+    @property
+    def page(self) -> Page:
+        if self._page is None:
+            raise RuntimeError("call reset() first")
+        return self._page
+
+    def product(self, asin: str) -> Product:
+        return self.shop().catalog.by_asin[asin]
+
+    def _score(self, route: Route) -> Reward:
+        product = self.product(route.asin)
+        return get_reward(product, self.goal, product.price, route.chosen())
+
+    def _build(self, route: Route) -> Page:
+        score = self.reward_terms.total if route.page == "done" and self.reward_terms is not None else None
+        return build_page(self.shop(), self.goal, route, score)
+
+    def _go(self, route: Route) -> None:
+        self.route = route
+        self._page = self._build(route)
+
+    # Server and browser ---------------------------------------------------------------------------
+
+    @property
+    def _browsing(self) -> bool:
+        # Without an image to show (obs_mode="text") Chromium would have nothing to do.
+        return self.renderer == "browser" and self.obs_mode != "text"
+
+    def _server_page(self, route: Route) -> Page | None:
+        if route.asin and route.asin not in self.shop().catalog.by_asin:
+            return None
+        if route.page == "done" and route != self.route:
+            return None  # only the purchase just made has a receipt
+        return self._build(route)
+
+    def _server_image(self, asin: str, options: tuple[tuple[str, str], ...], side: int) -> bytes | None:
+        from rl4vlm_gym.envs.webshop.images import png_bytes
+        from rl4vlm_gym.envs.webshop.pictures import product_picture
+
+        product = self.shop().catalog.by_asin.get(asin)
+        return None if product is None else png_bytes(product_picture(product, options, (side, side)))
+
+    def _in_browser(self, do: Callable[[Browser, ShopServer], Any], at: Route | None) -> Any:
+        """Run ``do(browser, server)`` with the browser at page ``at`` (``None``: anywhere). A dead
+        server or browser is restarted, the browser reopened at ``at``, and ``do`` tried once more."""
+        from rl4vlm_gym.envs.webshop.browser import BrowserError
+
+        for attempt in (1, 2):
+            try:
+                browser, server = self._ensure_site(at)
+                return do(browser, server)
+            except Exception as err:
+                if isinstance(err, BrowserError) and err.fatal:
+                    raise
+                if attempt == 2:
+                    raise BrowserError(f"the shop's browser failed twice in a row: {err}") from err
+                logger.warning("WebShop's browser or server failed (%s); restarting them at %s", err, at)
+                self._site.close()
+        raise AssertionError("unreachable")
+
+    def _ensure_site(self, at: Route | None) -> tuple[Browser, ShopServer]:
+        from rl4vlm_gym.envs.webshop.browser import Browser
+        from rl4vlm_gym.envs.webshop.site import ShopServer, create_app
+
+        site, restarted = self._site, False
+        if site.server is None or not site.server.alive():
+            if site.server is not None:
+                site.server.close()
+            site.server = ShopServer(create_app(self._server_page, self._server_image))
+            restarted = True
+        if site.browser is None or not site.browser.alive():
+            if site.browser is not None:
+                site.browser.close()
+            site.browser = Browser(self.image_size)
+            restarted = True
+        if at is not None and (restarted or Route.from_url(site.browser.url) != at):
+            site.browser.open(site.server.url(at))
+        return site.browser, site.server
+
+    def close(self) -> None:
+        """Stop the browser and the server (no process is left behind); safe to call twice."""
+        self._site.close()
+        super().close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_site"] = _Site()  # a live browser cannot cross processes; the copy starts its own
+        state.pop("_finalizer", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._finalizer = weakref.finalize(self, self._site.close)
+
+
+def _arrives_at(target: Route) -> Callable[[str], bool]:
+    return lambda url: Route.from_url(url) == target
+
+
+class WebShopData(WebShop):
+    LEVELS: ClassVar[tuple[Any, ...]] = ("WebShop's real products and goals",)
+    DEFAULT_LEVEL: ClassVar[int] = 0
+    NEEDS_DATA: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        goals: str = "human",
+        split: str = "train",
+        goal_seed: int = 233,
+        **kwargs: Any,
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split={split!r} is unknown; choose one of {tuple(SPLITS)}")
+        super().__init__(**kwargs)
+        self.split, self.goal_kind, self.goal_seed, self.data_dir = split, goals, goal_seed, data_dir
+        self._shop = data_shop(data_dir, goals, goal_seed)  # MissingDataError without the files
+
+    def shop(self) -> Shop:
+        return self._shop
+
+    def _goal_range(self, shop: Shop) -> range:
+        start, stop = SPLITS[self.split]
+        goals = range(len(shop.goals))[start:stop]
+        if not goals:
+            raise ValueError(f"split={self.split!r} holds no goals: the data gives only {len(shop.goals)}")
+        return goals
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_shop")
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._shop = data_shop(self.data_dir, self.goal_kind, self.goal_seed)
