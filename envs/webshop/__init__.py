@@ -21,7 +21,7 @@ _GRAMMAR = (
     "ASIN or an option value shown on the page (obs['actions'] lists them)"
 )
 _EXAMPLES = (
-    "search[sulfate free shampoo 16.9 fl oz]",
+    "search[sulfate free shampoo 500ml]",
     '{"thoughts": "this one has argan oil", "action": "click[b0xrg0vquy]"}',
     "<think>the goal asks for blue</think><action>click[blue]</action>",
     "click[buy now]",

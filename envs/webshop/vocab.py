@@ -53,20 +53,20 @@ COLORS: dict[str, tuple[int, int, int]] = {
 SIZES: dict[str, tuple[str, ...]] = {
     "apparel": ("xs", "small", "medium", "large", "xl", "xxl"),
     "shoes": ("6", "7", "8", "9", "10", "11", "12"),
-    "volume": ("2 fl oz", "4.2 fl oz", "8.5 fl oz", "16.9 fl oz", "33.8 fl oz"),
-    "weight": ("5.3 ounce", "12 ounce", "1 pound", "2.2 pound", "5 pound"),
+    "volume": ("60ml", "125ml", "250ml", "500ml", "1 liter"),
+    "weight": ("5.3 oz", "12 oz", "1 lb", "2.2 lb", "5 lb"),
     "count": ("single", "twin pack", "family bundle", "value box", "bulk case"),
-    "furniture": ("compact", "standard", "oversized", "king", "queen"),
+    "furniture": ("compact", "regular", "oversized", "king", "queen"),
     "length": ("3 ft", "6 ft", "10 ft", "15 ft"),
     "device": ("38mm", "41mm", "45mm", "49mm"),
 }  # fmt: skip
 
 EXTRA_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "scent": ("scent", ("lavender field", "fresh citrus", "coconut", "unscented", "sandalwood", "rosewater")),
-    "flavor": ("flavor name", ("vanilla", "dark chocolate", "sea salt", "cinnamon", "original", "spicy mango")),
-    "style": ("style", ("wireless", "wired", "pro", "lite", "sport edition")),
-    "material": ("material type", ("cotton", "polyester", "wool blend", "linen", "denim weave")),
-    "finish": ("finish type", ("matte", "glossy", "satin", "textured")),
+    "scent": ("scent", ("meadow breeze", "fresh citrus", "coconut", "unscented", "cedar musk", "ocean mist")),
+    "flavor": ("flavor name", ("vanilla", "cocoa crunch", "sea salt", "cinnamon", "original", "spicy mango")),
+    "style": ("style", ("wireless", "corded", "pro", "lite", "sport edition")),
+    "material": ("material type", ("cotton", "polyester", "wool blend", "linen", "twill weave")),
+    "finish": ("finish type", ("matte", "glossy", "satin", "brushed")),
 }  # fmt: skip
 
 # Brand names are drawn as two syllables from this list (deterministic, pronounceable).

@@ -373,6 +373,7 @@ class WebShopData(WebShop):
         super().__init__(**kwargs)
         self.split, self.goal_kind, self.goal_seed, self.data_dir = split, goals, goal_seed, data_dir
         self._shop = data_shop(data_dir, goals, goal_seed)  # MissingDataError without the files
+        self._goal_range(self._shop)  # an empty split is a bad argument, found now
 
     def shop(self) -> Shop:
         return self._shop
