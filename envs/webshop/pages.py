@@ -194,7 +194,7 @@ def build_page(shop: Shop, goal: Goal, route: Route, score: float | None = None)
     if route.page == "search":
         b.add("banner", "WebShop")
         _instruction(b, goal)
-        b.add("searchbox", "Search")
+        b.blocks.append(Block("searchbox", ("Search",), {"Search": SEARCH_ACTION}))
         return b.page(has_search=True)
     if route.page == "done":
         product = shop.catalog.by_asin[route.asin]

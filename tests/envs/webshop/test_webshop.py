@@ -172,7 +172,7 @@ def test_server_escapes_catalog_text_and_refuses_unknown_pages(tmp_path: Path) -
     base.step(base.oracle_action())
     html = client.get(base.route.path()).get_data(as_text=True)
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert 'id="act-0"' not in html or "search" not in html  # results page: ids start at the first button
+    assert 'id="act-0" data-action="click[back to search]"' in html  # element ids follow obs["actions"]
     for path in ("/nowhere", "/item/NOPE?q=x&page=1", "/done/" + base.goal.asin, "/results?q=x&page=abc"):
         assert client.get(path).status_code == 404, path
     image = client.get(f"/image/{base.goal.asin}.png?size=64")
