@@ -64,6 +64,58 @@ class _Site:
 
 
 class WebShop(VLMEnv):
+    """Search a web shop and buy the product, options and price an instruction asks for.
+
+    ## Description
+    WebShop (Yao et al., 2022), rebuilt as a seeded, self-contained shop. A procedural catalog
+    of WebShop's five categories (25 product types with their attributes, colours, sizes and a
+    third option kind, prices, titles, bullet points, descriptions and a drawn picture) is
+    written in WebShop's own file schema and loaded by WebShop's loading rules; goals are built
+    as WebShop builds its synthetic goals ("i need sulfate free shampoo with color: blue, and
+    size: 500ml, and price lower than 40.00 dollars"). The catalog is fixed by ``catalog_seed``
+    and the level; ``reset(seed)`` draws the goal. Search is BM25 over a full-text index (SQLite
+    FTS5), 50 results shown 10 per page, as in WebShop. With ``renderer="browser"`` a real
+    Flask server on 127.0.0.1 serves the pages and a real headless Chromium clicks through them.
+
+    ## Observation
+    - ``image``: ``renderer="browser"``: a screenshot of the page, exactly ``image_size``.
+      ``renderer="none"``: the picture of the product on show (its colour and options drawn),
+      white before a product is opened.
+    - ``text``: the page in WebShop's words: ``text_format="text"`` joins the visible strings
+      with `` [SEP] ``; ``"text_rich"`` marks ``[button] x [button_]`` and chosen options
+      ``[clicked button] x [clicked button_]``. In ``image`` mode only an invalid action's
+      feedback. Prices shown are the prices charged (WebShop shows a range and charges a draw).
+    - ``mission``: the instruction.
+    - ``actions``: ``search[...]`` on the search page; otherwise ``click[x]`` for each button,
+      product ASIN and option value on the page, lower-cased as in WebShop.
+
+    ## Actions
+    ``search[keywords]`` (any text: it is lower-cased, cleaned and searched safely) and
+    ``click[x]``. Anything else is an invalid action: nothing changes and ``info["action"]``
+    says why (WebShop ignores it silently).
+
+    ## Rewards
+    Paid when ``click[buy now]`` ends the episode. ``webshop``: WebShop's score (master branch):
+    the share of goal attributes, goal options and the price cap the purchase meets, times the
+    product-type factor (0, 0.1, 0.5 or 1). ``verl-agent``: 10 when the score is 1, else 0.
+    ``info["score"]`` is the score (verl-agent's ``task_score``); success is a score of 1.
+
+    ## Levels
+    Catalogs of 100 to 10,000 products; goals name 1 to 3 attributes and 0 to 3 options, with
+    or without WebShop's price cap; up to 4 look-alike products per goal product, each lacking
+    one asked-for attribute. Level 2 is WebShop's default 1,000-product scale.
+
+    ## Arguments
+    The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode`` (``image``
+    needs the browser), ``image_size`` (default 512x512), ``reward_variant`` (``webshop``,
+    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``; and ``renderer``
+    (``"none"`` or ``"browser"``; the browser is started only when an image is observed),
+    ``text_format`` (``"text"`` or ``"text_rich"``), ``catalog_seed`` (which catalog).
+
+    ## Version History
+    - v0: WebShop's page flow, text forms, action grammar and master-branch reward; 5 levels.
+    """
+
     LEVELS: ClassVar[tuple[Any, ...]] = LEVELS
     DEFAULT_LEVEL: ClassVar[int] = 2
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (512, 512)
@@ -355,6 +407,38 @@ def _arrives_at(target: Route) -> Callable[[str], bool]:
 
 
 class WebShopData(WebShop):
+    """Shop WebShop's real scraped Amazon products for its human or synthetic instructions.
+
+    ## Description
+    Loads WebShop's own files (``items_shuffle_1000.json`` or ``items_shuffle.json``,
+    ``items_ins_v2_1000.json`` or ``items_ins_v2.json``, ``items_human_ins.json``) from
+    ``data_dir`` or ``$WEBSHOP_DATA`` with WebShop's loading rules, builds its goals, shuffles
+    them with ``goal_seed`` (WebShop uses 233) and keeps WebShop's splits. Prices and price caps
+    come from ``goal_seed`` too, so every process sees the same shop. Product images are remote
+    Amazon URLs, so pictures are placeholders with the product's title.
+
+    ## Observation
+    As in ``rl4vlm/WebShop-v0``.
+
+    ## Actions
+    As in ``rl4vlm/WebShop-v0``.
+
+    ## Rewards
+    As in ``rl4vlm/WebShop-v0``. The type factor compares title nouns; without spaCy's model
+    they are the title's words minus stop words, units and colours (see ``reward.py``).
+
+    ## Levels
+    One: the goals of the chosen split (``test`` 0-499, ``eval`` 500-1499, ``train`` 1500+, or
+    ``all``) of the shuffled goal list.
+
+    ## Arguments
+    As in ``rl4vlm/WebShop-v0`` (but ``catalog_seed``), and ``data_dir``, ``goals``
+    (``"human"`` or ``"synthetic"``), ``split``, ``goal_seed``.
+
+    ## Version History
+    - v0: WebShop's files, goals and splits, seeded.
+    """
+
     LEVELS: ClassVar[tuple[Any, ...]] = ("WebShop's real products and goals",)
     DEFAULT_LEVEL: ClassVar[int] = 0
     NEEDS_DATA: ClassVar[bool] = True

@@ -1,0 +1,124 @@
+"""WebShop through a real headless Chromium: clicks, recovery from crashes, no leftover processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import urllib.request
+
+import gymnasium as gym
+import numpy as np
+import psutil
+
+import rl4vlm_gym  # noqa: F401 - registers the envs
+from rl4vlm_gym.envs.webshop.pages import Route
+from rl4vlm_gym.registry import EVAL_SEEDS
+
+ENV = "rl4vlm/WebShop-Browser-v0"
+SIZE = (256, 320)
+
+
+def make(**kwargs: object) -> gym.Env:
+    return gym.make(ENV, image_size=SIZE, **kwargs)
+
+
+def test_oracle_buys_through_the_browser_on_every_level() -> None:
+    env = make()
+    base = env.unwrapped
+    for level in range(len(base.LEVELS)):
+        obs, info = env.reset(seed=EVAL_SEEDS.start + level, options={"level": level})
+        frames = [obs["image"]]
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(base.oracle_action())
+            done = terminated or truncated
+            frames.append(obs["image"])
+            # the browser really went there: its URL is the env's page
+            assert Route.from_url(base._site.browser.url) == base.route
+        assert info["success"] and reward == 1.0 and base.elapsed_steps == info["optimal_steps"]
+        assert all(f.shape == (*SIZE, 3) for f in frames)
+        assert len({f.tobytes() for f in frames}) == len(frames), "every page looks different"
+    env.close()
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_close_leaves_no_process_or_port_behind() -> None:
+    env = make()
+    env.reset(seed=0)
+    base = env.unwrapped
+    processes = base._site.browser.processes()
+    port = base._site.server.port
+    names = {p.name() for p in processes}
+    assert any("chromedriver" in n for n in names) and any("chrom" in n and "driver" not in n for n in names)
+    assert urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5).read() == b"ok"
+    env.close()
+    env.close()
+    alive = [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"left behind: {[(p.pid, p.name()) for p in alive]}"
+    assert not _port_open(port)
+
+
+def test_a_killed_browser_is_restarted_at_the_same_page() -> None:
+    env, twin = make(), make()
+    for e in (env, twin):
+        e.reset(seed=5)
+        for _ in range(2):
+            e.step(e.unwrapped.oracle_action())
+    base = env.unwrapped
+    old = base._site.browser.processes()
+    chromium = [p for p in old if "driver" not in p.name()]
+    os.kill(chromium[0].pid, signal.SIGKILL)  # the browser process crashes mid-episode
+    action = base.oracle_action()
+    obs, reward, *_ = env.step(action)
+    expected, expected_reward, *_ = twin.step(action)
+    assert obs["text"] == expected["text"] and reward == expected_reward
+    assert np.array_equal(obs["image"], expected["image"])
+    assert Route.from_url(base._site.browser.url) == base.route
+    env.close(), twin.close()
+    assert not [p for p in old if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_dead_server_is_restarted_on_a_new_port() -> None:
+    env = make()
+    env.reset(seed=2)
+    base = env.unwrapped
+    old_port = base._site.server.port
+    base._site.server.close()  # the server thread stops
+    obs, *_ = env.step(base.oracle_action())
+    assert base._site.server.port != old_port and base._site.server.alive()
+    assert Route.from_url(base._site.browser.url) == base.route and obs["image"].any()
+    env.close()
+
+
+def test_envs_side_by_side_use_their_own_ports_and_browsers() -> None:
+    a, b = make(), make()
+    a.reset(seed=0)
+    b.reset(seed=1)
+    assert a.unwrapped._site.server.port != b.unwrapped._site.server.port
+    assert a.unwrapped._site.browser.profile != b.unwrapped._site.browser.profile
+    assert a.unwrapped.goal.instruction in a.unwrapped.page.text()
+    a.close(), b.close()
+
+
+def test_text_mode_starts_no_browser() -> None:
+    env = make(obs_mode="text")
+    env.reset(seed=0)
+    env.step(env.unwrapped.oracle_action())
+    assert env.unwrapped._site.browser is None and env.unwrapped._site.server is None
+    env.close()
+
+
+def test_hostile_searches_in_the_browser() -> None:
+    env = make()
+    for query in ("'; DROP TABLE products; --", '"unbalanced NEAR(', "x" * 10_000, "动作 🙂 \x00 <b>"):
+        env.reset(seed=0)
+        _, _, _, _, info = env.step(f"search[{query}]")
+        assert info["action"]["valid"] and env.unwrapped.route.page == "results"
+        assert Route.from_url(env.unwrapped._site.browser.url) == env.unwrapped.route
+    env.close()
