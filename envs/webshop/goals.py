@@ -67,10 +67,7 @@ def price_cap(price: float, rng: np.random.Generator, enabled: bool = True) -> t
 def _with_weights(goals: list[Goal]) -> list[Goal]:
     """WebShop's sampling weight: the mean over a goal's attributes of 1 / (goals naming it)."""
     counts = Counter(a for g in goals for a in g.attributes)
-    return [
-        Goal(**{**g.__dict__, "weight": sum(1.0 / counts[a] for a in g.attributes) / len(g.attributes)})
-        for g in goals
-    ]
+    return [Goal(**{**g.__dict__, "weight": sum(1.0 / counts[a] for a in g.attributes) / len(g.attributes)}) for g in goals]
 
 
 def _goal(product: Product, instruction: str, attributes: Sequence[str], options: Any, upper: float) -> Goal:

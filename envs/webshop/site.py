@@ -33,7 +33,9 @@ class _QuietHandler(WSGIRequestHandler):
         pass  # one line per request would flood the training logs
 
 
-def create_app(page: Callable[[Route], Page | None], image: Callable[[str, tuple[tuple[str, str], ...], int], bytes | None]) -> Flask:
+def create_app(
+    page: Callable[[Route], Page | None], image: Callable[[str, tuple[tuple[str, str], ...], int], bytes | None]
+) -> Flask:
     """The shop's Flask app: ``page(route)`` gives a page (``None``: 404), ``image(asin, options,
     side)`` a PNG."""
     app = Flask(__name__, template_folder=str(_HERE / "templates"), static_folder=str(_HERE / "static"))

@@ -18,7 +18,7 @@ import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.webshop.goals import SPLITS, Goal
-from rl4vlm_gym.envs.webshop.levels import LEVELS, ShopLevel
+from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Page, Route, build_page, normalize_query
 from rl4vlm_gym.envs.webshop.reward import Reward, get_reward, token_set_ratio
 from rl4vlm_gym.envs.webshop.shop import Shop, data_shop, procedural_shop
@@ -124,9 +124,7 @@ class WebShop(VLMEnv):
     REWARDS = REWARDS
     MAX_ACTION_LENGTH: ClassVar[int] = 1024
 
-    def __init__(
-        self, *, renderer: str = "none", text_format: str = "text", catalog_seed: int = 0, **kwargs: Any
-    ) -> None:
+    def __init__(self, *, renderer: str = "none", text_format: str = "text", catalog_seed: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if renderer not in RENDERERS:
             raise ValueError(f"renderer={renderer!r} is unknown; choose one of {RENDERERS}")

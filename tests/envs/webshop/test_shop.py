@@ -173,9 +173,7 @@ def test_reward_perfect_purchase() -> None:
 
 
 def test_reward_terms_one_by_one() -> None:
-    product, goal = product_and_goal(
-        attributes=("sulfate free", "paraben free", "dry scalp", "tea tree"), price_upper=20.0
-    )
+    product, goal = product_and_goal(attributes=("sulfate free", "paraben free", "dry scalp", "tea tree"), price_upper=20.0)
     # attributes: "sulfate free" (Attributes), "paraben free" (bullet), "dry scalp" (description); not "tea tree"
     # options: red is not navy blue; large matches; price 25 > 20
     r = get_reward(product, goal, 25.0, {"color": "red", "size": "large"})  # type: ignore[arg-type]

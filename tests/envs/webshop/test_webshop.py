@@ -67,7 +67,11 @@ def test_invalid_and_template_actions() -> None:
     obs, info = env.reset(seed=0)
     assert obs["actions"] == ("search[...]",)
     obs, reward, terminated, _, info = env.step("click[buy now]")
-    assert not info["action"]["valid"] and "Invalid action" in obs["text"] and info["state_key"] == "goal %d /" % env.unwrapped.goal_index
+    assert (
+        not info["action"]["valid"]
+        and "Invalid action" in obs["text"]
+        and info["state_key"] == f"goal {env.unwrapped.goal_index} /"
+    )
     obs, _, _, _, info = env.step('{"thoughts": "look", "action": "Search [Red  SHOES]"}')
     assert info["action"]["parsed"] == "search[Red  SHOES]" and env.unwrapped.route.query == "red shoes"
     assert obs["text"].count("[SEP]") > 5 and "search[...]" not in obs["actions"]
@@ -159,7 +163,7 @@ def test_amazon_env_plays_files_in_webshops_schema(tmp_path: Path) -> None:
 def test_server_escapes_catalog_text_and_refuses_unknown_pages(tmp_path: Path) -> None:
     write_files(tmp_path, LEVELS[0], np.random.default_rng(0))
     records = json.loads((tmp_path / "items_shuffle_1000.json").read_text())
-    evil = "<script>alert(1)</script> & \"quotes\""
+    evil = '<script>alert(1)</script> & "quotes"'
     for rec in records:
         rec["name"] = f"{rec['name']} {evil}"
     (tmp_path / "items_shuffle_1000.json").write_text(json.dumps(records))
