@@ -180,14 +180,37 @@ def generate(level: ShopLevel, rng: np.random.Generator) -> tuple[list[dict[str,
     return [writer.records[i] for i in order], writer.instructions
 
 
-def write_files(folder: Any, level: ShopLevel, rng: np.random.Generator) -> None:
-    """Write a procedural catalog as WebShop's three data files (for tests and for users' tools)."""
+def write_files(folder: Any, level: ShopLevel, rng: np.random.Generator, hints: bool = True) -> None:
+    """Write a procedural catalog as WebShop's three data files.
+
+    ``items_human_ins.json`` gets one instruction per goal product, in the human entries' form
+    (plain option values). ``hints=False`` drops our ``product_type`` and ``silhouette`` keys, so
+    the files look like real WebShop data to the loader (tests use it; users can try their tools).
+    """
     import json
     from pathlib import Path
 
     records, instructions = generate(level, rng)
+    human: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        entry = instructions[record["asin"]]
+        if "instruction" not in entry:
+            continue
+        options = record["customization_options"] or {}
+        values = [entries[0]["value"].lower() for entries in options.values()]
+        text = entry["instruction"] + (" in " + ", ".join(values) if values else "") + "."
+        human[record["asin"]] = [{
+            "asin": record["asin"], "instruction": text, "attributes": entry["attributes"],
+            "instruction_attributes": entry["instruction_attributes"],
+            "options": [f"{name.lower()}: {value}" for name, value in zip(options, values, strict=True)],
+            "instruction_options": values,
+        }]  # fmt: skip
+    if not hints:
+        for record in records:
+            record.pop("product_type", None)
+            record.pop("silhouette", None)
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
     (root / "items_shuffle_1000.json").write_text(json.dumps(records), encoding="utf-8")
     (root / "items_ins_v2_1000.json").write_text(json.dumps(instructions), encoding="utf-8")
-    (root / "items_human_ins.json").write_text(json.dumps({}), encoding="utf-8")
+    (root / "items_human_ins.json").write_text(json.dumps(human), encoding="utf-8")

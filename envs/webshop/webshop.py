@@ -426,8 +426,8 @@ class WebShopData(WebShop):
     they are the title's words minus stop words, units and colours (see ``reward.py``).
 
     ## Levels
-    One: the goals of the chosen split (``test`` 0-499, ``eval`` 500-1499, ``train`` 1500+, or
-    ``all``) of the shuffled goal list.
+    One: the goals of the chosen split of the shuffled goal list: ``all`` (the default, as
+    WebShop's text env), or WebShop's standard ``test`` 0-499, ``eval`` 500-1499, ``train`` 1500+.
 
     ## Arguments
     As in ``rl4vlm/WebShop-v0`` (but ``catalog_seed``), and ``data_dir``, ``goals``
@@ -446,7 +446,7 @@ class WebShopData(WebShop):
         *,
         data_dir: str | os.PathLike[str] | None = None,
         goals: str = "human",
-        split: str = "train",
+        split: str = "all",
         goal_seed: int = 233,
         **kwargs: Any,
     ) -> None:

@@ -121,23 +121,9 @@ def test_amazon_env_needs_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_amazon_env_plays_files_in_webshops_schema(tmp_path: Path) -> None:
-    # A procedural catalog written as WebShop's three files, plus human instructions for two products.
-    write_files(tmp_path, LEVELS[1], np.random.default_rng(7))
-    records = json.loads((tmp_path / "items_shuffle_1000.json").read_text())
-    for rec in records:  # real records carry neither of our drawing hints
-        rec.pop("product_type"), rec.pop("silhouette")
-    (tmp_path / "items_shuffle_1000.json").write_text(json.dumps(records))
-    human = {}
-    for rec in records[:40]:
-        options = rec["customization_options"] or {}
-        values = [entries[0]["value"].lower() for entries in options.values()]
-        attributes = json.loads((tmp_path / "items_ins_v2_1000.json").read_text())[rec["asin"]]["attributes"][:2]
-        human[rec["asin"]] = [{
-            "asin": rec["asin"], "instruction": f"i want {' and '.join(attributes)} {rec['query']}.",
-            "attributes": attributes, "instruction_attributes": attributes,
-            "options": [f"{k.lower()}: {v}" for k, v in zip(options, values)], "instruction_options": values,
-        }]  # fmt: skip
-    (tmp_path / "items_human_ins.json").write_text(json.dumps(human))
+    # A procedural catalog written as WebShop's three files, without our drawing hints.
+    write_files(tmp_path, LEVELS[1], np.random.default_rng(7), hints=False)
+    assert "product_type" not in json.loads((tmp_path / "items_shuffle_1000.json").read_text())[0]
     for goals in ("human", "synthetic"):
         env = gym.make("rl4vlm/WebShop-Amazon-v0", data_dir=tmp_path, goals=goals, split="all", obs_mode="text")
         solved = 0
