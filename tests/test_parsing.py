@@ -669,3 +669,18 @@ def test_parse_result_is_frozen() -> None:
     result = ActionParser().parse("hit", BLACKJACK)
     with pytest.raises(AttributeError):
         result.parsed = "stand"  # type: ignore[misc]
+
+
+def test_template_actions_take_any_argument() -> None:
+    from rl4vlm_gym.parsing import fills_template
+
+    actions = ("search[...]", "click[buy now]")
+    lenient, strict = ActionParser(), ActionParser(match="strict")
+    assert lenient.parse("Search [Red Shoes]", actions).parsed == "search[Red Shoes]"
+    assert lenient.parse('{"action": "search[a [b] c]"}', actions).parsed == "search[a [b] c]"
+    assert strict.parse("search[red shoes]", actions).parsed == "search[red shoes]"
+    assert strict.parse("Search[red shoes]", actions).parsed is None
+    for empty in ("search[]", "search[  ]", "search", "search[x"):
+        assert lenient.parse(empty, actions).parsed is None, empty
+    assert lenient.parse("search[x]", ("click[buy now]",)).parsed is None  # no template, no search
+    assert fills_template("search[x]", actions) and not fills_template("click[x]", actions)

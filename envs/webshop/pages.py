@@ -154,9 +154,6 @@ class Page:
     def text(self, rich: bool = False) -> str:
         return " [SEP] ".join(s for block in self.blocks for s in block.strings(rich))
 
-    def image_options(self) -> dict[str, str]:
-        return self.route.chosen()
-
 
 class _PageBuilder:
     def __init__(self, route: Route) -> None:

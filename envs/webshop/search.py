@@ -3,8 +3,10 @@
 WebShop searches a pyserini (Lucene, Java) BM25 index of each product's title, description,
 bullet points and option values, returns the top 50 and shows them 10 per page. FTS5 ships in
 Python's own ``sqlite3``, so the same ranking needs no JVM and no prebuilt index: the index is
-built in memory when a catalog is loaded (about 0.5 s per 100k products). Lucene's analyzer is
-mirrored where it matters: Porter stemming, its English stop words, any-term (OR) queries.
+built in memory when a catalog is loaded (about 1.3 s per 100k products here). Lucene's analyzer
+is mirrored where it matters: Porter stemming, its English stop words, any-term (OR) queries.
+FTS5's BM25 constants are fixed at k1 = 1.2, b = 0.75 (pyserini's defaults are 0.9 and 0.4), so
+rankings can differ from WebShop's in ties and near-ties.
 
 Any query string is safe. The query is split into word tokens, and each token is passed to FTS5
 as a quoted string literal (word characters only, so it cannot close the quote), joined by OR:
@@ -18,7 +20,6 @@ import functools
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
 
 from rl4vlm_gym.envs.webshop.catalog import Catalog, Product
 
@@ -73,9 +74,6 @@ class SearchIndex:
                 (match, RESULTS),
             ).fetchall()
         return tuple(self._asins[r[0]] for r in rows)
-
-    def search_many(self, queries: Sequence[str]) -> list[tuple[str, ...]]:
-        return [self.search(q) for q in queries]
 
     def close(self) -> None:
         with self._lock:
