@@ -87,10 +87,6 @@ class Product:
     silhouette: str | None = None
     brand: str = ""
 
-    def option_name(self, value: str) -> str | None:
-        """The option whose values include ``value`` (the first one, as WebShop's page order)."""
-        return next((name for name, values in self.options.items() if value in values), None)
-
 
 @dataclass
 class Catalog:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -50,10 +50,6 @@ class Goal:
     product_type: str | None = None
     weight: float = 1.0
 
-    @property
-    def n_options(self) -> int:
-        return len(self.goal_options)
-
 
 def price_cap(price: float, rng: np.random.Generator, enabled: bool = True) -> tuple[float, str]:
     """WebShop's price cap and instruction suffix for a product of ``price``."""
@@ -67,7 +63,7 @@ def price_cap(price: float, rng: np.random.Generator, enabled: bool = True) -> t
 def _with_weights(goals: list[Goal]) -> list[Goal]:
     """WebShop's sampling weight: the mean over a goal's attributes of 1 / (goals naming it)."""
     counts = Counter(a for g in goals for a in g.attributes)
-    return [Goal(**{**g.__dict__, "weight": sum(1.0 / counts[a] for a in g.attributes) / len(g.attributes)}) for g in goals]
+    return [replace(g, weight=sum(1.0 / counts[a] for a in g.attributes) / len(g.attributes)) for g in goals]
 
 
 def _goal(product: Product, instruction: str, attributes: Sequence[str], options: Any, upper: float) -> Goal:
