@@ -1,4 +1,4 @@
-"""The ``rl4vlm-gym`` command: list, info, check, play and docs."""
+"""The ``rl4vlm-gym`` command: list, info, check, play, docs, eval, report, suite and leaderboard."""
 
 from __future__ import annotations
 
@@ -169,6 +169,187 @@ def docs(out: Annotated[Path, typer.Argument(help="Output folder.")] = Path("doc
 
     pages = write_docs(out)
     console.print(f"wrote {len(pages)} pages to {out}")
+
+
+# Evaluation -------------------------------------------------------------------------------------
+
+suite_app = typer.Typer(help="Evaluation suites: list them, draw seed lists.", no_args_is_help=True)
+leaderboard_app = typer.Typer(help="Leaderboards: validate submissions, build the pages.", no_args_is_help=True)
+app.add_typer(suite_app, name="suite")
+app.add_typer(leaderboard_app, name="leaderboard")
+
+
+def _agent_kwargs(pairs: list[str] | None) -> dict[str, Any]:
+    """``key=value`` pairs; values are read as YAML scalars (``3``, ``0.5``, ``true``, ``cpu``)."""
+    import yaml
+
+    kwargs: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            console.print(f"[red]--agent-arg {pair!r}: expected KEY=VALUE[/red]")
+            raise typer.Exit(2)
+        try:
+            kwargs[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            kwargs[key.strip()] = value
+    return kwargs
+
+
+@app.command("eval")
+def eval_command(
+    agent: Annotated[str, typer.Option(help="random, oracle, hf, openai, or package.module:Class.")],
+    suite: Annotated[str, typer.Option(help="A built-in suite name or a YAML file.")] = "smoke",
+    out: Annotated[Path | None, typer.Option(help="Run folder (default runs/SUITE-AGENT); re-run to resume.")] = None,
+    agent_arg: Annotated[list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
+    history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
+    images: Annotated[int | None, typer.Option(help="Observations whose image is sent (overrides the suite's).")] = None,
+    baseline: Annotated[Path | None, typer.Option(help="Another run folder to compare with, seed by seed.")] = None,
+    report: Annotated[bool, typer.Option(help="Write report.md and report.html into the run folder.")] = True,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run an agent over a suite: per-episode JSONL, a summary with 95% intervals and a report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from rl4vlm_gym.harness.runner import AgentSpec, RunError, run_suite, write_summary
+    from rl4vlm_gym.harness.suite import SuiteError, load_suite
+    from rl4vlm_gym.prompts import PromptConfig
+
+    try:
+        loaded = load_suite(suite)
+        overrides = {k: v for k, v in {"template": template, "history": history, "images": images}.items() if v is not None}
+        prompt = PromptConfig(**{**loaded.prompt.as_dict(), **overrides})
+    except (SuiteError, ValueError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    spec = AgentSpec(agent, _agent_kwargs(agent_arg))
+    out = out or Path("runs") / f"{loaded.name}-{agent.rsplit(':', 1)[-1].lower()}"
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, disable=not progress)
+    job = bar.add_task(f"{loaded.name} / {agent}", total=len(loaded.episodes))
+    try:
+        with bar:
+            records = run_suite(loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n))
+    except (SuiteError, RunError, ValueError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted: finished episodes are saved in {out}; run the same command again to resume[/yellow]")
+        raise typer.Exit(130) from None
+    summary = write_summary(out, loaded, records)
+    _print_summary(summary)
+    if report:
+        from rl4vlm_gym.harness.report import write_report
+
+        md, html = write_report([out], out, baseline=baseline)
+        console.print(f"report: {md} and {html}")
+    console.print(f"episodes: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    def mean(score: dict[str, Any] | None) -> str:
+        return "-" if score is None else f"{score['mean']:.3f}"
+
+    def interval(score: dict[str, Any] | None) -> str:
+        return "-" if score is None else f"{score['ci95'][0]:.2f}-{score['ci95'][1]:.2f}"
+
+    table = Table(Column("task", no_wrap=True), "n", "success", "95% CI", "progress", "SPL", "invalid", title=f"{summary['suite']} / {summary['agent']['name']}")
+    for name, t in [*summary["tasks"].items(), ("overall", summary["overall"])]:
+        table.add_row(
+            name, str(t["episodes"]), mean(t["success"]), interval(t["success"]), mean(t["progress"]),
+            mean(t["normalised_steps"]), f"{t['invalid_action_rate']:.3f}",
+        )
+    console.print(table)
+    failed = summary["overall"]["failed_episodes"]
+    if failed:
+        console.print(f"[yellow]{failed} episode(s) failed (agent or env error): see 'error' in episodes.jsonl[/yellow]")
+    console.print(f"protocol hash {summary['protocol_hash'][:16]}  complete: {summary['complete']}")
+
+
+@app.command("report")
+def report_command(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders.")],
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("report"),
+    baseline: Annotated[Path | None, typer.Option(help="A run folder to compare each run with.")] = None,
+    training_log: Annotated[list[Path] | None, typer.Option(help="Training log CSV (repeatable): learning curves.")] = None,
+) -> None:
+    """Write a Markdown and an HTML report (tables and plots) of one or more runs."""
+    from rl4vlm_gym.harness.report import write_report
+
+    md, html = write_report(runs, out, baseline=baseline, training_logs=training_log or ())
+    console.print(f"wrote {md} and {html}")
+
+
+@suite_app.command("list")
+def suite_list() -> None:
+    """List the built-in suites."""
+    from rl4vlm_gym.harness.suite import builtin_suites, load_suite
+
+    table = Table("suite", "axis", "tasks", "episodes", "description")
+    for name in builtin_suites():
+        s = load_suite(name)
+        table.add_row(s.name, s.axis, str(len(s.tasks)), str(len(s.episodes)), s.description)
+    console.print(table)
+
+
+@suite_app.command("seeds")
+def suite_seeds(
+    n: Annotated[int, typer.Option(help="How many seeds.")] = 10,
+    split: Annotated[str, typer.Option(help="train, eval or test.")] = "eval",
+    root: Annotated[int, typer.Option(help="Root of numpy's SeedSequence.")] = 0,
+) -> None:
+    """Print a seed list for a suite file, reproducible from its root."""
+    from rl4vlm_gym.harness.suite import draw_seeds
+
+    try:
+        print(draw_seeds(split, n, root))
+    except ValueError as err:
+        console.print(f"[red]{err}[/red]")
+        raise typer.Exit(2) from None
+
+
+@leaderboard_app.command("validate")
+def leaderboard_validate(
+    submissions: Annotated[list[Path] | None, typer.Argument(help="Submission folders (default: all under ROOT).")] = None,
+    root: Annotated[Path, typer.Option(help="The leaderboards folder.")] = Path("leaderboards"),
+    replay: Annotated[bool, typer.Option(help="Replay every episode in its env.")] = True,
+) -> None:
+    """Re-check submissions from their episode logs; exit 1 if any is rejected."""
+    from rl4vlm_gym.harness.leaderboard import find_submissions, validate_submission
+
+    folders = submissions or find_submissions(root)
+    if not folders:
+        console.print(f"[yellow]no submissions under {root / 'submissions'}[/yellow]")
+    bad = 0
+    for folder in folders:
+        result = validate_submission(folder, replay=replay)
+        if result.ok:
+            console.print(f"[green]ok[/green] {folder}")
+            continue
+        bad += 1
+        console.print(f"[red]rejected[/red] {folder}")
+        for problem in result.problems:
+            console.print(f"  - {escape(problem)}", markup=True)
+    if bad:
+        raise typer.Exit(1)
+
+
+@leaderboard_app.command("build")
+def leaderboard_build(
+    root: Annotated[Path, typer.Option(help="The leaderboards folder.")] = Path("leaderboards"),
+    out: Annotated[Path | None, typer.Option(help="Output folder (default ROOT/site).")] = None,
+    replay: Annotated[bool, typer.Option(help="Replay every episode while validating.")] = True,
+) -> None:
+    """Validate every submission and write the leaderboard pages (Markdown and HTML)."""
+    from rl4vlm_gym.harness.leaderboard import build_leaderboard
+
+    pages, rejected = build_leaderboard(root, out, replay=replay)
+    for report in rejected:
+        console.print(f"[red]left out[/red] {report.folder}: {escape(report.problems[0])}")
+    console.print("wrote " + ", ".join(str(p) for p in pages))
+    if rejected:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -1,0 +1,117 @@
+"""The agent interface: ``act(obs) -> str``, a batched form, and the model-agent base class.
+
+An agent plays one or more episode *streams* at once: stream ``i`` is one env's episode, started
+with :meth:`Agent.begin` and answered by :meth:`Agent.act` (``index=i``) or, for all streams at
+once, :meth:`Agent.act_batch`. Agents that talk to a model also report the tokens each answer cost
+in :attr:`Agent.usage`.
+
+:class:`ModelAgent` is the base of every agent that prompts a model: it keeps one
+:class:`~rl4vlm_gym.prompts.PromptBuilder` per stream (so history never leaks between episodes)
+and asks its subclass only to :meth:`~ModelAgent.complete` a batch of chat conversations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+from rl4vlm_gym.prompts import Message, PromptBuilder, PromptConfig
+
+__all__ = ["Agent", "Completion", "ModelAgent", "Usage"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens one answer cost: the prompt (images included, as the model counts them) and the reply."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply and what it cost."""
+
+    text: str
+    usage: Usage = Usage()
+
+
+class Agent:
+    """Base class of every agent.
+
+    Subclasses implement :meth:`act_batch` (or :meth:`act`) and may override :meth:`begin` and
+    :meth:`close`. ``name`` identifies the agent in results and leaderboards.
+    """
+
+    name: str = "agent"
+
+    def __init__(self) -> None:
+        self.usage: dict[int, Usage] = {}
+
+    def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
+        """A new episode of ``env`` (reset with ``seed``) starts in stream ``index``."""
+
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        """The output for ``obs`` in stream ``index``: any text; the env parses it."""
+        return self.act_batch([obs], [index])[0]
+
+    def act_batch(self, observations: Sequence[Mapping[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
+        """Outputs for several streams at once (``indices`` defaults to ``0..n-1``)."""
+        indices = range(len(observations)) if indices is None else indices
+        if type(self).act is Agent.act:
+            raise NotImplementedError(f"{type(self).__name__} must implement act or act_batch")
+        return [self.act(obs, i) for obs, i in zip(observations, indices, strict=True)]
+
+    def describe(self) -> dict[str, Any]:
+        """What identifies this agent in a result file (JSON-serialisable)."""
+        return {"name": self.name}
+
+    def close(self) -> None:
+        """Release models, connections and processes; safe to call twice."""
+
+
+class ModelAgent(Agent):
+    """An agent that prompts a model with :mod:`rl4vlm_gym.prompts` and returns its reply.
+
+    Args:
+        prompt: the prompt configuration (template, output format, history, images).
+    """
+
+    name = "model"
+
+    def __init__(self, prompt: PromptConfig | Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.prompt = prompt if isinstance(prompt, PromptConfig) else PromptConfig(**dict(prompt or {}))
+        self._builders: dict[int, PromptBuilder] = {}
+
+    def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
+        env_id = env.spec.id if env.spec is not None else ""
+        obs_mode = getattr(env.unwrapped, "obs_mode", "image+text")
+        self._builders[index] = PromptBuilder(self.prompt, env_id=env_id, attach_images=obs_mode != "text")
+
+    def act_batch(self, observations: Sequence[Mapping[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
+        indices = list(range(len(observations)) if indices is None else indices)
+        builders = [self._builder(i) for i in indices]
+        conversations = [b.messages(obs) for b, obs in zip(builders, observations, strict=True)]
+        completions = self.complete(conversations)
+        if len(completions) != len(conversations):
+            raise RuntimeError(f"{type(self).__name__}.complete returned {len(completions)} replies for {len(conversations)} prompts")
+        for builder, obs, index, completion in zip(builders, observations, indices, completions, strict=True):
+            builder.record(obs, completion.text)
+            self.usage[index] = completion.usage
+        return [c.text for c in completions]
+
+    def complete(self, conversations: Sequence[list[Message]]) -> list[Completion]:
+        """One reply per conversation (neutral messages; see :mod:`rl4vlm_gym.prompts`)."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "prompt": self.prompt.as_dict()}
+
+    def _builder(self, index: int) -> PromptBuilder:
+        if index not in self._builders:  # act without begin: a prompt that names no env
+            self._builders[index] = PromptBuilder(self.prompt)
+        return self._builders[index]

@@ -1,0 +1,64 @@
+"""Agents that need no model: uniform random over the admissible actions, and the env's oracle."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rl4vlm_gym.agents.base import Agent
+
+__all__ = ["OracleAgent", "RandomAgent"]
+
+
+class RandomAgent(Agent):
+    """Picks one of ``obs["actions"]`` uniformly, from an RNG seeded by the episode's seed.
+
+    Seeded per episode, so a run is the same whichever worker plays which episode, and a resumed
+    run replays the episodes it lost exactly.
+
+    Args:
+        seed: mixed with each episode's seed (different agents, same seeds, other draws).
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.seed = int(seed)
+        self._rngs: dict[int, np.random.Generator] = {}
+
+    def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
+        entropy = [self.seed] if seed is None else [self.seed, int(seed)]
+        self._rngs[index] = np.random.default_rng(entropy)
+
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        rng = self._rngs.setdefault(index, np.random.default_rng(self.seed))
+        actions = obs["actions"]
+        return str(actions[int(rng.integers(len(actions)))]) if len(actions) else ""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "seed": self.seed}
+
+
+class OracleAgent(Agent):
+    """Plays ``env.unwrapped.oracle_action()``: the upper bound, and the source of ``optimal_steps``."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._envs: dict[int, gym.Env] = {}
+
+    def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
+        self._envs[index] = env
+
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        if index not in self._envs:
+            raise RuntimeError("the oracle agent reads the env's true state: call begin(env, seed) first")
+        return self._envs[index].unwrapped.oracle_action()  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self._envs.clear()

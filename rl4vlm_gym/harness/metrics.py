@@ -1,0 +1,155 @@
+"""Scores from episode records: per-task and overall means with bootstrap intervals, and paired
+comparisons of two runs on identical seeds.
+
+Per episode (the fields of a record, :func:`rl4vlm_gym.harness.runner.play_episode`):
+
+- ``success``: the env's ``info["success"]`` at the end (0 if the agent failed);
+- ``progress``: the env's ``info["progress"]`` at the end, in ``[0, 1]``;
+- ``normalised_steps``: ``success * optimal / max(taken, optimal)``, the optimal-length-weighted
+  success of embodied navigation (SPL, Anderson et al. 2018); episodes whose optimal length is
+  unknown (``optimal_steps == -1``: games of chance) are left out;
+- ``invalid_action_rate``: invalid steps over all steps (pooled over the task's episodes).
+
+A task's score is the mean over its seeds; the overall score is the mean over tasks (every task
+weighs the same, as in BALROG). Intervals are 95% percentile bootstraps over seeds, stratified by
+task, from a fixed RNG: the same records give the same intervals. Paired comparisons resample the
+seed pairs both runs played, which removes the between-seed variance from the difference.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BOOTSTRAP_SAMPLES", "METRICS", "compare", "episode_scores", "summarize", "timing"]
+
+METRICS = ("success", "progress", "normalised_steps", "return")
+BOOTSTRAP_SAMPLES = 2000
+_BOOTSTRAP_SEED = 20261122
+
+
+def episode_scores(record: Mapping[str, Any]) -> dict[str, float | None]:
+    """The per-episode metrics of one record (``None`` where undefined)."""
+    optimal, taken = int(record["optimal_steps"]), int(record["num_steps"])
+    success = float(bool(record["success"]))
+    spl = None if optimal < 0 else (success * optimal / max(taken, optimal, 1))
+    return {"success": success, "progress": float(record["progress"]), "normalised_steps": spl, "return": float(record["return"])}
+
+
+def summarize(records: Iterable[Mapping[str, Any]], task_order: Sequence[str] | None = None) -> dict[str, Any]:
+    """The summary of a run: per task and overall scores with 95% intervals, counts and tokens.
+
+    Args:
+        records: episode records.
+        task_order: the suite's task names, to order the tasks (default: first seen).
+
+    The result holds no timing, so resumed and uninterrupted runs of a deterministic agent have
+    equal summaries; :func:`timing` reports latencies separately.
+    """
+    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_task[r["task"]].append(r)
+    order = [t for t in (task_order or by_task) if t in by_task] + sorted(set(by_task) - set(task_order or by_task))
+    rng = np.random.default_rng(_BOOTSTRAP_SEED)
+    tasks: dict[str, Any] = {}
+    samples: dict[str, list[np.ndarray]] = defaultdict(list)  # metric -> per-task bootstrap means
+    for name in order:
+        rows = sorted(by_task[name], key=lambda r: r["seed"])
+        scores = [episode_scores(r) for r in rows]
+        entry: dict[str, Any] = {
+            "env_id": rows[0]["env_id"],
+            "level": rows[0]["level"],
+            "obs_mode": rows[0]["obs_mode"],
+            "episodes": len(rows),
+        }
+        for metric in METRICS:
+            values = np.array([s[metric] for s in scores if s[metric] is not None], float)
+            if values.size == 0:
+                entry[metric] = None
+                continue
+            boot = _bootstrap_means(values, rng)
+            samples[metric].append(boot)
+            entry[metric] = _estimate(values.mean(), boot)
+        steps = sum(int(r["num_steps"]) for r in rows)
+        invalid = sum(int(r["invalid_actions"]) for r in rows)
+        entry["invalid_action_rate"] = _round(invalid / steps) if steps else 0.0
+        entry["mean_steps"] = _round(steps / len(rows))
+        entry["failed_episodes"] = sum(r.get("error") is not None for r in rows)
+        entry["input_tokens"] = sum(int(r["input_tokens"]) for r in rows)
+        entry["output_tokens"] = sum(int(r["output_tokens"]) for r in rows)
+        tasks[name] = entry
+    overall: dict[str, Any] = {"tasks": len(tasks), "episodes": sum(t["episodes"] for t in tasks.values())}
+    for metric in METRICS:
+        means = [t[metric]["mean"] for t in tasks.values() if t[metric] is not None]
+        overall[metric] = _estimate(np.mean(means), np.mean(samples[metric], axis=0)) if means else None
+    rates = [t["invalid_action_rate"] for t in tasks.values()]
+    overall["invalid_action_rate"] = _round(float(np.mean(rates))) if rates else 0.0
+    for key in ("failed_episodes", "input_tokens", "output_tokens"):
+        overall[key] = sum(t[key] for t in tasks.values())
+    return {"overall": overall, "tasks": tasks}
+
+
+def timing(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Median and 95th-percentile agent and env milliseconds per step (not part of the summary)."""
+    steps = [s for r in records for s in r["steps"]]
+    if not steps:
+        return {}
+    agent = [s["agent_ms"] for s in steps]
+    env = [s["env_ms"] for s in steps]
+    return {
+        "steps": len(agent),
+        "agent_ms_p50": _round(float(np.percentile(agent, 50))),
+        "agent_ms_p95": _round(float(np.percentile(agent, 95))),
+        "env_ms_p50": _round(float(np.percentile(env, 50))),
+        "env_ms_p95": _round(float(np.percentile(env, 95))),
+    }
+
+
+def compare(
+    records: Iterable[Mapping[str, Any]], baseline: Iterable[Mapping[str, Any]], metrics: Sequence[str] = ("success", "progress")
+) -> dict[str, Any]:
+    """Paired comparison of a run against a baseline run on the ``(task, seed)`` pairs both played.
+
+    For each metric: the mean difference (run minus baseline) with a 95% bootstrap interval over
+    pairs (stratified by task), and how many pairs the run wins, ties and loses.
+    """
+    ours = {(r["task"], r["seed"]): episode_scores(r) for r in records}
+    theirs = {(r["task"], r["seed"]): episode_scores(r) for r in baseline}
+    pairs = sorted(ours.keys() & theirs.keys())
+    result: dict[str, Any] = {"pairs": len(pairs), "only_in_run": len(ours) - len(pairs), "only_in_baseline": len(theirs) - len(pairs)}
+    rng = np.random.default_rng(_BOOTSTRAP_SEED)
+    for metric in metrics:
+        by_task: dict[str, list[float]] = defaultdict(list)
+        for key in pairs:
+            a, b = ours[key][metric], theirs[key][metric]
+            if a is not None and b is not None:
+                by_task[key[0]].append(a - b)
+        if not by_task:
+            result[metric] = None
+            continue
+        diffs = np.concatenate([np.array(d) for d in by_task.values()])
+        boot = np.mean([_bootstrap_means(np.array(d), rng) for d in by_task.values()], axis=0)
+        estimate = _estimate(np.mean([np.mean(d) for d in by_task.values()]), boot)
+        estimate.update(wins=int((diffs > 0).sum()), ties=int((diffs == 0).sum()), losses=int((diffs < 0).sum()))
+        result[metric] = estimate
+    return result
+
+
+def _bootstrap_means(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``BOOTSTRAP_SAMPLES`` resamples (with replacement) of ``values``."""
+    # numpy, not scipy.stats.bootstrap: stratified per task and averaged across tasks, which
+    # scipy's one-statistic API does not express, in four lines.
+    index = rng.integers(0, values.size, size=(BOOTSTRAP_SAMPLES, values.size))
+    return values[index].mean(axis=1)
+
+
+def _estimate(mean: float, boot: np.ndarray) -> dict[str, Any]:
+    low, high = np.percentile(boot, [2.5, 97.5])
+    return {"mean": _round(float(mean)), "ci95": [_round(float(low)), _round(float(high))]}
+
+
+def _round(x: float) -> float:
+    return round(x, 6)

@@ -1,0 +1,432 @@
+"""Run an agent over a suite: parallel workers, one JSONL line per episode, resumable.
+
+A run writes into one folder:
+
+- ``run.json``: the manifest: suite, protocol and its hash, the prompt, the agent's spec and
+  description, the package version;
+- ``episodes.jsonl``: one line per finished episode (:func:`play_episode` gives the fields),
+  appended and flushed as each episode ends;
+- ``summary.json``: :func:`rl4vlm_gym.harness.metrics.summarize` of the episodes.
+
+Re-running the same command on the same folder resumes: finished episodes are read back and only
+the missing ones are played, so a crash or Ctrl-C loses at most the episodes in flight. A line cut
+short by a crash is dropped (and reported); any other damage stops the run with the line number.
+Episodes are independent of which worker plays them (the agent is told each episode's seed), so a
+resumed run gives the same episodes, and the same summary, as an uninterrupted one.
+
+Workers are processes started with ``spawn`` (each makes its own agent and envs, and keeps its
+envs between episodes). A worker that dies is replaced and its episode retried once; an agent that
+raises or returns something other than a string ends its episode, which is recorded as failed
+with the error.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from rl4vlm_gym.agents import Agent, make_agent
+from rl4vlm_gym.harness.suite import WRAPPERS, Suite, Task
+from rl4vlm_gym.prompts import PromptConfig
+
+__all__ = ["AgentSpec", "RunError", "load_episodes", "make_task_env", "play_episode", "run_suite", "write_summary"]
+
+logger = logging.getLogger(__name__)
+
+_WORKER_RETRIES = 1
+
+
+class RunError(RuntimeError):
+    """A run cannot start or continue; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """How to make an agent in any process: a name of :data:`rl4vlm_gym.agents.AGENTS` (or
+    ``"module:Class"``) and its keyword arguments (JSON-able)."""
+
+    name: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def make(self, prompt: PromptConfig | None = None) -> Agent:
+        kwargs = dict(self.kwargs)
+        if prompt is not None and _takes_prompt(self.name):
+            kwargs.setdefault("prompt", prompt)
+        return make_agent(self.name, **kwargs)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kwargs": dict(self.kwargs)}
+
+
+def _takes_prompt(name: str) -> bool:
+    from rl4vlm_gym.agents import AGENTS, ModelAgent
+
+    target = AGENTS.get(name, name)
+    module, _, attr = target.partition(":")
+    import importlib
+
+    cls = getattr(importlib.import_module(module), attr, None)
+    return isinstance(cls, type) and issubclass(cls, ModelAgent)
+
+
+def make_task_env(task: Task) -> gym.Env:
+    """``gym.make`` of a task's env with its kwargs, budget and wrappers."""
+    env = gym.make(task.env, **task.make_kwargs)
+    for name in task.wrappers:
+        module, _, attr = WRAPPERS[name].partition(":")
+        import importlib
+
+        env = getattr(importlib.import_module(module), attr)(env)
+    return env
+
+
+def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str, Any]:
+    """Play one episode and return its record (one JSONL line).
+
+    The record holds the task, env id and version, level, obs mode and seed; per step the raw
+    output, the parsed action, validity and parser error, reward, tokens and latencies; and the
+    episode's return, success, progress, steps, optimal steps, invalid actions, tokens and error.
+    """
+    spec_version = env.spec.version if env.spec is not None else None
+    obs, info = env.reset(seed=seed)
+    agent.begin(env, seed)
+    optimal = int(info.get("optimal_steps", -1))
+    steps: list[dict[str, Any]] = []
+    terminated = truncated = False
+    error = None
+    clock = time.perf_counter
+    while True:
+        t0 = clock()
+        try:
+            output = agent.act(obs)
+        except Exception as err:  # the agent's failure ends the episode; the run goes on
+            error = f"agent raised {type(err).__name__}: {err}"
+            break
+        t1 = clock()
+        if not isinstance(output, str):
+            error = f"agent returned {type(output).__name__}, not str: {output!r:.200}"
+            break
+        obs, reward, terminated, truncated, info = env.step(output)
+        t2 = clock()
+        usage = agent.usage.get(0)
+        action = info.get("action", {})
+        steps.append(
+            {
+                "raw": output,
+                "parsed": action.get("parsed"),
+                "valid": bool(action.get("valid", True)),
+                "error": action.get("error"),
+                "reward": float(reward),
+                "input_tokens": usage.input_tokens if usage else 0,
+                "output_tokens": usage.output_tokens if usage else 0,
+                "agent_ms": round((t1 - t0) * 1e3, 3),
+                "env_ms": round((t2 - t1) * 1e3, 3),
+            }
+        )
+        if terminated or truncated:
+            break
+    return {
+        "task": task.name,
+        "env_id": task.env,
+        "version": spec_version,
+        "level": info.get("level", task.level),
+        "obs_mode": task.obs_mode,
+        "seed": seed,
+        "return": float(sum(s["reward"] for s in steps)),
+        "success": bool(info.get("success", False)) and error is None,
+        "progress": float(info.get("progress", 0.0)),
+        "num_steps": len(steps),
+        "optimal_steps": optimal,
+        "invalid_actions": sum(not s["valid"] for s in steps),
+        "terminated": bool(terminated),
+        "truncated": bool(truncated),
+        "input_tokens": sum(s["input_tokens"] for s in steps),
+        "output_tokens": sum(s["output_tokens"] for s in steps),
+        "error": error,
+        "steps": steps,
+    }
+
+
+# Workers ------------------------------------------------------------------------------------------
+
+_worker: _Worker | None = None
+
+
+class _Worker:
+    """One process's agent and envs (envs are kept between episodes of the same task)."""
+
+    def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
+        self.tasks = {t.name: t for t in suite.tasks}
+        self.agent = agent.make(prompt)
+        self.envs: dict[str, gym.Env] = {}
+
+    def play(self, task_name: str, seed: int) -> dict[str, Any]:
+        task = self.tasks[task_name]
+        env = self.envs.get(task_name)
+        if env is None:
+            try:
+                env = self.envs[task_name] = make_task_env(task)
+            except Exception as err:
+                return _failed(task, seed, f"making the env raised {type(err).__name__}: {err}")
+        try:
+            return play_episode(env, self.agent, task, seed)
+        except Exception as err:  # the env broke: record it, and make a fresh env next time
+            self.envs.pop(task_name, None)
+            _close_quietly(env)
+            return _failed(task, seed, f"env raised {type(err).__name__}: {err}")
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            _close_quietly(env)
+        self.envs.clear()
+        self.agent.close()
+
+
+def _init_worker(suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
+    import atexit
+
+    import rl4vlm_gym  # noqa: F401  (registers the ids in a spawned process)
+
+    global _worker
+    _worker = _Worker(suite, agent, prompt)
+    atexit.register(_worker.close)
+
+
+def _play_in_worker(task_name: str, seed: int) -> dict[str, Any]:
+    assert _worker is not None, "worker not initialised"
+    return _worker.play(task_name, seed)
+
+
+def _failed(task: Task, seed: int, error: str) -> dict[str, Any]:
+    return {
+        "task": task.name,
+        "env_id": task.env,
+        "version": None,
+        "level": task.level,
+        "obs_mode": task.obs_mode,
+        "seed": seed,
+        "return": 0.0,
+        "success": False,
+        "progress": 0.0,
+        "num_steps": 0,
+        "optimal_steps": -1,
+        "invalid_actions": 0,
+        "terminated": False,
+        "truncated": False,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "error": error,
+        "steps": [],
+    }
+
+
+def _close_quietly(env: gym.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # closing a broken env must not hide the error that broke it
+        logger.debug("closing an env failed", exc_info=True)
+
+
+# The run ----------------------------------------------------------------------------------------
+
+
+def run_suite(
+    suite: Suite,
+    agent: AgentSpec,
+    out: str | Path,
+    *,
+    workers: int = 1,
+    prompt: PromptConfig | None = None,
+    on_episode: Callable[[dict[str, Any], int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Play every episode of ``suite`` with ``agent`` that ``out`` does not hold yet.
+
+    Args:
+        suite: the suite.
+        agent: how to make the agent (in each worker).
+        out: the run folder (created; resumed if it holds a run of the same protocol and agent).
+        workers: worker processes; 1 plays in this process.
+        prompt: overrides the suite's prompt (the override enters the protocol hash).
+        on_episode: called with each new record, the number done and the total (progress bars).
+
+    Returns:
+        All the run's episode records, in suite order.
+    """
+    suite.check_envs()
+    prompt = prompt or suite.prompt
+    out = Path(out)
+    manifest = {
+        "suite": suite.name,
+        "axis": suite.axis,
+        "protocol_hash": suite.protocol_hash(prompt),
+        "protocol": suite.protocol(prompt),
+        "prompt": prompt.as_dict(),
+        "agent": agent.as_dict(),
+        "rl4vlm_gym": _version(),
+    }
+    done = _open_run(out, manifest)
+    wanted = suite.episodes
+    todo = [key for key in wanted if key not in done]
+    total = len(wanted)
+    if on_episode is not None:
+        for record in done.values():
+            on_episode(record, len(done), total)
+    if todo:
+        with (out / "episodes.jsonl").open("a", encoding="utf-8") as sink:
+
+            def save(record: dict[str, Any]) -> None:
+                sink.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                sink.flush()
+                os.fsync(sink.fileno())
+                done[(record["task"], record["seed"])] = record
+                if on_episode is not None:
+                    on_episode(record, len(done), total)
+
+            if workers <= 1:
+                _run_inline(suite, agent, prompt, todo, save)
+            else:
+                _run_pool(suite, agent, prompt, todo, save, workers)
+    return [done[key] for key in wanted if key in done]
+
+
+def _run_inline(suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: Iterable[tuple[str, int]], save: Callable) -> None:
+    worker = _Worker(suite, agent, prompt)
+    try:
+        for task_name, seed in todo:
+            save(worker.play(task_name, seed))
+    finally:
+        worker.close()
+
+
+def _run_pool(
+    suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: list[tuple[str, int]], save: Callable, workers: int
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    init_args = (suite, agent, prompt)
+    tries = dict.fromkeys(todo, 0)
+    pending = list(todo)
+    while pending:
+        pool = cf.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=init_args)
+        futures = {pool.submit(_play_in_worker, *key): key for key in pending}
+        pending = []
+        try:
+            for future in cf.as_completed(futures):
+                key = futures[future]
+                try:
+                    save(future.result())
+                except cf.process.BrokenProcessPool:
+                    tries[key] += 1
+                    if tries[key] > _WORKER_RETRIES:
+                        save(_failed(suite.task(key[0]), key[1], "the worker process died during this episode (twice)"))
+                    else:
+                        pending.append(key)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            _kill(pool)
+            raise
+        pool.shutdown(wait=True)
+        if pending:
+            logger.warning("a worker died; retrying %d episode(s) in a new pool", len(pending))
+
+
+def _kill(pool: cf.ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):
+        if process.is_alive():
+            process.kill()
+
+
+def _open_run(out: Path, manifest: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Create ``out`` or check it holds the same run, and read back its finished episodes."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path = out / "run.json"
+    if manifest_path.exists():
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise RunError(f"{manifest_path} is not valid JSON ({err}); move the folder away or pass another --out") from None
+        for key in ("protocol_hash", "agent"):
+            if old.get(key) != manifest[key]:
+                raise RunError(
+                    f"{out} holds a run with another {key.replace('_', ' ')} ({old.get(key)!r}, this run: "
+                    f"{manifest[key]!r}); pass another --out to start a new run"
+                )
+    else:
+        tmp = manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(manifest_path)
+    records = load_episodes(out / "episodes.jsonl", repair=True)
+    return {(r["task"], r["seed"]): r for r in records}
+
+
+def load_episodes(path: str | Path, repair: bool = False) -> list[dict[str, Any]]:
+    """Read an ``episodes.jsonl``; with ``repair``, cut off a last line left unfinished by a crash.
+
+    Raises:
+        RunError: a line other than an unfinished last one is not a JSON object (the message
+            gives the line number).
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records = []
+    offset = 0
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, 1):
+        if number == len(lines) and line.strip() and repair:
+            # No newline after it: the write may have been cut inside the record; play it again.
+            logger.warning("%s: dropping an unfinished last line (%d bytes) left by a crash", path, len(line))
+            with path.open("r+b") as f:
+                f.truncate(offset)
+            break
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except ValueError as err:
+                raise RunError(f"{path}:{number}: not valid JSON ({err})") from None
+            if not isinstance(record, dict) or not {"task", "seed"} <= record.keys():
+                raise RunError(f"{path}:{number}: not an episode record (a JSON object with task and seed)")
+            records.append(record)
+        offset += len(line) + 1
+    return records
+
+
+def _version() -> str:
+    import rl4vlm_gym
+
+    return rl4vlm_gym.__version__
+
+
+def write_summary(out: str | Path, suite: Suite, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write ``summary.json`` for the run in ``out`` and return it.
+
+    It holds the run's identity (suite, protocol hash, agent), whether every episode of the suite
+    is in, the scores of :func:`~rl4vlm_gym.harness.metrics.summarize` and, apart, the timing.
+    """
+    from rl4vlm_gym.harness.metrics import summarize, timing
+
+    out = Path(out)
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    summary = {
+        "suite": suite.name,
+        "axis": suite.axis,
+        "protocol_hash": manifest["protocol_hash"],
+        "agent": manifest["agent"],
+        "complete": len(records) == len(suite.episodes),
+        **summarize(records, [t.name for t in suite.tasks]),
+        "timing": timing(records),
+    }
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(out / "summary.json")
+    return summary

@@ -1,0 +1,299 @@
+"""Evaluation suites as data: YAML files of env ids, kwargs, levels, obs modes and explicit seeds.
+
+A suite is a list of tasks; a task is one env configuration played on an explicit list of seeds::
+
+    name: smoke
+    axis: smoke                      # what the suite shifts (see AXES)
+    description: A fast check of every family.
+    max_steps: 30                    # the default step budget of an episode
+    prompt: {template: default, output_format: json, history: 0, images: 1}
+    tasks:
+      - name: numberline
+        env: rl4vlm/NumberLine-v0
+        level: 0                     # or a list: one task per level
+        obs_mode: [image, text]      # or one mode: one task per mode
+        kwargs: {image_size: [224, 224]}
+        seeds: [1073741824, 1073741825]
+        max_steps: 10                # overrides the suite's budget
+
+Lists of levels and obs modes expand into one task each, named ``numberline/l0/image`` and so on.
+Every field is checked when the file is loaded (unknown keys, unknown ids, seeds outside
+``[0, 2**32)``, repeated seeds) and the error names the file and the field.
+
+The *protocol* of a suite is everything that decides what an agent is asked to do: the expanded
+tasks (ids with their versions, kwargs, seeds, budgets), the prompt and the harness's protocol
+version. :meth:`Suite.protocol_hash` hashes it; two results are comparable only when their hashes
+are equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rl4vlm_gym.prompts import PromptConfig, prompt_fingerprint
+from rl4vlm_gym.registry import OBS_MODES
+
+__all__ = ["AXES", "PROTOCOL_VERSION", "SUITES_DIR", "Suite", "SuiteError", "Task", "builtin_suites", "draw_seeds", "load_suite"]
+
+PROTOCOL_VERSION = 1
+"""Bumped whenever the harness changes what an episode measures (budgets, metrics, records)."""
+
+AXES = ("smoke", "in-distribution", "seeds", "levels", "visual", "wording", "modality", "family")
+"""What a suite shifts relative to training: nothing (``in-distribution``), or one axis."""
+
+WRAPPERS: dict[str, str] = {"reword-mission": "rl4vlm_gym.wrappers:RewordMission"}
+"""Wrappers a suite may name (by name only: a suite file never names code to import)."""
+
+# leaderboards/suites/ in the repository, installed as the package rl4vlm_gym.suites (setup.cfg).
+SUITES_DIR = Path(str(importlib.resources.files("rl4vlm_gym.suites")))
+
+
+class SuiteError(ValueError):
+    """A suite file is malformed; the message names the file and the field."""
+
+
+class Task(BaseModel):
+    """One env configuration and the seeds it is played on (after expansion)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+/-]+$")
+    env: str = Field(min_length=1)
+    level: int | None = None
+    obs_mode: str = "image+text"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    seeds: tuple[int, ...]
+    max_steps: int | None = Field(default=None, ge=1, le=100_000)
+    wrappers: tuple[str, ...] = ()
+
+    @property
+    def make_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``gym.make`` (budget included)."""
+        kwargs = dict(self.kwargs, obs_mode=self.obs_mode)
+        if self.level is not None:
+            kwargs["level"] = self.level
+        if self.max_steps is not None:
+            kwargs["max_episode_steps"] = self.max_steps
+        return kwargs
+
+
+class _TaskSpec(BaseModel):
+    """A task as written in the file: levels and obs modes may be lists."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+-]+$")
+    env: str = Field(min_length=1, pattern=r"^[\w.:-]+/[\w.-]+-v\d+$")
+    level: int | list[int] | None = None
+    obs_mode: str | list[str] = "image+text"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    seeds: list[int] = Field(min_length=1)
+    max_steps: int | None = Field(default=None, ge=1, le=100_000)
+    wrappers: list[str] = Field(default_factory=list)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, seeds: list[int]) -> list[int]:
+        bad = [s for s in seeds if not 0 <= s < 2**32]
+        if bad:
+            raise ValueError(f"seeds must be in [0, 2**32); got {bad[:5]}")
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(f"seeds repeat: {repeated[:5]}")
+        return seeds
+
+    @field_validator("obs_mode")
+    @classmethod
+    def _obs_mode(cls, mode: str | list[str]) -> str | list[str]:
+        for m in [mode] if isinstance(mode, str) else mode:
+            if m not in OBS_MODES:
+                raise ValueError(f"obs_mode {m!r} is unknown; choose from {OBS_MODES}")
+        return mode
+
+    @field_validator("kwargs")
+    @classmethod
+    def _kwargs(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted({"level", "obs_mode", "max_episode_steps", "render_mode"} & set(kwargs))
+        if reserved:
+            raise ValueError(f"{reserved} are task fields (level, obs_mode, max_steps), not kwargs")
+        return kwargs
+
+    @field_validator("wrappers")
+    @classmethod
+    def _wrappers(cls, wrappers: list[str]) -> list[str]:
+        unknown = sorted(set(wrappers) - set(WRAPPERS))
+        if unknown:
+            raise ValueError(f"unknown wrappers {unknown}; choose from {sorted(WRAPPERS)}")
+        return wrappers
+
+    def expand(self, default_max_steps: int | None) -> list[Task]:
+        levels = self.level if isinstance(self.level, list) else [self.level]
+        modes = self.obs_mode if isinstance(self.obs_mode, list) else [self.obs_mode]
+        tasks = []
+        for level in levels:
+            for mode in modes:
+                suffix = (f"/l{level}" if len(levels) > 1 else "") + (f"/{mode}" if len(modes) > 1 else "")
+                tasks.append(
+                    Task(
+                        name=self.name + suffix,
+                        env=self.env,
+                        level=level,
+                        obs_mode=mode,
+                        kwargs=self.kwargs,
+                        seeds=tuple(self.seeds),
+                        max_steps=self.max_steps or default_max_steps,
+                        wrappers=tuple(self.wrappers),
+                    )
+                )
+        return tasks
+
+
+class _SuiteSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+-]+$")
+    axis: Literal[AXES]  # type: ignore[valid-type]
+    description: str = ""
+    max_steps: int | None = Field(default=None, ge=1, le=100_000)
+    prompt: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[_TaskSpec] = Field(min_length=1)
+
+
+class Suite:
+    """A loaded, expanded and checked suite.
+
+    Attributes:
+        name: the suite's name (its leaderboard).
+        axis: what it shifts (:data:`AXES`).
+        description: one paragraph for the leaderboard page.
+        prompt: the suite's prompt configuration (an eval run may override it; the override is
+            part of the run's protocol).
+        tasks: the expanded tasks, in file order.
+    """
+
+    def __init__(self, name: str, axis: str, description: str, prompt: PromptConfig, tasks: list[Task]) -> None:
+        names = [t.name for t in tasks]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise SuiteError(f"suite {name!r}: task names repeat after expansion: {repeated}")
+        self.name, self.axis, self.description, self.prompt, self.tasks = name, axis, description, prompt, tasks
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<dict>") -> Suite:
+        if not isinstance(data, Mapping):
+            raise SuiteError(f"{source}: a suite is a mapping with name, axis and tasks; got {type(data).__name__}")
+        try:
+            spec = _SuiteSpec.model_validate(data)
+            prompt = PromptConfig(**spec.prompt)
+        except ValidationError as err:
+            raise SuiteError(f"{source}: {_explain(err)}") from None
+        except (TypeError, ValueError) as err:
+            raise SuiteError(f"{source}: prompt: {err}") from None
+        tasks = [t for spec_task in spec.tasks for t in spec_task.expand(spec.max_steps)]
+        try:
+            return cls(spec.name, spec.axis, spec.description, prompt, tasks)
+        except SuiteError as err:
+            raise SuiteError(f"{source}: {err}") from None
+
+    @property
+    def episodes(self) -> list[tuple[str, int]]:
+        """Every ``(task name, seed)`` the suite plays, in order."""
+        return [(t.name, s) for t in self.tasks for s in t.seeds]
+
+    def task(self, name: str) -> Task:
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise KeyError(f"suite {self.name!r} has no task {name!r}")
+
+    def check_envs(self) -> None:
+        """Check every env id is registered (plugins loaded), naming the unknown ones."""
+        from rl4vlm_gym.registry import env_card
+
+        unknown = []
+        for t in self.tasks:
+            try:
+                env_card(t.env)
+            except KeyError:
+                unknown.append(t.env)
+        if unknown:
+            raise SuiteError(f"suite {self.name!r}: unknown env ids {sorted(set(unknown))}")
+
+    def protocol(self, prompt: PromptConfig | None = None) -> dict[str, Any]:
+        """What two comparable results must share, as canonical JSON-able data."""
+        prompt = prompt or self.prompt
+        return {
+            "harness_protocol": PROTOCOL_VERSION,
+            "suite": self.name,
+            "tasks": [t.model_dump(mode="json") for t in self.tasks],
+            "prompt": json.loads(prompt_fingerprint(prompt)),
+        }
+
+    def protocol_hash(self, prompt: PromptConfig | None = None) -> str:
+        """``sha256`` of :meth:`protocol` as canonical JSON (sorted keys, no spaces)."""
+        blob = json.dumps(self.protocol(prompt), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """A suite by file path, or by the name of a built-in suite (``leaderboards/suites/NAME.yaml``)."""
+    path = Path(name_or_path)
+    if not path.suffix and not path.exists():
+        path = SUITES_DIR / f"{name_or_path}.yaml"
+        if not path.exists():
+            known = ", ".join(builtin_suites()) or "none found"
+            raise SuiteError(f"no suite {str(name_or_path)!r}: give a YAML file or a built-in name ({known})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SuiteError(f"cannot read suite {str(path)!r}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise SuiteError(f"{path}: not valid YAML: {err}") from None
+    return Suite.from_dict(data, str(path))
+
+
+def builtin_suites() -> list[str]:
+    """Names of the suites in ``leaderboards/suites``."""
+    return sorted(p.stem for p in SUITES_DIR.glob("*.yaml"))
+
+
+def _explain(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors()[:5]:
+        where = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        parts.append(f"{where}: {e['msg']}")
+    more = f" (and {err.error_count() - 5} more)" if err.error_count() > 5 else ""
+    return "; ".join(parts) + more
+
+
+def draw_seeds(split: str, n: int, root: int = 0) -> list[int]:
+    """``n`` distinct seeds of a split (``train``, ``eval`` or ``test``), spawned from ``root`` with
+    ``numpy.random.SeedSequence``: a published root reproduces a suite's seed list."""
+    from rl4vlm_gym.registry import EVAL_SEEDS, TEST_SEEDS, TRAIN_SEEDS
+
+    ranges = {"train": TRAIN_SEEDS, "eval": EVAL_SEEDS, "test": TEST_SEEDS}
+    if split not in ranges:
+        raise ValueError(f"split {split!r} is unknown; choose from {sorted(ranges)}")
+    if not 0 < n <= 100_000:
+        raise ValueError(f"n={n} must be in 1..100000")
+    span = ranges[split]
+    seeds: list[int] = []
+    sequence = np.random.SeedSequence(root)
+    while len(seeds) < n:
+        for x in sequence.generate_state(2 * n, dtype=np.uint64):
+            seed = span.start + int(x) % len(span)
+            if seed not in seeds and len(seeds) < n:
+                seeds.append(seed)
+        sequence = sequence.spawn(1)[0]
+    return seeds

@@ -1,0 +1,352 @@
+"""Chat prompts from observations: one builder for evaluation and training.
+
+A :class:`PromptBuilder` turns each observation ``{"image", "text", "mission", "actions"}`` into
+chat messages, so a policy is evaluated with exactly the prompt it was trained on. Messages are
+kept in one neutral form, a list of ``{"role": ..., "content": [parts]}`` whose parts are
+``{"type": "text", "text": str}`` or ``{"type": "image", "image": uint8[H, W, 3]}``, and exported
+to the two forms models take:
+
+- :func:`to_openai`: OpenAI chat format, images as base64 PNG ``image_url`` parts (vLLM, hosted
+  APIs);
+- :func:`to_hf`: Hugging Face processor style, ``{"type": "image"}`` placeholders in the messages
+  and the images in a separate list, in order, for ``processor(text=..., images=...)``.
+
+Templates (``PromptConfig.template``):
+
+- ``"default"``: the mission, the observation text, the admissible actions and the output format
+  of the parser (``json``, ``tags`` or ``plain``), for any env.
+- ``"rl4vlm"``: RL4VLM's ``get_prompt`` / ``get_alfworld_prompt`` strings, character for
+  character (typos and literal backslashes included), for NumberLine, EZPoints, Points24,
+  Blackjack and the household envs. The formula of EZPoints and Points24 is read from the
+  ``Formula:`` line of ``text``, as RL4VLM read it from ``info``: use ``obs_mode="image+text"``.
+- ``"vl-dac"``: VL-DAC's instruction prompt (``# Instructions`` ... ``# Available actions``),
+  after the last frames as images, for any env; actions are numbered and the answer is
+  ``{"thoughts": ..., "action": <action_number>}`` as in VL-DAC's MiniWorld prompt.
+
+History (BALROG's ``HistoryPromptBuilder``): the last ``history`` steps are replayed as user
+observation / assistant answer turns, and the last ``images`` observations (the current one
+included) carry their image. ``images=0`` gives a text-only prompt (an LLM track).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TEMPLATES", "Message", "PromptBuilder", "PromptConfig", "to_hf", "to_openai"]
+
+Message = dict[str, Any]
+"""``{"role": "system" | "user" | "assistant", "content": [{"type": "text" | "image", ...}]}``"""
+
+TEMPLATES: tuple[str, ...] = ("default", "rl4vlm", "vl-dac")
+OUTPUT_FORMATS: tuple[str, ...] = ("json", "tags", "plain")
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    """How observations become prompts; part of an evaluation's protocol hash.
+
+    Attributes:
+        template: one of :data:`TEMPLATES`.
+        output_format: what the model is asked to write: ``"json"``, ``"tags"`` or ``"plain"``
+            (the ``rl4vlm`` and ``vl-dac`` templates fix their own JSON format).
+        history: past steps replayed before the current observation.
+        images: observations that carry their image, the current one included (0: text only).
+        show_actions: list the admissible actions in the prompt.
+    """
+
+    template: str = "default"
+    output_format: str = "json"
+    history: int = 0
+    images: int = 1
+    show_actions: bool = True
+
+    def __post_init__(self) -> None:
+        if self.template not in TEMPLATES:
+            raise ValueError(f"prompt template {self.template!r} is unknown; choose one of {TEMPLATES}")
+        if self.output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"prompt output_format {self.output_format!r} is unknown; choose one of {OUTPUT_FORMATS}")
+        for name in ("history", "images"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 64:
+                raise ValueError(f"prompt {name}={value!r} must be an int in 0..64")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class PromptBuilder:
+    """Builds the messages of one episode, step by step.
+
+    Args:
+        config: the prompt configuration.
+        env_id: the env's id; the ``rl4vlm`` template picks its text by it.
+        attach_images: ``False`` when the images carry nothing (``obs_mode="text"``).
+
+    Call :meth:`reset` at the start of an episode, :meth:`messages` for each observation and
+    :meth:`record` with the model's answer once it has acted.
+    """
+
+    def __init__(self, config: PromptConfig | None = None, env_id: str = "", attach_images: bool = True) -> None:
+        self.config = config or PromptConfig()
+        self.env_id = env_id
+        self.attach_images = attach_images and self.config.images > 0
+        if self.config.template == "rl4vlm":
+            _rl4vlm_game(env_id)  # fail at construction, not at the first step
+        self._past: deque[tuple[dict[str, Any], str]] = deque(maxlen=max(self.config.history, 1))
+        self._steps = 0
+
+    def reset(self) -> None:
+        self._past.clear()
+        self._steps = 0
+
+    def record(self, obs: Mapping[str, Any], answer: str) -> None:
+        """Remember the observation just answered and the answer, for the history."""
+        self._past.append((dict(obs), answer))
+        self._steps += 1
+
+    def messages(self, obs: Mapping[str, Any]) -> list[Message]:
+        """The chat messages that ask for the action at ``obs``."""
+        if self.config.template == "rl4vlm":
+            return self._single_turn(obs, _rl4vlm_text(self.env_id, obs))
+        if self.config.template == "vl-dac":
+            return self._single_turn(obs, _vldac_text(obs, self._steps), frames=True)
+        return self._default(obs)
+
+    # Templates ------------------------------------------------------------------------------------
+
+    def _default(self, obs: Mapping[str, Any]) -> list[Message]:
+        system = _default_system(obs["mission"], self.config.output_format)
+        messages: list[Message] = [{"role": "system", "content": [_text(system)]}]
+        history = list(self._past)[-self.config.history :] if self.config.history else []
+        image_budget = self._image_budget(len(history))
+        for i, (past, answer) in enumerate(history):
+            parts = self._image_parts(past, image_budget[i])
+            parts.append(_text(_observation_text(past, self.config.show_actions, current=False)))
+            messages.append({"role": "user", "content": parts})
+            messages.append({"role": "assistant", "content": [_text(answer)]})
+        parts = self._image_parts(obs, image_budget[-1])
+        parts.append(_text(_observation_text(obs, self.config.show_actions, current=True)))
+        messages.append({"role": "user", "content": parts})
+        return messages
+
+    def _single_turn(self, obs: Mapping[str, Any], text: str, frames: bool = False) -> list[Message]:
+        """RL4VLM and VL-DAC send one user message, images first (VL-DAC: the last frames)."""
+        parts: list[dict[str, Any]] = []
+        if self.attach_images:
+            past = [p for p, _ in self._past] if frames else []
+            shown = (past + [obs])[-self.config.images :]
+            parts = [_image(o["image"]) for o in shown]
+        return [{"role": "user", "content": [*parts, _text(text)]}]
+
+    def _image_budget(self, n_past: int) -> list[bool]:
+        """Which of the past observations and the current one (last) carry their image."""
+        if not self.attach_images:
+            return [False] * (n_past + 1)
+        keep = self.config.images
+        return [n_past - i < keep for i in range(n_past + 1)]
+
+    def _image_parts(self, obs: Mapping[str, Any], attach: bool) -> list[dict[str, Any]]:
+        return [_image(obs["image"])] if attach else []
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _image(image: np.ndarray) -> dict[str, Any]:
+    return {"type": "image", "image": image}
+
+
+_FORMAT_INSTRUCTIONS = {
+    "json": 'Answer with a JSON object: {"thoughts": "<your reasoning>", "action": "<one admissible action>"}.',
+    "tags": "Think inside <think> </think>, then give one admissible action inside <action> </action>.",
+    "plain": "Answer with one admissible action and nothing else.",
+}
+
+
+def _default_system(mission: str, output_format: str) -> str:
+    return (
+        "You are an agent acting in an environment. Each turn you get an observation and choose one "
+        "action; the episode ends when the task is done or the step budget runs out.\n"
+        f"Task: {mission}\n{_FORMAT_INSTRUCTIONS[output_format]}"
+    )
+
+
+def _observation_text(obs: Mapping[str, Any], show_actions: bool, current: bool) -> str:
+    lines = ["Current observation:" if current else "Observation:"]
+    if obs["text"]:
+        lines.append(obs["text"])
+    if show_actions and current:
+        lines.append("Admissible actions: " + ", ".join(obs["actions"]))
+    return "\n".join(lines)
+
+
+# RL4VLM's prompts (VLM_PPO/a2c_ppo_acktr/rl_utils.py::get_prompt), verbatim ------------------------
+
+_RL4VLM_NUMBERLINE = (
+    'You are playing a game called number line. You will see a target number and a current number in the image. '
+    'And your goal is to move the current number closer to the target by choosing either adding or subtracting one '
+    'to the current number. Your response should be a valid json file in the following format: \n{\n '
+    '"current number": "x", \n"target number": "x", \n"thoughts": "{first read out the current and target number, '
+    'then think carefully about which action to choose}", \n"action": "-" or "+" \n}'
+)
+_RL4VLM_BLACKJACK = (
+    "You are a blackjack player. You are observing the current game state, you can choose between ['stand', 'hit']. "
+    'Your response should be a valid json file in the following format: \n{\n "thoughts": "{first describe your total '
+    "points and the dealer's total points then think about which action to choose}\", \n\"action\": \"stand\" or "
+    '"hit" \n}'
+)
+# The backslashes before the braces are in RL4VLM's strings ("\{" is not an escape in Python).
+_RL4VLM_POINTS = (
+    "You are an expert card game player. You are observing {seeing}. You are observing the current formula: {F}. "
+    "You can choose between {vocab}. The number or operator you choose will be appended to the current formula. "
+    "Note that 'J', 'Q', and 'K' count as '10'. Your goal is to output a formula that evaluates to {target}, and each "
+    "number can only be used once. Your response should be a valid json file in the following format: \\{{\n "
+    '"cards": [{cards}], \n"current formula": {F}, \n"thoughts": {{First check whether the current formula \'z\' is '
+    "complete. If the current formula 'z' is complete, output '='. Otherwise consider which number or operator should "
+    "be appended to the current formula to make it equal {target}.}} \n\"action\": \"{{number}}\" or \"{{operator}}\" "
+    "\n \\}}"
+)
+_RL4VLM_ALFWORLD = (
+    "Your are an expert in the ALFRED Embodied Environment. You are also given the following text description of "
+    "the current scene: {obs}. Your task is to {task}. Your admissible actions of the current situation are: "
+    "[{actions}]. Your response should be a valid json file in the following format: \n\\{{\n\"thoughts\": \"{{first "
+    "describe what do you see in the image using the text description, then carefully think about which action to "
+    'complete the task. }}", \n"action": "{{an admissible action}}"\n\\}}'
+)
+_RL4VLM_GAMES = {
+    "NumberLine": "numberline",
+    "EZPoints": "ezpoints",
+    "Points24": "points24",
+    "Blackjack": "blackjack",
+    "Household": "alfworld",
+    "ALFWorld": "alfworld",
+}
+
+
+def _rl4vlm_game(env_id: str) -> str:
+    name = env_id.rsplit("/", 1)[-1].split("-", 1)[0]
+    if name not in _RL4VLM_GAMES:
+        raise ValueError(
+            f"the rl4vlm prompt template covers RL4VLM's envs ({', '.join(sorted(_RL4VLM_GAMES))}), not {env_id!r}; "
+            "use the default or vl-dac template"
+        )
+    return _RL4VLM_GAMES[name]
+
+
+def _rl4vlm_text(env_id: str, obs: Mapping[str, Any]) -> str:
+    game = _rl4vlm_game(env_id)
+    if game == "numberline":
+        return _RL4VLM_NUMBERLINE
+    if game == "blackjack":
+        return _RL4VLM_BLACKJACK
+    if game == "alfworld":
+        # RL4VLM prints the numpy array of commands: quoted, newline-separated, no commas.
+        actions = "\n ".join(f"'{a}'" for a in obs["actions"])
+        task = obs["mission"].removesuffix(".")
+        return _RL4VLM_ALFWORLD.format(obs=obs["text"], task=task, actions=actions)
+    formula = _line_value(obs["text"], "Formula:")
+    four = game == "points24"
+    return _RL4VLM_POINTS.format(
+        seeing="thee four cards in the image" if four else "two cards in the image",  # RL4VLM's typo
+        F=formula,
+        vocab=str(list(obs["actions"])),
+        target=24 if four else 12,
+        cards="x, y, z, w" if four else "x, y",
+    )
+
+
+def _line_value(text: str, key: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(key):
+            return line[len(key) :].strip()
+    return ""
+
+
+# VL-DAC's prompt (environments/miniworld_env.py::get_observation_prompt, v2/v3) ------------------
+
+
+def _vldac_text(obs: Mapping[str, Any], steps: int) -> str:
+    state = f"the state after {steps} previous actions" if steps else "starting state"
+    actions = "\n".join(f"{i} : {a}" for i, a in enumerate(obs["actions"]))
+    observation = f"\n{obs['text']}\n" if obs["text"] else ""
+    return (
+        "# Instructions\n"
+        "You are operating in a simulator. Your objective is to complete the task. To complete the task, you need to "
+        "take actions. Upon completing the task, the simulation will end, and you will receive a reward. If you will "
+        "not solve the task, you will get reward 0.\n"
+        f"TASK: {obs['mission']}\n"
+        f"Take ONE action based on the current observation. Current observation is {state}. If you cannot determine "
+        "how to solve the task, you may turn around or explore the environment to identify the appropriate action.\n"
+        f"{observation}"
+        f"# Available actions:\n{actions}\n\n"
+        "Think through current observation and choose one action to take.\n\n"
+        "# ADDITIONAL INSTRUCTIONS:\n"
+        "- If you're stuck against a wall, try to turn around and explore the environment.\n"
+        "- If you can't see the goal, try to explore the environment.\n\n"
+        "The output format should be as follows:\n"
+        '{"thoughts": <any thoughts that will lead you to the goal>, "action": <action_number>}'
+    )
+
+
+# Exports --------------------------------------------------------------------------------------------
+
+
+def png_base64(image: np.ndarray) -> str:
+    """``image`` as a base64 PNG string (lossless, so the model sees the env's exact pixels)."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(np.asarray(image, np.uint8)).save(buffer, format="PNG", compress_level=1)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """OpenAI chat messages: text parts as ``text``, images as base64 PNG ``image_url`` parts."""
+    out = []
+    for message in messages:
+        content = []
+        for part in message["content"]:
+            if part["type"] == "text":
+                content.append({"type": "text", "text": part["text"]})
+            else:
+                url = "data:image/png;base64," + png_base64(part["image"])
+                content.append({"type": "image_url", "image_url": {"url": url}})
+        out.append({"role": message["role"], "content": content})
+    return out
+
+
+def to_hf(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Hugging Face processor style: ``{"type": "image"}`` placeholders and the PIL images in order."""
+    from PIL import Image
+
+    images: list[Any] = []
+    out = []
+    for message in messages:
+        content = []
+        for part in message["content"]:
+            if part["type"] == "text":
+                content.append({"type": "text", "text": part["text"]})
+            else:
+                content.append({"type": "image"})
+                images.append(Image.fromarray(np.asarray(part["image"], np.uint8)))
+        out.append({"role": message["role"], "content": content})
+    return out, images
+
+
+def prompt_fingerprint(config: PromptConfig) -> str:
+    """What identifies a prompt in a protocol: the config and the template text it produces."""
+    probe = {"image": np.zeros((1, 1, 3), np.uint8), "text": "<text>", "mission": "<mission>", "actions": ("<a>", "<b>")}
+    builder = PromptBuilder(PromptConfig(template="default", output_format=config.output_format), attach_images=False)
+    sample = {"default": builder.messages(probe), "vl-dac": _vldac_text(probe, 0)}
+    if config.template == "rl4vlm":
+        sample["rl4vlm"] = [_RL4VLM_NUMBERLINE, _RL4VLM_BLACKJACK, _RL4VLM_POINTS, _RL4VLM_ALFWORLD]
+    return json.dumps({"config": config.as_dict(), "sample": sample[config.template]}, sort_keys=True, default=str)
