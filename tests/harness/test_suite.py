@@ -1,0 +1,153 @@
+"""Suites: loading, expansion, errors that name the field, and the protocol hash."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rl4vlm_gym.harness.suite import AXES, Suite, SuiteError, builtin_suites, draw_seeds, load_suite
+from rl4vlm_gym.prompts import PromptConfig
+from rl4vlm_gym.registry import EVAL_SEEDS, TRAIN_SEEDS
+
+BASE = {
+    "name": "tiny",
+    "axis": "smoke",
+    "max_steps": 5,
+    "tasks": [
+        {"name": "nl", "env": "rl4vlm/NumberLine-v0", "level": [0, 1], "obs_mode": ["image", "text"], "seeds": [1, 2]},
+        {"name": "bj", "env": "rl4vlm/Blackjack-v0", "seeds": [3], "max_steps": 2},
+    ],
+}
+
+
+def _with(**changes):
+    data = yaml.safe_load(yaml.safe_dump(BASE))
+    for path, value in changes.items():
+        *keys, last = path.split("__")
+        target = data
+        for key in keys:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[int(last) if last.isdigit() else last] = value
+    return data
+
+
+def test_expansion_names_levels_modes_and_budgets():
+    suite = Suite.from_dict(BASE)
+    assert [t.name for t in suite.tasks] == ["nl/l0/image", "nl/l0/text", "nl/l1/image", "nl/l1/text", "bj"]
+    assert suite.tasks[2].make_kwargs == {"obs_mode": "image", "level": 1, "max_episode_steps": 5}
+    assert suite.task("bj").max_steps == 2
+    assert suite.episodes[:3] == [("nl/l0/image", 1), ("nl/l0/image", 2), ("nl/l0/text", 1)]
+    assert len(suite.episodes) == 9
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"tasks__0__seeds": [1, 1]}, "tasks.0.seeds"),
+        ({"tasks__0__seeds": [-1]}, "seeds must be in [0, 2**32)"),
+        ({"tasks__0__seeds": []}, "tasks.0.seeds"),
+        ({"tasks__0__obs_mode": "pixels"}, "obs_mode 'pixels' is unknown"),
+        ({"tasks__0__kwargs": {"level": 2}}, "are task fields"),
+        ({"tasks__0__wrappers": ["os.system"]}, "unknown wrappers"),
+        ({"tasks__0__colour": "red"}, "tasks.0.colour: Extra inputs are not permitted"),
+        ({"axis": "sideways"}, "axis"),
+        ({"prompt": {"template": "mine"}}, "prompt template 'mine' is unknown"),
+        ({"tasks__1__name": "nl/l0/image"}, "tasks.1.name"),
+        ({"tasks__0__env": "NumberLine"}, "tasks.0.env"),
+    ],
+)
+def test_malformed_suites_name_the_field(changes, message):
+    with pytest.raises(SuiteError) as err:
+        Suite.from_dict(_with(**changes), "my.yaml")
+    assert str(err.value).startswith("my.yaml: ")
+    assert message in str(err.value)
+
+
+def test_duplicate_task_names_after_expansion():
+    data = _with(tasks__1__name="nl", tasks__1__env="rl4vlm/NumberLine-v0")
+    data["tasks"][0] = {"name": "nl", "env": "rl4vlm/NumberLine-v0", "seeds": [1]}
+    with pytest.raises(SuiteError, match="task names repeat"):
+        Suite.from_dict(data)
+
+
+def test_load_suite_file_errors(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(SuiteError, match="not valid YAML"):
+        load_suite(bad)
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(SuiteError, match="a suite is a mapping"):
+        load_suite(bad)
+    with pytest.raises(SuiteError, match="no suite 'nope'"):
+        load_suite("nope")
+    with pytest.raises(SuiteError, match="cannot read suite"):
+        load_suite(tmp_path / "missing.yaml")
+
+
+def test_unknown_env_ids_are_reported():
+    suite = Suite.from_dict(_with(tasks__1__env="rl4vlm/Nope-v0"))
+    with pytest.raises(SuiteError, match=r"unknown env ids \['rl4vlm/Nope-v0'\]"):
+        suite.check_envs()
+
+
+def test_protocol_hash_covers_seeds_budgets_kwargs_and_prompt():
+    base = Suite.from_dict(BASE).protocol_hash()
+    assert Suite.from_dict(BASE).protocol_hash() == base
+    for changes in (
+        {"tasks__0__seeds": [1, 3]},
+        {"max_steps": 6},
+        {"tasks__1__kwargs": {"image_size": 128}},
+        {"tasks__1__env": "rl4vlm/Blackjack-v1"},
+    ):
+        assert Suite.from_dict(_with(**changes)).protocol_hash() != base, changes
+    suite = Suite.from_dict(BASE)
+    assert suite.protocol_hash(PromptConfig(history=2)) != base
+    assert suite.protocol_hash(PromptConfig(template="vl-dac")) != base
+
+
+def test_protocol_hash_is_the_same_in_another_process(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(BASE))
+    code = f"from rl4vlm_gym.harness.suite import load_suite; print(load_suite({str(path)!r}).protocol_hash())"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert other == load_suite(path).protocol_hash()
+
+
+def test_builtin_suites_load_and_cover_every_axis():
+    names = builtin_suites()
+    assert "smoke" in names
+    axes = set()
+    for name in names:
+        suite = load_suite(name)
+        suite.check_envs()
+        axes.add(suite.axis)
+        assert Path(suite.name).name == name
+    assert axes == set(AXES)
+
+
+def test_transfer_suites_shift_one_axis():
+    """Each transfer suite differs from its in-distribution source only along its axis."""
+    for name in builtin_suites():
+        suite = load_suite(name)
+        if suite.axis == "seeds":
+            assert all(s in EVAL_SEEDS for t in suite.tasks for s in t.seeds)
+        if suite.axis == "in-distribution":
+            assert all(s in TRAIN_SEEDS for t in suite.tasks for s in t.seeds)
+        if suite.axis == "modality":
+            by_env: dict[tuple, set] = {}
+            for t in suite.tasks:
+                by_env.setdefault((t.env, t.level, t.seeds), set()).add(t.obs_mode)
+            assert all(modes == {"image", "text", "image+text"} for modes in by_env.values())
+
+
+def test_draw_seeds():
+    seeds = draw_seeds("eval", 50, root=3)
+    assert seeds == draw_seeds("eval", 50, root=3)
+    assert len(set(seeds)) == 50 and all(s in EVAL_SEEDS for s in seeds)
+    assert seeds != draw_seeds("eval", 50, root=4)
+    with pytest.raises(ValueError, match="split 'dev' is unknown"):
+        draw_seeds("dev", 1)
