@@ -313,6 +313,7 @@ def suite_seeds(
 def leaderboard_validate(
     submissions: Annotated[list[Path] | None, typer.Argument(help="Submission folders (default: all under ROOT).")] = None,
     root: Annotated[Path, typer.Option(help="The leaderboards folder.")] = Path("leaderboards"),
+    suites: Annotated[Path | None, typer.Option(help="Folder of the suite files (default: the built-in suites).")] = None,
     replay: Annotated[bool, typer.Option(help="Replay every episode in its env.")] = True,
 ) -> None:
     """Re-check submissions from their episode logs; exit 1 if any is rejected."""
@@ -323,7 +324,7 @@ def leaderboard_validate(
         console.print(f"[yellow]no submissions under {root / 'submissions'}[/yellow]")
     bad = 0
     for folder in folders:
-        result = validate_submission(folder, replay=replay)
+        result = validate_submission(folder, suites_dir=suites, replay=replay)
         if result.ok:
             console.print(f"[green]ok[/green] {folder}")
             continue
@@ -339,12 +340,13 @@ def leaderboard_validate(
 def leaderboard_build(
     root: Annotated[Path, typer.Option(help="The leaderboards folder.")] = Path("leaderboards"),
     out: Annotated[Path | None, typer.Option(help="Output folder (default ROOT/site).")] = None,
+    suites: Annotated[Path | None, typer.Option(help="Folder of the suite files (default: the built-in suites).")] = None,
     replay: Annotated[bool, typer.Option(help="Replay every episode while validating.")] = True,
 ) -> None:
     """Validate every submission and write the leaderboard pages (Markdown and HTML)."""
     from rl4vlm_gym.harness.leaderboard import build_leaderboard
 
-    pages, rejected = build_leaderboard(root, out, replay=replay)
+    pages, rejected = build_leaderboard(root, out, suites_dir=suites, replay=replay)
     for report in rejected:
         console.print(f"[red]left out[/red] {report.folder}: {escape(report.problems[0])}")
     console.print("wrote " + ", ".join(str(p) for p in pages))
@@ -355,3 +357,7 @@ def leaderboard_build(
 def main() -> None:
     """Entry point of the ``rl4vlm-gym`` console script."""
     app()
+
+
+if __name__ == "__main__":
+    main()

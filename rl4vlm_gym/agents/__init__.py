@@ -19,7 +19,7 @@ from typing import Any
 
 from rl4vlm_gym.agents.base import Agent, Completion, ModelAgent, Usage
 
-__all__ = ["AGENTS", "Agent", "Completion", "ModelAgent", "Usage", "make_agent"]
+__all__ = ["AGENTS", "Agent", "Completion", "ModelAgent", "Usage", "agent_class", "make_agent"]
 
 AGENTS: dict[str, str] = {
     "random": "rl4vlm_gym.agents.simple:RandomAgent",
@@ -29,8 +29,8 @@ AGENTS: dict[str, str] = {
 }
 
 
-def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Make the agent ``name`` (a key of :data:`AGENTS` or ``"module:Class"``) with ``kwargs``."""
+def agent_class(name: str) -> type[Agent]:
+    """The class of the agent ``name`` (a key of :data:`AGENTS` or ``"module:Class"``)."""
     target = AGENTS.get(name, name)
     if ":" not in target:
         raise ValueError(f"unknown agent {name!r}; choose one of {sorted(AGENTS)} or give 'package.module:Class'")
@@ -41,6 +41,12 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         raise ValueError(f"cannot load agent {name!r} ({target}): {err}") from err
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
         raise ValueError(f"agent {name!r} ({target}) is not a subclass of rl4vlm_gym.agents.Agent")
+    return cls
+
+
+def make_agent(name: str, **kwargs: Any) -> Agent:
+    """Make the agent ``name`` (a key of :data:`AGENTS` or ``"module:Class"``) with ``kwargs``."""
+    cls = agent_class(name)
     try:
         return cls(**kwargs)
     except TypeError as err:

@@ -23,6 +23,7 @@ with the error.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import importlib
 import json
 import logging
 import multiprocessing
@@ -35,15 +36,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from rl4vlm_gym.agents import Agent, make_agent
+from rl4vlm_gym.agents import Agent, ModelAgent, agent_class, make_agent
 from rl4vlm_gym.harness.suite import WRAPPERS, Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
 
 __all__ = ["AgentSpec", "RunError", "load_episodes", "make_task_env", "play_episode", "run_suite", "write_summary"]
 
 logger = logging.getLogger(__name__)
-
-_WORKER_RETRIES = 1
 
 
 class RunError(RuntimeError):
@@ -59,8 +58,9 @@ class AgentSpec:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def make(self, prompt: PromptConfig | None = None) -> Agent:
+        """The agent; model agents get ``prompt`` unless the spec sets one."""
         kwargs = dict(self.kwargs)
-        if prompt is not None and _takes_prompt(self.name):
+        if prompt is not None and issubclass(agent_class(self.name), ModelAgent):
             kwargs.setdefault("prompt", prompt)
         return make_agent(self.name, **kwargs)
 
@@ -68,24 +68,11 @@ class AgentSpec:
         return {"name": self.name, "kwargs": dict(self.kwargs)}
 
 
-def _takes_prompt(name: str) -> bool:
-    from rl4vlm_gym.agents import AGENTS, ModelAgent
-
-    target = AGENTS.get(name, name)
-    module, _, attr = target.partition(":")
-    import importlib
-
-    cls = getattr(importlib.import_module(module), attr, None)
-    return isinstance(cls, type) and issubclass(cls, ModelAgent)
-
-
 def make_task_env(task: Task) -> gym.Env:
     """``gym.make`` of a task's env with its kwargs, budget and wrappers."""
     env = gym.make(task.env, **task.make_kwargs)
     for name in task.wrappers:
         module, _, attr = WRAPPERS[name].partition(":")
-        import importlib
-
         env = getattr(importlib.import_module(module), attr)(env)
     return env
 
@@ -263,6 +250,7 @@ def run_suite(
         All the run's episode records, in suite order.
     """
     suite.check_envs()
+    agent_class(agent.name)  # an unknown agent fails here, not in every worker
     prompt = prompt or suite.prompt
     out = Path(out)
     manifest = {
@@ -312,31 +300,45 @@ def _run_pool(
     suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: list[tuple[str, int]], save: Callable, workers: int
 ) -> None:
     context = multiprocessing.get_context("spawn")
-    init_args = (suite, agent, prompt)
-    tries = dict.fromkeys(todo, 0)
-    pending = list(todo)
-    while pending:
-        pool = cf.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=init_args)
-        futures = {pool.submit(_play_in_worker, *key): key for key in pending}
-        pending = []
-        try:
-            for future in cf.as_completed(futures):
-                key = futures[future]
-                try:
-                    save(future.result())
-                except cf.process.BrokenProcessPool:
-                    tries[key] += 1
-                    if tries[key] > _WORKER_RETRIES:
-                        save(_failed(suite.task(key[0]), key[1], "the worker process died during this episode (twice)"))
-                    else:
-                        pending.append(key)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            _kill(pool)
-            raise
-        pool.shutdown(wait=True)
-        if pending:
-            logger.warning("a worker died; retrying %d episode(s) in a new pool", len(pending))
+
+    def new_pool(n: int) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(n, mp_context=context, initializer=_init_worker, initargs=(suite, agent, prompt))
+
+    # A dying worker breaks the pool and every episode in flight. Those are replayed one at a time
+    # on a fresh one-worker pool, so the episode that kills its worker is known and recorded.
+    suspects = _drain(new_pool(workers), todo, save)
+    if suspects:
+        logger.warning("a worker died; replaying the %d episode(s) it took down one at a time", len(suspects))
+    pool = None
+    try:
+        for key in suspects:
+            pool = pool or new_pool(1)
+            if _drain(pool, [key], save, shutdown=False):
+                pool.shutdown(wait=False)
+                pool = None
+                save(_failed(suite.task(key[0]), key[1], "the worker process died during this episode (twice)"))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _drain(pool: cf.ProcessPoolExecutor, keys: list[tuple[str, int]], save: Callable, shutdown: bool = True) -> list[tuple[str, int]]:
+    """Play ``keys`` on ``pool``, saving each record; return the keys lost to a broken pool."""
+    futures = {pool.submit(_play_in_worker, *key): key for key in keys}
+    broken = []
+    try:
+        for future in cf.as_completed(futures):
+            try:
+                save(future.result())
+            except cf.process.BrokenProcessPool:
+                broken.append(futures[future])
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _kill(pool)
+        raise
+    if shutdown or broken:
+        pool.shutdown(wait=not broken)
+    return sorted(broken, key=keys.index)
 
 
 def _kill(pool: cf.ProcessPoolExecutor) -> None:
