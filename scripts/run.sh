@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Set everything up, then run the main job: the conformance kit over every registered env, with
-# each env's oracle run per level and its throughput. Extra arguments go to `rl4vlm-gym check`.
+# Set everything up, then run the main job: the oracle, the random agent and the tiny local VLM
+# (a random Qwen2-VL built offline on first use) evaluated over the smoke suite, ending in a report
+# (runs/main/report/report.html) that compares them seed by seed. Re-running resumes finished runs.
+# Extra arguments go to each `rl4vlm-gym eval` (e.g. --workers 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh all
-export SDL_VIDEODRIVER="${SDL_VIDEODRIVER:-dummy}"
-# rl4vlm/ALFWorld-v0 plays $ALFWORLD_DATA; by default the six sample games beside the repository.
-if [ -z "${ALFWORLD_DATA:-}" ] && [ -d ../shared/data/alfworld_sample ]; then
-  export ALFWORLD_DATA="$(cd ../shared/data/alfworld_sample && pwd)"
-fi
-exec .venv/bin/rl4vlm-gym check "$@"
+export SDL_VIDEODRIVER="${SDL_VIDEODRIVER:-dummy}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+out=runs/main
+for agent in oracle random hf; do
+  .venv/bin/rl4vlm-gym eval --agent "$agent" --suite smoke --out "$out/smoke-$agent" --no-report "$@"
+done
+.venv/bin/rl4vlm-gym report "$out/smoke-oracle" "$out/smoke-random" "$out/smoke-hf" \
+  --baseline "$out/smoke-random" --out "$out/report"

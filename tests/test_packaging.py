@@ -20,11 +20,16 @@ from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
 # Source folder in the repo -> package it becomes once installed (setup.cfg package_dir).
-PACKAGE_DIRS = {"rl4vlm_gym": "rl4vlm_gym", "envs": "rl4vlm_gym/envs", "baselines": "rl4vlm_gym/baselines"}
+PACKAGE_DIRS = {
+    "rl4vlm_gym": "rl4vlm_gym",
+    "envs": "rl4vlm_gym/envs",
+    "baselines": "rl4vlm_gym/baselines",
+    "leaderboards/suites": "rl4vlm_gym/suites",
+}
 IGNORED = shutil.ignore_patterns(
     ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "*.pyc", "runs", ".cache"
 )
-HEAVY = {"torch", "selenium", "pyglet", "transformers", "peft", "miniworld", "ray"}
+HEAVY = {"torch", "selenium", "pyglet", "transformers", "peft", "miniworld", "ray", "matplotlib", "openai"}
 SUBPROCESS_TIMEOUT = 300
 
 
@@ -115,6 +120,8 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/assets/fonts/DejaVuSans-Bold.ttf",
         "rl4vlm_gym/assets/fonts/LICENSE-DejaVu.txt",
         "rl4vlm_gym/py.typed",
+        "rl4vlm_gym/suites/smoke.yaml",
+        "rl4vlm_gym/suites/transfer-modality.yaml",
     ],
 )
 def test_wheel_contains(names: list[str], path: str) -> None:
@@ -185,6 +192,7 @@ INSTALLED_CHECK = textwrap.dedent(
             failed_imports[name] = err.name
 
     import rl4vlm_gym.baselines
+    from rl4vlm_gym.harness.suite import load_suite
     from rl4vlm_gym.rendering import font
     print(json.dumps({
         "package": rl4vlm_gym.__file__,
@@ -197,6 +205,7 @@ INSTALLED_CHECK = textwrap.dedent(
         "steps": steps,
         "success": info["success"],
         "failed_imports": failed_imports,
+        "smoke_tasks": len(load_suite("smoke").tasks),
         "sys_path": sys.path,
     }))
     """
@@ -252,6 +261,7 @@ def test_installed_wheel_imports_and_runs_outside_the_repo(installed: Path, tmp_
     assert result["steps"][-1][:2] == [10.0, True]
     assert result["success"] is True
     assert result["failed_imports"] == {"envs": "envs", "baselines": "baselines"}
+    assert result["smoke_tasks"] > 0  # the built-in suites ship in the wheel
 
 
 def test_installed_console_script_lists_the_envs(installed: Path, tmp_path: Path) -> None:
