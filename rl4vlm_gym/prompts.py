@@ -100,7 +100,7 @@ class PromptBuilder:
         self.attach_images = attach_images and self.config.images > 0
         if self.config.template == "rl4vlm":
             _rl4vlm_game(env_id)  # fail at construction, not at the first step
-        self._past: deque[tuple[dict[str, Any], str]] = deque(maxlen=max(self.config.history, 1))
+        self._past: deque[tuple[dict[str, Any], str]] = deque(maxlen=max(self.config.history, self.config.images, 1))
         self._steps = 0
 
     def reset(self) -> None:
