@@ -5,7 +5,8 @@ A submission is a folder ``submissions/<suite>/<id>/`` holding the runner's outp
     metadata.yaml    who and what: name, agent, model, training env and algorithm, env steps,
                      compute, contact, date (schema: :class:`Metadata`)
     run.json         the runner's manifest (protocol hash, prompt, agent)
-    episodes.jsonl   one record per episode, exactly as the runner wrote them
+    episodes.jsonl   one record per episode, exactly as the runner wrote them (or gzipped:
+                     episodes.jsonl.gz)
     summary.json     the runner's summary
     README.md        optional notes
 
@@ -39,8 +40,8 @@ from rl4vlm_gym.prompts import PromptConfig
 
 __all__ = ["ALLOWED_FILES", "Metadata", "ValidationReport", "build_leaderboard", "find_submissions", "validate_submission"]
 
-ALLOWED_FILES = ("metadata.yaml", "run.json", "episodes.jsonl", "summary.json", "README.md")
-_REQUIRED = ALLOWED_FILES[:4]
+ALLOWED_FILES = ("metadata.yaml", "run.json", "episodes.jsonl", "summary.json", "README.md", "episodes.jsonl.gz")
+_REQUIRED = ("metadata.yaml", "run.json", "summary.json")
 _TOLERANCE = 1e-6
 
 
@@ -105,6 +106,9 @@ def validate_submission(folder: str | Path, *, suites_dir: str | Path | None = N
     for name in _REQUIRED:
         if name not in files:
             report.add(f"missing {name}")
+    episodes_files = sorted(files & {"episodes.jsonl", "episodes.jsonl.gz"})
+    if len(episodes_files) != 1:
+        report.add("a submission holds one of episodes.jsonl or episodes.jsonl.gz" + (", not both" if episodes_files else ""))
     if not report.ok:
         return report
 
@@ -112,7 +116,7 @@ def validate_submission(folder: str | Path, *, suites_dir: str | Path | None = N
     manifest = _read_json(folder / "run.json", report)
     summary = _read_json(folder / "summary.json", report)
     try:
-        records = load_episodes(folder / "episodes.jsonl")
+        records = load_episodes(folder / episodes_files[0])
     except RunError as err:
         report.add(str(err))
         records = None

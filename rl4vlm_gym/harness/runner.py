@@ -23,6 +23,7 @@ with the error.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gzip
 import importlib
 import json
 import logging
@@ -371,7 +372,8 @@ def _open_run(out: Path, manifest: dict[str, Any]) -> dict[tuple[str, int], dict
 
 
 def load_episodes(path: str | Path, repair: bool = False) -> list[dict[str, Any]]:
-    """Read an ``episodes.jsonl``; with ``repair``, cut off a last line left unfinished by a crash.
+    """Read an ``episodes.jsonl`` (or ``.jsonl.gz``); with ``repair``, cut off a last line left
+    unfinished by a crash.
 
     Raises:
         RunError: a line other than an unfinished last one is not a JSON object (the message
@@ -381,6 +383,12 @@ def load_episodes(path: str | Path, repair: bool = False) -> list[dict[str, Any]
     if not path.exists():
         return []
     data = path.read_bytes()
+    if path.suffix == ".gz":  # a finished run, compressed for a submission
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as err:
+            raise RunError(f"{path}: not a valid gzip file ({err})") from None
+        repair = False
     records = []
     offset = 0
     lines = data.split(b"\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -75,6 +76,17 @@ def test_honest_submission_passes(honest):
     report = validate_submission(folder, suites_dir=suites)
     assert report.ok, report.problems
     assert find_submissions(folder.parents[2]) == [folder]
+
+
+def test_gzipped_episodes_are_accepted_but_not_both(copy):
+    suites, folder = copy
+    plain = folder / "episodes.jsonl"
+    (folder / "episodes.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    assert "one of episodes.jsonl or episodes.jsonl.gz, not both" in _problems(suites, folder)
+    plain.unlink()
+    assert validate_submission(folder, suites_dir=suites).ok
+    (folder / "episodes.jsonl.gz").write_bytes(b"not gzip")
+    assert "episodes.jsonl.gz: not a valid gzip file" in _problems(suites, folder)
 
 
 def test_wrong_protocol_hash(copy):
