@@ -216,17 +216,20 @@ class Suite:
         raise KeyError(f"suite {self.name!r} has no task {name!r}")
 
     def check_envs(self) -> None:
-        """Check every env id is registered (plugins loaded), naming the unknown ones."""
+        """Check every env id is registered (plugins loaded) and takes the task's obs mode."""
         from rl4vlm_gym.registry import env_card
 
-        unknown = []
+        problems = []
         for t in self.tasks:
             try:
-                env_card(t.env)
+                card = env_card(t.env)
             except KeyError:
-                unknown.append(t.env)
-        if unknown:
-            raise SuiteError(f"suite {self.name!r}: unknown env ids {sorted(set(unknown))}")
+                problems.append(f"unknown env id {t.env!r}")
+                continue
+            if t.obs_mode not in card.obs_modes:
+                problems.append(f"task {t.name!r}: {t.env} has no obs_mode {t.obs_mode!r} (it has {', '.join(card.obs_modes)})")
+        if problems:
+            raise SuiteError(f"suite {self.name!r}: " + "; ".join(sorted(set(problems))))
 
     def protocol(self, prompt: PromptConfig | None = None) -> dict[str, Any]:
         """What two comparable results must share, as canonical JSON-able data."""

@@ -90,7 +90,10 @@ def test_load_suite_file_errors(tmp_path):
 
 def test_unknown_env_ids_are_reported():
     suite = Suite.from_dict(_with(tasks__1__env="rl4vlm/Nope-v0"))
-    with pytest.raises(SuiteError, match=r"unknown env ids \['rl4vlm/Nope-v0'\]"):
+    with pytest.raises(SuiteError, match=r"unknown env id 'rl4vlm/Nope-v0'"):
+        suite.check_envs()
+    suite = Suite.from_dict(_with(tasks__1__env="rl4vlm/WebShop-v0", tasks__1__obs_mode="image"))
+    with pytest.raises(SuiteError, match=r"task 'bj': rl4vlm/WebShop-v0 has no obs_mode 'image'"):
         suite.check_envs()
 
 
