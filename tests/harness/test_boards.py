@@ -1,0 +1,25 @@
+"""The committed leaderboard submissions pass validation (the smoke board's replayed in full)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rl4vlm_gym.harness.leaderboard import find_submissions, validate_submission
+
+ROOT = Path(__file__).resolve().parents[2] / "leaderboards"
+SUBMISSIONS = find_submissions(ROOT)
+
+
+def test_every_suite_has_the_reference_rows():
+    suites = {p.parent.name for p in SUBMISSIONS}
+    assert suites == {p.stem for p in (ROOT / "suites").glob("*.yaml")}
+    for suite in suites:
+        assert {p.name.split("_", 1)[1] for p in SUBMISSIONS if p.parent.name == suite} >= {"oracle", "random"}
+
+
+@pytest.mark.parametrize("folder", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_committed_submission_is_valid(folder):
+    report = validate_submission(folder, replay=folder.parent.name == "smoke")
+    assert report.ok, report.problems
