@@ -311,17 +311,11 @@ def png_base64(image: np.ndarray) -> str:
 
 def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """OpenAI chat messages: text parts as ``text``, images as base64 PNG ``image_url`` parts."""
-    out = []
-    for message in messages:
-        content = []
-        for part in message["content"]:
-            if part["type"] == "text":
-                content.append({"type": "text", "text": part["text"]})
-            else:
-                url = "data:image/png;base64," + png_base64(part["image"])
-                content.append({"type": "image_url", "image_url": {"url": url}})
-        out.append({"role": message["role"], "content": content})
-    return out
+
+    def image_url(image: np.ndarray) -> dict[str, Any]:
+        return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png_base64(image)}}
+
+    return _export(messages, image_url)
 
 
 def to_hf(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -329,17 +323,22 @@ def to_hf(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[Any]]
     from PIL import Image
 
     images: list[Any] = []
-    out = []
-    for message in messages:
-        content = []
-        for part in message["content"]:
-            if part["type"] == "text":
-                content.append({"type": "text", "text": part["text"]})
-            else:
-                content.append({"type": "image"})
-                images.append(Image.fromarray(np.asarray(part["image"], np.uint8)))
-        out.append({"role": message["role"], "content": content})
-    return out, images
+
+    def placeholder(image: np.ndarray) -> dict[str, Any]:
+        images.append(Image.fromarray(np.asarray(image, np.uint8)))
+        return {"type": "image"}
+
+    return _export(messages, placeholder), images
+
+
+def _export(messages: Sequence[Message], image_part: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "role": m["role"],
+            "content": [{"type": "text", "text": p["text"]} if p["type"] == "text" else image_part(p["image"]) for p in m["content"]],
+        }
+        for m in messages
+    ]
 
 
 def prompt_fingerprint(config: PromptConfig) -> str:
