@@ -1,4 +1,4 @@
-"""The ``rl4vlm-gym`` command: list, info, check, play, docs, eval, report, suite and leaderboard."""
+"""The ``rl4vlm-gym`` command: list, info, check, play, docs, eval, report, serve-model, suite and leaderboard."""
 
 from __future__ import annotations
 
@@ -279,6 +279,25 @@ def report_command(
 
     md, html = write_report(runs, out, baseline=baseline, training_logs=training_log or ())
     console.print(f"wrote {md} and {html}")
+
+
+@app.command("serve-model")
+def serve_model(
+    model: Annotated[str | None, typer.Option(help="Path or hub id (default: the tiny offline Qwen2-VL).")] = None,
+    device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: a free one).")] = 8000,
+) -> None:
+    """Serve a local model behind an OpenAI-compatible API (a CPU stand-in for vLLM)."""
+    import threading
+
+    from rl4vlm_gym.agents.serve import ModelServer
+
+    with ModelServer(model, device=device, port=port) as server:
+        console.print(f"serving {server.model_name} at {server.url} (Ctrl-C stops)")
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
 
 
 @suite_app.command("list")

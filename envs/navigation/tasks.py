@@ -167,7 +167,7 @@ class NavigationEnv(VLMEnv):
     def _render(self) -> NDArray[np.uint8]:
         if not self.world.render_enabled:  # text mode with render() asked for: draw on demand
             return self.world.render_obs(self.world.obs_fb)
-        return self._obs
+        return self._obs.copy()  # an invalid action keeps the frame: never hand out the same array twice
 
     def _view(self) -> NDArray[np.uint8]:
         return self.render_top_view() if self.render_view == "top" else self._frame()

@@ -1,0 +1,135 @@
+"""A local Hugging Face vision-language model as an agent.
+
+Any ``transformers`` image-text-to-text model, by path or hub id (hub models must already be in
+the local cache when offline); by default the tiny random Qwen2-VL of :mod:`.tiny`, built offline.
+Prompts come from :mod:`rl4vlm_gym.prompts` in Hugging Face processor form; a batch of
+conversations is left-padded and generated in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rl4vlm_gym.agents.base import Completion, ModelAgent, Usage
+from rl4vlm_gym.prompts import Message, PromptConfig, to_hf
+
+__all__ = ["HFAgent", "generate"]
+
+
+def generate(
+    model: Any,
+    processor: Any,
+    conversations: Sequence[list[Message]],
+    *,
+    max_new_tokens: int = 64,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    seed: int | None = None,
+) -> list[Completion]:
+    """Reply to each conversation with one batched ``generate`` call.
+
+    Args:
+        model: the model.
+        processor: its processor (chat template, tokenizer, image processor).
+        conversations: neutral chat messages (:mod:`rl4vlm_gym.prompts`).
+        max_new_tokens: the reply's budget.
+        temperature: 0 is greedy decoding; above 0 samples.
+        top_p: nucleus sampling mass.
+        seed: seeds sampling, so a run's replies are reproducible.
+    """
+    import torch
+
+    texts, images = [], []
+    for conversation in conversations:
+        messages, pictures = to_hf(conversation)
+        texts.append(processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        images += pictures
+    tokenizer = processor.tokenizer
+    tokenizer.padding_side = "left"  # new tokens follow every prompt's last token
+    inputs = processor(text=texts, images=images or None, return_tensors="pt", padding=True).to(model.device)
+    # Random or small models may emit vision tokens, which only the processor may place.
+    vision = [t for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "<|vision_pad|>") if t in tokenizer.get_vocab()]
+    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0} if temperature > 0 else {"do_sample": False}
+    generator_state = None
+    if seed is not None and temperature > 0:
+        generator_state = torch.random.get_rng_state()
+        torch.manual_seed(seed)
+    try:
+        with torch.no_grad():
+            output = model.generate(
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                bad_words_ids=[[tokenizer.convert_tokens_to_ids(t)] for t in vision] or None,
+                pad_token_id=tokenizer.pad_token_id,
+                **sampling,
+            )
+    finally:
+        if generator_state is not None:
+            torch.random.set_rng_state(generator_state)
+    prompt_length = inputs["input_ids"].shape[1]
+    new = output[:, prompt_length:]
+    completions = []
+    for row in range(len(texts)):
+        tokens = new[row].tolist()
+        if tokenizer.eos_token_id in tokens:
+            tokens = tokens[: tokens.index(tokenizer.eos_token_id) + 1]
+        else:
+            tokens = [t for t in tokens if t != tokenizer.pad_token_id]
+        prompt_tokens = int(inputs["attention_mask"][row].sum())
+        text = tokenizer.decode(tokens, skip_special_tokens=True)
+        completions.append(Completion(text, Usage(prompt_tokens, len(tokens))))
+    return completions
+
+
+class HFAgent(ModelAgent):
+    """A local ``transformers`` VLM.
+
+    Args:
+        model: a path or hub id; ``None`` for the tiny offline Qwen2-VL (built on first use).
+        device: ``"cpu"`` or ``"cuda"``.
+        dtype: ``torch`` dtype or its name; default float32 on CPU, bfloat16 on CUDA.
+        prompt: the prompt configuration.
+        max_new_tokens: the reply's budget.
+        temperature: 0 (default) is greedy; above 0 samples.
+        top_p: nucleus sampling mass.
+        seed: seeds sampling: call ``n`` uses ``seed + n``, so a run is reproducible.
+        batch_size: conversations per ``generate`` call in :meth:`act_batch`.
+    """
+
+    name = "hf"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        device: str = "cpu",
+        dtype: Any = None,
+        prompt: PromptConfig | Mapping[str, Any] | None = None,
+        max_new_tokens: int = 64,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: int = 0,
+        batch_size: int = 8,
+    ) -> None:
+        super().__init__(prompt)
+        from rl4vlm_gym.agents.tiny import default_tiny_model, load_vlm
+
+        self.model_id = str(model) if model is not None else "tiny-qwen2-vl"
+        self.model, self.processor = load_vlm(model if model is not None else default_tiny_model(), device=device, dtype=dtype)
+        self.settings = {"max_new_tokens": int(max_new_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        self.seed, self.batch_size, self.device = int(seed), max(1, int(batch_size)), device
+        self._calls = 0
+
+    def complete(self, conversations: Sequence[list[Message]]) -> list[Completion]:
+        completions: list[Completion] = []
+        for start in range(0, len(conversations), self.batch_size):
+            chunk = conversations[start : start + self.batch_size]
+            completions += generate(self.model, self.processor, chunk, seed=self.seed + self._calls, **self.settings)
+            self._calls += 1
+        return completions
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "model": self.model_id, "device": self.device, **self.settings, "seed": self.seed}
+
+    def close(self) -> None:
+        self.model = self.processor = None

@@ -1,0 +1,104 @@
+"""Any OpenAI-compatible chat endpoint as an agent: vLLM, hosted APIs, or :mod:`.serve`.
+
+Built on the official ``openai`` client, which retries failed requests with exponential backoff
+and enforces the timeout; images go as base64 PNG data URLs. Replies without a text, or that are
+not chat completions at all, raise :class:`AgentError` naming the endpoint and the problem (the
+harness records the episode as failed and goes on).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rl4vlm_gym.agents.base import Completion, ModelAgent, Usage
+from rl4vlm_gym.prompts import Message, PromptConfig, to_openai
+
+__all__ = ["AgentError", "OpenAIAgent"]
+
+
+class AgentError(RuntimeError):
+    """The model endpoint failed or answered something that is not a reply."""
+
+
+class OpenAIAgent(ModelAgent):
+    """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    Args:
+        model: the model name the endpoint serves.
+        base_url: e.g. ``http://localhost:8000/v1``; default ``$OPENAI_BASE_URL`` (else OpenAI's).
+        api_key: default ``$OPENAI_API_KEY``, else ``"EMPTY"`` (local servers ignore it).
+        prompt: the prompt configuration.
+        max_tokens: the reply's budget.
+        temperature: sampling temperature (0: greedy).
+        seed: passed to endpoints that honour it.
+        timeout: seconds per request.
+        max_retries: retries after a failed request (with exponential backoff).
+        concurrency: requests in flight at once in :meth:`act_batch`.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        prompt: PromptConfig | Mapping[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        concurrency: int = 4,
+    ) -> None:
+        super().__init__(prompt)
+        from openai import OpenAI
+
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.client = OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        self.settings = {"max_tokens": int(max_tokens), "temperature": float(temperature), "seed": seed}
+        self.concurrency = max(1, int(concurrency))
+
+    def complete(self, conversations: Sequence[list[Message]]) -> list[Completion]:
+        if len(conversations) == 1:
+            return [self._request(conversations[0])]
+        with ThreadPoolExecutor(min(self.concurrency, len(conversations))) as pool:
+            return list(pool.map(self._request, conversations))
+
+    def _request(self, conversation: list[Message]) -> Completion:
+        import openai
+
+        where = f"{self.base_url or 'https://api.openai.com/v1'} (model {self.model!r})"
+        try:
+            reply = self.client.chat.completions.create(model=self.model, messages=to_openai(conversation), **self.settings)  # type: ignore[arg-type]
+        except openai.APITimeoutError:
+            raise AgentError(f"{where} did not answer within {self.client.timeout} s ({self.client.max_retries} retries)") from None
+        except openai.APIConnectionError as err:
+            raise AgentError(f"cannot reach {where}: {err}") from None
+        except openai.APIStatusError as err:
+            raise AgentError(f"{where} answered HTTP {err.status_code}: {err.message}") from None
+        except openai.APIError as err:  # a 200 whose body is not a chat completion, among others
+            raise AgentError(f"{where} failed: {err}") from None
+        choices = getattr(reply, "choices", None)
+        if not choices:
+            raise AgentError(f"{where} answered without choices: {str(reply)[:200]}")
+        content = getattr(getattr(choices[0], "message", None), "content", None)
+        if not isinstance(content, str):
+            raise AgentError(f"{where} answered a message whose content is {type(content).__name__}, not text")
+        usage = getattr(reply, "usage", None)
+        return Completion(content, Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0))
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "model": self.model, "base_url": self.base_url, **self.settings}
+
+    def close(self) -> None:
+        self.client.close()
