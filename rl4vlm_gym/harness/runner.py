@@ -245,7 +245,8 @@ def run_suite(
         out: the run folder (created; resumed if it holds a run of the same protocol and agent).
         workers: worker processes; 1 plays in this process.
         prompt: overrides the suite's prompt (the override enters the protocol hash).
-        on_episode: called with each new record, the number done and the total (progress bars).
+        on_episode: called with each record (first those read back from ``out``), the number of
+            episodes done and the total: for progress bars.
 
     Returns:
         All the run's episode records, in suite order.
