@@ -1,40 +1,71 @@
-"""The leaderboard pages: ``LEADERBOARD.md`` and one static ``index.html`` with sortable tables,
-per-suite plots and the transfer matrix. The same entries give the same bytes."""
+"""The leaderboard pages: ``LEADERBOARD.md`` and one static, self-contained ``index.html``.
+
+Per suite (one leaderboard each) a table ranked by overall success, with the 95% interval and the
+number of episodes behind it, and a bar plot of overall success; when the entries span several
+suites, the transfer matrix (names by suites). The HTML tables sort by any column on a click.
+Everything read from submissions is escaped, and the same entries give the same bytes.
+"""
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rl4vlm_gym.harness import plots
-from rl4vlm_gym.harness.report import CSS, html_page, html_table, score_cell
+from rl4vlm_gym.harness.report import CSS, html_page, md_cell, score_cell
 
-__all__ = ["write_leaderboard"]
+__all__ = ["AXES", "write_leaderboard"]
 
-_HEADER = ["#", "name", "model", "algorithm", "env steps", "success [95% CI]", "progress", "SPL", "invalid", "episodes", "tokens", "date", "verified"]
+AXES = ("smoke", "in-distribution", "seeds", "levels", "visual", "wording", "modality", "family")
+"""Suite axes in page order (suites of other axes come last)."""
 
-# Clicking a header sorts its table by that column (numbers by value, the rest as text). Written
-# here, not taken from a CDN: the page must work offline, as one file.
+_HEADER = [
+    "#",
+    "name",
+    "model",
+    "algorithm",
+    "env steps",
+    "success [95% CI]",
+    "progress",
+    "SPL",
+    "invalid",
+    "episodes",
+    "tokens",
+    "date",
+    "verified",
+]
+_TITLE = "RL4VLM Gym leaderboards"
+_URL = re.compile(r"https?://[^\s<>()\[\]|\"'`]+")
+_TICK = "\u2713"
+
+# Clicking a header sorts its table by that column: by the cells' data-sort values where given
+# (numbers as numbers), else by their text; a second click reverses. A few lines of vanilla JS,
+# not a library from a CDN: the page is one static file that must work offline.
 _SORT_JS = """
-document.querySelectorAll("table.board").forEach(function (table) {
-  table.querySelectorAll("th").forEach(function (th, column) {
-    th.style.cursor = "pointer";
+// Sortable tables, written inline: no CDN, so the page works offline as one file.
+function sortKey(cell) {
+  var text = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
+  return text !== "" && !isNaN(Number(text)) ? Number(text) : text.toLowerCase();
+}
+function compareKeys(x, y) {
+  if (typeof x !== typeof y) return typeof x === "number" ? -1 : 1;  // numbers before text
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var headers = table.querySelectorAll("thead th");
+  headers.forEach(function (th, column) {
     th.addEventListener("click", function () {
+      var ascending = th.getAttribute("aria-sort") !== "ascending";
+      headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
       var body = table.tBodies[0];
       var rows = Array.prototype.slice.call(body.rows);
-      var ascending = th.getAttribute("data-order") !== "asc";
-      table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("data-order"); });
-      th.setAttribute("data-order", ascending ? "asc" : "desc");
-      function key(row) {
-        var text = row.cells[column].textContent.trim();
-        var number = parseFloat(text.replace(/,/g, ""));
-        return isNaN(number) ? text.toLowerCase() : number;
-      }
       rows.sort(function (a, b) {
-        var x = key(a), y = key(b);
-        var order = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0) : (typeof x === "number" ? -1 : 1);
+        var order = compareKeys(sortKey(a.cells[column]), sortKey(b.cells[column]));
         return ascending ? order : -order;
       });
       rows.forEach(function (row) { body.appendChild(row); });
@@ -43,70 +74,170 @@ document.querySelectorAll("table.board").forEach(function (table) {
 });
 """
 
-_CSS_EXTRA = "th[data-order=asc]::after { content: ' \\25B2'; } th[data-order=desc]::after { content: ' \\25BC'; }"
+_CSS_EXTRA = """
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[aria-sort=ascending]::after { content: " \\25B2"; }
+table.sortable th[aria-sort=descending]::after { content: " \\25BC"; }
+nav a { margin-right: 0.8em; }
+"""
 
 
-def _rows(entries: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    rows = []
-    ranked = sorted(entries, key=lambda e: (-e["summary"]["overall"]["success"]["mean"], e["metadata"]["name"], e["id"]))
-    for rank, e in enumerate(ranked, 1):
-        m, o = e["metadata"], e["summary"]["overall"]
-        rows.append(
-            [
-                str(rank), m["name"], m.get("model", "none"), m.get("algorithm", "none"), f"{m.get('env_steps', 0):,}",
-                score_cell(o["success"]), f"{o['progress']['mean']:.3f}",
-                "-" if o["normalised_steps"] is None else f"{o['normalised_steps']['mean']:.3f}",
-                f"{o['invalid_action_rate']:.3f}", str(o["episodes"]), f"{o['input_tokens'] + o['output_tokens']:,}",
-                str(m["date"]), "yes" if m.get("verified") else "",
-            ]
-        )  # fmt: skip
-    return rows
+@dataclass(frozen=True)
+class _Cell:
+    text: str
+    sort: str | None = None  # the sort key, where the text does not sort right ("1,000", "0.5 [..]")
+    href: str | None = None  # a checked http(s) URL
+
+
+def _mean(score: Mapping[str, Any] | None) -> _Cell:
+    if score is None:
+        return _Cell("-", "")
+    return _Cell(f"{score['mean']:.3f}", repr(float(score["mean"])))
+
+
+def _count(n: int) -> _Cell:
+    return _Cell(f"{n:,}", str(int(n)))
+
+
+def _success(entry: Mapping[str, Any]) -> float:
+    return float(entry["summary"]["overall"]["success"]["mean"])
+
+
+def _ranked(entries: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str, Any]]]:
+    """Entries by overall success (desc), then name and id; equal means share a rank (1, 1, 3)."""
+    ordered = sorted(entries, key=lambda e: (-_success(e), str(e["metadata"]["name"]), str(e["id"])))
+    ranked: list[tuple[int, Mapping[str, Any]]] = []
+    for i, entry in enumerate(ordered):
+        tied = ranked and _success(ranked[-1][1]) == _success(entry)
+        ranked.append((ranked[-1][0] if tied else i + 1, entry))
+    return ranked
+
+
+def _row(rank: int, entry: Mapping[str, Any]) -> list[_Cell]:
+    m, o = entry["metadata"], entry["summary"]["overall"]
+    url = m.get("url")
+    return [
+        _Cell(str(rank), str(rank)),
+        _Cell(str(m["name"]), href=url if isinstance(url, str) and _URL.fullmatch(url) else None),
+        _Cell(str(m.get("model", "none"))),
+        _Cell(str(m.get("algorithm", "none"))),
+        _count(int(m.get("env_steps") or 0)),
+        _Cell(score_cell(o["success"]), repr(float(o["success"]["mean"]))),
+        _mean(o["progress"]),
+        _mean(o["normalised_steps"]),
+        _Cell(f"{o['invalid_action_rate']:.3f}", repr(float(o["invalid_action_rate"]))),
+        _count(o["episodes"]),
+        _count(o["input_tokens"] + o["output_tokens"]),
+        _Cell(str(m.get("date", ""))),
+        _Cell(_TICK if m.get("verified") else ""),
+    ]
+
+
+def _suites(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    axis = {e["suite"]: e["axis"] for e in entries}
+    rank = {a: i for i, a in enumerate(AXES)}
+    return sorted(axis, key=lambda s: (rank.get(axis[s], len(AXES)), s))
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]]) -> list[str]:
+    lines = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        texts = [
+            f"[{md_cell(c.text).replace('[', '&#91;').replace(']', '&#93;')}]({c.href})" if c.href else md_cell(c.text)
+            for c in row
+        ]
+        lines.append("| " + " | ".join(texts) + " |")
+    return [*lines, ""]
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]], kind: str = "board") -> str:
+    head = "".join(f'<th scope="col" title="click to sort">{html.escape(h)}</th>' for h in header)
+    body = []
+    for row in rows:
+        cells = []
+        for c in row:
+            sort = "" if c.sort is None else f' data-sort="{html.escape(c.sort)}"'
+            text = html.escape(c.text)
+            if c.href:
+                text = f'<a href="{html.escape(c.href)}" rel="nofollow noopener">{text}</a>'
+            cells.append(f"<td{sort}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>\n")
+    return f'<table class="{kind} sortable">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{"".join(body)}</tbody>\n</table>\n'
+
+
+def _anchor(suite: str) -> str:
+    return "suite-" + re.sub(r"[^A-Za-z0-9_-]", "-", suite)
 
 
 def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> list[Path]:
-    """Write ``out/LEADERBOARD.md`` and ``out/index.html`` for validated submission entries.
+    """Write ``out/LEADERBOARD.md`` and ``out/index.html`` from validated submission entries.
 
     Args:
-        entries: one per submission: ``id``, ``suite``, ``axis``, ``suite_description``,
-            ``metadata`` (``metadata.yaml``) and ``summary`` (``summary.json``).
-        out: the output folder.
+        entries: one per submission: ``id`` (its folder name), ``suite``, ``axis``,
+            ``suite_description``, ``metadata`` (``metadata.yaml``: name, agent, model,
+            training_env, algorithm, env_steps, compute, contact, date, verified, url) and
+            ``summary`` (``summary.json``).
+        out: the output folder (made if missing).
+
+    Returns:
+        The Markdown and HTML paths.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    suites = sorted({e["suite"] for e in entries}, key=lambda s: (s != "smoke", s.startswith("transfer-"), s))
-    md = ["# RL4VLM Gym leaderboards", "", "Built by `rl4vlm-gym leaderboard build` from validated submissions only.", ""]
+    suites = _suites(entries)
+    md = [f"# {_TITLE}", "", "Built by `rl4vlm-gym leaderboard build` from validated submissions only.", ""]
     body = [
-        "<h1>RL4VLM Gym leaderboards</h1>\n<p>Built by <code>rl4vlm-gym leaderboard build</code> from submissions that "
-        "passed validation (protocol hash, seed set, re-scored summary, replayed episodes). Click a column to sort.</p>\n"
+        f"<h1>{_TITLE}</h1>\n<p>Built by <code>rl4vlm-gym leaderboard build</code> from submissions that passed validation "
+        "(protocol hash, seed set, re-scored summary, replayed episodes). Success is the mean over tasks of the mean over "
+        "seeds, with a 95% bootstrap interval; <em>episodes</em> is its denominator. Click a column header to sort.</p>\n"
     ]
+    if len(suites) > 1:
+        links = (
+            "".join(f'<a href="#{_anchor(s)}">{html.escape(s)}</a>' for s in suites) + '<a href="#transfer">transfer matrix</a>'
+        )
+        body.append(f"<nav>{links}</nav>\n")
     for suite in suites:
         group = [e for e in entries if e["suite"] == suite]
-        axis, description = group[0]["axis"], group[0]["suite_description"]
-        rows = _rows(group)
-        md += [f"## {suite} ({axis})", "", description, ""]
-        md += ["| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
-        md += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-        md.append("")
-        ranked = sorted(group, key=lambda e: (-e["summary"]["overall"]["success"]["mean"], e["metadata"]["name"], e["id"]))
-        figure = plots.task_bars([(e["metadata"]["name"], {"tasks": {suite: e["summary"]["overall"]}}) for e in ranked])
-        body.append(f'<h2 id="{html.escape(suite)}">{html.escape(suite)} <small>({html.escape(axis)})</small></h2>\n')
+        axis, description = str(group[0]["axis"]), str(group[0]["suite_description"])
+        ranked = _ranked(group)
+        rows = [_row(rank, e) for rank, e in ranked]
+        md += [f"## {md_cell(suite)} ({md_cell(axis)})", "", md_cell(description), "", *_md_table(_HEADER, rows)]
+        figure = plots.overall_bars(
+            [str(e["metadata"]["name"]) for _, e in ranked], [e["summary"]["overall"]["success"] for _, e in ranked]
+        )
+        body.append(f'<h2 id="{_anchor(suite)}">{html.escape(suite)} <small>({html.escape(axis)})</small></h2>\n')
         body.append(f"<p>{html.escape(description)}</p>\n")
-        body.append(html_table(_HEADER, rows, ' class="board"'))
-        body.append(f"<figure>{plots.svg_inline(figure)}<figcaption>Overall success (95% CI).</figcaption></figure>\n")
-    transfer = [s for s in suites if s != "smoke"]
-    if len(transfer) > 1:
-        names = sorted({e["metadata"]["name"] for e in entries})
-        cell = {(e["metadata"]["name"], e["suite"]): e["summary"]["overall"]["success"]["mean"] for e in entries}
-        axis = {e["suite"]: e["axis"] for e in entries}
-        values = [[cell.get((n, s)) for s in transfer] for n in names]
-        columns = [f"{s} ({axis[s]})" for s in transfer]
-        body.append("<h2>Transfer matrix</h2>\n")
-        body.append(f"<figure>{plots.svg_inline(plots.transfer_matrix(names, columns, values))}<figcaption>Overall success per row and suite.</figcaption></figure>\n")
-        md += ["## Transfer matrix", "", "| name | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
-        md += ["| " + n + " | " + " | ".join("-" if v is None else f"{v:.3f}" for v in row) + " |" for n, row in zip(names, values, strict=True)]
-        md.append("")
+        body.append(_html_table(_HEADER, rows))
+        caption = f"Overall success of each entry on {suite} (95% CI; episodes per entry in the table)."
+        body.append(f"<figure>{plots.svg_inline(figure)}<figcaption>{html.escape(caption)}</figcaption></figure>\n")
+    if len(suites) > 1:
+        md += _transfer(entries, suites, body)
     markdown = out / "LEADERBOARD.md"
-    markdown.write_text("\n".join(md), encoding="utf-8")
     page = out / "index.html"
-    page.write_text(html_page("RL4VLM Gym leaderboards", "".join(body), css=CSS + _CSS_EXTRA, script=_SORT_JS), encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    markdown.write_text("\n".join(md), encoding="utf-8")
+    page.write_text(html_page(_TITLE, "".join(body), css=CSS + _CSS_EXTRA, script=_SORT_JS), encoding="utf-8")
     return [markdown, page]
+
+
+def _transfer(entries: Sequence[Mapping[str, Any]], suites: Sequence[str], body: list[str]) -> list[str]:
+    """Append the transfer matrix to ``body`` (HTML) and return its Markdown lines."""
+    names = sorted({str(e["metadata"]["name"]) for e in entries})
+    best: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for e in entries:  # a name with several entries on a suite shows its best one
+        key = (str(e["metadata"]["name"]), e["suite"])
+        if key not in best or _success(e) > _success(best[key]):
+            best[key] = e
+    axis = {e["suite"]: str(e["axis"]) for e in entries}
+    columns = [f"{s} ({axis[s]})" for s in suites]
+    scores = [[best[n, s]["summary"]["overall"]["success"] if (n, s) in best else None for s in suites] for n in names]
+    values = [[None if c is None else c["mean"] for c in row] for row in scores]
+    rows = [
+        [_Cell(n), *(_Cell(score_cell(c), "" if c is None else repr(float(c["mean"]))) for c in row)]
+        for n, row in zip(names, scores, strict=True)
+    ]
+    text = "Overall success of each name (rows) on each suite (columns, with their axis), 95% CI."
+    svg = plots.svg_inline(plots.transfer_matrix(names, columns, values))
+    body.append(f'<h2 id="transfer">Transfer matrix</h2>\n<p>{html.escape(text)}</p>\n')
+    body.append(_html_table(["name", *columns], rows, kind="matrix"))
+    body.append(f"<figure>{svg}<figcaption>Overall success per name and suite; blank: no entry.</figcaption></figure>\n")
+    return ["## Transfer matrix", "", text, "", *_md_table(["name", *columns], rows)]

@@ -1,117 +1,259 @@
-"""The harness's figures (matplotlib): per-task scores with intervals, the transfer matrix and
-learning curves. Saved deterministically: the same data gives the same bytes."""
+"""The harness's figures: per-task and overall scores with 95% intervals, the transfer matrix
+(agents by suites) and learning curves from training logs.
+
+Figures are plain :class:`matplotlib.figure.Figure` objects on an Agg canvas, never pyplot ones:
+making one changes no global state (backend, rcParams, pyplot's figure list), so a notebook's
+own backend is left alone and nothing needs closing. Saved figures are byte-stable: the same data
+gives the same PNG and SVG bytes (no date or version in the metadata, fixed SVG ids).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["learning_curves", "save_png", "svg_inline", "task_bars", "transfer_matrix"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["DPI", "learning_curves", "overall_bars", "save", "svg_inline", "task_bars", "transfer_matrix"]
+
+DPI = 110
+_BOUNDED = ("success", "progress", "normalised_steps")
+_STEP_COLUMNS = ("env_steps", "step")
+_RC = {
+    "svg.hashsalt": "rl4vlm-gym",  # clip-path ids from a fixed salt, not a random one
+    "svg.fonttype": "none",  # text stays text: small, searchable, escaped by the SVG writer
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
 
 
-def _pyplot() -> Any:
+@contextmanager
+def _style() -> Iterator[None]:
     import matplotlib
 
-    matplotlib.use("Agg")  # no display; called only when a figure is drawn
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.hashsalt": "rl4vlm-gym", "svg.fonttype": "none", "font.size": 9})
-    return plt
+    with matplotlib.rc_context(_RC):
+        yield
 
 
-def task_bars(runs: Sequence[tuple[str, Mapping[str, Any]]], metric: str = "success") -> Any:
-    """Grouped bars of ``metric`` per task with 95% intervals, one colour per run.
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _text(label: object) -> str:
+    """``label`` shown literally: ``$`` would otherwise start mathtext (and may fail to parse)."""
+    return str(label).replace("$", r"\$")
+
+
+def _errors(scores: Sequence[Mapping[str, Any]]) -> list[list[float]]:
+    return [[s["mean"] - s["ci95"][0] for s in scores], [s["ci95"][1] - s["mean"] for s in scores]]
+
+
+def task_bars(runs: Sequence[tuple[str, Mapping[str, Any]]], metric: str = "success") -> Figure:
+    """Grouped bars of a metric per task with 95% intervals, one colour per run.
 
     Args:
-        runs: ``(label, summary)`` pairs; tasks are taken in the first summary's order.
-        metric: a metric of the summaries' task entries.
+        runs: ``(label, summary)`` pairs (``summary.json`` contents); tasks are in first-seen
+            order across the summaries.
+        metric: a metric of the summaries' task entries (``success``, ``progress``,
+            ``normalised_steps``, ``return``).
+
+    Returns:
+        The figure; with more than one run, a legend names the runs.
     """
-    plt = _pyplot()
     tasks: list[str] = []
     for _, summary in runs:
         tasks += [t for t in summary["tasks"] if t not in tasks]
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(tasks) * max(1, len(runs)) + 1.5), 3.2))
-    width = 0.8 / max(1, len(runs))
-    for i, (label, summary) in enumerate(runs):
-        xs, means, errors = [], [], [[], []]
-        for j, task in enumerate(tasks):
-            score = summary["tasks"].get(task, {}).get(metric)
-            if score is None:
-                continue
-            xs.append(j + (i - (len(runs) - 1) / 2) * width)
-            means.append(score["mean"])
-            errors[0].append(score["mean"] - score["ci95"][0])
-            errors[1].append(score["ci95"][1] - score["mean"])
-        ax.bar(xs, means, width, yerr=errors, capsize=2, label=label)
-    ax.set_xticks(range(len(tasks)), tasks, rotation=30, ha="right")
-    ax.set_ylabel(f"{metric} (95% CI)")
-    if metric in ("success", "progress", "normalised_steps"):
-        ax.set_ylim(0, 1.05)
-    if len(runs) > 1:
-        ax.legend(fontsize=8, frameon=False)
-    fig.tight_layout()
+    n = max(1, len(runs))
+    with _style():
+        fig = _figure(max(4.0, 0.45 * len(tasks) * n + 1.8), 3.4)
+        ax = fig.subplots()
+        width = 0.8 / n
+        for i, (label, summary) in enumerate(runs):
+            xs, scores = [], []
+            for j, task in enumerate(tasks):
+                score = summary["tasks"].get(task, {}).get(metric)
+                if score is not None:  # undefined for the task (e.g. SPL of a game of chance)
+                    xs.append(j + (i - (n - 1) / 2) * width)
+                    scores.append(score)
+            ax.bar(
+                xs, [s["mean"] for s in scores], width, yerr=_errors(scores), capsize=2, label=_text(label), color=f"C{i % 10}"
+            )
+        ax.set_xticks(range(len(tasks)), [_text(t) for t in tasks], rotation=30, ha="right")
+        ax.set_ylabel(f"{metric} (95% CI)")
+        if metric in _BOUNDED:
+            ax.set_ylim(0, 1.05)
+        if len(runs) > 1:
+            ax.legend(fontsize=8, frameon=False)
+        fig.tight_layout(pad=1.2)
     return fig
 
 
-def transfer_matrix(rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]]) -> Any:
-    """A heat map of overall success: ``rows`` (agents) by ``columns`` (suites), cells annotated."""
+def overall_bars(labels: Sequence[str], scores: Sequence[Mapping[str, Any] | None], metric: str = "success") -> Figure:
+    """Horizontal bars of one overall score per row (e.g. per leaderboard entry), with 95% intervals.
+
+    Args:
+        labels: the row names, top to bottom.
+        scores: ``{"mean", "ci95"}`` per row, or ``None`` where undefined (no bar).
+        metric: the axis label.
+
+    Returns:
+        The figure.
+    """
+    with _style():
+        fig = _figure(6.0, 0.9 + 0.32 * max(1, len(labels)))
+        ax = fig.subplots()
+        shown = [(i, s) for i, s in enumerate(scores) if s is not None]
+        ax.barh(
+            [i for i, _ in shown], [s["mean"] for _, s in shown], 0.6, xerr=_errors([s for _, s in shown]), capsize=2, color="C0"
+        )
+        ax.set_yticks(range(len(labels)), [_text(label) for label in labels])
+        ax.set_ylim(len(labels) - 0.5, -0.5)  # first row on top, as in the table
+        ax.set_xlabel(f"overall {metric} (95% CI)")
+        if metric in _BOUNDED:
+            ax.set_xlim(0, 1.0)
+        fig.tight_layout(pad=1.2)
+    return fig
+
+
+def transfer_matrix(rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]]) -> Figure:
+    """A heat map of overall success: rows (agents or runs) by columns (suites), cells annotated.
+
+    Args:
+        rows: row labels (agents).
+        columns: column labels (suites, e.g. ``"name (axis)"``).
+        values: ``values[i][j]`` in ``[0, 1]``, or ``None`` where row ``i`` has no run of column
+            ``j`` (left blank).
+
+    Returns:
+        The figure, with a colour bar over ``[0, 1]``.
+    """
     import numpy as np
 
-    plt = _pyplot()
-    grid = np.array([[np.nan if v is None else v for v in row] for row in values], float)
-    fig, ax = plt.subplots(figsize=(2.0 + 1.0 * len(columns), max(2.6, 1.8 + 0.45 * len(rows))))
-    image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
-    ax.set_yticks(range(len(rows)), rows)
-    for (i, j), value in np.ndenumerate(grid):
-        if not np.isnan(value):
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black", fontsize=8)
-    fig.colorbar(image, ax=ax, label="success")
-    fig.tight_layout()
+    grid = np.array([[np.nan if v is None else v for v in row] for row in values], float).reshape(len(rows), len(columns))
+    with _style():
+        fig = _figure(2.6 + 1.1 * len(columns), max(2.6, 1.6 + 0.45 * len(rows)))
+        ax = fig.subplots()
+        image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(columns)), [_text(c) for c in columns], rotation=30, ha="right")
+        ax.set_yticks(range(len(rows)), [_text(r) for r in rows])
+        for (i, j), value in np.ndenumerate(grid):
+            if not np.isnan(value):
+                colour = "white" if value < 0.6 else "black"  # readable on viridis' dark and light ends
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=8)
+        fig.colorbar(image, ax=ax, label="overall success")
+        fig.tight_layout(pad=1.2)
     return fig
 
 
-def learning_curves(logs: Sequence[str | Path], metrics: Sequence[str] = ("success", "return")) -> Any:
-    """Lines of ``metrics`` against env steps from training-log CSVs (``env_steps`` or ``step``)."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.0), squeeze=False)
-    for path in logs:
-        with Path(path).open(newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        if not rows:
-            continue
-        x_key = "env_steps" if "env_steps" in rows[0] else "step"
-        if x_key not in rows[0]:
-            raise ValueError(f"{path}: a training log needs an env_steps or step column; it has {sorted(rows[0])}")
-        for ax, metric in zip(axes[0], metrics, strict=True):
-            points = [(float(r[x_key]), float(r[metric])) for r in rows if r.get(metric) not in (None, "")]
+def _read_log(path: Path) -> tuple[str, list[dict[str, str]]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+        columns = reader.fieldnames or []
+    step = next((c for c in _STEP_COLUMNS if c in columns), None)
+    if step is None:
+        raise ValueError(f"{path}: a training log needs an env_steps or step column; it has {columns}")
+    return step, rows
+
+
+def _number(value: str, path: Path, line: int, column: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{path}, line {line}: {column} is {value!r}, not a number") from None
+
+
+def learning_curves(logs: Sequence[str | Path], metrics: Sequence[str] = ("success", "return")) -> Figure:
+    """Learning curves from training-log CSVs: one panel per metric, one line per log.
+
+    Args:
+        logs: CSV files with a header, an ``env_steps`` (or ``step``) column and metric columns;
+            empty cells are skipped.
+        metrics: the columns to plot; those that no log has are left out.
+
+    Returns:
+        The figure.
+
+    Raises:
+        ValueError: a log has no step column, a cell is not a number, or no log has any of
+            ``metrics``.
+    """
+    paths = [Path(p) for p in logs]
+    stems = [p.stem for p in paths]
+    names = [p.stem if stems.count(p.stem) == 1 else f"{p.parent.name}/{p.stem}" for p in paths]
+    curves: dict[str, list[tuple[str, list[float], list[float]]]] = {m: [] for m in metrics}
+    for path, name in zip(paths, names, strict=True):
+        step, rows = _read_log(path)
+        for metric in metrics:
+            points = [
+                (_number(r[step], path, i, step), _number(r[metric], path, i, metric))
+                for i, r in enumerate(rows, 2)
+                if r.get(metric) not in (None, "") and r.get(step) not in (None, "")
+            ]
             if points:
-                ax.plot(*zip(*points, strict=True), label=Path(path).stem)
-    for ax, metric in zip(axes[0], metrics, strict=True):
-        ax.set_xlabel("env steps")
-        ax.set_ylabel(metric)
-        if ax.get_legend_handles_labels()[0]:
+                curves[metric].append((name, [x for x, _ in points], [y for _, y in points]))
+    shown = [m for m in metrics if curves[m]]
+    if not shown:
+        raise ValueError(f"none of the training logs has a {' or '.join(metrics)} column with values")
+    with _style():
+        fig = _figure(4.2 * len(shown), 3.1)
+        axes = fig.subplots(1, len(shown), squeeze=False)[0]
+        for ax, metric in zip(axes, shown, strict=True):
+            for i, (name, xs, ys) in enumerate(curves[metric]):
+                ax.plot(xs, ys, label=_text(name), color=f"C{i % 10}")
+            ax.set_xlabel("env steps")
+            ax.set_ylabel(metric)
             ax.legend(fontsize=8, frameon=False)
-    fig.tight_layout()
+        fig.tight_layout(pad=1.2)
     return fig
 
 
-def save_png(fig: Any, path: str | Path) -> Path:
-    """Write ``fig`` as a PNG without a timestamp or version in its metadata, and close it."""
+def save(fig: Figure, path: str | Path) -> Path:
+    """Write ``fig`` as a PNG at :data:`DPI`, with no software version in its metadata.
+
+    Args:
+        fig: a figure of this module.
+        path: the PNG file; its folder is made if missing.
+
+    Returns:
+        ``path``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
-    _pyplot().close(fig)
+    with _style():
+        fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
     return path
 
 
-def svg_inline(fig: Any) -> str:
-    """``fig`` as an ``<svg>`` element for an HTML page (no date, fixed ids), and close it."""
+def svg_inline(fig: Figure) -> str:
+    """``fig`` as an ``<svg>`` element to put inline in an HTML page.
+
+    No XML declaration, doctype or metadata block, and clip-path ids from a
+    fixed salt, so the same figure gives the same text. The element scales down to its container,
+    and text set in a wider browser font than matplotlib measured is not cut off.
+
+    Args:
+        fig: a figure of this module.
+
+    Returns:
+        The ``<svg ...>...</svg>`` text.
+    """
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    _pyplot().close(fig)
+    with _style():
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
-    return svg[svg.index("<svg") :]
+    svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.DOTALL)  # RDF boilerplate only
+    return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto; overflow: visible" ', 1)

@@ -1,17 +1,19 @@
 """Reports of evaluation runs: one Markdown file (plots as PNG files beside it) and one static,
-self-contained HTML file (plots inline as SVG), written from the same blocks.
+self-contained HTML file (CSS inline, plots inline as SVG, nothing loaded from elsewhere), both
+written from the same list of blocks.
 
 A report covers one or more run folders: per run its identity, overall and per-task scores with
-95% intervals, a per-task plot and its failed episodes; with a baseline run, paired comparisons on
-the seeds both played; across suites, the transfer matrix (agents by suites); with training logs,
-learning curves. Everything read from files is escaped in the HTML.
+95% intervals, a per-task success plot and its first failed episodes; with a baseline run, paired
+comparisons on the (task, seed) pairs both played; when the runs span several suites, the
+transfer matrix (agents by suites); with training logs, learning curves. Text read from files
+(agent names, errors, suite names) is escaped in the HTML. The same inputs give the same bytes.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,12 @@ from rl4vlm_gym.harness import plots
 from rl4vlm_gym.harness.metrics import compare
 from rl4vlm_gym.harness.runner import load_episodes
 
-__all__ = ["CSS", "html_page", "html_table", "score_cell", "write_report"]
+__all__ = ["CSS", "FAILED_SHOWN", "html_page", "html_table", "md_cell", "score_cell", "write_report"]
+
+FAILED_SHOWN = 5
+"""Failed episodes listed per run (the count of all of them is given too)."""
+
+_COMPARED = ("success", "progress", "normalised_steps")
 
 
 @dataclass
@@ -31,7 +38,7 @@ class _Heading:
 
 @dataclass
 class _Text:
-    text: str
+    text: str  # `backticks` mark code; everything else is plain text
 
 
 @dataclass
@@ -42,13 +49,21 @@ class _Table:
 
 @dataclass
 class _Figure:
-    name: str
+    name: str  # the PNG's file name in plots/
     draw: Callable[[], Any]
     caption: str
 
 
-def score_cell(score: dict[str, Any] | None, digits: int = 3) -> str:
-    """``mean [low, high]``, or ``-`` where a metric is undefined."""
+def score_cell(score: Mapping[str, Any] | None, digits: int = 3) -> str:
+    """A score as ``mean [low, high]``, or ``-`` where the metric is undefined.
+
+    Args:
+        score: ``{"mean": float, "ci95": [low, high]}`` or ``None``.
+        digits: decimals of the mean (the interval gets one fewer).
+
+    Returns:
+        The text.
+    """
     if score is None:
         return "-"
     low, high = score["ci95"]
@@ -58,112 +73,156 @@ def score_cell(score: dict[str, Any] | None, digits: int = 3) -> str:
 def _load_run(folder: Path) -> dict[str, Any]:
     summary_path = folder / "summary.json"
     if not summary_path.exists():
-        raise FileNotFoundError(f"{folder} has no summary.json: is it a finished run folder?")
+        raise FileNotFoundError(f"{folder} has no summary.json: is it a run folder? (rl4vlm-gym eval writes one)")
+    episodes = next(
+        (folder / n for n in ("episodes.jsonl", "episodes.jsonl.gz") if (folder / n).exists()), folder / "episodes.jsonl"
+    )
     return {
         "folder": folder,
         "summary": json.loads(summary_path.read_text(encoding="utf-8")),
-        "episodes": load_episodes(next((folder / n for n in ("episodes.jsonl", "episodes.jsonl.gz") if (folder / n).exists()), folder / "episodes.jsonl")),
+        "episodes": load_episodes(episodes),
     }
 
 
-def _label(run: dict[str, Any]) -> str:
+def _label(run: Mapping[str, Any]) -> str:
     agent = run["summary"]["agent"]
-    kwargs = agent.get("kwargs") or {}
-    model = kwargs.get("model")
-    return f"{agent['name']}" + (f" ({model})" if model else "")
+    model = (agent.get("kwargs") or {}).get("model")
+    return str(agent["name"]) + (f" ({model})" if model else "")
+
+
+_TASK_COLUMNS = ["episodes", "success", "progress", "SPL", "invalid", "return", "steps", "failed"]
+
+
+def _task_row(name: str, t: Mapping[str, Any]) -> list[str]:
+    scores = [score_cell(t[m]) for m in ("success", "progress", "normalised_steps")]
+    counts = [f"{t['invalid_action_rate']:.3f}", score_cell(t["return"]), f"{t['mean_steps']:.1f}", str(t["failed_episodes"])]
+    return [name, t["env_id"], str(t["level"]), t["obs_mode"], str(t["episodes"]), *scores, *counts]
 
 
 def _run_blocks(run: dict[str, Any], index: int, baseline: dict[str, Any] | None) -> list[Any]:
     s = run["summary"]
     o = s["overall"]
+    label = _label(run)
+    timing = s.get("timing") or {}
+    identity = [
+        ["suite", f"{s['suite']} (axis: {s['axis']})"],
+        ["agent", label],
+        ["protocol hash", str(s["protocol_hash"])[:12]],
+        ["episodes", f"{o['episodes']} over {o['tasks']} tasks"],
+        ["complete", "yes" if s["complete"] else "no: some of the suite's episodes are missing (resume the run)"],
+        ["failed episodes", str(o["failed_episodes"])],
+        ["run folder", str(run["folder"])],
+    ]
+    if timing:
+        identity.append(["ms per step, median (agent / env)", f"{timing['agent_ms_p50']:.2f} / {timing['env_ms_p50']:.2f}"])
     blocks: list[Any] = [
-        _Heading(f"{s['suite']} / {_label(run)}"),
-        _Text(
-            f"Suite `{s['suite']}` (axis: {s['axis']}), {o['episodes']} episodes over {o['tasks']} tasks"
-            f"{'' if s['complete'] else ' (incomplete: resume the run to finish it)'}; protocol hash "
-            f"`{s['protocol_hash'][:16]}`; run folder `{run['folder']}`."
-        ),
+        _Heading(f"{s['suite']} / {label}"),
+        _Table(["field", "value"], identity),
+        _Heading("Overall", 3),
+        _Text("Means over tasks (each task weighs the same), 95% bootstrap intervals over seeds."),
         _Table(
             ["metric", "mean [95% CI]"],
             [
                 ["success", score_cell(o["success"])],
                 ["progress", score_cell(o["progress"])],
                 ["normalised steps (SPL)", score_cell(o["normalised_steps"])],
-                ["return", score_cell(o["return"])],
                 ["invalid-action rate", f"{o['invalid_action_rate']:.3f}"],
-                ["failed episodes", str(o["failed_episodes"])],
+                ["return", score_cell(o["return"])],
                 ["tokens in / out", f"{o['input_tokens']} / {o['output_tokens']}"],
             ],
         ),
-        _Table(
-            ["task", "env", "level", "obs", "n", "success", "progress", "SPL", "invalid", "steps"],
-            [
-                [
-                    name, t["env_id"], str(t["level"]), t["obs_mode"], str(t["episodes"]), score_cell(t["success"]),
-                    score_cell(t["progress"]), score_cell(t["normalised_steps"]), f"{t['invalid_action_rate']:.3f}",
-                    f"{t['mean_steps']:.1f}",
-                ]
-                for name, t in s["tasks"].items()
-            ],
-        ),  # fmt: skip
-        _Figure(f"run{index}_success", lambda: plots.task_bars([(_label(run), s)]), "Success per task (95% CI over seeds)."),
+        _Heading("Per task", 3),
+        _Table(["task", "env", "level", "obs", *_TASK_COLUMNS], [_task_row(name, t) for name, t in s["tasks"].items()]),
+        _Figure(f"run{index}_success", lambda: plots.task_bars([(label, s)]), "Success per task (95% CI over seeds)."),
     ]
-    failed = [r for r in run["episodes"] if r.get("error")]
+    failed = [r for r in run["episodes"] if r.get("error") is not None]
     if failed:
-        blocks.append(_Text(f"{len(failed)} failed episode(s); the first ones:"))
-        blocks.append(_Table(["task", "seed", "error"], [[r["task"], str(r["seed"]), r["error"]] for r in failed[:5]]))
-    if baseline is not None and baseline["folder"] != run["folder"]:
-        paired = compare(run["episodes"], baseline["episodes"], ("success", "progress", "normalised_steps"))
-        same = baseline["summary"]["protocol_hash"] == s["protocol_hash"]
-        blocks.append(_Heading(f"Paired comparison with {_label(baseline)}", 3))
+        shown = "" if len(failed) <= FAILED_SHOWN else f", the first {FAILED_SHOWN}"
+        blocks.append(_Heading("Failed episodes", 3))
+        blocks.append(_Text(f"{len(failed)} episode(s) ended with an error{shown}:"))
         blocks.append(
-            _Text(
-                f"{paired['pairs']} (task, seed) pairs played by both; run minus baseline, 95% CI over pairs."
-                + ("" if same else " The two runs have different protocol hashes: compare with care.")
+            _Table(
+                ["task", "seed", "steps", "error"],
+                [[r["task"], str(r["seed"]), str(r["num_steps"]), str(r["error"])] for r in failed[:FAILED_SHOWN]],
             )
         )
-        rows = []
-        for metric in ("success", "progress", "normalised_steps"):
-            d = paired[metric]
-            if d is not None:
-                rows.append([metric, score_cell(d), str(d["wins"]), str(d["ties"]), str(d["losses"])])
+    if baseline is not None and baseline["folder"].resolve() != run["folder"].resolve():
+        blocks += _comparison_blocks(run, baseline)
+    return blocks
+
+
+def _comparison_blocks(run: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[Any]:
+    paired = compare(run["episodes"], baseline["episodes"], _COMPARED)
+    text = (
+        f"Run minus baseline on the {paired['pairs']} (task, seed) pairs both played ({paired['only_in_run']} only in the run, "
+        f"{paired['only_in_baseline']} only in the baseline): mean over tasks of the mean difference, 95% bootstrap interval "
+        "over pairs; wins, ties and losses count pairs."
+    )
+    if baseline["summary"]["protocol_hash"] != run["summary"]["protocol_hash"]:
+        text += " The two runs have different protocol hashes (suite, budgets or prompt differ): compare with care."
+    rows = []
+    for metric in _COMPARED:
+        d = paired[metric]
+        if d is not None:
+            rows.append([metric, score_cell(d), str(d["wins"]), str(d["ties"]), str(d["losses"])])
+    blocks: list[Any] = [_Heading(f"Paired comparison with {_label(baseline)}", 3), _Text(text)]
+    if rows:
         blocks.append(_Table(["metric", "difference [95% CI]", "wins", "ties", "losses"], rows))
     return blocks
+
+
+def _transfer_blocks(runs: Sequence[Mapping[str, Any]]) -> list[Any]:
+    suites = list(dict.fromkeys(r["summary"]["suite"] for r in runs))
+    axis = {r["summary"]["suite"]: r["summary"]["axis"] for r in runs}
+    agents = list(dict.fromkeys(_label(r) for r in runs))
+    cell = {(_label(r), r["summary"]["suite"]): r["summary"]["overall"]["success"] for r in runs}
+    columns = [f"{s} ({axis[s]})" for s in suites]
+    values = [[None if cell.get((a, s)) is None else cell[a, s]["mean"] for s in suites] for a in agents]
+    return [
+        _Heading("Transfer matrix"),
+        _Text("Overall success of each agent (rows) on each suite (columns, with their axis), 95% CI."),
+        _Table(["agent", *columns], [[a, *(score_cell(cell.get((a, s))) for s in suites)] for a in agents]),
+        _Figure(
+            "transfer_matrix", lambda: plots.transfer_matrix(agents, columns, values), "Overall success per agent and suite."
+        ),
+    ]
 
 
 def write_report(
     runs: Sequence[str | Path], out: str | Path, baseline: str | Path | None = None, training_logs: Sequence[str | Path] = ()
 ) -> tuple[Path, Path]:
-    """Write ``out/report.md`` (with ``out/plots/*.png``) and ``out/report.html``.
+    """Write ``out/report.md`` (plots in ``out/plots/*.png``) and ``out/report.html``.
 
     Args:
         runs: run folders (``summary.json`` and ``episodes.jsonl`` each).
-        out: the output folder.
-        baseline: a run folder to compare each run with, seed by seed.
-        training_logs: CSV training logs (``env_steps`` or ``step`` and metric columns).
+        out: the output folder (made if missing).
+        baseline: a run folder to compare each run with, seed by seed (not itself).
+        training_logs: CSV training logs (an ``env_steps`` or ``step`` column and metric
+            columns such as ``success`` and ``return``).
 
     Returns:
         The Markdown and HTML paths.
+
+    Raises:
+        FileNotFoundError: a folder has no ``summary.json``.
     """
     out = Path(out)
     loaded = [_load_run(Path(r)) for r in runs]
     base = _load_run(Path(baseline)) if baseline is not None else None
     blocks: list[Any] = [_Heading("Evaluation report", 1)]
+    if base is not None:
+        blocks.append(_Text(f"Baseline: {_label(base)} on suite `{base['summary']['suite']}` (`{base['folder']}`)."))
     for i, run in enumerate(loaded):
         blocks += _run_blocks(run, i, base)
-    suites = list(dict.fromkeys(r["summary"]["suite"] for r in loaded))
-    if len(suites) > 1:
-        agents = list(dict.fromkeys(_label(r) for r in loaded))
-        cell = {(_label(r), r["summary"]["suite"]): r["summary"]["overall"]["success"]["mean"] for r in loaded}
-        axis = {r["summary"]["suite"]: r["summary"]["axis"] for r in loaded}
-        values = [[cell.get((a, s)) for s in suites] for a in agents]
-        columns = [f"{s} ({axis[s]})" for s in suites]
-        blocks.append(_Heading("Transfer matrix"))
-        blocks.append(_Figure("transfer_matrix", lambda: plots.transfer_matrix(agents, columns, values), "Overall success per agent and suite."))
+    if len({r["summary"]["suite"] for r in loaded}) > 1:
+        blocks += _transfer_blocks(loaded)
     if training_logs:
         logs = [Path(p) for p in training_logs]
         blocks.append(_Heading("Learning curves"))
-        blocks.append(_Figure("learning_curves", lambda: plots.learning_curves(logs), "Training logs."))
+        blocks.append(_Text("From " + ", ".join(f"`{p}`" for p in logs) + "."))
+        blocks.append(
+            _Figure("learning_curves", lambda: plots.learning_curves(logs), "Metrics against env steps during training.")
+        )
     out.mkdir(parents=True, exist_ok=True)
     md, page = out / "report.md", out / "report.html"
     md.write_text(_markdown(blocks, out), encoding="utf-8")
@@ -171,63 +230,107 @@ def write_report(
     return md, page
 
 
-# Rendering ------------------------------------------------------------------------------------
+# Markdown -----------------------------------------------------------------------------------------
 
 
-def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def md_cell(text: object) -> str:
+    """``text`` made safe for a Markdown table cell or heading.
+
+    Markdown renderers pass raw HTML through, so ``<``, ``>`` and ``&`` become entities (an agent
+    named ``<script>`` stays text there too); ``|`` is escaped and newlines become spaces.
+
+    Args:
+        text: the cell's text.
+
+    Returns:
+        The escaped text.
+    """
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def _markdown(blocks: list[Any], out: Path) -> str:
+def _md_inline(text: str) -> str:
+    """Like :func:`md_cell` outside code spans, which Markdown already shows literally."""
+    parts = text.split("`")
+    return "`".join(p if i % 2 else html.escape(p, quote=False) for i, p in enumerate(parts))
+
+
+def _markdown(blocks: Sequence[Any], out: Path) -> str:
     lines: list[str] = []
     for block in blocks:
         if isinstance(block, _Heading):
-            lines += ["#" * block.level + " " + block.text, ""]
+            lines += ["#" * block.level + " " + md_cell(block.text), ""]
         elif isinstance(block, _Text):
-            lines += [block.text, ""]
+            lines += [_md_inline(block.text), ""]
         elif isinstance(block, _Table):
-            lines.append("| " + " | ".join(block.header) + " |")
+            lines.append("| " + " | ".join(md_cell(h) for h in block.header) + " |")
             lines.append("|" + "---|" * len(block.header))
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in block.rows]
+            lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in block.rows]
             lines.append("")
         elif isinstance(block, _Figure):
-            path = plots.save_png(block.draw(), out / "plots" / f"{block.name}.png")
+            path = plots.save(block.draw(), out / "plots" / f"{block.name}.png")
             lines += [f"![{block.caption}]({path.relative_to(out).as_posix()})", ""]
     return "\n".join(lines)
 
 
+# HTML ---------------------------------------------------------------------------------------------
+
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; line-height: 1.4; }
+h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
+td { font-variant-numeric: tabular-nums; white-space: nowrap; }
+td:last-child { white-space: normal; }  /* long text (errors, paths) is last */
+table { display: block; max-width: 100%; overflow-x: auto; }
 code { background: #f3f3f3; padding: 0 0.2em; }
 figure { margin: 0.5em 0 1.5em; } figcaption { font-size: 0.85em; color: #555; }
 """
 
 
 def _inline(text: str) -> str:
-    """Escape, then turn `backticks` into <code> (the only markup report text uses)."""
+    """Escape, then turn `backticks` into ``<code>`` (the only markup report text uses)."""
     parts = html.escape(text).split("`")
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def html_page(title: str, body: str, css: str = CSS, script: str = "") -> str:
-    """A self-contained HTML page (no external resources)."""
+    """A self-contained HTML page: styles and script inline, no external resources.
+
+    Args:
+        title: the page title (escaped here).
+        body: the body's HTML (already escaped by the caller).
+        css: the style sheet.
+        script: JavaScript run at the end of the body, or none.
+
+    Returns:
+        The page's text.
+    """
     tail = f"<script>{script}</script>\n" if script else ""
     return (
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
         f"<style>{css}</style>\n</head>\n<body>\n{body}{tail}</body>\n</html>\n"
     )
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "") -> str:
+    """An HTML table of plain-text cells (escaped here).
+
+    Args:
+        header: the column names.
+        rows: the cells, as text.
+        attrs: attributes of the ``<table>`` tag, e.g. ``' class="board"'`` (trusted).
+
+    Returns:
+        The table's HTML.
+    """
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>\n" for row in rows)
     return f"<table{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
 
 
-def _html(blocks: list[Any], title: str) -> str:
+def _html(blocks: Sequence[Any], title: str) -> str:
     body: list[str] = []
     for block in blocks:
         if isinstance(block, _Heading):
@@ -237,5 +340,6 @@ def _html(blocks: list[Any], title: str) -> str:
         elif isinstance(block, _Table):
             body.append(html_table(block.header, block.rows))
         elif isinstance(block, _Figure):
-            body.append(f"<figure>{plots.svg_inline(block.draw())}<figcaption>{html.escape(block.caption)}</figcaption></figure>\n")
+            svg = plots.svg_inline(block.draw())
+            body.append(f"<figure>{svg}<figcaption>{html.escape(block.caption)}</figcaption></figure>\n")
     return html_page(title, "".join(body))
