@@ -161,6 +161,8 @@ def load_vlm(model: str | Path, device: str = "cpu", dtype: Any = None) -> tuple
         dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
     elif isinstance(dtype, str):
         dtype = getattr(torch, dtype)
+    if (str(model).startswith((".", "/", "~")) or Path(model).is_absolute()) and not Path(model).expanduser().is_dir():
+        raise FileNotFoundError(f"no model folder at {str(model)!r} (give a folder saved with save_pretrained, or a hub id)")
     config_path = Path(model) / "processor_config.json"
     processor_class = json.loads(config_path.read_text()).get("processor_class") if config_path.exists() else None
     if processor_class == ImageOnlyQwen2VLProcessor.__name__:

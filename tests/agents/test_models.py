@@ -65,7 +65,7 @@ def test_build_is_deterministic_and_reloads_exactly(tiny, tmp_path):
 
 
 def test_loading_something_that_is_not_a_vlm_is_named(tmp_path):
-    with pytest.raises(OSError):
+    with pytest.raises(FileNotFoundError, match="no model folder at .*nothing-here"):
         load_vlm(tmp_path / "nothing-here")
 
 
