@@ -88,7 +88,10 @@ def check(
         if throughput_steps:
             figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy="oracle")
             table.add_row(
-                env_id, "throughput", "-", "-",
+                env_id,
+                "throughput",
+                "-",
+                "-",
                 f"{figures['steps_per_s']:,.0f} steps/s, reset p50 {figures['reset_ms_p50']:.2f} ms (oracle, image+text, default size)",
             )
     console.print(table)
@@ -143,10 +146,14 @@ def play(
             typed = obs["actions"][int(typed)]
         obs, reward, terminated, truncated, info = env.step(typed)
         episode_return += reward
-        console.print(f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}")
+        console.print(
+            f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}"
+        )
         if terminated or truncated:
             console.print(obs["text"].split("\n", 1)[0], markup=False)
-            console.print(f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}")
+            console.print(
+                f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}"
+            )
             break
     env.close()
 
@@ -201,7 +208,9 @@ def eval_command(
     agent: Annotated[str, typer.Option(help="random, oracle, hf, openai, or package.module:Class.")],
     suite: Annotated[str, typer.Option(help="A built-in suite name or a YAML file.")] = "smoke",
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/SUITE-AGENT); re-run to resume.")] = None,
-    agent_arg: Annotated[list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")] = None,
+    agent_arg: Annotated[
+        list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")
+    ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
     template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
     history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
@@ -226,11 +235,20 @@ def eval_command(
         raise typer.Exit(2) from None
     spec = AgentSpec(agent, _agent_kwargs(agent_arg))
     out = out or Path("runs") / f"{loaded.name}-{agent.rsplit(':', 1)[-1].lower()}"
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, disable=not progress)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not progress,
+    )
     job = bar.add_task(f"{loaded.name} / {agent}", total=len(loaded.episodes))
     try:
         with bar:
-            records = run_suite(loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n))
+            records = run_suite(
+                loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n)
+            )
     except (SuiteError, RunError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
@@ -254,11 +272,25 @@ def _print_summary(summary: dict[str, Any]) -> None:
     def interval(score: dict[str, Any] | None) -> str:
         return "-" if score is None else f"{score['ci95'][0]:.2f}-{score['ci95'][1]:.2f}"
 
-    table = Table(Column("task", no_wrap=True), "n", "success", "95% CI", "progress", "SPL", "invalid", title=f"{summary['suite']} / {summary['agent']['name']}")
+    table = Table(
+        Column("task", no_wrap=True),
+        "n",
+        "success",
+        "95% CI",
+        "progress",
+        "SPL",
+        "invalid",
+        title=f"{summary['suite']} / {summary['agent']['name']}",
+    )
     for name, t in [*summary["tasks"].items(), ("overall", summary["overall"])]:
         table.add_row(
-            name, str(t["episodes"]), mean(t["success"]), interval(t["success"]), mean(t["progress"]),
-            mean(t["normalised_steps"]), f"{t['invalid_action_rate']:.3f}",
+            name,
+            str(t["episodes"]),
+            mean(t["success"]),
+            interval(t["success"]),
+            mean(t["progress"]),
+            mean(t["normalised_steps"]),
+            f"{t['invalid_action_rate']:.3f}",
         )
     console.print(table)
     failed = summary["overall"]["failed_episodes"]
@@ -279,6 +311,63 @@ def report_command(
 
     md, html = write_report(runs, out, baseline=baseline, training_logs=training_log or ())
     console.print(f"wrote {md} and {html}")
+
+
+@app.command("train")
+def train_command(
+    algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop or gigpo.")],
+    env: Annotated[str | None, typer.Option(help="Env id to train on (overrides the config's).")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model folder or hub id (default: the config's; the tiny model on CPU).")
+    ] = None,
+    device: Annotated[str, typer.Option(help="cpu or cuda; picks the default config.")] = "cpu",
+    config: Annotated[Path | None, typer.Option(help="YAML config (default: configs/ALGO/cpu.yaml or FAMILY-gpu.yaml).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run folder (default runs/train-ALGO-ENV); re-run to resume.")] = None,
+    updates: Annotated[int | None, typer.Option(min=1, help="Number of updates (overrides the config's).")] = None,
+    override: Annotated[
+        list[str] | None, typer.Option("--set", "-o", help="Config field KEY=VALUE, dotted (repeatable).")
+    ] = None,
+) -> None:
+    """Train a reference baseline; evaluation through the harness at the start, every N updates and
+    at the end, with a report of the learning curves."""
+    import logging
+
+    from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config
+
+    overrides = _agent_kwargs(override)
+    for key, value in {"env.id": env, "model.name": model, "model.device": device, "updates": updates}.items():
+        if value is not None:
+            overrides[key] = value
+    try:
+        path = config or default_config_path(algo, env, device)
+        loaded = load_config(path, overrides)
+        if loaded.algo != algo:
+            raise ConfigError(f"{path} is a {loaded.algo} config, not {algo}")
+    except (ConfigError, ValueError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    from rl4vlm_gym.baselines.trainer import Trainer
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    name = (loaded.env.id or "mixture").rsplit("/", 1)[-1]
+    out = out or Path("runs") / f"train-{algo}-{name}"
+
+    def show(row: dict[str, Any]) -> None:
+        console.print(
+            f"update {row['update']:>4}  env steps {row['env_steps']:>7}  success {row['success']:.3f}  "
+            f"return {row['return']:.3f}  invalid {row['invalid_rate']:.3f}  loss {row.get('loss', float('nan')):.4f}  {row['seconds']:.1f}s"
+        )
+
+    try:
+        summary = Trainer(loaded, out, on_update=show).run()
+    except ValueError as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted: run the same command again to resume from {out}/checkpoints/latest[/yellow]")
+        raise typer.Exit(130) from None
+    _print_summary(summary)
+    console.print(f"report: {out / 'report' / 'report.html'}")
 
 
 @app.command("serve-model")

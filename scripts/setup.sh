@@ -53,9 +53,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing rl4vlm-gym$([ "$spec" = . ] || echo " with ${spec#.}") into $venv"
   # The venv's bin leads PATH: some sdists (fast-downward-textworld) build by calling `python`.
   PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --upgrade pip
-  # The hf extra needs torch: install the CPU build first (pip would otherwise resolve torch to a
+  # The hf and train extras need torch: install the CPU build first (pip would otherwise resolve torch to a
   # multi-GB CUDA build). Set TORCH_SPEC to choose another build, e.g. on a GPU machine.
-  case " ${extras[*]:-} " in *" hf "*|*" all "*)
+  case " ${extras[*]:-} " in *" hf "*|*" train "*|*" all "*)
     "$venv/bin/python" -c 'import torch' 2>/dev/null ||
       PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" ;;
   esac

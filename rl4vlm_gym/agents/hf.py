@@ -14,7 +14,7 @@ from typing import Any
 from rl4vlm_gym.agents.base import Completion, ModelAgent, Usage
 from rl4vlm_gym.prompts import Message, PromptConfig, to_hf
 
-__all__ = ["HFAgent", "generate"]
+__all__ = ["HFAgent", "encode", "generate", "generate_tokens"]
 
 
 def generate(
@@ -38,19 +38,52 @@ def generate(
         top_p: nucleus sampling mass.
         seed: seeds sampling, so a run's replies are reproducible.
     """
-    import torch
+    inputs = encode(processor, conversations).to(model.device)
+    replies = generate_tokens(
+        model, processor, inputs, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed
+    )
+    decode = processor.tokenizer.decode
+    return [
+        Completion(decode(tokens, skip_special_tokens=True), Usage(int(mask.sum()), len(tokens)))
+        for tokens, mask in zip(replies, inputs["attention_mask"], strict=True)
+    ]
 
+
+def encode(processor: Any, conversations: Sequence[list[Message]]) -> Any:
+    """The left-padded model inputs of a batch of conversations, ready for the assistant's reply."""
     texts, images = [], []
     for conversation in conversations:
         messages, pictures = to_hf(conversation)
         texts.append(processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
         images += pictures
+    processor.tokenizer.padding_side = "left"  # new tokens follow every prompt's last token
+    return processor(text=texts, images=images or None, return_tensors="pt", padding=True)
+
+
+def generate_tokens(
+    model: Any,
+    processor: Any,
+    inputs: Mapping[str, Any],
+    *,
+    max_new_tokens: int = 64,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    seed: int | None = None,
+) -> list[list[int]]:
+    """The reply tokens to left-padded ``inputs`` (from :func:`encode`): each ends at its end-of-turn
+    token (kept) or at ``max_new_tokens``. Arguments as in :func:`generate`."""
+    import torch
+
     tokenizer = processor.tokenizer
-    tokenizer.padding_side = "left"  # new tokens follow every prompt's last token
-    inputs = processor(text=texts, images=images or None, return_tensors="pt", padding=True).to(model.device)
     # Random or small models may emit vision tokens, which only the processor may place.
-    vision = [t for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "<|vision_pad|>") if t in tokenizer.get_vocab()]
-    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0} if temperature > 0 else {"do_sample": False}
+    vision = [
+        t
+        for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "<|vision_pad|>")
+        if t in tokenizer.get_vocab()
+    ]
+    sampling = (
+        {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0} if temperature > 0 else {"do_sample": False}
+    )
     generator_state = None
     if seed is not None and temperature > 0:
         generator_state = torch.random.get_rng_state()
@@ -67,19 +100,15 @@ def generate(
     finally:
         if generator_state is not None:
             torch.random.set_rng_state(generator_state)
-    prompt_length = inputs["input_ids"].shape[1]
-    new = output[:, prompt_length:]
-    completions = []
-    for row in range(len(texts)):
-        tokens = new[row].tolist()
-        if tokenizer.eos_token_id in tokens:
-            tokens = tokens[: tokens.index(tokenizer.eos_token_id) + 1]
-        else:
-            tokens = [t for t in tokens if t != tokenizer.pad_token_id]
-        prompt_tokens = int(inputs["attention_mask"][row].sum())
-        text = tokenizer.decode(tokens, skip_special_tokens=True)
-        completions.append(Completion(text, Usage(prompt_tokens, len(tokens))))
-    return completions
+    # A reply ends at its first stop token (Qwen stops at <|im_end|> or <|endoftext|>); rows that
+    # never stopped hold exactly the sampled tokens, pad ids included if the model sampled them.
+    stops = model.generation_config.eos_token_id
+    stops = {tokenizer.eos_token_id, *(stops if isinstance(stops, list) else [stops])} - {None}
+    replies = []
+    for row in output[:, inputs["input_ids"].shape[1] :].tolist():
+        end = next((i for i, t in enumerate(row) if t in stops), None)
+        replies.append(row if end is None else row[: end + 1])
+    return replies
 
 
 class HFAgent(ModelAgent):

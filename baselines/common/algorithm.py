@@ -1,0 +1,76 @@
+"""What a baseline is to the trainer: an advantage estimator and a loss over stored steps.
+
+A method subclasses :class:`Algorithm`, declares how it collects rollouts and what it needs
+(a critic, a reference policy), and implements :meth:`~Algorithm.estimate` (write
+``step.advantage`` and ``step.ret``) and :meth:`~Algorithm.loss` (the objective of one
+mini-batch, to be minimised). Everything else (collection, optimisation, logging, checkpoints,
+evaluation) is the shared trainer's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import torch
+
+from rl4vlm_gym.baselines.common.policy import Policy
+from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
+
+__all__ = ["Algorithm", "padded"]
+
+
+class Algorithm:
+    """Base class of the four methods.
+
+    Class attributes:
+        name: the ``--algo`` name.
+        Config: the method's hyperparameters (a frozen dataclass; defaults are the paper's).
+        collect: ``"steps"`` (a step budget per update, episodes run on) or ``"episodes"``
+            (groups of whole episodes from shared seeds).
+        critic: the method learns a value head.
+        value_stop_gradient: the value loss does not reach the backbone.
+        unit: what a mini-batch is made of: ``"step"`` or ``"trajectory"``.
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type]
+    collect: ClassVar[str] = "steps"
+    critic: ClassVar[bool] = False
+    value_stop_gradient: ClassVar[bool] = True
+    unit: ClassVar[str] = "step"
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        fields = {f.name for f in dataclasses.fields(self.Config)}
+        unknown = sorted(set(config or {}) - fields)
+        if unknown:
+            raise ValueError(f"{self.name} has no hyperparameters {unknown}; it has {sorted(fields)}")
+        self.config = self.Config(**dict(config or {}))
+
+    @property
+    def reference(self) -> bool:
+        """The loss needs reference log-probs (a KL term)."""
+        return False
+
+    def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
+        """Write every step's ``advantage`` (and ``ret`` for a critic); return statistics to log."""
+        raise NotImplementedError
+
+    def select(self, buffer: RolloutBuffer) -> list[list[Step]]:
+        """The units (lists of steps) the update trains on, by default every step alone."""
+        if self.unit == "trajectory":
+            return buffer.trajectories()
+        return [[step] for step in buffer.steps]
+
+    def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, float]]:
+        """The loss of one mini-batch (``update`` counts from 0) and statistics to log."""
+        raise NotImplementedError
+
+
+def padded(rows: Sequence[torch.Tensor], width: int, device: torch.device | str) -> torch.Tensor:
+    """Stack 1-D tensors into ``[len(rows), width]``, zero-padded on the right."""
+    out = torch.zeros((len(rows), width), dtype=torch.float32)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out.to(device)

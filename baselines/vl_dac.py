@@ -1,0 +1,121 @@
+"""VL-DAC: token-level PPO with a step-level critic (Bredis et al., AAMAS 2026; corl-team/VL-DAC).
+
+Notation: ``o_t`` is step ``t``'s prompt (images and text), ``y_t = (y_{t,1..n})`` the reply,
+``h_t`` the final hidden state of the last prompt token.
+
+1. Critic on a stop-gradient (``models/base.py::VLMValueModel``)::
+
+       V(o_t) = MLP(stopgrad(h_t))            # Linear(H, 3072)-ReLU-Linear(3072, 2048)-ReLU-Linear(2048, 1)
+
+2. Step-level GAE over env steps, normalised over the whole buffer (``storage.py``)::
+
+       delta_t = r_t + gamma * V(o_{t+1}) - V(o_t),   A_t = delta_t + gamma * lambda * A_{t+1}
+
+   (truncation bootstraps, termination does not: :func:`baselines.common.advantages.gae`).
+3. Per-token ratio with the step advantage on every reply token (``algo/ppo.py``)::
+
+       rho_{t,k}   = pi(y_{t,k} | o_t, y_{t,<k}) / pi_old(y_{t,k} | o_t, y_{t,<k})
+       L_clip(t,k) = -min(rho_{t,k} A_t, clip(rho_{t,k}, 1 - eps, 1 + eps) A_t)
+
+4. Per-token k3 KL to the reference (the base model, LoRA disabled)::
+
+       KL_{t,k} = exp(l_ref - l) - (l_ref - l) - 1
+
+5. Clipped value loss ``L_V(t) = c_v * max((V - R)^2, (V_old + clip(V - V_old, +-eps_v) - R)^2)``.
+6. Step loss ``(1/n) sum_k [L_clip(t,k) + beta * KL_{t,k}] + L_V(t)``, averaged over the
+   mini-batch; during the first ``value_warmup_updates`` updates only ``L_V`` (value warm-up).
+
+Unlike the released code, the first reply token is scored too (its ``log_probs[:, L_in:-1]``
+slice dropped it), and log-probs use the sampling temperature, so the ratio is that of the
+distribution replies are drawn from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from rl4vlm_gym.baselines.common.advantages import gae, normalize
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded
+from rl4vlm_gym.baselines.common.losses import clipped_value_loss, k3_kl, masked_mean
+from rl4vlm_gym.baselines.common.policy import Policy
+from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
+
+__all__ = ["VLDAC", "VLDACConfig"]
+
+
+@dataclass(frozen=True)
+class VLDACConfig:
+    """VL-DAC's hyperparameters (``configs/*.yaml`` of the release; MiniWorld uses gamma 0.9).
+
+    Attributes:
+        gamma: discount over env steps.
+        gae_lambda: GAE's lambda.
+        clip: the ratio clip epsilon.
+        value_clip: the value clip epsilon.
+        value_coef: ``c_v``.
+        kl_beta: weight of the per-token KL to the reference (0 disables it).
+        value_warmup_updates: first updates that train only the critic.
+        normalize_advantages: standardise advantages over the buffer.
+    """
+
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.1
+    value_clip: float = 0.1
+    value_coef: float = 0.5
+    kl_beta: float = 0.04
+    value_warmup_updates: int = 2
+    normalize_advantages: bool = True
+
+
+class VLDAC(Algorithm):
+    name = "vl-dac"
+    Config = VLDACConfig
+    collect = "steps"
+    critic = True
+    value_stop_gradient = True
+
+    @property
+    def reference(self) -> bool:
+        return self.config.kl_beta > 0
+
+    def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
+        for stream in buffer.streams():
+            gae(stream, self.config.gamma, self.config.gae_lambda)
+        if self.config.normalize_advantages:
+            normalize(buffer.steps)
+        return {}
+
+    def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
+        c = self.config
+        scores = policy.score([s.prompt for s in batch], [s.response for s in batch])
+        logprobs, mask, values = scores.logprobs, scores.mask, scores.values
+        device = logprobs.device
+        old = padded([s.logprobs for s in batch], logprobs.shape[1], device)
+        advantages = torch.tensor([s.advantage for s in batch], device=device)[:, None]
+        returns = torch.tensor([s.ret for s in batch], device=device)
+        old_values = torch.tensor([float(s.value) for s in batch], device=device)
+
+        ratio = torch.exp(logprobs - old)  # rho_{t,k}
+        clip_loss = -torch.minimum(ratio * advantages, ratio.clamp(1 - c.clip, 1 + c.clip) * advantages)
+        token_loss = clip_loss
+        kl = torch.zeros_like(logprobs)
+        if self.reference:
+            ref = padded([s.ref_logprobs for s in batch], logprobs.shape[1], device)
+            kl = k3_kl(logprobs, ref)
+            token_loss = clip_loss + c.kl_beta * kl
+        value_loss = c.value_coef * clipped_value_loss(values, old_values, returns, c.value_clip)
+        warmup = update < c.value_warmup_updates
+        step_loss = value_loss if warmup else masked_mean(token_loss, mask, dim=1) + value_loss
+        stats = {
+            "policy_loss": masked_mean(clip_loss, mask).item(),
+            "value_loss": value_loss.mean().item(),
+            "kl": masked_mean(kl, mask).item(),
+            "clip_fraction": masked_mean(((ratio - 1).abs() > c.clip).float(), mask).item(),
+            "value_warmup": float(warmup),
+        }
+        return step_loss.mean(), stats

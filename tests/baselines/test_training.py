@@ -1,0 +1,142 @@
+"""The policy's gradients, and every method's trainer on every env family (tiny model, CPU)."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+import torch
+
+from rl4vlm_gym.baselines.common.policy import LoraSettings, Policy, PolicySettings
+from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config
+from rl4vlm_gym.baselines.rl4vlm import RL4VLM
+from rl4vlm_gym.baselines.trainer import Trainer
+
+pytest.importorskip("peft")
+
+
+def conversations(n=2):
+    rng = np.random.default_rng(0)
+    return [
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "image": rng.integers(0, 255, (56, 56 + 28 * i, 3), dtype=np.uint8)},
+                    {"type": "text", "text": "go " * (i + 1)},
+                ],
+            }
+        ]
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("stop_gradient", [True, False])
+def test_value_stop_gradient_keeps_the_value_loss_out_of_the_backbone(stop_gradient):
+    policy = Policy(PolicySettings(lora=LoraSettings(r=2, alpha=4), value_head=(8,), value_stop_gradient=stop_gradient))
+    prompts = policy.prompts(conversations())
+    policy.score(prompts, [[105, 106], [107]]).values.sum().backward()
+    lora = [p.grad for n, p in policy.model.named_parameters() if "lora_" in n]
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.value_head.parameters())
+    if stop_gradient:
+        assert all(g is None or g.abs().sum() == 0 for g in lora)
+    else:
+        assert any(g is not None and g.abs().sum() > 0 for g in lora)
+
+
+def test_scores_do_not_depend_on_padding_and_the_reference_is_the_base_model():
+    policy = Policy(PolicySettings(lora=LoraSettings(r=2, alpha=4)))
+    prompts = policy.prompts(conversations(3))
+    replies = [[105, 106, 107], [108], [109, 110]]
+    with torch.no_grad():
+        batch = policy.score(prompts, replies)
+        for i, (prompt, reply) in enumerate(zip(prompts, replies, strict=True)):
+            alone = policy.score([prompt], [reply])
+            assert torch.allclose(batch.logprobs[i, : len(reply)], alone.logprobs[0, : len(reply)], atol=1e-5)
+        assert batch.mask.sum().item() == 6
+        with torch.no_grad():
+            for name, p in policy.model.named_parameters():
+                if "lora_B" in name:
+                    p.add_(0.5)
+        moved = policy.score(prompts, replies)
+        reference = policy.score(prompts, replies, reference=True)
+    assert torch.allclose(reference.logprobs, batch.logprobs, atol=1e-5)  # adapters disabled = the start
+    assert not torch.allclose(moved.logprobs, batch.logprobs, atol=1e-3)
+
+
+def test_a_changed_prompt_is_refused():
+    policy = Policy(PolicySettings())
+    prompt = policy.prompts(conversations(1))[0]
+    prompt.ids = prompt.ids[:-1]
+    with pytest.raises(RuntimeError, match="no longer encodes"):
+        policy.score([prompt], [[105]])
+
+
+def test_rl4vlm_weights_split_a_json_reply_at_its_action_field():
+    policy = Policy(PolicySettings())
+    tokenizer = policy.processor.tokenizer
+    reply = tokenizer.encode('{"thoughts": "go left now", "action": "turn left"}', add_special_tokens=False)
+    step = type("S", (), {"response": reply})()
+    weights = RL4VLM({"thought_coef": 0.5}).weights(policy, [step], len(reply) + 2)[0]
+    k = int((weights == 0.5).sum())
+    assert 0 < k < len(reply) and weights[k : len(reply)].eq(1).all() and weights[len(reply) :].eq(0).all()
+    assert '"action"' in tokenizer.decode(reply[k - 1 :]) and '"action"' not in tokenizer.decode(reply[:k])
+
+
+# One update of every method on every family -------------------------------------------------------
+
+FAMILIES = {
+    "cards": ("rl4vlm/EZPoints-v0", {"level": 0, "image_size": 128}),
+    "navigation": ("rl4vlm/MiniWorld-OneRoom-v0", {"level": 0, "image_size": 64}),
+    "household": ("rl4vlm/Household-PickPlace-v0", {"level": 0, "image_size": 64}),
+    "webshop": ("rl4vlm/WebShop-v0", {"level": 0, "obs_mode": "text"}),
+}
+SMALL = {
+    "updates": 1, "warmup.steps": 1, "warmup.batch_size": 2, "eval.episodes": 1, "env.max_steps": 2, "generation.max_new_tokens": 6,
+    "rollout.num_envs": 2, "rollout.steps": 2, "rollout.groups": 1, "rollout.group_size": 2, "optim.minibatch_size": 2,
+    "model.value_head": [8], "model.lora": {"r": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"]}, "tensorboard": False,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("algo", ["vl-dac", "rl4vlm", "loop", "gigpo"])
+def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
+    env_id, kwargs = FAMILIES[family]
+    extra = {  # exercise every term: the KL to the LoRA-disabled base, LOOP's loss on zero advantages
+        "vl-dac": {"algorithm.kl_beta": 0.04}, "gigpo": {"algorithm.kl_coef": 0.04}, "loop": {"algorithm.abs_adv_threshold": -1.0}
+    }.get(algo, {})  # fmt: skip
+    config = load_config(default_config_path(algo, env_id, "cpu"), {**SMALL, "env.id": env_id, "env.kwargs": kwargs, **extra})
+    summary = Trainer(config, tmp_path).run()
+    assert summary["overall"]["episodes"] == 1
+    with (tmp_path / "train_log.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1 and float(rows[0]["env_steps"]) >= 2 and rows[0]["loss"] != ""
+    assert (tmp_path / "checkpoints" / "final" / "model" / "adapter_config.json").exists()
+    assert (tmp_path / "report" / "report.html").exists()
+
+
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+    overrides = {**SMALL, "model.lora": None, "env.kwargs": {"level": 0, "obs_mode": "text"}, "eval.every": 0}
+    first = Trainer(load_config(default_config_path("vl-dac", None, "cpu"), {**overrides, "updates": 1}), tmp_path)
+    first.run()
+    state = first.policy.trainable_state()
+    second = Trainer(load_config(default_config_path("vl-dac", None, "cpu"), {**overrides, "updates": 3}), tmp_path)
+    assert second._resume() and second.update == 1
+    assert all(torch.equal(state[k], v) for k, v in second.policy.trainable_state().items())
+    second.run()
+    with (tmp_path / "train_log.csv").open() as f:
+        assert [r["update"] for r in csv.DictReader(f)] == ["1", "2", "3"]
+    with (tmp_path / "eval_log.csv").open() as f:
+        assert [r["update"] for r in csv.DictReader(f)][0] == "0"
+
+
+def test_config_errors_name_the_problem(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("algo: vl-dac\noptim: {lr: -1}\n")
+    with pytest.raises(ConfigError, match="optim.lr"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="no training config"):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ValueError, match="hyperparameters"):
+        RL4VLM({"lambda": 0.5})
