@@ -214,7 +214,7 @@ class Trainer:
         if force or not (folder / "config.json").exists() and not (folder / "adapter_config.json").exists():
             shutil.rmtree(folder, ignore_errors=True)
             self.policy.save_pretrained(folder)
-        suite = self._eval_suite()
+        suite = self.eval_suite()
         g, e = self.config.generation, self.config.eval
         agent = AgentSpec("hf", {
             "model": str(folder.resolve()), "device": self.config.model.device, "dtype": self.config.model.dtype,
@@ -227,14 +227,21 @@ class Trainer:
         summary = write_summary(run, suite, records)
         overall = summary["overall"]
         row = {"update": self.update, "env_steps": self.collector.env_steps, "episodes": len(records)}
-        for key in ("success", "progress", "return", "invalid_rate"):
-            value = overall.get(key)
+        for key, name in (
+            ("success", "success"),
+            ("progress", "progress"),
+            ("return", "return"),
+            ("invalid_rate", "invalid_action_rate"),
+        ):
+            value = overall.get(name)
             row[key] = value["mean"] if isinstance(value, dict) else value
         _append(self.out / "eval_log.csv", EVAL_COLUMNS, row)
         logger.info("eval %s: success %.3f", tag, row["success"])
         return summary
 
-    def _eval_suite(self) -> Any:
+    def eval_suite(self) -> Any:
+        """The evaluation suite: a named suite, or the training env (each mixture entry) on
+        ``eval.episodes`` seeds drawn from the evaluation range with the run's seed as root."""
         from rl4vlm_gym.harness.suite import Suite, Task, draw_seeds, load_suite
 
         e, env = self.config.eval, self.config.env

@@ -176,6 +176,10 @@ class RolloutCollector:
             actions[env] = text
         obs, rewards, terminated, truncated, infos = self.envs.step(tuple(actions))
         next_obs = _unbatch(obs, self.num_envs)
+        waiting = set(active)
+        stale = [e for e in range(self.num_envs) if e not in waiting and (terminated[e] or truncated[e])]
+        if stale:  # a parked env ended its filler episode: park it again before the next step
+            self._park(stale)
         steps = []
         for row, env in enumerate(active):
             n = len(replies[row])

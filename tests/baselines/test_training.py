@@ -112,6 +112,9 @@ def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
     with (tmp_path / "train_log.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 1 and float(rows[0]["env_steps"]) >= 2 and rows[0]["loss"] != ""
+    with (tmp_path / "eval_log.csv").open() as f:
+        evals = list(csv.DictReader(f))
+    assert [r["update"] for r in evals] == ["0", "1"] and all(r["success"] != "" and r["invalid_rate"] != "" for r in evals)
     assert (tmp_path / "checkpoints" / "final" / "model" / "adapter_config.json").exists()
     assert (tmp_path / "report" / "report.html").exists()
 
@@ -140,3 +143,61 @@ def test_config_errors_name_the_problem(tmp_path):
         load_config(tmp_path / "missing.yaml")
     with pytest.raises(ValueError, match="hyperparameters"):
         RL4VLM({"lambda": 0.5})
+
+
+def test_every_shipped_config_is_valid():
+    from rl4vlm_gym.baselines.config import CONFIGS_DIR
+    from rl4vlm_gym.prompts import PromptConfig
+    from rl4vlm_gym.registry import env_card
+
+    paths = sorted(CONFIGS_DIR.glob("*/*.yaml"))
+    assert len(paths) == 4 * 5  # a CPU config and a GPU config per family, for each method
+    for path in paths:
+        config = load_config(path)
+        assert config.algo.replace("-", "_") == path.parent.name, path
+        PromptConfig(**config.prompt)
+        card = env_card(config.env.id)
+        assert config.env.kwargs.get("obs_mode", "image+text") in card.obs_modes, path
+        if path.stem.endswith("-gpu"):
+            assert (
+                path.stem == f"{card.family}-gpu"
+                and config.model.device == "cuda"
+                and config.model.name.startswith("Qwen/Qwen2-VL-")
+            )
+    assert default_config_path("gigpo", "rl4vlm/WebShop-v0", "cuda").name == "webshop-gpu.yaml"
+
+
+def test_collector_groups_share_seeds_and_streams_bootstrap():
+    import gymnasium as gym
+
+    from rl4vlm_gym.baselines.common.rollout import GenerationSettings, RolloutCollector
+    from rl4vlm_gym.prompts import PromptConfig
+
+    policy = Policy(PolicySettings(value_head=(8,)))
+
+    def make_env():
+        return gym.make("rl4vlm/NumberLine-v0", level=1, obs_mode="text", max_episode_steps=4)
+
+    prompt, generation = PromptConfig(output_format="plain"), GenerationSettings(max_new_tokens=3)
+    # waves of two groups of two; the second wave has one group, so two envs sit it out (parked)
+    grouped = RolloutCollector(make_env, 4, policy, prompt, generation, attach_images=False, group_size=2, values=True, seed=1)
+    buffer = grouped.collect_episodes(3)
+    assert len(buffer.groups()) == 3 and all(len(g) == 2 for g in buffer.groups())
+    for group in buffer.groups():
+        assert group[0][0].state_key == group[1][0].state_key  # same seed, same start
+        assert all(t[-1].done and not any(s.done for s in t[:-1]) for t in group)
+    assert {s.env for t in buffer.groups()[2] for s in t[0:1]} <= {0, 1}
+    grouped.close()
+
+    stepper = RolloutCollector(make_env, 2, policy, prompt, generation, attach_images=False, values=True, seed=2)
+    buffer = stepper.collect_steps(10)
+    for stream in buffer.streams():
+        assert len(stream) == 5
+        for prev, nxt in zip(stream, stream[1:], strict=False):
+            if not prev.done:
+                assert prev.next_value == pytest.approx(nxt.value)  # V of the next observation
+        truncated = [s for s in stream if s.truncated]
+        assert all(s.next_value != 0.0 for s in truncated)  # bootstrapped from the final observation
+        assert stream[-1].done or stream[-1].next_value != 0.0  # the cut end is bootstrapped
+    assert buffer.episodes and stepper.env_steps == 10
+    stepper.close()
