@@ -138,6 +138,10 @@ class TrainConfig(_Model):
 
 def default_config_path(algo: str, env_id: str | None, device: str) -> Path:
     """``configs/<algo>/cpu.yaml`` on CPU, ``configs/<algo>/<family>-gpu.yaml`` on CUDA."""
+    from rl4vlm_gym.baselines import ALGORITHMS
+
+    if algo not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {algo!r}; choose one of {sorted(ALGORITHMS)}")
     folder = CONFIGS_DIR / algo.replace("-", "_")
     if not str(device).startswith("cuda"):
         return folder / "cpu.yaml"

@@ -320,7 +320,7 @@ def train_command(
     model: Annotated[
         str | None, typer.Option(help="Model folder or hub id (default: the config's; the tiny model on CPU).")
     ] = None,
-    device: Annotated[str, typer.Option(help="cpu or cuda; picks the default config.")] = "cpu",
+    device: Annotated[str | None, typer.Option(help="cpu or cuda (overrides the config's; picks the default config).")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML config (default: configs/ALGO/cpu.yaml or FAMILY-gpu.yaml).")] = None,
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/train-ALGO-ENV); re-run to resume.")] = None,
     updates: Annotated[int | None, typer.Option(min=1, help="Number of updates (overrides the config's).")] = None,
@@ -339,7 +339,7 @@ def train_command(
         if value is not None:
             overrides[key] = value
     try:
-        path = config or default_config_path(algo, env, device)
+        path = config or default_config_path(algo, env, device or "cpu")
         loaded = load_config(path, overrides)
         if loaded.algo != algo:
             raise ConfigError(f"{path} is a {loaded.algo} config, not {algo}")

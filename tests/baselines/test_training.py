@@ -201,3 +201,20 @@ def test_collector_groups_share_seeds_and_streams_bootstrap():
         assert stream[-1].done or stream[-1].next_value != 0.0  # the cut end is bootstrapped
     assert buffer.episodes and stepper.env_steps == 10
     stepper.close()
+
+
+def test_train_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from rl4vlm_gym.cli import app
+
+    runner = CliRunner()
+    small = ["-o", "updates=1", "-o", "warmup.steps=1", "-o", "eval.episodes=2", "-o", "rollout.groups=1", "-o", "rollout.group_size=2"]
+    small += ["-o", "rollout.num_envs=2", "-o", "tensorboard=false"]
+    result = runner.invoke(app, ["train", "--algo", "gigpo", "--out", str(tmp_path / "run"), *small])
+    assert result.exit_code == 0, result.output
+    assert "update    1" in result.output and (tmp_path / "run" / "report" / "report.html").exists()
+    bad = runner.invoke(app, ["train", "--algo", "ppo"])
+    assert bad.exit_code == 2 and "unknown" in bad.output.lower()
+    gpu = runner.invoke(app, ["train", "--algo", "gigpo", "--config", str(default_config_path("loop", None, "cpu"))])
+    assert gpu.exit_code == 2 and "is a loop config" in gpu.output
