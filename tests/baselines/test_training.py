@@ -209,7 +209,18 @@ def test_train_command(tmp_path):
     from rl4vlm_gym.cli import app
 
     runner = CliRunner()
-    small = ["-o", "updates=1", "-o", "warmup.steps=1", "-o", "eval.episodes=2", "-o", "rollout.groups=1", "-o", "rollout.group_size=2"]
+    small = [
+        "-o",
+        "updates=1",
+        "-o",
+        "warmup.steps=1",
+        "-o",
+        "eval.episodes=2",
+        "-o",
+        "rollout.groups=1",
+        "-o",
+        "rollout.group_size=2",
+    ]
     small += ["-o", "rollout.num_envs=2", "-o", "tensorboard=false"]
     result = runner.invoke(app, ["train", "--algo", "gigpo", "--out", str(tmp_path / "run"), *small])
     assert result.exit_code == 0, result.output
