@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded, rescore
 from rl4vlm_gym.baselines.common.losses import k3_kl, masked_mean
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
@@ -142,11 +142,9 @@ class GiGPO(Algorithm):
 
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
         c = self.config
-        scores = policy.score([s.prompt for s in batch], [s.response for s in batch], values=False)
-        logprobs, mask = scores.logprobs, scores.mask
+        scores, old, advantages = rescore(policy, batch)
+        logprobs, mask, advantages = scores.logprobs, scores.mask, advantages[:, None]
         device = logprobs.device
-        old = padded([s.logprobs for s in batch], logprobs.shape[1], device)
-        advantages = torch.tensor([s.advantage for s in batch], device=device)[:, None]
 
         ratio = torch.exp(logprobs - old)
         clip_loss = torch.maximum(-advantages * ratio, -advantages * ratio.clamp(1 - c.clip, 1 + c.clip))

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, rescore
 from rl4vlm_gym.baselines.common.losses import masked_mean
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
@@ -86,11 +86,8 @@ class LOOP(Algorithm):
 
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
         eps = self.config.epsilon
-        scores = policy.score([s.prompt for s in batch], [s.response for s in batch], values=False)
-        logprobs, mask = scores.logprobs, scores.mask
-        device = logprobs.device
-        old = padded([s.logprobs for s in batch], logprobs.shape[1], device)
-        advantages = torch.tensor([s.advantage for s in batch], device=device)[:, None]
+        scores, old, advantages = rescore(policy, batch)
+        logprobs, mask, advantages = scores.logprobs, scores.mask, advantages[:, None]
 
         ratio = torch.exp(logprobs - old)
         bound = torch.where(advantages >= 0, (1 + eps) * advantages, advantages / (1 + eps))  # g(A)

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from rl4vlm_gym.baselines.common.advantages import gae, normalize
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, rescore
 from rl4vlm_gym.baselines.common.losses import clipped_value_loss
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
@@ -113,11 +113,9 @@ class RL4VLM(Algorithm):
 
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
         c = self.config
-        scores = policy.score([s.prompt for s in batch], [s.response for s in batch])
+        scores, old, advantages = rescore(policy, batch, values=True)
         device = scores.logprobs.device
         weights = self.weights(policy, batch, scores.logprobs.shape[1]).to(device)
-        old = padded([s.logprobs for s in batch], scores.logprobs.shape[1], device)
-        advantages = torch.tensor([s.advantage for s in batch], device=device)
         returns = torch.tensor([s.ret for s in batch], device=device)
         old_values = torch.tensor([float(s.value) for s in batch], device=device)
 

@@ -39,7 +39,7 @@ from typing import Any
 import torch
 
 from rl4vlm_gym.baselines.common.advantages import gae, normalize
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded, rescore
 from rl4vlm_gym.baselines.common.losses import clipped_value_loss, k3_kl, masked_mean
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
@@ -92,11 +92,9 @@ class VLDAC(Algorithm):
 
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
         c = self.config
-        scores = policy.score([s.prompt for s in batch], [s.response for s in batch])
+        scores, old, advantages = rescore(policy, batch, values=True)
         logprobs, mask, values = scores.logprobs, scores.mask, scores.values
-        device = logprobs.device
-        old = padded([s.logprobs for s in batch], logprobs.shape[1], device)
-        advantages = torch.tensor([s.advantage for s in batch], device=device)[:, None]
+        device, advantages = logprobs.device, advantages[:, None]
         returns = torch.tensor([s.ret for s in batch], device=device)
         old_values = torch.tensor([float(s.value) for s in batch], device=device)
 

@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 
 import torch
 
-from rl4vlm_gym.baselines.common.policy import Policy
+from rl4vlm_gym.baselines.common.policy import Policy, Scores
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
-__all__ = ["Algorithm", "padded"]
+__all__ = ["Algorithm", "padded", "rescore"]
 
 
 class Algorithm:
@@ -74,3 +74,13 @@ def padded(rows: Sequence[torch.Tensor], width: int, device: torch.device | str)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
     return out.to(device)
+
+
+def rescore(policy: Policy, batch: Sequence[Step], values: bool = False) -> tuple[Scores, torch.Tensor, torch.Tensor]:
+    """A mini-batch under the current policy: its scores (``[B, L]`` log-probs, mask, values),
+    the stored log-probs of the acting policy (``[B, L]``) and the advantages (``[B]``)."""
+    scores = policy.score([s.prompt for s in batch], [s.response for s in batch], values=values)
+    device = scores.logprobs.device
+    old = padded([s.logprobs for s in batch], scores.logprobs.shape[1], device)
+    advantages = torch.tensor([s.advantage for s in batch], device=device)
+    return scores, old, advantages
