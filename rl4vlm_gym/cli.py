@@ -1,4 +1,4 @@
-"""The ``rl4vlm-gym`` command: list, info, check, play, docs, eval, report, serve-model, suite and leaderboard."""
+"""The ``rl4vlm-gym`` command: list, info, check, play, docs, eval, report, train, serve-model, suite and leaderboard."""
 
 from __future__ import annotations
 
@@ -88,10 +88,7 @@ def check(
         if throughput_steps:
             figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy="oracle")
             table.add_row(
-                env_id,
-                "throughput",
-                "-",
-                "-",
+                env_id, "throughput", "-", "-",
                 f"{figures['steps_per_s']:,.0f} steps/s, reset p50 {figures['reset_ms_p50']:.2f} ms (oracle, image+text, default size)",
             )
     console.print(table)
@@ -146,14 +143,10 @@ def play(
             typed = obs["actions"][int(typed)]
         obs, reward, terminated, truncated, info = env.step(typed)
         episode_return += reward
-        console.print(
-            f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}"
-        )
+        console.print(f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}")
         if terminated or truncated:
             console.print(obs["text"].split("\n", 1)[0], markup=False)
-            console.print(
-                f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}"
-            )
+            console.print(f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}")
             break
     env.close()
 
@@ -208,9 +201,7 @@ def eval_command(
     agent: Annotated[str, typer.Option(help="random, oracle, hf, openai, or package.module:Class.")],
     suite: Annotated[str, typer.Option(help="A built-in suite name or a YAML file.")] = "smoke",
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/SUITE-AGENT); re-run to resume.")] = None,
-    agent_arg: Annotated[
-        list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")
-    ] = None,
+    agent_arg: Annotated[list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
     template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
     history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
@@ -235,20 +226,11 @@ def eval_command(
         raise typer.Exit(2) from None
     spec = AgentSpec(agent, _agent_kwargs(agent_arg))
     out = out or Path("runs") / f"{loaded.name}-{agent.rsplit(':', 1)[-1].lower()}"
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not progress,
-    )
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, disable=not progress)
     job = bar.add_task(f"{loaded.name} / {agent}", total=len(loaded.episodes))
     try:
         with bar:
-            records = run_suite(
-                loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n)
-            )
+            records = run_suite(loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n))
     except (SuiteError, RunError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
@@ -272,25 +254,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
     def interval(score: dict[str, Any] | None) -> str:
         return "-" if score is None else f"{score['ci95'][0]:.2f}-{score['ci95'][1]:.2f}"
 
-    table = Table(
-        Column("task", no_wrap=True),
-        "n",
-        "success",
-        "95% CI",
-        "progress",
-        "SPL",
-        "invalid",
-        title=f"{summary['suite']} / {summary['agent']['name']}",
-    )
+    table = Table(Column("task", no_wrap=True), "n", "success", "95% CI", "progress", "SPL", "invalid", title=f"{summary['suite']} / {summary['agent']['name']}")
     for name, t in [*summary["tasks"].items(), ("overall", summary["overall"])]:
         table.add_row(
-            name,
-            str(t["episodes"]),
-            mean(t["success"]),
-            interval(t["success"]),
-            mean(t["progress"]),
-            mean(t["normalised_steps"]),
-            f"{t['invalid_action_rate']:.3f}",
+            name, str(t["episodes"]), mean(t["success"]), interval(t["success"]), mean(t["progress"]),
+            mean(t["normalised_steps"]), f"{t['invalid_action_rate']:.3f}",
         )
     console.print(table)
     failed = summary["overall"]["failed_episodes"]
@@ -359,10 +327,12 @@ def train_command(
         )
 
     try:
-        summary = Trainer(loaded, out, on_update=show).run()
-    except ValueError as err:
+        trainer = Trainer(loaded, out, on_update=show)
+    except ValueError as err:  # a config that names no env, an env id or kwargs the env refuses
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
+    try:
+        summary = trainer.run()
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted: run the same command again to resume from {out}/checkpoints/latest[/yellow]")
         raise typer.Exit(130) from None

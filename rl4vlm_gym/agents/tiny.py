@@ -54,12 +54,8 @@ class ImageOnlyQwen2VLProcessor(Qwen2VLProcessor):
     ``video_processor`` out of it removes the attribute.
     """
 
-    def __init__(
-        self, image_processor: Any = None, tokenizer: Any = None, chat_template: str | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(
-            image_processor=image_processor, tokenizer=tokenizer, video_processor=None, chat_template=chat_template, **kwargs
-        )
+    def __init__(self, image_processor: Any = None, tokenizer: Any = None, chat_template: str | None = None, **kwargs: Any) -> None:
+        super().__init__(image_processor=image_processor, tokenizer=tokenizer, video_processor=None, chat_template=chat_template, **kwargs)
 
 
 def _corpus() -> list[str]:
@@ -76,9 +72,7 @@ def _corpus() -> list[str]:
         a, b, c = words[i % len(words)], words[(7 * i + 3) % len(words)], words[(13 * i + 5) % len(words)]
         lines.append(f'{{"thoughts": "{a} {b} {c} {i % 24}", "action": "{b} {c} {i % 10}"}}')
         lines.append(f"<think>{c} {a}</think><action>{a} {b} {i % 7}</action> search[{b} {c} size {i % 13}] click[{a}]")
-        lines.append(
-            f"Cards: {i % 10 + 1}, {i % 7 + 2}\nFormula: {i % 9}+{i % 5}*(10-{i % 3})= Target: {i % 24} Current: {i % 17}"
-        )
+        lines.append(f"Cards: {i % 10 + 1}, {i % 7 + 2}\nFormula: {i % 9}+{i % 5}*(10-{i % 3})= Target: {i % 24} Current: {i % 17}")
     return lines
 
 
@@ -112,16 +106,7 @@ def build_tiny_vlm(path: str | Path) -> Path:
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]},
         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
     )  # fmt: skip
-    vision = dict(
-        depth=2,
-        embed_dim=64,
-        hidden_size=128,
-        num_heads=4,
-        mlp_ratio=2,
-        patch_size=14,
-        spatial_merge_size=2,
-        temporal_patch_size=2,
-    )
+    vision = dict(depth=2, embed_dim=64, hidden_size=128, num_heads=4, mlp_ratio=2, patch_size=14, spatial_merge_size=2, temporal_patch_size=2)
     config = Qwen2VLConfig(
         text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=True,
