@@ -118,6 +118,8 @@ class Trainer:
                     steps=c.warmup.steps, batch_size=c.warmup.batch_size, lr=c.warmup.lr, seed=c.seed,
                 )  # fmt: skip
             self.evaluate("update_0")
+        elif self._eval_due(self.update) and not _logged(self.out / "eval_log.csv", self.update):
+            self.evaluate(f"update_{self.update}")  # the run was killed during this evaluation
         try:
             while self.update < c.updates:
                 row = self.train_one_update()
@@ -125,7 +127,7 @@ class Trainer:
                     self.on_update(row)
                 if self.update % c.checkpoint_every == 0 or self.update == c.updates:
                     self.save_checkpoint()
-                if c.eval.every and self.update % c.eval.every == 0 and self.update < c.updates:
+                if self._eval_due(self.update):
                     self.evaluate(f"update_{self.update}")
             summary = self.evaluate("final", force=True)
         finally:
@@ -156,6 +158,11 @@ class Trainer:
         }
         self._log(row)
         return row
+
+    def _eval_due(self, update: int) -> bool:
+        """An evaluation follows ``update`` (the final one is the loop's own)."""
+        every = self.config.eval.every
+        return bool(every) and update % every == 0 and 0 < update < self.config.updates
 
     def _optimise(self, buffer: RolloutBuffer) -> dict[str, float]:
         o = self.config.optim
@@ -211,9 +218,12 @@ class Trainer:
         from rl4vlm_gym.harness.runner import AgentSpec, run_suite, write_summary
 
         folder = self.out / "checkpoints" / tag / "model"
-        if force or not (folder / "config.json").exists() and not (folder / "adapter_config.json").exists():
+        if force or not folder.exists():  # written whole or not at all: a killed save leaves no folder
+            scratch = folder.with_name(".model.tmp")
+            shutil.rmtree(scratch, ignore_errors=True)
+            self.policy.save_pretrained(scratch)
             shutil.rmtree(folder, ignore_errors=True)
-            self.policy.save_pretrained(folder)
+            os.replace(scratch, folder)
         suite = self.eval_suite()
         g, e = self.config.generation, self.config.eval
         agent = AgentSpec("hf", {
@@ -313,9 +323,12 @@ class Trainer:
         return latest
 
     def _resume(self) -> bool:
-        path = self.out / "checkpoints" / "latest" / "trainer_state.pt"
-        if not path.exists():
+        root = self.out / "checkpoints"
+        # A kill between save_checkpoint's two renames leaves the previous checkpoint as .latest.old.
+        path = next((p for p in (root / "latest", root / ".latest.old") if (p / "trainer_state.pt").exists()), None)
+        if path is None:
             return False
+        path = path / "trainer_state.pt"
         state = torch.load(path, weights_only=False)
         self.policy.load_trainable_state(state["policy"])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -380,6 +393,14 @@ def _cell(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _logged(path: Path, update: int) -> bool:
+    """``path`` (a CSV log) has a row for ``update``."""
+    if not path.exists():
+        return False
+    with path.open(newline="", encoding="utf-8") as f:
+        return any(r.get("update") == str(update) for r in csv.DictReader(f))
 
 
 def _truncate_log(path: Path, columns: tuple[str, ...], update: int) -> None:

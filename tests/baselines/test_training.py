@@ -120,10 +120,16 @@ def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
 
 
 def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
-    overrides = {**SMALL, "model.lora": None, "env.kwargs": {"level": 0, "obs_mode": "text"}, "eval.every": 0}
+    overrides = {**SMALL, "model.lora": None, "env.kwargs": {"level": 0, "obs_mode": "text"}, "eval.every": 1}
     first = Trainer(load_config(default_config_path("vl-dac", None, "cpu"), {**overrides, "updates": 1}), tmp_path)
     first.run()
     state = first.policy.trainable_state()
+    # Killed at the worst moments: between save_checkpoint's two renames, and before the
+    # evaluation of update 1 logged its row.
+    checkpoints = tmp_path / "checkpoints"
+    (checkpoints / "latest").rename(checkpoints / ".latest.old")
+    log = (tmp_path / "eval_log.csv").read_text().splitlines()
+    (tmp_path / "eval_log.csv").write_text("\n".join(log[:2]) + "\n")
     second = Trainer(load_config(default_config_path("vl-dac", None, "cpu"), {**overrides, "updates": 3}), tmp_path)
     assert second._resume() and second.update == 1
     assert all(torch.equal(state[k], v) for k, v in second.policy.trainable_state().items())
@@ -131,7 +137,9 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     with (tmp_path / "train_log.csv").open() as f:
         assert [r["update"] for r in csv.DictReader(f)] == ["1", "2", "3"]
     with (tmp_path / "eval_log.csv").open() as f:
-        assert [r["update"] for r in csv.DictReader(f)][0] == "0"
+        assert [r["update"] for r in csv.DictReader(f)] == ["0", "1", "2", "3"]
+    assert (checkpoints / "update_1" / "model" / "config.json").exists()
+    assert not (checkpoints / ".latest.old").exists() and not list(checkpoints.glob("*/.model.tmp"))
 
 
 def test_config_errors_name_the_problem(tmp_path):
