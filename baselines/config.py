@@ -68,6 +68,9 @@ class ModelSpec(_Model):
     name: str | None = None
     device: str = "cpu"
     dtype: str | None = None
+    autocast: Literal["bfloat16", "float16"] | None = Field(
+        default=None, description="mixed precision: compute in this dtype, keep the weights in dtype"
+    )
     lora: LoraSpec | None = None
     value_head: list[int] = Field(default_factory=lambda: [3072, 2048])
     gradient_checkpointing: bool = False
@@ -97,8 +100,11 @@ class OptimSpec(_Model):
     weight_decay: float = 0.0
     max_grad_norm: float | None = 0.01
     epochs: int = Field(default=4, ge=1)
-    minibatch_size: int = Field(default=1, ge=1)
-    grad_accum: int = Field(default=2, ge=1)
+    minibatch_size: int = Field(default=1, ge=1, description="units (steps, or episodes for LOOP) per loss")
+    grad_accum: int = Field(default=2, ge=1, description="mini-batches per optimiser step")
+    micro_batch: int | None = Field(
+        default=None, ge=1, description="steps per forward pass (memory only: the gradient is the mini-batch's)"
+    )
 
 
 class WarmupSpec(_Model):

@@ -21,9 +21,10 @@ standard deviation plus 1e-6 (``"mean_std_norm"``). ``episode_stats="steps"`` ta
 mean and std over all step rows of the group as verl-agent's code does
 (``compute_mean_std_cross_steps``, issue #138) instead of over the episodes as in Eq. 3.
 
-Loss: PPO's clipped surrogate with the dual clip ``c`` for negative advantages, token-mean over
-the mini-batch, plus ``kl_coef`` times verl's ``low_var_kl`` (k3 clamped to +-10) to the
-reference policy.
+Loss (verl's ``dp_actor``): PPO's clipped surrogate with the dual clip ``c`` for negative
+advantages, token-mean over the mini-batch, minus ``entropy_coef`` times the token-mean entropy
+of the policy (``ppo_trainer.yaml``: 0.001), plus ``kl_coef`` times verl's ``low_var_kl`` (k3
+clamped to +-10) to the reference policy.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class GiGPOConfig:
         clip: the ratio clip epsilon.
         dual_clip: ``c`` of the dual clip (None disables it).
         kl_coef: weight of the low-variance KL to the reference (0 disables it).
+        entropy_coef: weight of the entropy bonus (0 disables it).
     """
 
     gamma: float = 0.95
@@ -69,6 +71,7 @@ class GiGPOConfig:
     clip: float = 0.2
     dual_clip: float | None = 3.0
     kl_coef: float = 0.01
+    entropy_coef: float = 0.001
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -122,6 +125,7 @@ class GiGPO(Algorithm):
     name = "gigpo"
     Config = GiGPOConfig
     collect = "episodes"
+    aggregation = "token"
 
     @property
     def reference(self) -> bool:
@@ -142,7 +146,7 @@ class GiGPO(Algorithm):
 
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
         c = self.config
-        scores, old, advantages = rescore(policy, batch)
+        scores, old, advantages = rescore(policy, batch, entropy=c.entropy_coef > 0)
         logprobs, mask, advantages = scores.logprobs, scores.mask, advantages[:, None]
         device = logprobs.device
 
@@ -155,9 +159,11 @@ class GiGPO(Algorithm):
         if self.reference:
             kl = k3_kl(logprobs, padded([s.ref_logprobs for s in batch], logprobs.shape[1], device), clamp=10.0)
         kl_loss = masked_mean(kl, mask)
+        entropy = masked_mean(scores.entropy, mask) if scores.entropy is not None else torch.zeros((), device=device)
         stats = {
             "policy_loss": policy_loss.item(),
             "kl": kl_loss.item(),
+            "entropy": entropy.item(),
             "clip_fraction": masked_mean(((ratio - 1).abs() > c.clip).float(), mask).item(),
         }
-        return policy_loss + c.kl_coef * kl_loss, stats
+        return policy_loss - c.entropy_coef * entropy + c.kl_coef * kl_loss, stats

@@ -71,6 +71,7 @@ class LOOP(Algorithm):
     Config = LOOPConfig
     collect = "episodes"
     unit = "trajectory"
+    aggregation = "token"
 
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
         for group in buffer.groups():

@@ -7,7 +7,7 @@ One update of any method::
     algo.estimate(buffer)                                  # advantages (and returns)
     for epoch in range(optim.epochs):                      # PPO epochs
         for minibatch in shuffled(algo.select(buffer)):
-            (algo.loss(policy, minibatch, update) / grad_accum).backward()
+            algo.backward(policy, minibatch, update, micro_batch, scale=1 / grad_accum)
             every grad_accum mini-batches: clip the grad norm, optimiser step
 
 A run folder holds ``config.yaml``, ``train_log.csv`` (one row per update: env steps, training
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 TRAIN_COLUMNS = (
     "update", "env_steps", "episodes", "success", "return", "length", "invalid_rate", "advantage_std",
-    "loss", "policy_loss", "value_loss", "kl", "clip_fraction", "grad_norm", "lr", "seconds",
+    "loss", "policy_loss", "value_loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "seconds",
 )  # fmt: skip
 EVAL_COLUMNS = ("update", "env_steps", "success", "progress", "return", "invalid_rate", "episodes")
 
@@ -78,7 +78,7 @@ class Trainer:
             else LoraSettings(model.lora.r, model.lora.alpha, model.lora.dropout, tuple(model.lora.target_modules))
         )
         settings = PolicySettings(
-            model=model.name, device=model.device, dtype=model.dtype, lora=lora,
+            model=model.name, device=model.device, dtype=model.dtype, autocast=model.autocast, lora=lora,
             value_head=tuple(model.value_head) if self.algo.critic else None,
             value_stop_gradient=self.algo.value_stop_gradient, gradient_checkpointing=model.gradient_checkpointing,
         )  # fmt: skip
@@ -176,9 +176,10 @@ class Trainer:
                 [s for i in order[k : k + o.minibatch_size] for s in units[i]] for k in range(0, len(order), o.minibatch_size)
             ]
             for index, batch in enumerate(batches):
-                loss, stats = self.algo.loss(self.policy, batch, self.update)
-                (loss / o.grad_accum).backward()
-                for key, value in {"loss": loss.item(), **stats}.items():
+                loss, stats = self.algo.backward(
+                    self.policy, batch, self.update, micro_batch=o.micro_batch, scale=1 / o.grad_accum
+                )
+                for key, value in {"loss": loss, **stats}.items():
                     totals.setdefault(key, []).append(value)
                 if (index + 1) % o.grad_accum == 0 or index == len(batches) - 1:
                     norm = torch.nn.utils.clip_grad_norm_(params, o.max_grad_norm if o.max_grad_norm is not None else math.inf)

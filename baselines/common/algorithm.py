@@ -32,6 +32,9 @@ class Algorithm:
         critic: the method learns a value head.
         value_stop_gradient: the value loss does not reach the backbone.
         unit: what a mini-batch is made of: ``"step"`` or ``"trajectory"``.
+        aggregation: how :meth:`loss` averages: over steps (``"step"``) or over all reply tokens
+            of the mini-batch (``"token"``, verl's token-mean); :meth:`backward` weights
+            micro-batches by it.
     """
 
     name: ClassVar[str]
@@ -40,6 +43,7 @@ class Algorithm:
     critic: ClassVar[bool] = False
     value_stop_gradient: ClassVar[bool] = True
     unit: ClassVar[str] = "step"
+    aggregation: ClassVar[str] = "step"
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         fields = {f.name for f in dataclasses.fields(self.Config)}
@@ -67,6 +71,33 @@ class Algorithm:
         """The loss of one mini-batch (``update`` counts from 0) and statistics to log."""
         raise NotImplementedError
 
+    def backward(
+        self, policy: Policy, batch: Sequence[Step], update: int, *, micro_batch: int | None = None, scale: float = 1.0
+    ) -> tuple[float, dict[str, float]]:
+        """Backpropagate ``scale`` times the mini-batch's loss, in forward passes of at most
+        ``micro_batch`` steps (all at once if ``None``); returns the loss and the statistics.
+
+        Each micro-batch's loss is weighted by its share of the mini-batch (of its steps, or of
+        its reply tokens for a token-mean loss), so the gradient is the whole mini-batch's
+        whatever the micro-batch size. (A statistic over the mini-batch, such as RL4VLM's
+        ``ratio_guard``, is taken per micro-batch.)
+        """
+        size = micro_batch or len(batch)
+        chunks = [batch[k : k + size] for k in range(0, len(batch), size)]
+        tokens = sum(len(s.response) for s in batch)
+        total, stats = 0.0, {}
+        for chunk in chunks:
+            if self.aggregation == "token" and tokens:
+                share = sum(len(s.response) for s in chunk) / tokens
+            else:
+                share = len(chunk) / len(batch)
+            loss, chunk_stats = self.loss(policy, chunk, update)
+            (loss * (share * scale)).backward()
+            total += loss.item() * share
+            for key, value in chunk_stats.items():
+                stats[key] = stats.get(key, 0.0) + value * share
+        return total, stats
+
 
 def padded(rows: Sequence[torch.Tensor], width: int, device: torch.device | str) -> torch.Tensor:
     """Stack 1-D tensors into ``[len(rows), width]``, zero-padded on the right."""
@@ -76,10 +107,12 @@ def padded(rows: Sequence[torch.Tensor], width: int, device: torch.device | str)
     return out.to(device)
 
 
-def rescore(policy: Policy, batch: Sequence[Step], values: bool = False) -> tuple[Scores, torch.Tensor, torch.Tensor]:
-    """A mini-batch under the current policy: its scores (``[B, L]`` log-probs, mask, values),
-    the stored log-probs of the acting policy (``[B, L]``) and the advantages (``[B]``)."""
-    scores = policy.score([s.prompt for s in batch], [s.response for s in batch], values=values)
+def rescore(
+    policy: Policy, batch: Sequence[Step], values: bool = False, entropy: bool = False
+) -> tuple[Scores, torch.Tensor, torch.Tensor]:
+    """A mini-batch under the current policy: its scores (``[B, L]`` log-probs, mask, values,
+    entropy), the stored log-probs of the acting policy (``[B, L]``) and the advantages (``[B]``)."""
+    scores = policy.score([s.prompt for s in batch], [s.response for s in batch], values=values, entropy=entropy)
     device = scores.logprobs.device
     old = padded([s.logprobs for s in batch], scores.logprobs.shape[1], device)
     advantages = torch.tensor([s.advantage for s in batch], device=device)

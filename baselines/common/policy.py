@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,8 @@ from rl4vlm_gym.agents.tiny import default_tiny_model, load_vlm
 from rl4vlm_gym.prompts import Message
 
 __all__ = ["Generator", "HFGenerator", "LoraSettings", "Policy", "PolicySettings", "Prompt", "Scores"]
+
+logger = logging.getLogger(__name__)
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """The language model's linear layers (VL-DAC and LOOP adapt all of them)."""
@@ -59,6 +62,9 @@ class PolicySettings:
             offline Qwen2-VL.
         device: ``"cpu"`` or ``"cuda"``.
         dtype: the backbone's dtype; ``None`` is float32 on CPU and bfloat16 on CUDA.
+        autocast: compute in this dtype under ``torch.autocast`` (``"bfloat16"``) while the
+            weights stay in ``dtype``: mixed precision for full fine-tuning, where updates of
+            lr 1e-6 would be rounded away in bfloat16 weights (verl keeps float32 master weights).
         lora: adapters to train; ``None`` trains every weight (the tiny model on CPU).
         value_head: hidden widths of the value MLP (VL-DAC: ``(3072, 2048)``); ``None``: no critic.
         value_stop_gradient: the value loss trains the head only, not the backbone (VL-DAC).
@@ -68,6 +74,7 @@ class PolicySettings:
     model: str | None = None
     device: str = "cpu"
     dtype: str | None = None
+    autocast: str | None = None
     lora: LoraSettings | None = None
     value_head: tuple[int, ...] | None = None
     value_stop_gradient: bool = True
@@ -92,6 +99,8 @@ class Scores(NamedTuple):
     """``[B, L]`` 1.0 at reply tokens, 0.0 at padding."""
     values: torch.Tensor | None
     """``[B]`` values of the prompts, or ``None``."""
+    entropy: torch.Tensor | None = None
+    """``[B, L]`` entropy of the sampling distribution at each reply position (0 at padding), if asked."""
 
 
 class Generator(Protocol):
@@ -114,15 +123,16 @@ class HFGenerator:
         was_training = policy.model.training
         policy.model.eval()
         try:
-            return generate_tokens(
-                policy.model,
-                policy.processor,
-                inputs,
-                max_new_tokens=max_new_tokens,
-                temperature=temperature,
-                top_p=top_p,
-                seed=seed,
-            )
+            with policy.autocast():
+                return generate_tokens(
+                    policy.model,
+                    policy.processor,
+                    inputs,
+                    max_new_tokens=max_new_tokens,
+                    temperature=temperature,
+                    top_p=top_p,
+                    seed=seed,
+                )
         finally:
             policy.model.train(was_training)
 
@@ -157,6 +167,12 @@ class Policy(nn.Module):
             if settings.lora is not None:
                 model.enable_input_require_grads()
         self.model = model
+        if settings.lora is None and next(model.parameters()).dtype in (torch.bfloat16, torch.float16):
+            logger.warning(
+                "training every weight in %s: small updates are rounded away; load float32 weights "
+                "and compute in half precision with autocast='bfloat16'",
+                next(model.parameters()).dtype,
+            )
         self._reference: nn.Module | None = None
         self.value_head: nn.Module | None = None
         if settings.value_head is not None:
@@ -171,6 +187,12 @@ class Policy(nn.Module):
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    def autocast(self) -> contextlib.AbstractContextManager[Any]:
+        """The context every forward pass runs in: ``torch.autocast`` to ``settings.autocast``, if set."""
+        if self.settings.autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=getattr(torch, self.settings.autocast))
 
     # Prompts and replies -----------------------------------------------------------------------
 
@@ -194,9 +216,16 @@ class Policy(nn.Module):
     # Scoring -------------------------------------------------------------------------------------
 
     def score(
-        self, prompts: Sequence[Prompt], responses: Sequence[Sequence[int]], *, values: bool = True, reference: bool = False
+        self,
+        prompts: Sequence[Prompt],
+        responses: Sequence[Sequence[int]],
+        *,
+        values: bool = True,
+        reference: bool = False,
+        entropy: bool = False,
     ) -> Scores:
-        """Log-probs of each reply given its prompt, and the prompts' values (see the module docstring).
+        """Log-probs of each reply given its prompt, the prompts' values and, with ``entropy=True``,
+        the entropy of ``softmax(logits / T)`` at each reply position (see the module docstring).
 
         Gradients flow unless called under ``torch.no_grad()``; with ``reference=True`` they never
         do and no values are computed.
@@ -205,27 +234,31 @@ class Policy(nn.Module):
         want_values = values and self.value_head is not None and not reference
         if reference:
             context, model = self._reference_model()
-            with torch.no_grad(), context:
+            with torch.no_grad(), context, self.autocast():
                 output = model(**inputs, logits_to_keep=reply_length + 1)
         else:
-            output = self.model(**inputs, output_hidden_states=want_values, logits_to_keep=reply_length + 1)
+            with self.autocast():
+                output = self.model(**inputs, output_hidden_states=want_values, logits_to_keep=reply_length + 1)
         # logits[:, j] predicts token j + 1; the kept window starts at the last prompt token.
         logits = output.logits[:, :-1].float() / self.temperature
         targets = inputs["input_ids"][:, prompt_length:]
         mask = inputs["attention_mask"][:, prompt_length:].float()
-        logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1) * mask
+        log_p = torch.log_softmax(logits, dim=-1)
+        logprobs = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1) * mask
         value = None
         if want_values:
             hidden = output.hidden_states[-1][:, prompt_length - 1].float()
             value = self._value(hidden)
-        return Scores(logprobs, mask, value)
+        token_entropy = -(log_p.exp() * log_p).sum(-1) * mask if entropy else None
+        return Scores(logprobs, mask, value, token_entropy)
 
     def values(self, prompts: Sequence[Prompt]) -> torch.Tensor:
         """Values of prompts alone (bootstrapping past a time limit or the end of a rollout)."""
         if self.value_head is None:
             raise RuntimeError("this policy has no value head (settings.value_head is None)")
         inputs, prompt_length, _ = self._batch(prompts, [[] for _ in prompts])
-        output = self.model(**inputs, output_hidden_states=True, logits_to_keep=1)
+        with self.autocast():
+            output = self.model(**inputs, output_hidden_states=True, logits_to_keep=1)
         return self._value(output.hidden_states[-1][:, prompt_length - 1].float())
 
     def _value(self, hidden: torch.Tensor) -> torch.Tensor:

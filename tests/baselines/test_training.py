@@ -65,6 +65,18 @@ def test_scores_do_not_depend_on_padding_and_the_reference_is_the_base_model():
     assert not torch.allclose(moved.logprobs, batch.logprobs, atol=1e-3)
 
 
+def test_mixed_precision_computes_in_bfloat16_and_keeps_float32_weights():
+    plain, mixed = Policy(PolicySettings()), Policy(PolicySettings(autocast="bfloat16"))
+    prompts = mixed.prompts(conversations())
+    reply = mixed.generate(prompts, max_new_tokens=3, temperature=1.0, seed=0)
+    with torch.no_grad():
+        exact = plain.score(prompts, reply).logprobs
+    scores = mixed.score(prompts, reply)
+    assert 0 < (scores.logprobs - exact).abs().max() < 0.1  # bfloat16 arithmetic, not float32
+    scores.logprobs.sum().backward()
+    assert all(p.dtype == torch.float32 and (p.grad is None or p.grad.dtype == torch.float32) for p in mixed.parameters())
+
+
 def test_a_changed_prompt_is_refused():
     policy = Policy(PolicySettings())
     prompt = policy.prompts(conversations(1))[0]
@@ -82,6 +94,77 @@ def test_rl4vlm_weights_split_a_json_reply_at_its_action_field():
     k = int((weights == 0.5).sum())
     assert 0 < k < len(reply) and weights[k : len(reply)].eq(1).all() and weights[len(reply) :].eq(0).all()
     assert '"action"' in tokenizer.decode(reply[k - 1 :]) and '"action"' not in tokenizer.decode(reply[:k])
+
+
+def synthetic_steps(policy, n=4):
+    """``n`` stored steps with replies of different lengths, scored by ``policy`` as it acted."""
+    from rl4vlm_gym.baselines.common.storage import Step
+
+    policy.freeze_reference()
+    prompts = policy.prompts(conversations(n))
+    replies = [[105 + i + k for k in range(1 + 2 * i)] for i in range(n)]
+    with torch.no_grad():
+        acted = policy.score(prompts, replies)
+        reference = policy.score(prompts, replies, reference=True)
+    rng = np.random.default_rng(0)
+    return [
+        Step(
+            env=i,
+            episode=i,
+            group=0,
+            t=0,
+            prompt=prompts[i],
+            response=replies[i],
+            text="",
+            logprobs=acted.logprobs[i, : len(replies[i])] + 0.05 * float(rng.normal()),  # ratios != 1
+            ref_logprobs=reference.logprobs[i, : len(replies[i])] - 0.1,
+            value=float(rng.normal()),
+            advantage=float(rng.normal()),
+            ret=float(rng.normal()),
+        )  # fmt: skip
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("algo", ["vl-dac", "rl4vlm", "loop", "gigpo"])
+def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo):
+    from rl4vlm_gym.baselines import algorithm_class
+
+    torch.manual_seed(0)  # the LoRA and value-head initialisation (no ratio at a clip boundary)
+    cls = algorithm_class(algo)
+    method = cls({"kl_beta": 0.04, "value_warmup_updates": 0} if algo == "vl-dac" else {})
+    policy = Policy(PolicySettings(lora=LoraSettings(r=2, alpha=4), value_head=(8,) if cls.critic else None,
+                                   value_stop_gradient=cls.value_stop_gradient))  # fmt: skip
+    batch = synthetic_steps(policy)
+
+    def gradient(micro_batch):
+        policy.zero_grad(set_to_none=True)
+        loss, _ = method.backward(policy, batch, 0, micro_batch=micro_batch, scale=0.5)
+        grads = [p.grad.clone() for p in policy.parameters() if p.requires_grad and p.grad is not None]
+        return loss, torch.cat([g.flatten() for g in grads])
+
+    whole_loss, whole = gradient(None)
+    for micro_batch in (1, 3):
+        loss, parts = gradient(micro_batch)
+        assert loss == pytest.approx(whole_loss, rel=1e-5)
+        assert (parts - whole).norm() <= 1e-4 * whole.norm(), (algo, micro_batch)
+    assert whole.abs().sum() > 0
+
+
+def test_gigpo_entropy_bonus_is_the_token_mean_entropy_of_the_sampling_distribution():
+    from rl4vlm_gym.baselines.gigpo import GiGPO
+
+    policy = Policy(PolicySettings(), temperature=0.7)
+    batch = synthetic_steps(policy, 3)
+    with torch.no_grad():
+        scores = policy.score([s.prompt for s in batch], [s.response for s in batch], entropy=True)
+        logits = policy.model(**policy._batch([batch[1].prompt], [batch[1].response])[0]).logits[0, -4:-1] / 0.7
+        expected = torch.distributions.Categorical(logits=logits).entropy()
+        assert torch.allclose(scores.entropy[1, :3], expected, atol=1e-5) and scores.entropy[0, 1:].eq(0).all()
+        bonus, _ = GiGPO({"kl_coef": 0.0, "entropy_coef": 1.0}).loss(policy, batch, 0)
+        plain, stats = GiGPO({"kl_coef": 0.0, "entropy_coef": 0.0}).loss(policy, batch, 0)
+    mean_entropy = (scores.entropy.sum() / scores.mask.sum()).item()
+    assert stats["entropy"] == 0.0 and (plain - bonus).item() == pytest.approx(mean_entropy, rel=1e-5)
 
 
 # One update of every method on every family -------------------------------------------------------
@@ -172,6 +255,8 @@ def test_every_shipped_config_is_valid():
                 and config.model.device == "cuda"
                 and config.model.name.startswith("Qwen/Qwen2-VL-")
             )
+            if config.model.lora is None:  # a full fine-tune keeps float32 master weights
+                assert config.model.dtype == "float32" and config.model.autocast == "bfloat16", path
     assert default_config_path("gigpo", "rl4vlm/WebShop-v0", "cuda").name == "webshop-gpu.yaml"
 
 
