@@ -32,9 +32,8 @@ from typing import Any
 
 import torch
 
-from rl4vlm_gym.baselines.common.advantages import gae, normalize
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, rescore
-from rl4vlm_gym.baselines.common.losses import clipped_value_loss
+from rl4vlm_gym.baselines.common.advantages import step_gae
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, rescore, value_loss
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
@@ -94,10 +93,7 @@ class RL4VLM(Algorithm):
     value_stop_gradient = False
 
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
-        for stream in buffer.streams():
-            gae(stream, self.config.gamma, self.config.gae_lambda)
-        if self.config.normalize_advantages:
-            normalize(buffer.steps)
+        step_gae(buffer, self.config.gamma, self.config.gae_lambda, self.config.normalize_advantages)
         return {}
 
     def weights(self, policy: Policy, batch: Sequence[Step], width: int) -> torch.Tensor:
@@ -114,10 +110,7 @@ class RL4VLM(Algorithm):
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
         c = self.config
         scores, old, advantages = rescore(policy, batch, values=True)
-        device = scores.logprobs.device
-        weights = self.weights(policy, batch, scores.logprobs.shape[1]).to(device)
-        returns = torch.tensor([s.ret for s in batch], device=device)
-        old_values = torch.tensor([float(s.value) for s in batch], device=device)
+        weights = self.weights(policy, batch, scores.logprobs.shape[1]).to(scores.logprobs.device)
 
         new_logp = (weights * scores.logprobs).sum(1)  # lambda * thought + action
         old_logp = (weights * old).sum(1)
@@ -126,11 +119,11 @@ class RL4VLM(Algorithm):
         clipped = ratio.clamp(1 - c.clip, 1 + c.clip) * advantages
         guard = c.ratio_guard is not None and bool((ratio > c.ratio_guard).any())
         policy_loss = -(clipped if guard else torch.minimum(unclipped, clipped)).mean()
-        value_loss = 0.5 * clipped_value_loss(scores.values, old_values, returns, c.value_clip).mean()
+        critic_loss = 0.5 * value_loss(batch, scores.values, c.value_clip).mean()
         stats = {
             "policy_loss": policy_loss.item(),
-            "value_loss": value_loss.item(),
+            "value_loss": critic_loss.item(),
             "clip_fraction": ((ratio - 1).abs() > c.clip).float().mean().item(),
             "thought_tokens": float((weights == c.thought_coef).sum().item()) if c.thought_coef != 1 else 0.0,
         }
-        return policy_loss + c.value_coef * value_loss, stats
+        return policy_loss + c.value_coef * critic_loss, stats

@@ -38,9 +38,9 @@ from typing import Any
 
 import torch
 
-from rl4vlm_gym.baselines.common.advantages import gae, normalize
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded, rescore
-from rl4vlm_gym.baselines.common.losses import clipped_value_loss, k3_kl, masked_mean
+from rl4vlm_gym.baselines.common.advantages import step_gae
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, padded, rescore, value_loss
+from rl4vlm_gym.baselines.common.losses import k3_kl, masked_mean
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
@@ -84,10 +84,7 @@ class VLDAC(Algorithm):
         return self.config.kl_beta > 0
 
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
-        for stream in buffer.streams():
-            gae(stream, self.config.gamma, self.config.gae_lambda)
-        if self.config.normalize_advantages:
-            normalize(buffer.steps)
+        step_gae(buffer, self.config.gamma, self.config.gae_lambda, self.config.normalize_advantages)
         return {}
 
     def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
@@ -95,8 +92,6 @@ class VLDAC(Algorithm):
         scores, old, advantages = rescore(policy, batch, values=True)
         logprobs, mask, values = scores.logprobs, scores.mask, scores.values
         device, advantages = logprobs.device, advantages[:, None]
-        returns = torch.tensor([s.ret for s in batch], device=device)
-        old_values = torch.tensor([float(s.value) for s in batch], device=device)
 
         ratio = torch.exp(logprobs - old)  # rho_{t,k}
         clip_loss = -torch.minimum(ratio * advantages, ratio.clamp(1 - c.clip, 1 + c.clip) * advantages)
@@ -106,12 +101,12 @@ class VLDAC(Algorithm):
             ref = padded([s.ref_logprobs for s in batch], logprobs.shape[1], device)
             kl = k3_kl(logprobs, ref)
             token_loss = clip_loss + c.kl_beta * kl
-        value_loss = c.value_coef * clipped_value_loss(values, old_values, returns, c.value_clip)
+        critic_loss = c.value_coef * value_loss(batch, values, c.value_clip)
         warmup = update < c.value_warmup_updates
-        step_loss = value_loss if warmup else masked_mean(token_loss, mask, dim=1) + value_loss
+        step_loss = critic_loss if warmup else masked_mean(token_loss, mask, dim=1) + critic_loss
         stats = {
             "policy_loss": masked_mean(clip_loss, mask).item(),
-            "value_loss": value_loss.mean().item(),
+            "value_loss": critic_loss.mean().item(),
             "kl": masked_mean(kl, mask).item(),
             "clip_fraction": masked_mean(((ratio - 1).abs() > c.clip).float(), mask).item(),
             "value_warmup": float(warmup),

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rl4vlm_gym.baselines.common.storage import Step
+from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
-__all__ = ["gae", "normalize"]
+__all__ = ["gae", "normalize", "step_gae"]
 
 
 def gae(stream: Sequence[Step], gamma: float, lam: float) -> None:
@@ -50,3 +50,12 @@ def normalize(steps: Sequence[Step], eps: float = 1e-8) -> None:
     mean, std = advantages.mean(), advantages.std()
     for step, value in zip(steps, (advantages - mean) / (std + eps), strict=True):
         step.advantage = float(value)
+
+
+def step_gae(buffer: RolloutBuffer, gamma: float, lam: float, normalise: bool) -> None:
+    """The critic methods' estimator: :func:`gae` over each env's stream, then (if ``normalise``)
+    :func:`normalize` over the whole buffer."""
+    for stream in buffer.streams():
+        gae(stream, gamma, lam)
+    if normalise:
+        normalize(buffer.steps)

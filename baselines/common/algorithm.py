@@ -15,10 +15,11 @@ from typing import Any, ClassVar
 
 import torch
 
+from rl4vlm_gym.baselines.common.losses import clipped_value_loss
 from rl4vlm_gym.baselines.common.policy import Policy, Scores
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
-__all__ = ["Algorithm", "padded", "rescore"]
+__all__ = ["Algorithm", "padded", "rescore", "value_loss"]
 
 
 class Algorithm:
@@ -117,3 +118,11 @@ def rescore(
     old = padded([s.logprobs for s in batch], scores.logprobs.shape[1], device)
     advantages = torch.tensor([s.advantage for s in batch], device=device)
     return scores, old, advantages
+
+
+def value_loss(batch: Sequence[Step], values: torch.Tensor, clip: float) -> torch.Tensor:
+    """``[B]``: :func:`~rl4vlm_gym.baselines.common.losses.clipped_value_loss` of the current
+    ``values`` against the stored values and return targets of the mini-batch."""
+    old_values = torch.tensor([float(s.value) for s in batch], device=values.device)
+    returns = torch.tensor([s.ret for s in batch], device=values.device)
+    return clipped_value_loss(values, old_values, returns, clip)

@@ -107,9 +107,19 @@ class Generator(Protocol):
     """Writes replies: the one seam a faster inference engine (vLLM on GPU) plugs into."""
 
     def __call__(
-        self, policy: Policy, prompts: Sequence[Prompt], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
+        self,
+        policy: Policy,
+        prompts: Sequence[Prompt],
+        *,
+        inputs: Any,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float,
+        seed: int,
     ) -> list[list[int]]:
-        """The reply tokens (each ending at the end-of-turn token, if reached) to each prompt."""
+        """The reply tokens (each ending at the end-of-turn token, if reached) to each prompt.
+        ``inputs`` is the prompts' encoding by :meth:`Policy.encode` when the caller has it (else
+        ``None``); an engine with its own preprocessing ignores it."""
         ...
 
 
@@ -117,9 +127,19 @@ class HFGenerator:
     """Hugging Face ``generate`` on the policy's own (adapted) weights."""
 
     def __call__(
-        self, policy: Policy, prompts: Sequence[Prompt], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
+        self,
+        policy: Policy,
+        prompts: Sequence[Prompt],
+        *,
+        inputs: Any,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float,
+        seed: int,
     ) -> list[list[int]]:
-        inputs = encode(policy.processor, [p.messages for p in prompts]).to(policy.device)
+        if inputs is None:
+            inputs = policy.encode([p.messages for p in prompts])
+        inputs = {k: v.to(policy.device) for k, v in inputs.items()}  # the caller's copy stays where it is
         was_training = policy.model.training
         policy.model.eval()
         try:
@@ -196,19 +216,39 @@ class Policy(nn.Module):
 
     # Prompts and replies -----------------------------------------------------------------------
 
-    def prompts(self, conversations: Sequence[list[Message]]) -> list[Prompt]:
-        """Encode conversations into :class:`Prompt` records (their token ids included)."""
-        inputs = encode(self.processor, conversations)
+    def encode(self, conversations: Sequence[list[Message]]) -> Any:
+        """The processor's left-padded encoding of a batch of conversations (on the CPU).
+
+        The processor pass (chat template, tokenizer, image processor) costs as much as a small
+        model's forward pass: a rollout step encodes its prompts once and hands the result to
+        :meth:`prompts`, :meth:`generate`, :meth:`score` and :meth:`values` as ``inputs``.
+        """
+        return encode(self.processor, conversations)
+
+    def prompts(self, conversations: Sequence[list[Message]], inputs: Any = None) -> list[Prompt]:
+        """:class:`Prompt` records of conversations, their token ids included (from ``inputs``,
+        their :meth:`encode`, if given)."""
+        if inputs is None:
+            inputs = self.encode(conversations)
         return [
             Prompt(list(c), _unpad(ids, mask))
             for c, ids, mask in zip(conversations, inputs["input_ids"], inputs["attention_mask"], strict=True)
         ]
 
     def generate(
-        self, prompts: Sequence[Prompt], *, max_new_tokens: int, temperature: float, top_p: float = 1.0, seed: int = 0
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        inputs: Any = None,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float = 1.0,
+        seed: int = 0,
     ) -> list[list[int]]:
         """Reply tokens to each prompt (see :class:`Generator`)."""
-        return self.generator(self, prompts, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed)
+        return self.generator(
+            self, prompts, inputs=inputs, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed
+        )
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.processor.tokenizer.decode(list(tokens), skip_special_tokens=True)
@@ -223,14 +263,15 @@ class Policy(nn.Module):
         values: bool = True,
         reference: bool = False,
         entropy: bool = False,
+        inputs: Any = None,
     ) -> Scores:
         """Log-probs of each reply given its prompt, the prompts' values and, with ``entropy=True``,
         the entropy of ``softmax(logits / T)`` at each reply position (see the module docstring).
 
         Gradients flow unless called under ``torch.no_grad()``; with ``reference=True`` they never
-        do and no values are computed.
+        do and no values are computed. ``inputs``: the prompts' :meth:`encode`, if at hand.
         """
-        inputs, prompt_length, reply_length = self._batch(prompts, responses)
+        inputs, prompt_length, reply_length = self._batch(prompts, responses, inputs)
         want_values = values and self.value_head is not None and not reference
         if reference:
             context, model = self._reference_model()
@@ -252,11 +293,12 @@ class Policy(nn.Module):
         token_entropy = -(log_p.exp() * log_p).sum(-1) * mask if entropy else None
         return Scores(logprobs, mask, value, token_entropy)
 
-    def values(self, prompts: Sequence[Prompt]) -> torch.Tensor:
-        """Values of prompts alone (bootstrapping past a time limit or the end of a rollout)."""
+    def values(self, prompts: Sequence[Prompt], inputs: Any = None) -> torch.Tensor:
+        """Values of prompts alone (bootstrapping past a time limit or the end of a rollout);
+        ``inputs``: the prompts' :meth:`encode`, if at hand."""
         if self.value_head is None:
             raise RuntimeError("this policy has no value head (settings.value_head is None)")
-        inputs, prompt_length, _ = self._batch(prompts, [[] for _ in prompts])
+        inputs, prompt_length, _ = self._batch(prompts, [[] for _ in prompts], inputs)
         with self.autocast():
             output = self.model(**inputs, output_hidden_states=True, logits_to_keep=1)
         return self._value(output.hidden_states[-1][:, prompt_length - 1].float())
@@ -267,14 +309,19 @@ class Policy(nn.Module):
             hidden = hidden.detach()
         return self.value_head(hidden).squeeze(-1)
 
-    def _batch(self, prompts: Sequence[Prompt], responses: Sequence[Sequence[int]]) -> tuple[dict[str, torch.Tensor], int, int]:
-        """Left-padded prompts followed by right-padded replies, as one model input."""
-        inputs = dict(encode(self.processor, [p.messages for p in prompts]))
-        for prompt, ids, mask in zip(prompts, inputs["input_ids"], inputs["attention_mask"], strict=True):
-            if prompt.ids and _unpad(ids, mask) != prompt.ids:
-                raise RuntimeError(
-                    "a stored prompt no longer encodes to the token ids it was generated from (was the processor changed?)"
-                )
+    def _batch(
+        self, prompts: Sequence[Prompt], responses: Sequence[Sequence[int]], inputs: Any = None
+    ) -> tuple[dict[str, torch.Tensor], int, int]:
+        """Left-padded prompts followed by right-padded replies, as one model input. Stored prompts
+        are re-encoded and checked against their ids unless their fresh ``inputs`` are given."""
+        if inputs is None:
+            inputs = self.encode([p.messages for p in prompts])
+            for prompt, ids, mask in zip(prompts, inputs["input_ids"], inputs["attention_mask"], strict=True):
+                if prompt.ids and _unpad(ids, mask) != prompt.ids:
+                    raise RuntimeError(
+                        "a stored prompt no longer encodes to the token ids it was generated from (was the processor changed?)"
+                    )
+        inputs = dict(inputs)
         rows, prompt_length = len(prompts), inputs["input_ids"].shape[1]
         reply_length = max((len(r) for r in responses), default=0)
         pad = self.processor.tokenizer.pad_token_id

@@ -163,11 +163,13 @@ class RolloutCollector:
     def _step(self, active: Sequence[int], buffer: RolloutBuffer) -> list[Step]:
         assert self._obs is not None
         observations = [self._obs[e] for e in active]
-        prompts = self.policy.prompts([self.builders[e].messages(o) for e, o in zip(active, observations, strict=True)])
-        replies = self.policy.generate(prompts, seed=self._sampling_seed(), **vars(self.generation))
+        conversations = [self.builders[e].messages(o) for e, o in zip(active, observations, strict=True)]
+        inputs = self.policy.encode(conversations)  # one processor pass serves generation and scoring
+        prompts = self.policy.prompts(conversations, inputs)
+        replies = self.policy.generate(prompts, inputs=inputs, seed=self._sampling_seed(), **vars(self.generation))
         with torch.no_grad():
-            scores = self.policy.score(prompts, replies, values=self.values)
-            reference = self.policy.score(prompts, replies, reference=True) if self.reference else None
+            scores = self.policy.score(prompts, replies, values=self.values, inputs=inputs)
+            reference = self.policy.score(prompts, replies, reference=True, inputs=inputs) if self.reference else None
         texts = [self.policy.decode(r) for r in replies]
         # Envs whose episode ended wait for the rest of the wave: they were parked (reset) and
         # step with an empty reply that is never recorded.
@@ -267,9 +269,10 @@ class RolloutCollector:
 
     def _values(self, observations: Sequence[Mapping[str, Any]], envs: Sequence[int]) -> list[float]:
         """Values of observations just reached (the builders have recorded the previous reply)."""
-        prompts = self.policy.prompts([self.builders[e].messages(o) for e, o in zip(envs, observations, strict=True)])
+        conversations = [self.builders[e].messages(o) for e, o in zip(envs, observations, strict=True)]
+        inputs = self.policy.encode(conversations)
         with torch.no_grad():
-            return [float(v) for v in self.policy.values(prompts)]
+            return [float(v) for v in self.policy.values(self.policy.prompts(conversations, inputs), inputs)]
 
     def _draw_seed(self) -> int:
         return int(self.rng.integers(TRAIN_SEEDS.start, TRAIN_SEEDS.stop))

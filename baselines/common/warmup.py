@@ -81,7 +81,8 @@ def format_warmup(
                     obs = None
             tokenizer = policy.processor.tokenizer
             replies = [tokenizer.encode(t, add_special_tokens=False) + [tokenizer.eos_token_id] for t in targets]
-            scores = policy.score(policy.prompts(conversations), replies, values=False)
+            inputs = policy.encode(conversations)
+            scores = policy.score(policy.prompts(conversations, inputs), replies, values=False, inputs=inputs)
             loss = -(scores.logprobs.sum() / scores.mask.sum())
             optimizer.zero_grad()
             loss.backward()

@@ -55,6 +55,8 @@ def test_scores_do_not_depend_on_padding_and_the_reference_is_the_base_model():
             alone = policy.score([prompt], [reply])
             assert torch.allclose(batch.logprobs[i, : len(reply)], alone.logprobs[0, : len(reply)], atol=1e-5)
         assert batch.mask.sum().item() == 6
+        encoded = policy.score(prompts, replies, inputs=policy.encode([p.messages for p in prompts]))
+        assert torch.equal(encoded.logprobs, batch.logprobs)  # the rollout's one processor pass
         with torch.no_grad():
             for name, p in policy.model.named_parameters():
                 if "lora_B" in name:
