@@ -124,7 +124,8 @@ class ColourNaming(VLMEnv):
 
     def _state_key(self) -> str:
         where = f"|at={self._corner[0]},{self._corner[1]}" if self._patch else ""
-        return f"colour={self._colour}{where}"
+        answer = "" if self._answer is None else f"|answer={self._answer}"  # answered is another state
+        return f"colour={self._colour}{where}{answer}"
 
     def _success(self) -> bool:
         return self._answer == self._colour
