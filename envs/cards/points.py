@@ -50,6 +50,7 @@ class PointsGame(VLMEnv):
         self.config = config
         self.cards, self.target = self._deal(config)
         self.formula: list[str] = []
+        self.submitted = False
         self.won = False
         self._hand_cache: tuple[tuple[Card, ...], NDArray[np.uint8]] | None = None
         self._plan = formula.solve(self.values, self.target, self._arithmetic(), self.PARENTHESES)
@@ -96,6 +97,7 @@ class PointsGame(VLMEnv):
         return StepOutcome("token")
 
     def _submit(self) -> StepOutcome:
+        self.submitted = True
         shown = "".join(self.formula) or "(empty)"
         value = formula.evaluate(self.formula)
         if sorted(formula.numbers_in(self.formula)) != sorted(self.values):
@@ -173,7 +175,8 @@ class PointsGame(VLMEnv):
     def _state_key(self) -> str:
         # Suits and J/Q/K faces don't change the game: the key holds card values only.
         values = ",".join(str(v) for v in sorted(self.values))
-        return f"values={values}|target={self.target}|formula={' '.join(self.formula)}"
+        submitted = ("|won" if self.won else "|submitted") if self.submitted else ""  # a submission ends the game
+        return f"values={values}|target={self.target}|formula={' '.join(self.formula)}{submitted}"
 
     # -- scoring and oracle -------------------------------------------------------------------------
 
