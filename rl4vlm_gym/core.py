@@ -5,9 +5,26 @@
 - the observation ``{"image", "text", "mission", "actions"}`` and what each ``obs_mode`` carries;
 - parsing the model's raw text into an admissible action (:mod:`rl4vlm_gym.parsing`);
 - invalid actions: the step is consumed, the state is left unchanged, the reason goes into
-  ``info["action"]`` and into ``text``, and the reward is the selected variant's penalty;
+  ``info["action"]`` and into ``text``, and the reward is the selected variant's ``"invalid"``
+  entry. An action is invalid when it does not parse, or when the rules refuse it: ``actions``
+  is the vocabulary a model may write, and may hold words the rules refuse in some states (the
+  cards games list every token RL4VLM's prompt lists, and refuse a number no unused card is
+  worth); ``_apply`` reports a refusal with ``StepOutcome(error=...)``, and the base class pays
+  the invalid reward whatever event it names;
+- the end of an episode: once a step has returned ``terminated`` or ``truncated``, every further
+  ``step`` until ``reset`` is an invalid action ("the episode is over") that changes nothing,
+  costs no step, pays the invalid reward and repeats the final ``terminated``/``truncated``
+  (Gymnasium leaves this case undefined; invalid actions are reported, never raised);
 - ``reward_variant`` tables, the level ladder, ``state_key``, the oracle hook, the ``info``
   fields and the render modes ``rgb_array``, ``ansi`` and ``human``.
+
+The laws an env must keep, which the conformance kit (:mod:`rl4vlm_gym.testing`) checks: every
+variant of ``REWARDS`` has the same events; ``info["progress"]`` is in ``[0, 1]``;
+``info["success"]`` is false at reset and turns true only on the step that terminates the
+episode; equal ``state_key`` values of one seed are the same state (same actions, same success);
+``optimal_steps`` is an int (the oracle's exact length) or ``None`` (-1) when no plan exists or
+the game is one of chance (``CHANCE``); ``image`` mode puts no state in ``text``; image and text
+carry the same information and the mission does not give the state away.
 
 A subclass sets ``LEVELS`` and ``REWARDS`` and implements the hooks in the "Set these in every
 subclass" block of the class body.
@@ -55,7 +72,10 @@ class StepOutcome:
         truncated: a rule of the game cut the episode short (not the registered time limit).
         feedback: a sentence for the agent, shown in ``text`` in every obs mode.
         error: set when the game's rules refuse the action; the env must then leave its
-            state unchanged, and the step counts as an invalid action.
+            state unchanged, and the step counts as an invalid action: the base class replaces
+            ``event`` by ``"invalid"`` (so the variant's invalid reward is paid), ``scale`` by 1
+            and clears ``terminated``/``truncated`` (rules that end an episode after any step go
+            in ``_end_of_step``); an empty ``feedback`` becomes "Invalid action: <error>.".
         scale: multiplies the reward table's value, for games whose reward shrinks with time
             (MiniWorld pays ``1 - 0.2 * t / T`` on success).
     """
@@ -102,6 +122,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
     MAX_ACTION_LENGTH: ClassVar[int] = 256
     MAX_OUTPUT_LENGTH: ClassVar[int] = 65536
     """Size of the action space; longer outputs are still parsed (and reported, never raised)."""
+    CHANCE: ClassVar[bool] = False
+    """Outcomes depend on chance during the episode (cards drawn after reset), so no plan is
+    fixed at reset: ``_optimal_steps()`` returns ``None`` and the oracle maximises the expected
+    return. Otherwise an oracle that solves an episode must report its length as ``optimal_steps``."""
     NEEDS_DATA: ClassVar[bool] = False
     """The env plays files users download themselves; without them ``make`` raises
     :class:`MissingDataError`, and the docs show no example episode."""
@@ -151,6 +175,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         )
         self.action_space = Unicode(self.MAX_OUTPUT_LENGTH)
         self._started = False
+        self._ended: tuple[bool, bool] | None = None  # (terminated, truncated) once the episode ended
         self._elapsed = 0
         self._admissible: tuple[str, ...] = ()
         self._optimal = -1
@@ -164,11 +189,13 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _actions(self) -> tuple[str, ...]:
-        """The admissible actions now (the model may write any of them)."""
+        """The actions the model may write now, without repeats. It may be a fixed vocabulary
+        that holds words the rules refuse in this state (``_apply`` then sets ``error``)."""
         raise NotImplementedError
 
     def _apply(self, action: str) -> StepOutcome:
-        """Apply an admissible action; if the rules refuse it, change nothing and set ``error``."""
+        """Apply an admissible action; if the rules refuse it, change nothing and set ``error``.
+        Never called after the episode ended (the base class refuses those steps)."""
         raise NotImplementedError
 
     def _describe(self) -> str:
@@ -188,7 +215,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _success(self) -> bool:
-        """Whether the task has been accomplished."""
+        """Whether the task has been accomplished: false at reset, true from the step that
+        accomplishes it, which must terminate the episode."""
         raise NotImplementedError
 
     def _progress(self) -> float:
@@ -196,9 +224,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _optimal_steps(self) -> int | None:
-        """Fewest steps that solve the episode from its start; ``None`` if undefined (unsolvable,
-        or a game of chance). ``info["optimal_steps"]`` reports ``None`` as -1 so that vector
-        envs can batch it as ints."""
+        """Fewest steps that solve the episode from its start, as an ``int`` (the oracle takes
+        exactly that many); ``None`` if undefined (unsolvable, or a game of chance: see
+        ``CHANCE``). ``info["optimal_steps"]`` reports ``None`` as -1 so that vector envs can
+        batch it as ints."""
         raise NotImplementedError
 
     def oracle_action(self) -> str:
@@ -210,7 +239,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
         return outcome
 
     def _frame_key(self) -> Any:
-        """A key that fully determines the image, to reuse frames; ``None`` disables caching."""
+        """A key that fully determines the image, to reuse frames; ``None`` disables caching.
+        It must hold everything ``_render`` draws (the kit compares cached frames with fresh ones)."""
         return None
 
     def _text(self, feedback: str) -> str:
@@ -222,8 +252,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
         return "\n".join(text)
 
     def _view(self) -> NDArray[np.uint8]:
-        """What ``render()`` shows in ``rgb_array`` and ``human`` modes: the observed frame, unless
-        an env offers other views (a top-down map, say)."""
+        """What ``render()`` shows in ``rgb_array`` and ``human`` modes: the observed frame. An env
+        that offers other views (a top-down map, say) overrides it; ``render()`` then returns
+        that view, of any size, and need not equal ``obs["image"]`` (the kit compares the two
+        only when ``_view`` is not overridden)."""
         return self._frame()
 
     # Gymnasium API --------------------------------------------------------------------------------
@@ -238,6 +270,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
             self.level = self._check_level(options["level"], 'options["level"]')
         self._new_episode(self.LEVELS[self.level])
         self._started = True
+        self._ended = None
         self._elapsed = 0
         self._admissible = self._actions()
         self.action_space.vocabulary = self._admissible
@@ -247,24 +280,50 @@ class VLMEnv(gym.Env[ObsDict, str]):
         return self._observation(""), self._info(None)
 
     def step(self, action: str) -> tuple[ObsDict, float, bool, bool, dict[str, Any]]:
-        """Parse ``action`` (any text), apply it if admissible, and report what happened."""
+        """Parse ``action`` (any text), apply it if admissible, and report what happened.
+
+        After the episode ended (a step returned ``terminated`` or ``truncated``), every step until
+        ``reset`` is an invalid action that changes nothing: see the module docstring."""
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
         result = self.parser.parse(action, self._admissible)
+        if self._ended is not None:
+            return self._after_the_end(result)
         if result.parsed is None:
-            feedback = self.INVALID_FEEDBACK or f"Invalid action: {result.error}. Nothing happened."
-            outcome = StepOutcome("invalid", feedback=feedback)
+            outcome = StepOutcome("invalid", feedback=self._invalid_feedback(result.error))
         else:
             outcome = self._apply(result.parsed)
-            if outcome.error is not None:
+            if outcome.error is not None:  # refused by the rules: an invalid action, whatever the event
                 result = result.rejected(outcome.error)
+                feedback = outcome.feedback or self._invalid_feedback(outcome.error)
+                outcome = StepOutcome("invalid", feedback=feedback, error=outcome.error)
         self._elapsed += 1
         outcome = self._end_of_step(outcome)
         self._admissible = self._actions()
         self.action_space.vocabulary = self._admissible
-        reward = float(self.REWARDS[self.reward_variant][outcome.event]) * outcome.scale
+        reward = self._reward(outcome.event) * outcome.scale
+        if outcome.terminated or outcome.truncated:
+            self._ended = (outcome.terminated, outcome.truncated)
         self._render_human()
         return self._observation(outcome.feedback), reward, outcome.terminated, outcome.truncated, self._info(result)
+
+    def _after_the_end(self, result: ParseResult) -> tuple[ObsDict, float, bool, bool, dict[str, Any]]:
+        error = "the episode is over; call reset()"
+        feedback = self._invalid_feedback(error)
+        terminated, truncated = self._ended or (False, False)
+        return self._observation(feedback), self._reward("invalid"), terminated, truncated, self._info(result.rejected(error))
+
+    def _invalid_feedback(self, error: str | None) -> str:
+        return self.INVALID_FEEDBACK or f"Invalid action: {error}. Nothing happened."
+
+    def _reward(self, event: str) -> float:
+        table = self.REWARDS[self.reward_variant]
+        if event not in table:
+            raise KeyError(
+                f"{type(self).__name__}: the event {event!r} has no reward in REWARDS[{self.reward_variant!r}] "
+                f"(it has {sorted(table)}); every reward variant needs every event"
+            )
+        return float(table[event])
 
     def render(self) -> NDArray[np.uint8] | str | None:
         """``rgb_array``: the frame; ``ansi``: mission, state and actions as text; ``human``: a window."""

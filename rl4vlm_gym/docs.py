@@ -18,7 +18,7 @@ from PIL import Image
 
 from rl4vlm_gym.registry import EnvCard, env_card, list_envs
 
-__all__ = ["DOC_SEED", "SECTIONS", "env_page", "missing_sections", "parse_sections", "write_docs"]
+__all__ = ["DOC_SEED", "SECTIONS", "class_sections", "env_page", "missing_sections", "parse_sections", "write_docs"]
 
 SECTIONS = ("Description", "Observation", "Actions", "Rewards", "Levels", "Arguments", "Version History")
 DOC_SEED = 0
@@ -35,9 +35,19 @@ def parse_sections(doc: str | None) -> dict[str, str]:
     }
 
 
+def class_sections(cls: type) -> dict[str, str]:
+    """The ``## heading`` sections documenting ``cls``: each section from the nearest class of its
+    MRO that has it, so a subclass documents only what it changes (a task fixed by a class
+    attribute, a test variant) and inherits the rest of its family's docstring."""
+    sections: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        sections.update({name: body for name, body in parse_sections(klass.__doc__).items() if body})
+    return sections
+
+
 def missing_sections(cls: type) -> list[str]:
-    """The required sections that ``cls.__doc__`` lacks (or leaves empty)."""
-    sections = parse_sections(cls.__doc__)
+    """The required sections that ``cls``'s docstrings (see :func:`class_sections`) lack or leave empty."""
+    sections = class_sections(cls)
     return [name for name in SECTIONS if not sections.get(name)]
 
 
@@ -77,7 +87,7 @@ def env_page(env_id: str, image_dir: Path | None = None) -> str:
     """The Markdown page of ``env_id``; saves its example image into ``image_dir`` if given."""
     card = env_card(env_id)
     cls: Any = load_env_creator(card.entry_point)
-    sections = parse_sections(cls.__doc__)
+    sections = class_sections(cls)
     if cls.NEEDS_DATA:  # the example would depend on which data the machine has
         example = "(This env plays data files users download, so this page shows no example.)"
     else:

@@ -1,37 +1,54 @@
 """The conformance kit: every check an RL4VLM Gym env must pass, as importable functions.
 
 Our test suite runs every check for every registered id, and ``rl4vlm-gym check ID`` runs the
-same functions, so a contributor sees exactly what CI checks. Each check takes an env id (plus
-``make`` keyword arguments), raises ``AssertionError`` with a readable message on failure and
-returns a one-line summary on success.
+same functions, so a contributor sees exactly what CI checks. Each check takes an env id plus
+``make`` keyword arguments (its own options are keyword-only parameters), raises
+``AssertionError`` naming the defect on failure and returns a one-line summary on success.
 
 Checks: ``api`` (Gymnasium's ``check_env`` in every obs mode, warnings included), ``arguments``
-(bad ``make``/``reset`` arguments name themselves), ``seeding`` (seeds matter), ``determinism``
-(byte-identical rollouts in separate processes), ``fuzz`` (hostile action strings are clean
-invalid actions), ``oracle`` (every solvable level solved, in ``optimal_steps``), ``vector``
-(sync and async, with and without shared memory), ``pickle``, ``render`` and ``docs``.
+(bad ``make``/``reset`` arguments name themselves; ``image_size`` is obeyed; every level plays
+its own game), ``seeding`` (seeds matter; ``reset()`` without a seed draws a new episode),
+``determinism`` (byte-identical rollouts in separate processes), ``fuzz`` (hostile action strings
+are clean invalid actions), ``rules`` (the step contract under every reward variant: refused moves
+change nothing and pay the invalid reward, rewards come from ``REWARDS``, progress and success
+keep their laws, ``state_key`` names one state, cached frames equal fresh ones, the episode's end
+is final), ``observations`` (image and text carry the same information, ``image`` mode puts no
+state in text, the mission does not give the state away), ``oracle`` (every solvable level solved
+in exactly ``optimal_steps``, an int that no shorter solution beats), ``vector`` (sync and async
+with Gymnasium's default start method and with ``spawn``), ``pickle``, ``render`` and ``docs``.
+
+The kit checks any env registered with Gymnasium under an id that has an env card, test-only
+envs included: register the card with :func:`rl4vlm_gym.registry.register` (its entry point a
+``"module:Class"`` string importable from ``sys.path``), and the checks that start processes
+(``determinism``, ``vector``) register it there too. ``tests/kit/`` does exactly that.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import inspect
 import json
+import math
+import multiprocessing
+import numbers
 import os
 import pickle
 import subprocess
 import sys
 import time
 import warnings
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils.env_checker import check_env
 
-from rl4vlm_gym.core import VLMEnv
+from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.parsing import fills_template
 from rl4vlm_gym.registry import EVAL_SEEDS, env_card
 
@@ -44,9 +61,11 @@ __all__ = [
     "check_determinism",
     "check_docs",
     "check_fuzz",
+    "check_observations",
     "check_oracle",
     "check_pickle",
     "check_render",
+    "check_rules",
     "check_seeding",
     "check_vector",
     "measure_throughput",
@@ -85,6 +104,9 @@ SURELY_INVALID = (
     "unclosed_tag", "many_tags", "backtracking_bait", "not_a_string", "none",
 )  # fmt: skip
 
+VECTOR_TIMEOUT_S = 120.0
+"""How long an async vector env may take to reset or step before the kit calls it a hang."""
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -110,16 +132,44 @@ def _base(env: gym.Env) -> VLMEnv:
     return base
 
 
-@contextlib.contextmanager
-def _headless_display() -> Iterator[None]:
-    """Let pygame open its 'window' without a screen (the user's own setting wins)."""
-    previous = os.environ.get("SDL_VIDEODRIVER")
-    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+def _spec_json(env_id: str) -> str | None:
+    """The id's Gymnasium spec as JSON, so another process can register a test-only env."""
+    spec = gym.spec(env_id)
+    return spec.to_json() if isinstance(spec.entry_point, str) else None
+
+
+def _ensure_registered(env_id: str, spec_json: str | None) -> None:
+    import rl4vlm_gym  # noqa: F401 - registers the packaged envs
+
+    if env_id not in gym.registry and spec_json is not None:
+        gym.registry[env_id] = EnvSpec.from_json(spec_json)
+
+
+@dataclass(frozen=True)
+class _Maker:
+    """A picklable env factory for vector workers, which registers a test-only id if needed."""
+
+    env_id: str
+    spec_json: str | None
+    kwargs: Mapping[str, Any]
+
+    def __call__(self) -> gym.Env:
+        _ensure_registered(self.env_id, self.spec_json)
+        return _make(self.env_id, **self.kwargs)
+
+
+@contextmanager
+def _no_frame_wait(cls: type) -> Iterator[None]:
+    """Human windows wait 1/render_fps per frame; the kit checks that they work, not their pace."""
+    metadata = cls.__dict__.get("metadata")
+    cls.metadata = {**cls.metadata, "render_fps": 10_000}  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop("SDL_VIDEODRIVER", None)
+        if metadata is None:
+            del cls.metadata  # type: ignore[attr-defined]
+        else:
+            cls.metadata = metadata  # type: ignore[attr-defined]
 
 
 def _json_default(value: Any) -> Any:
@@ -130,12 +180,20 @@ def _json_default(value: Any) -> Any:
     return repr(value)
 
 
+def _digest(image: np.ndarray) -> str:
+    return hashlib.sha256(image.tobytes()).hexdigest()[:16]
+
+
 def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator) -> str:
     """Half oracle, half random admissible action: reaches deep states and explores off-plan."""
     actions = obs["actions"]
     if actions and rng.random() < 0.5:
         return actions[int(rng.integers(len(actions)))]
     return env.oracle_action()
+
+
+def _state_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def rollout_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any] | None = None) -> str:
@@ -161,20 +219,24 @@ def rollout_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]
 
 
 def check_api(env_id: str, **kwargs: Any) -> str:
-    """Gymnasium's ``check_env``, unmodified, in every obs mode; its warnings count as failures."""
+    """Gymnasium's ``check_env``, unmodified, in every obs mode; its warnings count as failures.
+
+    Its render-mode pass makes envs from the registered spec, whatever the obs mode, so it runs
+    once (with the first obs mode)."""
     card = env_card(env_id)
-    for obs_mode in card.obs_modes:
+    for i, obs_mode in enumerate(card.obs_modes):
         env = _make(env_id, **{**kwargs, "obs_mode": obs_mode})
-        with _headless_display(), warnings.catch_warnings(record=True) as caught:
+        cls = type(env.unwrapped)
+        with _no_frame_wait(cls), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            check_env(env.unwrapped)
+            check_env(env.unwrapped, skip_render_check=i > 0)
         env.close()
         assert not caught, f"check_env warned in obs_mode={obs_mode!r}: {[str(w.message) for w in caught]}"
     return f"check_env passed in {', '.join(card.obs_modes)}"
 
 
 def check_arguments(env_id: str, **kwargs: Any) -> str:
-    """Bad ``make``/``reset`` arguments raise ``ValueError`` naming the argument; modes carry what they say."""
+    """Bad arguments raise ``ValueError`` naming themselves; ``image_size`` and every level are obeyed."""
     bad = {
         "level": [-1, 10_000, "hard", 1.5],
         "obs_mode": ["video", ""],
@@ -201,12 +263,53 @@ def check_arguments(env_id: str, **kwargs: Any) -> str:
         else:
             raise AssertionError(f"reset(options={options}) was accepted")
     card = env_card(env_id)
+    level0 = []
     for level in range(len(card.levels)):
         _, info = env.reset(seed=0, options={"level": level})
         assert info["level"] == level, f"reset(options={{'level': {level}}}) reported level {info['level']}"
+        if level:
+            _assert_level_plays(env, level, level0)
     env.close()
+    _check_image_size(env_id, **kwargs)
     _check_obs_modes(env_id, **kwargs)
-    return f"{sum(map(len, bad.values())) + 3} bad arguments rejected with named errors; {len(card.levels)} levels reachable"
+    return f"{sum(map(len, bad.values())) + 3} bad arguments rejected with named errors; {len(card.levels)} levels reachable and distinct; image_size obeyed"
+
+
+def _first_observation(env: gym.Env, seed: int, level: int) -> tuple[Any, ...]:
+    obs, info = env.reset(seed=seed, options={"level": level})
+    return obs["mission"], obs["text"], obs["actions"], _digest(obs["image"]), info["state_key"], info["optimal_steps"]
+
+
+def _assert_level_plays(env: gym.Env, level: int, level0: list[tuple[Any, ...]], seeds: int = 20) -> None:
+    """Some seed's first observation differs from level 0's: the level is not level 0 again."""
+    for seed in range(seeds):
+        if len(level0) <= seed:
+            level0.append(_first_observation(env, seed, 0))
+        if _first_observation(env, seed, level) != level0[seed]:
+            return
+    raise AssertionError(f"level {level} plays level 0's episodes: seeds 0..{seeds - 1} give the same first observations at both levels")
+
+
+def _check_image_size(env_id: str, **kwargs: Any) -> None:
+    """A non-default, non-square ``image_size`` shapes the observation and ``render()``."""
+    base = _base(_make(env_id, **kwargs))
+    side = max(base.MIN_IMAGE_SIDE, min(base.MAX_IMAGE_SIDE, 96))
+    size = (side + 8, side + 24)
+    if size == base.DEFAULT_IMAGE_SIZE:
+        size = (side + 16, side + 8)
+    base.close()
+    env = _make(env_id, **{**kwargs, "image_size": size, "render_mode": "rgb_array"})
+    obs, _ = env.reset(seed=0)
+    shapes = {"reset": obs["image"].shape}
+    obs, *_ = env.step(_base(env).oracle_action())
+    shapes["step"] = obs["image"].shape
+    frame = env.render()
+    env.close()
+    expected = (*size, 3)
+    for where, shape in shapes.items():
+        assert shape == expected, f"image_size={size} ignored: the {where} observation is {shape}, not {expected}"
+    if type(_base(env))._view is VLMEnv._view:
+        assert isinstance(frame, np.ndarray) and frame.shape == expected, f"image_size={size} ignored by render(): {getattr(frame, 'shape', frame)}"
 
 
 def _check_obs_modes(env_id: str, **kwargs: Any) -> None:
@@ -222,28 +325,40 @@ def _check_obs_modes(env_id: str, **kwargs: Any) -> None:
         env.close()
 
 
-def check_seeding(env_id: str, n_seeds: int = 20, **kwargs: Any) -> str:
-    """``reset(seed)`` decides the episode: one seed repeats, different seeds differ."""
+def check_seeding(env_id: str, n_seeds: int = 20, unseeded: int = 4, **kwargs: Any) -> str:
+    """``reset(seed)`` decides the episode: one seed repeats, different seeds differ, and
+    ``reset()`` without a seed continues the RNG (a new episode, never a replay)."""
     env = _make(env_id, **kwargs)
     keys = []
     for seed in range(n_seeds):
-        a, _ = env.reset(seed=seed)
-        b, _ = env.reset(seed=seed)
+        a, info_a = env.reset(seed=seed)
+        b, info_b = env.reset(seed=seed)
         assert a["text"] == b["text"] and np.array_equal(a["image"], b["image"]), f"seed {seed} did not repeat"
-        keys.append((a["text"], a["mission"], hashlib.sha256(a["image"].tobytes()).hexdigest()))
-    env.close()
+        assert info_a["state_key"] == info_b["state_key"], f"seed {seed} did not repeat its state_key"
+        keys.append((a["text"], a["mission"], _digest(a["image"]), info_a["state_key"]))
     distinct = len(set(keys))
     assert distinct > 1, f"{n_seeds} different seeds all gave the same first observation"
-    return f"{distinct} distinct first observations over {n_seeds} seeds"
+    env.reset(seed=0)
+    fresh = set()
+    for _ in range(unseeded):
+        obs, info = env.reset()
+        fresh.add((obs["text"], obs["mission"], _digest(obs["image"]), info["state_key"]))
+    env.close()
+    assert fresh - {keys[0]} and len(fresh) > 1, (
+        f"reset() without a seed replays the same episode ({unseeded} unseeded resets after reset(seed=0) "
+        f"gave {len(fresh)} distinct first observation(s)); it must continue the RNG, not reseed it"
+    )
+    return f"{distinct} distinct first observations over {n_seeds} seeds; {len(fresh)}/{unseeded} unseeded resets distinct"
 
 
 def check_determinism(env_id: str, seed: int = 0, steps: int = 40, **kwargs: Any) -> str:
     """The same seed gives byte-identical rollouts here and in two fresh processes."""
     here = rollout_digest(env_id, seed, steps, kwargs)
-    command = [sys.executable, "-m", "rl4vlm_gym.testing", "digest", env_id, str(seed), str(steps), json.dumps(kwargs)]
+    where = json.dumps({"spec": _spec_json(env_id), "path": sys.path})
+    command = [sys.executable, "-m", "rl4vlm_gym.testing", "digest", env_id, str(seed), str(steps), json.dumps(kwargs), where]
     digests = {"this process": here}
     for hash_seed in ("1", "2"):  # different str-hash orders must not change anything
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "SDL_VIDEODRIVER": "dummy"}
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
         assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
         digests[f"process with PYTHONHASHSEED={hash_seed}"] = done.stdout.strip()
@@ -255,9 +370,10 @@ def check_fuzz(env_id: str, **kwargs: Any) -> str:
     """Hostile outputs never raise; invalid ones cost a step, change nothing and say why."""
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
+    invalid_reward = float(base.REWARDS[base.reward_variant]["invalid"])
     for name, output in FUZZ_INPUTS.items():
         obs, info = env.reset(seed=0)
-        before, admissible = info["state_key"], obs["actions"]
+        before, admissible, described = info["state_key"], obs["actions"], base._describe()
         steps = base.elapsed_steps
         try:
             obs, reward, terminated, truncated, info = env.step(output)  # type: ignore[arg-type]
@@ -271,7 +387,11 @@ def check_fuzz(env_id: str, **kwargs: Any) -> str:
             assert not action["valid"], f"step({name}) was accepted as {action['parsed']!r}"
         if not action["valid"]:
             assert isinstance(action["error"], str) and action["error"], f"step({name}): invalid without an error"
-            assert info["state_key"] == before, f"step({name}) was invalid but changed the state"
+            assert info["state_key"] == before, f"step({name}) was invalid but changed the state_key"
+            assert base._describe() == described, f"step({name}) was invalid but changed the state (its text description)"
+            assert obs["actions"] == admissible, f"step({name}) was invalid but changed the actions"
+            if not (terminated or truncated):
+                assert reward == invalid_reward, f"step({name}) was invalid but paid {reward}, not the invalid reward {invalid_reward}"
             feedback = base.INVALID_FEEDBACK or "Invalid action"
             assert feedback in obs["text"], f"step({name}): no feedback in text: {obs['text'][:200]!r}"
             assert len(obs["text"]) < 2000, f"step({name}) echoed {len(obs['text'])} characters into text"
@@ -282,12 +402,226 @@ def check_fuzz(env_id: str, **kwargs: Any) -> str:
     return f"{len(FUZZ_INPUTS)} hostile outputs handled ({len(SURELY_INVALID)} asserted invalid)"
 
 
+class _OutcomeSpy:
+    """Records what ``_end_of_step`` receives and returns, so rewards can be traced to events."""
+
+    def __init__(self, base: VLMEnv) -> None:
+        self.original = type(base)._end_of_step.__get__(base)
+        self.before: StepOutcome | None = None
+        self.after: StepOutcome | None = None
+        base._end_of_step = self  # type: ignore[method-assign]
+
+    def __call__(self, outcome: StepOutcome) -> StepOutcome:
+        self.before, self.after = outcome, self.original(outcome)
+        return self.after
+
+    def take(self) -> tuple[StepOutcome | None, StepOutcome | None]:
+        seen, self.before, self.after = (self.before, self.after), None, None
+        return seen
+
+
+def check_rules(
+    env_id: str, seeds: int = 2, episodes_per_seed: int = 2, max_steps: int = 40, probes: int = 2, **kwargs: Any
+) -> str:
+    """The step contract, under every reward variant, over episodes that mix oracle and random moves.
+
+    Invalid and refused moves change nothing (state_key, state text, image, actions) and pay the
+    invalid reward; every reward is ``REWARDS[variant][event] * scale`` with a known event and
+    ``0 <= scale <= 1``; ``actions`` has no repeats; progress is in [0, 1]; success is false at
+    reset and turns true only on a terminating step; a ``state_key`` seen twice in episodes of one
+    seed is one state (same actions, same success); every observed image equals a fresh
+    ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
+    step is an invalid action that changes nothing and repeats the end. Besides the episode's own
+    move, each step tries ``probes`` random actions on copies of the env, so that moves the rules
+    refuse are met."""
+    card = env_card(env_id)
+    counts = {"steps": 0, "invalid": 0}
+    for variant in card.reward_variants:
+        env = _make(env_id, **{**kwargs, "reward_variant": variant})
+        base = _base(env)
+        spy = _OutcomeSpy(base)
+        for seed in range(seeds):
+            seen: dict[Any, tuple[Any, ...]] = {}
+            for episode in range(episodes_per_seed):
+                rng = np.random.default_rng([seed, episode])
+                obs, info = env.reset(seed=seed)
+                where = f"reward_variant={variant!r}, seed {seed}, episode {episode}"
+                _assert_state(base, obs, info, seen, f"{where}, reset")
+                assert not info["success"], f"{where}: success reported at reset, before the goal"
+                for t in range(max_steps):
+                    at = f"{where}, step {t + 1}"
+                    state = pickle.dumps(base)
+                    for probe in rng.choice(obs["actions"], size=min(probes, len(obs["actions"])), replace=False):
+                        clone = pickle.loads(state)
+                        _checked_step(clone, clone, _OutcomeSpy(clone), str(probe), obs, info, seen, counts, f"{at} (trying {str(probe)!r})")
+                    action = _policy_action(base, obs, rng)
+                    obs, info, ended = _checked_step(env, base, spy, action, obs, info, seen, counts, at)
+                    if ended:
+                        break
+        env.close()
+    return (
+        f"{counts['steps']} steps under {len(card.reward_variants)} reward variant(s), {counts['invalid']} invalid: "
+        "rules, rewards, progress, success, state keys and frames consistent"
+    )
+
+
+def _checked_step(
+    env: gym.Env,
+    base: VLMEnv,
+    spy: _OutcomeSpy,
+    action: str,
+    obs: Mapping[str, Any],
+    info: Mapping[str, Any],
+    seen: dict[Any, tuple[Any, ...]],
+    counts: dict[str, int],
+    at: str,
+) -> tuple[Mapping[str, Any], Mapping[str, Any], bool]:
+    """One step with every law of ``check_rules`` asserted; returns the new obs, info and whether it ended."""
+    table = base.REWARDS[base.reward_variant]
+    before = (info["state_key"], base._describe(), _digest(obs["image"]), obs["actions"], obs["mission"])
+    obs, reward, terminated, truncated, info = env.step(action)
+    counts["steps"] += 1
+    pre, post = spy.take()
+    if not info["action"]["valid"]:
+        counts["invalid"] += 1
+        after = (info["state_key"], base._describe(), _digest(obs["image"]), obs["actions"], obs["mission"])
+        for name, a, b in zip(("state_key", "state text", "image", "actions", "mission"), before, after, strict=True):
+            assert a == b, f"{at}: an invalid or refused move ({info['action']['error']}) changed the {name}"
+    _assert_reward(table, reward, pre, post, info, at)
+    _assert_state(base, obs, info, seen, at)
+    if info["success"]:
+        assert terminated, f"{at}: success reported on a step that does not terminate the episode (success before the goal)"
+    ended = bool(terminated or truncated)
+    if ended and post is not None and (post.terminated or post.truncated):
+        _assert_end_is_final(base, obs, info, table, at)
+    return obs, info, ended
+
+
+def _assert_state(base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any], seen: dict[Any, tuple[Any, ...]], at: str) -> None:
+    actions = obs["actions"]
+    assert len(set(actions)) == len(actions), f"{at}: actions has duplicates: {sorted(a for a in set(actions) if actions.count(a) > 1)}"
+    progress = info["progress"]
+    assert isinstance(progress, float) and 0.0 <= progress <= 1.0, f"{at}: progress {progress!r} is outside [0, 1]"
+    if base.obs_mode != "text":
+        assert np.array_equal(obs["image"], base._render()), (
+            f"{at}: the observed image differs from a fresh _render() of the same state: the frame "
+            "cache key (_frame_key) leaves out part of what is drawn"
+        )
+    facts = (actions, info["success"])
+    earlier = seen.setdefault(info["state_key"], facts)
+    assert earlier == facts, (
+        f"{at}: state_key {info['state_key']!r} names two different states (actions {earlier[0]} vs {facts[0]}, "
+        f"success {earlier[1]} vs {facts[1]}): the key leaves out part of the state"
+    )
+
+
+def _assert_reward(
+    table: Mapping[str, float], reward: float, pre: StepOutcome | None, post: StepOutcome | None, info: Mapping[str, Any], at: str
+) -> None:
+    assert isinstance(reward, float) and math.isfinite(reward), f"{at}: reward {reward!r} is not a finite float"
+    low, high = min(0.0, *table.values()), max(0.0, *table.values())
+    assert low <= reward <= high, f"{at}: reward {reward} is outside the REWARDS table's range [{low}, {high}]"
+    if post is None or pre is None:  # the env overrides step(); only the range can be checked
+        return
+    assert post.event in table, f"{at}: the event {post.event!r} is not in REWARDS"
+    assert 0.0 <= post.scale <= 1.0, f"{at}: StepOutcome.scale={post.scale} is outside [0, 1]"
+    assert math.isclose(reward, table[post.event] * post.scale), (
+        f"{at}: reward {reward} is not REWARDS[..][{post.event!r}] * scale = {table[post.event] * post.scale}"
+    )
+    if not info["action"]["valid"] and not (post.terminated or post.truncated):
+        assert reward == table["invalid"], (
+            f"{at}: a refused or invalid move ({info['action']['error']}) paid {reward}, not the invalid reward {table['invalid']}"
+        )
+
+
+def _assert_end_is_final(
+    base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any], table: Mapping[str, float], at: str
+) -> None:
+    actions = obs["actions"] or ("look",)
+    key, described = info["state_key"], base._describe()
+    for action in (base.oracle_action(), actions[0]):
+        _, reward, terminated, truncated, after = base.step(action)
+        assert not after["action"]["valid"], f"{at}: a move ({action!r}) was accepted after the episode ended"
+        assert after["state_key"] == key and base._describe() == described, f"{at}: a move after the episode ended changed the state"
+        assert terminated or truncated, f"{at}: a step after the episode ended did not report the end again"
+        assert reward == table["invalid"], f"{at}: a step after the episode ended paid {reward}, not the invalid reward"
+
+
+def check_observations(env_id: str, seeds: int = 12, steps: int = 3, **kwargs: Any) -> str:
+    """Image and text carry the same information, ``image`` mode keeps state out of ``text``, and
+    the mission does not give the state away.
+
+    Over the first ``steps`` steps of ``seeds`` episodes, two situations with one mission show the
+    same image exactly when they have the same state text (``_describe()``); the text of ``image``
+    mode holds no line of the state text, at reset or after any step; the mission stays fixed
+    through an episode, and missions seen at more than one reset do not each come with a single
+    start state (which would mean the mission tells the state)."""
+    card = env_card(env_id)
+    if "image" not in card.obs_modes:
+        return "no image mode: nothing to compare"
+    env = _make(env_id, **{**kwargs, "obs_mode": "image"})
+    base = _base(env)
+    by_image: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    by_text: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    starts: dict[str, list[str]] = defaultdict(list)
+    situations = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        obs, info = env.reset(seed=seed)
+        mission = obs["mission"]
+        starts[mission].append(info["state_key"])
+        for t in range(steps + 1):
+            at = f"seed {seed}, {'reset' if t == 0 else f'step {t}'}"
+            described = base._describe()
+            leaked = set(_state_lines(described)) & set(_state_lines(obs["text"]))
+            assert not leaked, f"{at}: obs_mode='image' carries state text in obs['text']: {sorted(leaked)}"
+            assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
+            assert np.array_equal(obs["image"], base._render()), (
+                f"{at}: the observed image differs from a fresh _render() of the same state: the frame "
+                "cache key (_frame_key) leaves out part of what is drawn"
+            )
+            image = _digest(obs["image"])
+            texts = by_image[(mission, image)]
+            texts.setdefault(described, at)
+            if len(texts) > 1:
+                (text_a, at_a), (text_b, at_b) = list(texts.items())[:2]
+                raise AssertionError(
+                    f"the image lacks information the text has: {at_a} and {at_b} show the same image (and mission) "
+                    f"but their texts differ ({text_a!r} vs {text_b!r})"
+                )
+            images = by_text[(mission, described)]
+            images.setdefault(image, at)
+            if len(images) > 1:
+                at_a, at_b = list(images.values())[:2]
+                raise AssertionError(
+                    f"the text lacks information the image has: {at_a} and {at_b} have the same text "
+                    f"{described!r} (and mission) but different images"
+                )
+            situations += 1
+            if t == steps:
+                break
+            obs, _, terminated, truncated, info = env.step(_policy_action(base, obs, rng))
+            if terminated or truncated:
+                break
+    env.close()
+    repeated = {m: set(keys) for m, keys in starts.items() if len(keys) > 1}
+    if repeated and len({k for keys in starts.values() for k in keys}) > 1 and all(len(k) == 1 for k in repeated.values()):
+        raise AssertionError(
+            f"the mission gives the state away: each of the {len(repeated)} missions seen at several resets comes "
+            f"with a single start state (e.g. {next(iter(repeated))!r})"
+        )
+    return f"{situations} situations over {seeds} seeds: image and text agree, no state text in image mode, mission apart from the state"
+
+
 def check_oracle(
-    env_id: str, episodes: int = 50, first_seed: int = 0, levels: Sequence[int] | None = None, **kwargs: Any
+    env_id: str, episodes: int = 50, first_seed: int = 0, levels: Sequence[int] | None = None, search: int = 200, **kwargs: Any
 ) -> str:
     """The oracle solves every solvable episode of every level, in exactly ``optimal_steps``.
 
-    Episodes use EVAL seeds ``first_seed .. first_seed + episodes - 1`` (offsets into the range)."""
+    ``optimal_steps`` must be an int, or -1 only when there is no plan: an unsolvable episode, or
+    an env of chance (``CHANCE``); a breadth-first search trying up to ``search`` moves (from the
+    first episode of the default level) must find no shorter solution. Episodes use EVAL seeds
+    ``first_seed .. first_seed + episodes - 1`` (offsets into the range); messages print the seed."""
     card = env_card(env_id)
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
@@ -296,64 +630,134 @@ def check_oracle(
         solvable = solved = 0
         total = 0.0
         for i in range(first_seed, first_seed + episodes):
-            obs, info = env.reset(seed=EVAL_SEEDS.start + i, options={"level": level})
+            seed = EVAL_SEEDS.start + i
+            obs, info = env.reset(seed=seed, options={"level": level})
             optimal, ret, steps, done = info["optimal_steps"], 0.0, 0, False
+            at = f"level {level} seed {seed}"
+            assert isinstance(optimal, numbers.Integral) and not isinstance(optimal, bool), (
+                f"{at}: optimal_steps={optimal!r} is a {type(optimal).__name__}, not an int"
+            )
+            if base.CHANCE:
+                assert optimal == -1, f"{at}: a game of chance (CHANCE) reports optimal_steps={optimal}; it has no fixed plan"
+            if optimal > 1 and i == first_seed and level == card.default_level and search:
+                _assert_no_shorter_solution(base, optimal, search, at)
             while not done:
                 obs, reward, terminated, truncated, info = env.step(base.oracle_action())
-                assert info["action"]["valid"], f"level {level} seed {i}: oracle action invalid: {info['action']}"
+                assert info["action"]["valid"], f"{at}: oracle action invalid: {info['action']}"
                 ret, steps, done = ret + reward, steps + 1, terminated or truncated
             total += ret
             if optimal >= 0:
                 solvable += 1
-                assert info["success"], f"level {level} seed {EVAL_SEEDS.start + i}: oracle failed a solvable episode"
-                assert steps == optimal, f"level {level} seed {EVAL_SEEDS.start + i}: oracle took {steps} steps, optimal_steps={optimal}"
+                assert info["success"], f"{at}: the oracle failed a solvable episode"
+                assert steps == optimal, f"{at}: the oracle took {steps} steps, but optimal_steps={optimal}"
                 solved += 1
+            elif not base.CHANCE:
+                assert not info["success"], (
+                    f"{at}: optimal_steps is None (-1) but the oracle solved the episode in {steps} steps; "
+                    "report that length (or set CHANCE for a game of chance)"
+                )
         solved_text = f"{solved}/{solvable} solvable solved" if solvable else "no fixed solutions"
         report.append(f"L{level} {solved_text}, mean return {total / episodes:+.2f}")
     env.close()
     return "; ".join(report)
 
 
+def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str) -> None:
+    """Breadth-first search over copies of the env (its RNG copied too), trying at most ``budget``
+    moves, for a solution shorter than ``optimal``: sound (a find is a real action sequence),
+    complete only for small envs."""
+    frontier: deque[tuple[bytes, tuple[str, ...]]] = deque([(pickle.dumps(base), ())])
+    visited = {base._state_key()}
+    tried = 0
+    while frontier and tried < budget:
+        state, path = frontier.popleft()
+        if len(path) >= optimal - 1:
+            break  # breadth-first: every later path is as long
+        for action in pickle.loads(state).admissible_actions:
+            tried += 1
+            env = pickle.loads(state)
+            _, _, terminated, truncated, info = env.step(action)
+            if not info["action"]["valid"]:
+                continue
+            if info["success"]:
+                raise AssertionError(
+                    f"{at}: optimal_steps={optimal}, but {list(path + (action,))} solves the episode in {len(path) + 1} steps "
+                    "(optimal_steps counts a detour)"
+                )
+            if not (terminated or truncated) and info["state_key"] not in visited:
+                visited.add(info["state_key"])
+                frontier.append((pickle.dumps(env), path + (action,)))
+
+
 def check_vector(env_id: str, num_envs: int = 2, steps: int = 6, **kwargs: Any) -> str:
-    """Sync and async vector envs (shared memory on and off) match single envs step for step."""
+    """Sync and async vector envs match single envs step for step.
+
+    Async envs run as users make them, with Gymnasium's default start method (``fork`` on Linux)
+    and shared memory, and with ``spawn`` without shared memory; a worker that hangs fails the
+    check after ``VECTOR_TIMEOUT_S`` instead of hanging the kit."""
     seeds = list(range(num_envs))
-    reference = _vector_rollout(gym.vector.SyncVectorEnv, env_id, seeds, steps, kwargs)
-    singles = [_make(env_id, **kwargs) for _ in seeds]
+    maker = _Maker(env_id, _spec_json(env_id), dict(kwargs))
+    reference = _vector_rollout(lambda fns: gym.vector.SyncVectorEnv(fns), maker, seeds, steps)
+    singles = [maker() for _ in seeds]
     for i, env in enumerate(singles):
         obs, _ = env.reset(seed=seeds[i])
         assert obs["text"] == reference[0][0]["text"][i], "SyncVectorEnv's first text differs from a single env's"
         assert np.array_equal(obs["image"], reference[0][0]["image"][i]), "SyncVectorEnv's first image differs"
         env.close()
-    for shared in (True, False):
-        def factory(env_fns: list[Callable[[], gym.Env]], shared: bool = shared) -> gym.vector.VectorEnv:
-            return gym.vector.AsyncVectorEnv(env_fns, shared_memory=shared, context="spawn")
-        result = _vector_rollout(factory, env_id, seeds, steps, kwargs)
+    default = multiprocessing.get_start_method()
+    for context, shared in ((None, True), ("spawn", False)):
+        name = f"AsyncVectorEnv(context={context or default!r}, shared_memory={shared})"
+
+        def factory(fns: list[Callable[[], gym.Env]], context: str | None = context, shared: bool = shared) -> gym.vector.VectorEnv:
+            return gym.vector.AsyncVectorEnv(fns, shared_memory=shared, context=context)
+
+        result = _vector_rollout(factory, maker, seeds, steps, name)
         for (obs_a, *rest_a), (obs_b, *rest_b) in zip(reference, result, strict=True):
-            assert obs_a["text"] == obs_b["text"], f"AsyncVectorEnv(shared_memory={shared}) text differs"
-            assert obs_a["actions"] == obs_b["actions"], f"AsyncVectorEnv(shared_memory={shared}) actions differ"
-            assert np.array_equal(obs_a["image"], obs_b["image"]), f"AsyncVectorEnv(shared_memory={shared}) image differs"
-            assert all(np.array_equal(a, b) for a, b in zip(rest_a, rest_b, strict=True)), "rewards or flags differ"
-    return f"SyncVectorEnv and AsyncVectorEnv (shared memory on/off) agree over {steps} steps x {num_envs} envs"
+            assert obs_a["text"] == obs_b["text"], f"{name} text differs from SyncVectorEnv's"
+            assert obs_a["actions"] == obs_b["actions"], f"{name} actions differ from SyncVectorEnv's"
+            assert np.array_equal(obs_a["image"], obs_b["image"]), f"{name} image differs from SyncVectorEnv's"
+            assert all(np.array_equal(a, b) for a, b in zip(rest_a, rest_b, strict=True)), f"{name} rewards or flags differ"
+    return f"SyncVectorEnv and AsyncVectorEnv ({default} + shared memory, spawn) agree over {steps} steps x {num_envs} envs"
 
 
 def _vector_rollout(
-    factory: Callable[..., gym.vector.VectorEnv],
-    env_id: str,
+    factory: Callable[[list[Callable[[], gym.Env]]], gym.vector.VectorEnv],
+    maker: _Maker,
     seeds: list[int],
     steps: int,
-    kwargs: Mapping[str, Any],
+    name: str = "",
 ) -> list[tuple[Any, ...]]:
-    # `_make` pickles by reference, so spawned workers import this module and the registry.
-    envs = factory([lambda: _make(env_id, **kwargs) for _ in seeds])
-    obs, _ = envs.reset(seed=seeds)
-    trace: list[tuple[Any, ...]] = [(obs,)]
-    rng = np.random.default_rng(0)
-    for _ in range(steps):
-        actions = tuple(a[int(rng.integers(len(a)))] if a else "" for a in obs["actions"])
-        obs, rewards, terminated, truncated, _ = envs.step(actions)
-        trace.append((obs, rewards, terminated, truncated))
-    envs.close()
+    envs = factory([maker for _ in seeds])
+    is_async = isinstance(envs, gym.vector.AsyncVectorEnv)
+    try:
+        if is_async:
+            envs.reset_async(seed=seeds)
+            obs, _ = _wait(envs.reset_wait, name, "reset")
+        else:
+            obs, _ = envs.reset(seed=seeds)
+        trace: list[tuple[Any, ...]] = [(obs,)]
+        rng = np.random.default_rng(0)
+        for _ in range(steps):
+            actions = tuple(a[int(rng.integers(len(a)))] if a else "" for a in obs["actions"])
+            if is_async:
+                envs.step_async(actions)
+                obs, rewards, terminated, truncated, _ = _wait(envs.step_wait, name, "step")
+            else:
+                obs, rewards, terminated, truncated, _ = envs.step(actions)
+            trace.append((obs, rewards, terminated, truncated))
+    finally:
+        envs.close(terminate=True) if is_async else envs.close()
     return trace
+
+
+def _wait(wait: Callable[..., Any], name: str, what: str) -> Any:
+    try:
+        return wait(timeout=VECTOR_TIMEOUT_S)
+    except multiprocessing.TimeoutError:
+        raise AssertionError(
+            f"{name} did not {what} within {VECTOR_TIMEOUT_S:.0f} s: a worker hangs (a forked worker must not "
+            "inherit state it cannot use, such as an OpenGL context or a lock held by another thread)"
+        ) from None
 
 
 def check_pickle(env_id: str, **kwargs: Any) -> str:
@@ -374,27 +778,35 @@ def check_pickle(env_id: str, **kwargs: Any) -> str:
 
 
 def check_render(env_id: str, **kwargs: Any) -> str:
-    """``rgb_array`` gives the frame, ``ansi`` the text state, ``human`` a window; close twice."""
-    with _headless_display():
-        for mode in ("rgb_array", "ansi", "human"):
-            env = _make(env_id, **{**kwargs, "render_mode": mode})
+    """``rgb_array`` gives the frame, ``ansi`` the text state, ``human`` a window; close twice.
+
+    ``render()`` in ``rgb_array`` mode equals the observed image unless the env overrides
+    ``_view`` (another view, such as a map), which then only has to be a stable ``uint8`` RGB frame."""
+    for mode in ("rgb_array", "ansi", "human"):
+        env = _make(env_id, **{**kwargs, "render_mode": mode})
+        base = _base(env)
+        with _no_frame_wait(type(base)):
             obs, _ = env.reset(seed=1)
             out = env.render()
             if mode == "rgb_array":
-                assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == obs["image"].shape, "bad rgb_array frame"
-                assert np.array_equal(out, obs["image"]), "render() differs from the observed image"
+                assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3, "bad rgb_array frame"
+                if type(base)._view is VLMEnv._view:
+                    assert np.array_equal(out, obs["image"]), "render() differs from the observed image (and _view is not overridden)"
+                else:
+                    assert np.array_equal(out, env.render()), "render() of an overridden _view changes between calls"
             elif mode == "ansi":
                 assert isinstance(out, str) and obs["mission"] in out, "ansi render must hold the mission and state"
             else:
                 assert out is None, "human render must return None"
-                env.step(_base(env).oracle_action())
+                env.step(base.oracle_action())
             env.close()
             env.close()
     return "rgb_array, ansi and human render; close() twice is safe"
 
 
 def check_docs(env_id: str, **kwargs: Any) -> str:
-    """The env class docstring has every section the docs generator needs."""
+    """The env class docstring (its own or inherited) has every section the docs generator needs;
+    the card matches the class, and every reward variant has the same events, ``"invalid"`` among them."""
     from rl4vlm_gym.docs import SECTIONS, missing_sections
 
     env = _make(env_id, **kwargs)
@@ -406,7 +818,15 @@ def check_docs(env_id: str, **kwargs: Any) -> str:
     assert tuple(cls.REWARDS) == card.reward_variants, f"card reward variants {card.reward_variants} != {tuple(cls.REWARDS)}"
     assert len(cls.LEVELS) == len(card.levels), f"card lists {len(card.levels)} levels, the env has {len(cls.LEVELS)}"
     assert cls.DEFAULT_LEVEL == card.default_level, "card and env disagree on the default level"
-    return f"docstring has {', '.join(SECTIONS)}; card matches the class"
+    variants = list(cls.REWARDS.items())
+    default, events = variants[0][0], set(variants[0][1])
+    assert "invalid" in events, f"REWARDS[{default!r}] has no 'invalid' event"
+    for variant, table in variants[1:]:
+        assert set(table) == events, (
+            f"REWARDS[{variant!r}] misses events {sorted(events - set(table))} (or adds {sorted(set(table) - events)}) "
+            f"against the default variant {default!r}"
+        )
+    return f"docstring has {', '.join(SECTIONS)}; card matches the class; {len(variants)} reward variant(s) with the same events"
 
 
 CHECKS: dict[str, Callable[..., str]] = {
@@ -415,6 +835,8 @@ CHECKS: dict[str, Callable[..., str]] = {
     "seeding": check_seeding,
     "determinism": check_determinism,
     "fuzz": check_fuzz,
+    "rules": check_rules,
+    "observations": check_observations,
     "oracle": check_oracle,
     "vector": check_vector,
     "pickle": check_pickle,
@@ -423,13 +845,31 @@ CHECKS: dict[str, Callable[..., str]] = {
 }
 
 
-def run_checks(env_id: str, checks: list[str] | None = None, **kwargs: Any) -> list[CheckResult]:
-    """Run the named checks (all by default) on ``env_id``; failures are results, not exceptions."""
+def run_checks(
+    env_id: str,
+    checks: Sequence[str] | None = None,
+    *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    **make_kwargs: Any,
+) -> list[CheckResult]:
+    """Run the named checks (all by default) on ``env_id``; failures are results, not exceptions.
+
+    ``make_kwargs`` go to ``gym.make`` in every check; ``options`` holds each check's own keyword
+    arguments by check name, e.g. ``options={"oracle": {"episodes": 5}}``."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(CHECKS))
+    if unknown:
+        raise ValueError(f"options for unknown checks {unknown}; the checks are {sorted(CHECKS)}")
+    for name, opts in options.items():
+        accepted = set(inspect.signature(CHECKS[name]).parameters) - {"env_id", "kwargs"}
+        extra = sorted(set(opts) - accepted)
+        if extra:
+            raise ValueError(f"check {name!r} has no options {extra}; it takes {sorted(accepted)}")
     results = []
     for name in checks or list(CHECKS):
         start = time.perf_counter()
         try:
-            detail, passed = CHECKS[name](env_id, **kwargs), True
+            detail, passed = CHECKS[name](env_id, **options.get(name, {}), **make_kwargs), True
         except Exception as err:  # noqa: BLE001 - a failing check is reported, not raised
             detail, passed = f"{type(err).__name__}: {err}", False
         results.append(CheckResult(env_id, name, passed, detail, time.perf_counter() - start))
@@ -473,12 +913,15 @@ def measure_throughput(
 
 
 def _main(argv: list[str]) -> None:
-    """``python -m rl4vlm_gym.testing digest ID SEED STEPS KWARGS_JSON`` (used by ``check_determinism``)."""
-    if len(argv) != 5 or argv[0] != "digest":
-        raise SystemExit("usage: python -m rl4vlm_gym.testing digest ENV_ID SEED STEPS KWARGS_JSON")
-    import rl4vlm_gym  # noqa: F401 - registers the envs
-
-    _, env_id, seed, steps, kwargs = argv
+    """``python -m rl4vlm_gym.testing digest ID SEED STEPS KWARGS_JSON [WHERE_JSON]`` (used by
+    ``check_determinism``; ``WHERE_JSON`` holds the parent's ``sys.path`` and the id's spec, so
+    test-only envs registered in the parent are found here too)."""
+    if len(argv) not in (5, 6) or argv[0] != "digest":
+        raise SystemExit("usage: python -m rl4vlm_gym.testing digest ENV_ID SEED STEPS KWARGS_JSON [WHERE_JSON]")
+    _, env_id, seed, steps, kwargs, *where = argv
+    found = json.loads(where[0]) if where else {}
+    sys.path.extend(p for p in found.get("path", ()) if p not in sys.path)
+    _ensure_registered(env_id, found.get("spec"))
     sys.stdout.write(rollout_digest(env_id, int(seed), int(steps), json.loads(kwargs)) + "\n")
 
 

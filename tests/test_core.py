@@ -157,6 +157,29 @@ def test_invalid_actions_count_towards_the_step_budget() -> None:
     assert info["action"]["valid"] is False
 
 
+@pytest.mark.parametrize("unwrapped", [False, True])
+def test_steps_after_the_end_are_invalid_and_change_nothing(unwrapped: bool) -> None:
+    env = _make(NUMBERLINE, obs_mode="image+text")
+    env.reset(seed=3)
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(_oracle(env))
+        done = terminated or truncated
+    assert terminated and info["success"]
+    stepper = env.unwrapped if unwrapped else env
+    steps = env.unwrapped.elapsed_steps  # type: ignore[attr-defined]
+    for action in ("+", "-", "nonsense"):
+        after, reward, term, trunc, info2 = stepper.step(action)
+        assert info2["action"]["valid"] is False and info2["action"]["error"] == "the episode is over; call reset()"
+        assert (reward, term, trunc) == (-1.0, True, False)
+        assert info2["state_key"] == info["state_key"] and info2["success"]
+        np.testing.assert_array_equal(after["image"], obs["image"])
+        assert after["text"].startswith("Invalid action: the episode is over; call reset(). Nothing happened.")
+    assert env.unwrapped.elapsed_steps == steps  # type: ignore[attr-defined]
+    _, info3 = env.reset(seed=3)
+    assert env.step(_oracle(env))[4]["action"]["valid"]  # a new episode plays again
+
+
 def test_huge_json_integer_is_an_invalid_action_not_an_exception() -> None:
     env = _make(EZPOINTS)
     env.reset(seed=0)

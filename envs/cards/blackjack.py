@@ -65,6 +65,7 @@ class Blackjack(VLMEnv):
 
     LEVELS: ClassVar[tuple[BlackjackLevel, ...]] = BLACKJACK_LEVELS
     MIN_IMAGE_SIDE: ClassVar[int] = 128  # smaller, the cards are no longer legible
+    CHANCE: ClassVar[bool] = True  # cards drawn after reset decide the hand
     REWARDS: ClassVar = {
         "rl4vlm": {"hit": 0.0, "win": 1.0, "natural_win": 1.5, "push": 0.0, "lose": -1.0, "bust": -1.0, "invalid": -1.0},
         "verl-agent": {"hit": 0.0, "win": 1.0, "natural_win": 1.5, "push": 0.0, "lose": 0.0, "bust": 0.0, "invalid": 0.0},
@@ -84,8 +85,6 @@ class Blackjack(VLMEnv):
         return self.ACTIONS
 
     def _apply(self, action: str) -> StepOutcome:
-        if self.result is not None:
-            return StepOutcome("invalid", error="the hand is over", feedback="Invalid action: the hand is over.")
         if action == "hit":
             self.player.append(random_card(self.np_random))
             if self._total(self.player) > 21:

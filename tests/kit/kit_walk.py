@@ -1,0 +1,337 @@
+"""Walk, a tiny grid game that keeps the env contract, and one broken variant per defect the
+conformance kit must catch (``tests/kit/test_kit.py``).
+
+Each broken class overrides one hook of :class:`Walk` and breaks one law. They are registered
+under ``kit/...`` ids with cards, the way a contributor registers a test-only env, so the kit's
+subprocess checks (determinism, vector envs) can make them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.registry import EnvCard, register
+
+MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+
+
+@dataclass(frozen=True)
+class WalkLevel:
+    side: int
+
+
+class Walk(VLMEnv):
+    """Walk to the goal square of a small grid.
+
+    ## Description
+    A test env for the conformance kit: the agent (red) walks on a ``side x side`` grid to the
+    goal (green). A move into the edge is refused by the rules.
+
+    ## Observation
+    - ``image``: the grid, the agent red and the goal green.
+    - ``text``: ``"Agent: row r, column c\\nGoal: row r, column c"``.
+    - ``mission``: the rules.
+    - ``actions``: ``up``, ``down``, ``left``, ``right``.
+
+    ## Actions
+    A direction; a move into the edge is an invalid action.
+
+    ## Rewards
+    1 on reaching the goal; -1 (``default``) or 0 (``lenient``) for an invalid action.
+
+    ## Levels
+    0: a 2x2 grid; 1: a 3x3 grid.
+
+    ## Arguments
+    The arguments common to every env.
+
+    ## Version History
+    - v0: the test env.
+    """
+
+    LEVELS: ClassVar[tuple[WalkLevel, ...]] = (WalkLevel(2), WalkLevel(3))
+    REWARDS: ClassVar = {
+        "default": {"move": 0.0, "goal": 1.0, "invalid": -1.0},
+        "lenient": {"move": 0.0, "goal": 1.0, "invalid": 0.0},
+    }
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (32, 32)
+    MIN_IMAGE_SIDE: ClassVar[int] = 16
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        self.side = config.side
+        cells = [(r, c) for r in range(self.side) for c in range(self.side)]
+        first, second = self.np_random.choice(len(cells), size=2, replace=False)
+        self.agent, self.goal = cells[int(first)], cells[int(second)]
+        self.start = self.agent
+
+    def _actions(self) -> tuple[str, ...]:
+        return tuple(MOVES)
+
+    def _apply(self, action: str) -> StepOutcome:
+        (r, c), (dr, dc) = self.agent, MOVES[action]
+        if not (0 <= r + dr < self.side and 0 <= c + dc < self.side):
+            return StepOutcome("move", error=f"the edge blocks {action}")
+        self.agent = (r + dr, c + dc)
+        if self.agent == self.goal:
+            return StepOutcome("goal", terminated=True, feedback="You reached the goal.")
+        return StepOutcome("move")
+
+    def _describe(self) -> str:
+        return f"Agent: row {self.agent[0]}, column {self.agent[1]}\nGoal: row {self.goal[0]}, column {self.goal[1]}"
+
+    def _mission(self) -> str:
+        return "Walk to the green goal square: answer up, down, left or right."
+
+    def _render(self) -> NDArray[np.uint8]:
+        height, width = self.image_size
+        image = np.full((height, width, 3), 255, np.uint8)
+        for (r, c), colour in ((self.goal, (0, 160, 0)), (self.agent, (200, 0, 0))):
+            top, left = r * height // self.side, c * width // self.side
+            image[top + 1 : (r + 1) * height // self.side - 1, left + 1 : (c + 1) * width // self.side - 1] = colour
+        return image
+
+    def _frame_key(self) -> Any:
+        return self.agent, self.goal, self.side
+
+    def _state_key(self) -> str:
+        return f"agent={self.agent}|goal={self.goal}"
+
+    def _distance(self, cell: tuple[int, int]) -> int:
+        return abs(cell[0] - self.goal[0]) + abs(cell[1] - self.goal[1])
+
+    def _success(self) -> bool:
+        return self.agent == self.goal
+
+    def _progress(self) -> float:
+        return max(0.0, 1.0 - self._distance(self.agent) / self._distance(self.start))
+
+    def _optimal_steps(self) -> int | None:
+        return self._distance(self.start)
+
+    def oracle_action(self) -> str:
+        (r, c), (gr, gc) = self.agent, self.goal
+        if r != gr:
+            return "down" if gr > r else "up"
+        return "right" if gc > c else "left"
+
+
+# -- one defect each ----------------------------------------------------------------------------
+
+
+class RefusedMoveChanges(Walk):
+    """A move into the edge is refused, yet the agent wraps around to the other side."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        (r, c), (dr, dc) = self.agent, MOVES[action]
+        outcome = super()._apply(action)
+        if outcome.error:
+            self.agent = ((r + dr) % self.side, (c + dc) % self.side)
+        return outcome
+
+
+class StaleFrameCache(Walk):
+    """The frame cache's key leaves out the goal, which the frame draws."""
+
+    def _frame_key(self) -> Any:
+        return self.agent
+
+
+class OptimalNone(Walk):
+    """``_optimal_steps()`` says there is no plan, though the oracle solves every episode."""
+
+    def _optimal_steps(self) -> int | None:
+        return None
+
+
+class OptimalFloat(Walk):
+    """``_optimal_steps()`` returns a float."""
+
+    def _optimal_steps(self) -> Any:
+        return float(self._distance(self.start))
+
+
+class DetourOracle(Walk):
+    """The oracle wastes two moves (there and back) and ``optimal_steps`` counts them."""
+
+    def _optimal_steps(self) -> int | None:
+        return self._distance(self.start) + 2
+
+    def oracle_action(self) -> str:
+        if self.elapsed_steps == 0:
+            return self._first_move()
+        if self.elapsed_steps == 1 and self._distance(self.agent) != 0:
+            return OPPOSITE[self._first_move(self.start)]
+        return super().oracle_action()
+
+    def _first_move(self, cell: tuple[int, int] | None = None) -> str:
+        r, c = cell or self.agent
+        return "down" if r == 0 else "up"
+
+
+class SlowOracle(DetourOracle):
+    """The oracle takes a detour that ``optimal_steps`` does not count."""
+
+    def _optimal_steps(self) -> int | None:
+        return self._distance(self.start)
+
+
+class ImageModeLeak(Walk):
+    """In ``image`` mode the text after a step carries the state."""
+
+    def _text(self, feedback: str) -> str:
+        if self.obs_mode == "image" and self.elapsed_steps:
+            return "\n".join([feedback or "You moved.", self._describe()])
+        return super()._text(feedback)
+
+
+class UnseededReplay(Walk):
+    """``reset()`` without a seed reuses the last seed: the same episode again."""
+
+    _last_seed: int | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        seed = self._last_seed if seed is None else seed
+        self._last_seed = seed
+        return super().reset(seed=seed, options=options)
+
+
+class ImageLacksGoal(Walk):
+    """The image draws the agent only; the text names the goal."""
+
+    def _render(self) -> NDArray[np.uint8]:
+        goal, self.goal = self.goal, self.agent
+        try:
+            return super()._render()
+        finally:
+            self.goal = goal
+
+
+class TextLacksGoal(Walk):
+    """The text names the agent only; the image draws the goal."""
+
+    def _describe(self) -> str:
+        return f"Agent: row {self.agent[0]}, column {self.agent[1]}"
+
+
+class MissionGivesAway(Walk):
+    """The mission spells out where the agent and the goal are."""
+
+    def _mission(self) -> str:
+        return f"Walk from {self.start} to {self.goal}."
+
+
+class IgnoresImageSize(Walk):
+    """The image is always drawn at the default size."""
+
+    def _render(self) -> NDArray[np.uint8]:
+        size, self.image_size = self.image_size, self.DEFAULT_IMAGE_SIZE
+        try:
+            return super()._render()
+        finally:
+            self.image_size = size
+
+
+class RefusedPaysMove(Walk):
+    """A rule rewrites every invalid step into an ordinary move, which pays 0."""
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        return StepOutcome("move", feedback=outcome.feedback) if outcome.event == "invalid" else outcome
+
+
+class DuplicateActions(Walk):
+    """``actions`` lists ``up`` twice."""
+
+    def _actions(self) -> tuple[str, ...]:
+        return (*MOVES, "up")
+
+
+class AcceptsAfterEnd(Walk):
+    """``step`` forgets that the episode ended and plays on."""
+
+    def step(self, action: str) -> Any:
+        self._ended = None
+        return super().step(action)
+
+
+class RewardOutsideTable(Walk):
+    """Reaching the goal pays twice the table's reward."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        return StepOutcome("goal", terminated=True, scale=2.0) if outcome.event == "goal" else outcome
+
+
+class VariantMissesEvent(Walk):
+    """The ``lenient`` variant has no ``goal`` reward."""
+
+    REWARDS: ClassVar = {
+        "default": {"move": 0.0, "goal": 1.0, "invalid": -1.0},
+        "lenient": {"move": 0.0, "invalid": 0.0},
+    }
+
+
+class ProgressOutOfRange(Walk):
+    """Progress counts down from 1 and goes negative on a step away from the goal."""
+
+    def _progress(self) -> float:
+        return 1.0 - self._distance(self.agent) / max(1, self._distance(self.start) - 1)
+
+
+class EarlySuccess(Walk):
+    """Success is reported one step before the goal."""
+
+    def _success(self) -> bool:
+        return self._distance(self.agent) <= 1
+
+
+class StateKeyCollision(Walk):
+    """``state_key`` names the goal only, so every position of an episode shares one key."""
+
+    def _state_key(self) -> str:
+        return f"goal={self.goal}"
+
+
+class LevelsIgnored(Walk):
+    """Every level plays level 0."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(self.LEVELS[0])
+
+
+BROKEN: tuple[type[Walk], ...] = (
+    RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
+    ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway,
+    IgnoresImageSize, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
+    VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
+)  # fmt: skip
+
+
+def env_id(cls: type[Walk]) -> str:
+    return "kit/Walk-v0" if cls is Walk else f"kit/Walk{cls.__name__}-v0"
+
+
+def register_all() -> None:
+    """Register Walk and every broken variant with a card (a no-op the second time)."""
+    for cls in (Walk, *BROKEN):
+        register(
+            EnvCard(
+                id=env_id(cls),
+                entry_point=f"{__name__}:{cls.__name__}",
+                family="kit",
+                summary="Walk to the goal square (a conformance-kit test env).",
+                skills=("navigation",),
+                levels=("2x2 grid", "3x3 grid"),
+                default_level=0,
+                action_grammar="up, down, left or right",
+                action_examples=("up",),
+                reward_variants=tuple(cls.REWARDS),
+                success="the agent stands on the goal",
+                max_episode_steps=12,
+            )
+        )

@@ -1,0 +1,95 @@
+"""The conformance kit's own tests: each check fails on an env broken in one way, with a message
+naming the defect, and every check passes on the correct reference env (``kit_walk.Walk``)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from rl4vlm_gym.testing import CHECKS, check_docs, run_checks
+
+# The test envs' module must import by name in the kit's subprocesses (determinism, spawned
+# vector workers), which get this process's sys.path.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+kit_walk = importlib.import_module("kit_walk")
+kit_walk.register_all()
+Walk, env_id = kit_walk.Walk, kit_walk.env_id
+
+# (broken env, the check that must catch it, a pattern its message must match)
+DEFECTS = [
+    (kit_walk.RefusedMoveChanges, "rules", r"refused move \(the edge blocks \w+\) changed the state_key"),
+    (kit_walk.StaleFrameCache, "rules", r"differs from a fresh _render\(\).*frame cache key"),
+    (kit_walk.StaleFrameCache, "observations", r"differs from a fresh _render\(\).*frame cache key"),
+    (kit_walk.OptimalNone, "oracle", r"optimal_steps is None \(-1\) but the oracle solved the episode"),
+    (kit_walk.OptimalFloat, "oracle", r"optimal_steps=\d\.0 is a float, not an int"),
+    (kit_walk.DetourOracle, "oracle", r"optimal_steps=\d+, but \[.*\] solves the episode in \d+ steps \(optimal_steps counts a detour\)"),
+    (kit_walk.SlowOracle, "oracle", r"the oracle took \d+ steps, but optimal_steps=\d+"),
+    (kit_walk.ImageModeLeak, "observations", r"step \d: obs_mode='image' carries state text in obs\['text'\]"),
+    (kit_walk.UnseededReplay, "seeding", r"reset\(\) without a seed replays the same episode"),
+    (kit_walk.ImageLacksGoal, "observations", r"the image lacks information the text has"),
+    (kit_walk.TextLacksGoal, "observations", r"the text lacks information the image has"),
+    (kit_walk.MissionGivesAway, "observations", r"the mission gives the state away"),
+    (kit_walk.IgnoresImageSize, "arguments", r"image_size=\(\d+, \d+\) ignored"),
+    (kit_walk.RefusedPaysMove, "rules", r"refused or invalid move \(.*\) paid 0.0, not the invalid reward -1.0"),
+    (kit_walk.DuplicateActions, "rules", r"actions has duplicates: \['up'\]"),
+    (kit_walk.AcceptsAfterEnd, "rules", r"a move \('\w+'\) was accepted after the episode ended"),
+    (kit_walk.RewardOutsideTable, "rules", r"reward 2.0 is outside the REWARDS table's range \[-1.0, 1.0\]"),
+    (kit_walk.VariantMissesEvent, "docs", r"REWARDS\['lenient'\] misses events \['goal'\]"),
+    (kit_walk.VariantMissesEvent, "rules", r"the event 'goal' has no reward in REWARDS\['lenient'\]"),
+    (kit_walk.ProgressOutOfRange, "rules", r"progress -?\d\.\d+ is outside \[0, 1\]"),
+    (kit_walk.EarlySuccess, "rules", r"success reported (at reset|on a step that does not terminate)"),
+    (kit_walk.StateKeyCollision, "rules", r"state_key 'goal=\(\d, \d\)' names two different states"),
+    (kit_walk.LevelsIgnored, "arguments", r"level 1 plays level 0's episodes"),
+]
+
+
+@pytest.mark.parametrize(("cls", "check", "pattern"), DEFECTS, ids=[f"{c.__name__}-{k}" for c, k, _ in DEFECTS])
+def test_check_names_the_defect(cls: type, check: str, pattern: str) -> None:
+    with pytest.raises((AssertionError, KeyError)) as caught:
+        CHECKS[check](env_id(cls))
+    assert re.search(pattern, str(caught.value)), f"{check} failed {cls.__name__} for another reason: {caught.value}"
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_every_check_passes_the_reference_env(check: str) -> None:
+    CHECKS[check](env_id(Walk))
+
+
+def test_every_defect_is_caught_by_the_checks_it_names() -> None:
+    broken = {cls for cls, _, _ in DEFECTS}
+    assert broken == set(kit_walk.BROKEN), "every broken env in kit_walk.py has a test above, and only those"
+
+
+def test_run_checks_separates_make_kwargs_from_check_options() -> None:
+    results = run_checks(env_id(Walk), ["seeding", "oracle"], options={"oracle": {"episodes": 3}}, level=1)
+    assert [r.passed for r in results] == [True, True], results
+    assert "L0 3/3" in results[1].detail and "L1 3/3" in results[1].detail
+    with pytest.raises(ValueError, match="check 'seeding' has no options \\['episodes'\\]"):
+        run_checks(env_id(Walk), options={"seeding": {"episodes": 3}})
+    with pytest.raises(ValueError, match="unknown checks \\['nope'\\]"):
+        run_checks(env_id(Walk), options={"nope": {}})
+
+
+def test_a_subclass_inherits_its_family_docstring() -> None:
+    assert kit_walk.VariantMissesEvent.__doc__ and "## Description" not in kit_walk.VariantMissesEvent.__doc__
+    with pytest.raises(AssertionError, match="misses events"):  # the sections pass, inherited from Walk
+        check_docs(env_id(kit_walk.VariantMissesEvent))
+
+
+def test_test_only_env_is_registered_with_gymnasium() -> None:
+    assert gym.spec(env_id(Walk)).entry_point == "kit_walk:Walk"
+
+
+def test_a_refusal_pays_the_invalid_reward_whatever_event_it_names() -> None:
+    env = Walk(reward_variant="default")  # Walk refuses the edge with StepOutcome("move", error=...)
+    env.reset(seed=0)
+    edge = next(a for a, (dr, dc) in kit_walk.MOVES.items() if not (0 <= env.agent[0] + dr < 2 and 0 <= env.agent[1] + dc < 2))
+    obs, reward, terminated, truncated, info = env.step(edge)
+    assert info["action"] == {"raw": edge, "parsed": None, "valid": False, "error": f"the edge blocks {edge}"}
+    assert (reward, terminated, truncated) == (-1.0, False, False)
+    assert obs["text"].startswith(f"Invalid action: the edge blocks {edge}. Nothing happened.")
