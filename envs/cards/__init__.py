@@ -41,7 +41,8 @@ CARDS = (
         skills=("visual-reading", "arithmetic", "planning"),
         levels=tuple(level.describe() for level in levels.EZPOINTS_LEVELS),
         default_level=0,
-        action_grammar="one token per step: a number 1..10, '+', '*', or '=' to submit",
+        action_grammar="one token per step: a number 1..10, '+', '*', or '=' to submit; `actions` lists all 13 "
+        "tokens every step (RL4VLM's vocabulary), and a number no unused card is worth is refused as an invalid action",
         action_examples=('{"thoughts": "5 + 7", "action": "5"}', "<action>*</action>", "="),
         reward_variants=_VARIANTS,
         success="the submitted formula uses every card once and equals the target",
@@ -57,7 +58,8 @@ CARDS = (
         levels=tuple(level.describe() for level in levels.POINTS24_LEVELS),
         default_level=1,
         action_grammar="one token per step: a number (1..10, or 1..13 when faces count 11..13), "
-        "'+', '-', '*', '/', '(', ')', or '=' to submit",
+        "'+', '-', '*', '/', '(', ')', or '=' to submit; `actions` lists every token every step (RL4VLM's "
+        "vocabulary), and a number no unused card is worth is refused as an invalid action",
         action_examples=('{"thoughts": "start with (", "action": "("}', "<action>10</action>", "/"),
         reward_variants=_VARIANTS,
         success="the submitted formula uses every card once and equals 24 (exact arithmetic)",

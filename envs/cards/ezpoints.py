@@ -25,7 +25,8 @@ class EZPoints(PointsGame):
       ``image`` mode only the feedback on the last action.
     - ``mission``: the target, the operators and the face-card rule.
     - ``actions``: RL4VLM's 13 tokens ``1..10 + * =`` (all of them, every step: which numbers
-      are on the cards is for the agent to see).
+      are on the cards is for the agent to see). So ``actions`` holds words the rules refuse:
+      a number no unused card is worth is an invalid action that changes nothing.
 
     ## Actions
     A number (refused, as an invalid action, if no unused card is worth it), ``+``, ``*``, or

@@ -24,7 +24,8 @@ class Points24(PointsGame):
       modes; in ``image`` mode only the feedback on the last action.
     - ``mission``: the target, the operators and the face-card rule.
     - ``actions``: RL4VLM's 17 tokens ``1..10 + - * / ( ) =`` (``1..13`` when faces count
-      11..13), all of them every step.
+      11..13), all of them every step. So ``actions`` holds words the rules refuse: a number no
+      unused card is worth is an invalid action that changes nothing.
 
     ## Actions
     A number (refused, as an invalid action, if no unused card is worth it), an operator or a
