@@ -184,10 +184,10 @@ def _digest(image: np.ndarray) -> str:
     return hashlib.sha256(image.tobytes()).hexdigest()[:16]
 
 
-def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator) -> str:
-    """Half oracle, half random admissible action: reaches deep states and explores off-plan."""
+def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator, random_moves: float = 0.5) -> str:
+    """Oracle or random admissible action: reaches deep states and explores off-plan."""
     actions = obs["actions"]
-    if actions and rng.random() < 0.5:
+    if actions and rng.random() < random_moves:
         return actions[int(rng.integers(len(actions)))]
     return env.oracle_action()
 
@@ -421,9 +421,10 @@ class _OutcomeSpy:
 
 
 def check_rules(
-    env_id: str, seeds: int = 2, episodes_per_seed: int = 2, max_steps: int = 40, probes: int = 2, **kwargs: Any
+    env_id: str, seeds: int = 2, episodes_per_seed: int = 2, max_steps: int = 30, random_moves: float = 0.7, **kwargs: Any
 ) -> str:
-    """The step contract, under every reward variant, over episodes that mix oracle and random moves.
+    """The step contract, under every reward variant, over episodes that mix oracle and random moves
+    (``seeds`` x ``episodes_per_seed`` episodes under the default variant, one under each other).
 
     Invalid and refused moves change nothing (state_key, state text, image, actions) and pay the
     invalid reward; every reward is ``REWARDS[variant][event] * scale`` with a known event and
@@ -431,18 +432,17 @@ def check_rules(
     reset and turns true only on a terminating step; a ``state_key`` seen twice in episodes of one
     seed is one state (same actions, same success); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
-    step is an invalid action that changes nothing and repeats the end. Besides the episode's own
-    move, each step of the first episode of a seed tries ``probes`` random actions on copies of the
-    env, so that moves the rules refuse are met."""
+    step is an invalid action that changes nothing and repeats the end. A share ``random_moves`` of
+    the moves are random words of ``actions``, so that moves the rules refuse are met."""
     card = env_card(env_id)
     counts = {"steps": 0, "invalid": 0}
-    for variant in card.reward_variants:
+    for v, variant in enumerate(card.reward_variants):
         env = _make(env_id, **{**kwargs, "reward_variant": variant})
         base = _base(env)
         spy = _OutcomeSpy(base)
-        for seed in range(seeds):
+        for seed in range(seeds if v == 0 else 1):  # other variants: one episode, for their tables
             seen: dict[Any, tuple[Any, ...]] = {}
-            for episode in range(episodes_per_seed):
+            for episode in range(episodes_per_seed if v == 0 else 1):
                 rng = np.random.default_rng([seed, episode])
                 obs, info = env.reset(seed=seed)
                 where = f"reward_variant={variant!r}, seed {seed}, episode {episode}"
@@ -450,12 +450,7 @@ def check_rules(
                 assert not info["success"], f"{where}: success reported at reset, before the goal"
                 for t in range(max_steps):
                     at = f"{where}, step {t + 1}"
-                    tries = min(probes, len(obs["actions"])) if episode == 0 else 0  # copies are not free
-                    state = pickle.dumps(base) if tries else b""
-                    for probe in rng.choice(obs["actions"], size=tries, replace=False):
-                        clone = pickle.loads(state)
-                        _checked_step(clone, clone, _OutcomeSpy(clone), str(probe), obs, info, seen, counts, f"{at} (trying {str(probe)!r})")
-                    action = _policy_action(base, obs, rng)
+                    action = _policy_action(base, obs, rng, random_moves)
                     obs, info, ended = _checked_step(env, base, spy, action, obs, info, seen, counts, at)
                     if ended:
                         break
@@ -622,12 +617,14 @@ def check_oracle(
 
     ``optimal_steps`` must be an int, or -1 only when there is no plan: an unsolvable episode, or
     an env of chance (``CHANCE``); a breadth-first search trying up to ``search`` moves (from the
-    first episode of the default level) must find no shorter solution. Episodes use EVAL seeds
+    first episode of the default level) must find no shorter solution; envs whose copies take
+    over 50 ms are not searched. Episodes use EVAL seeds
     ``first_seed .. first_seed + episodes - 1`` (offsets into the range); messages print the seed."""
     card = env_card(env_id)
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     report = []
+    searched = None
     for level in range(len(card.levels)) if levels is None else levels:
         solvable = solved = 0
         total = 0.0
@@ -642,7 +639,7 @@ def check_oracle(
             if base.CHANCE:
                 assert optimal == -1, f"{at}: a game of chance (CHANCE) reports optimal_steps={optimal}; it has no fixed plan"
             if optimal > 1 and i == first_seed and level == card.default_level and search:
-                _assert_no_shorter_solution(base, optimal, search, at)
+                searched = _assert_no_shorter_solution(base, optimal, search, at)
             while not done:
                 obs, reward, terminated, truncated, info = env.step(base.oracle_action())
                 assert info["action"]["valid"], f"{at}: oracle action invalid: {info['action']}"
@@ -661,14 +658,23 @@ def check_oracle(
         solved_text = f"{solved}/{solvable} solvable solved" if solvable else "no fixed solutions"
         report.append(f"L{level} {solved_text}, mean return {total / episodes:+.2f}")
     env.close()
+    if searched is not None:
+        report.append("no shorter solution found" if searched else "shorter solutions not searched (copies are too slow)")
     return "; ".join(report)
 
 
-def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str) -> None:
+_SEARCH_COPY_LIMIT_S = 0.05
+
+
+def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str) -> bool:
     """Breadth-first search over copies of the env (its RNG copied too), trying at most ``budget``
     moves, for a solution shorter than ``optimal``: sound (a find is a real action sequence),
     complete only for small envs."""
+    start = time.perf_counter()
     frontier: deque[tuple[bytes, tuple[str, ...]]] = deque([(pickle.dumps(base), ())])
+    pickle.loads(frontier[0][0])
+    if time.perf_counter() - start > _SEARCH_COPY_LIMIT_S:
+        return False  # copies of this env are too dear to search (a fresh GL context each, say)
     visited = {base._state_key()}
     tried = 0
     while frontier and tried < budget:
@@ -689,6 +695,7 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
             if not (terminated or truncated) and info["state_key"] not in visited:
                 visited.add(info["state_key"])
                 frontier.append((pickle.dumps(env), path + (action,)))
+    return True
 
 
 def check_vector(env_id: str, num_envs: int = 2, steps: int = 6, **kwargs: Any) -> str:
