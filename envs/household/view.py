@@ -85,12 +85,22 @@ def carrying(holding: str | None) -> str:
     return f"You are carrying: a {holding}." if holding else "You are not carrying anything."
 
 
+_STATE_WORDS = (("clean", "clean"), ("hot", "hot"), ("cool", "cold"), ("sliced", "sliced"), ("on", "switched on"))
+
+
+def _seen(item: Item) -> str:
+    """An item's name with the states the image badges on it: ``"apple 1 (clean, sliced)"``."""
+    states = [word for attr, word in _STATE_WORDS if getattr(item, attr)]
+    return f"{item.name} ({', '.join(states)})" if states else item.name
+
+
 def describe(view: View) -> str:
-    """The view in ALFWorld's sentences: the same facts the image shows."""
-    holding = carrying(view.holding.name if view.holding else None)
+    """The view in ALFWorld's sentences: the same facts the image shows (objects' states too,
+    which ALFWorld's own text leaves out)."""
+    holding = carrying(_seen(view.holding) if view.holding else None)
     if view.place is None:
         return f"{overview(view.receptacles)} {holding}"
-    names = tuple(item.name for item in view.contents)
+    names = tuple(_seen(item) for item in view.contents)
     lamp = " The lamp here is on." if view.lit else ""
     return f"You are at the {view.place}. {receptacle_sentence(view.place, view.openable, view.is_open, names)}{lamp} {holding}"
 

@@ -252,3 +252,15 @@ def test_thirty_items_all_get_a_card() -> None:
     a = render(View(HOUSE, "countertop 1", "countertop", contents=items), SIZE)
     b = render(View(HOUSE, "countertop 1", "countertop", contents=renamed), SIZE)
     assert not np.array_equal(a, b)
+
+
+def test_state_text_names_the_states_the_image_badges() -> None:
+    from rl4vlm_gym.envs.household.view import describe
+
+    plain = View(("sinkbasin 1",), place="sinkbasin 1", kind="sinkbasin", holding=Item("apple 1", "apple"))
+    washed = View(("sinkbasin 1",), place="sinkbasin 1", kind="sinkbasin", holding=Item("apple 1", "apple", clean=True, sliced=True))
+    assert not np.array_equal(render(plain, (128, 128)), render(washed, (128, 128)))
+    assert describe(plain).endswith("You are carrying: a apple 1.")
+    assert describe(washed).endswith("You are carrying: a apple 1 (clean, sliced).")
+    hot = View(("microwave 1",), place="microwave 1", kind="microwave", openable=True, is_open=True, contents=(Item("mug 1", "mug", hot=True),))
+    assert "In it, you see a mug 1 (hot)." in describe(hot)
