@@ -32,10 +32,22 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = ["REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
+
+REWARD_VOCABULARY: Mapping[str, str] = {
+    "native": "the reward of the game or benchmark the env reproduces, as its own code pays it "
+    "(gym-cards' = RL4VLM's, MiniWorld's, ALFWorld's, WebShop's, Gymnasium's, gym-sokoban's)",
+    "sparse": "1 on success, 0 otherwise (for games whose native reward is shaped)",
+    "rl4vlm": "RL4VLM's numbers (Zhai et al. 2024)",
+    "verl-agent": "verl-agent's numbers (GiGPO, Feng et al. 2025)",
+    "vl-dac": "VL-DAC's numbers (Bredis et al. 2025)",
+}
+"""The names reward variants take across families. A family whose native reward *is* a paper's
+keeps the paper's name as the key (gym-cards: ``rl4vlm``) or the benchmark's (``miniworld``,
+``alfworld``, ``webshop``); ``native`` and ``default`` then resolve to it (the first variant)."""
 
 _FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
 
@@ -88,7 +100,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
     # Set these in every subclass
     LEVELS: ClassVar[tuple[Any, ...]]
     REWARDS: ClassVar[Mapping[str, Mapping[str, float]]]
-    """``{variant: {event: reward}}``; every variant has an ``"invalid"`` event."""
+    """``{variant: {event: reward}}``; every variant has an ``"invalid"`` event. The first variant is
+    the default. Name variants from :data:`REWARD_VOCABULARY`."""
 
     # Set these in some subclasses
     DEFAULT_LEVEL: ClassVar[int] = 0
@@ -105,6 +118,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
     NEEDS_DATA: ClassVar[bool] = False
     """The env plays files users download themselves; without them ``make`` raises
     :class:`MissingDataError`, and the docs show no example episode."""
+    REWARD_ALIASES: ClassVar[Mapping[str, str]] = {}
+    """Other accepted ``reward_variant`` names -> a key of ``REWARDS`` (e.g. a paper's name for the
+    ``native`` table). ``"default"`` always names the first variant, and ``"native"`` does too
+    unless ``REWARDS`` or these aliases define it."""
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
@@ -125,10 +142,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
             raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
         self.obs_mode = obs_mode
         self.image_size = self._check_image_size(self.DEFAULT_IMAGE_SIZE if image_size is None else image_size)
-        variants = tuple(self.REWARDS)
-        self.reward_variant = variants[0] if reward_variant is None else reward_variant
-        if self.reward_variant not in variants:
-            raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {variants}")
+        self.reward_variant = self._resolve_reward_variant(reward_variant)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None"
@@ -334,6 +348,19 @@ class VLMEnv(gym.Env[ObsDict, str]):
 
             self._window = HumanWindow(type(self).__name__, self.metadata["render_fps"])
         self._window.show(self._view())
+
+    def _resolve_reward_variant(self, name: str | None) -> str:
+        """The key of ``REWARDS`` that ``name`` (a variant, an alias or ``None``) selects."""
+        variants = tuple(self.REWARDS)
+        if name is None:
+            return variants[0]
+        aliases = {"default": variants[0], "native": variants[0], **self.REWARD_ALIASES}
+        resolved = name if isinstance(name, str) and name in self.REWARDS else aliases.get(name) if isinstance(name, str) else None
+        if resolved is None or resolved not in self.REWARDS:
+            raise ValueError(
+                f"reward_variant={name!r} is unknown; choose one of {variants} (or the aliases {sorted(aliases)})"
+            )
+        return resolved
 
     def _check_level(self, level: Any, name: str) -> int:
         top = len(self.LEVELS) - 1
