@@ -1,157 +1,222 @@
-"""FrozenLake: walk to the goal on a small grid (the example env `rl4vlm-gym new-env` writes).
-
-Replace the rules with your game's; keep the hooks. The base class :class:`rl4vlm_gym.VLMEnv`
-owns the observation, parsing, invalid actions, rewards, levels, ``info`` and rendering modes
-(see docs/architecture.md and CONTRIBUTING.md of RL4VLM Gym).
-"""
+"""FrozenLake: cross a frozen lake to the gift without falling into a hole, on Gymnasium's FrozenLake-v1."""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from PIL import Image, ImageDraw
+from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv, generate_random_map
+from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.rendering import to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-MOVES: dict[str, tuple[int, int]] = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
-FLOOR, LINE, AGENT, GOAL = (235, 235, 225), (90, 90, 90), (40, 90, 220), (230, 170, 20)
+ACTIONS = ("left", "down", "right", "up")  # Gymnasium's action ids 0..3
+LEGEND = "P you, S start, F frozen ice, H hole, G goal"
 
 
 @dataclass(frozen=True)
 class FrozenLakeLevel:
-    """One rung of the ladder: the grid is ``size`` x ``size`` cells."""
+    """A ``size`` x ``size`` map from Gymnasium's ``generate_random_map`` (``frozen``: the chance
+    of a tile being ice); ``slippery``: the ice makes moves slide sideways 2 times in 3."""
 
     size: int
+    frozen: float = 0.8
+    slippery: bool = False
 
     def describe(self) -> str:
-        return f"{self.size}x{self.size} grid"
+        return f"{self.size}x{self.size} map, {'slippery' if self.slippery else 'not slippery'}"
 
 
-LEVELS = (FrozenLakeLevel(3), FrozenLakeLevel(4), FrozenLakeLevel(5))
+FROZENLAKE_LEVELS = (
+    FrozenLakeLevel(4),
+    FrozenLakeLevel(6),
+    FrozenLakeLevel(8),
+    FrozenLakeLevel(4, slippery=True),
+    FrozenLakeLevel(8, slippery=True),
+)
 
 
 class FrozenLake(VLMEnv):
-    """Walk to the goal on a small grid: the example env of ``rl4vlm-gym new-env``.
+    """Cross the frozen lake to the goal without falling into a hole: Gymnasium's FrozenLake-v1.
 
     ## Description
-    The agent stands on a square grid and must reach the goal cell. Each step moves it one cell
-    up, down, left or right; a move off the grid is refused by the rules (an invalid action: the
-    step is used, nothing changes).
+    Gymnasium's ``FrozenLake-v1`` plays the rules (its ``FrozenLakeEnv``, seeded from the
+    episode's seed) on a map from its own seeded ``generate_random_map``, which always has a path
+    from the start to the goal. Falling into a hole or reaching the goal ends the episode. On
+    slippery levels a move goes the intended way with probability 1/3 and to either side
+    otherwise, a game of chance: ``optimal_steps`` is -1 there. The oracle walks a shortest path
+    (breadth-first search) on ice that does not slip, and plays the policy that maximises the
+    chance of reaching the goal (value iteration on Gymnasium's transition table) when it does.
 
     ## Observation
-    - ``image``: the grid, the agent (a blue disc) and the goal (a gold square).
-    - ``text``: the grid in symbols (``A`` agent, ``G`` goal, ``.`` floor) and the two positions
-      in words (``image+text`` and ``text`` modes); in ``image`` mode only the step's feedback.
-    - ``mission``: ``"Walk to the goal."``
-    - ``actions``: ``up``, ``down``, ``left``, ``right``.
+    - ``image``: Gymnasium's own pygame ``rgb_array`` frame (ice, holes, the goal's gift and the
+      elf, facing its last move), resized to ``image_size``.
+    - ``text`` (``image+text`` and ``text`` modes): the map as a grid (``P`` you, ``S`` start,
+      ``F`` ice, ``H`` hole, ``G`` goal) and your row and column; in ``image`` mode only the step's
+      feedback. The elf's facing is drawn but is not part of the state.
+    - ``mission``: ``"Walk to the goal without falling into a hole."``
+    - ``actions``: ``left``, ``down``, ``right``, ``up``.
 
     ## Actions
-    One of ``up``, ``down``, ``left``, ``right``, e.g. ``{"thoughts": "the goal is above",
-    "action": "up"}``, ``<action>up</action>`` or ``up``.
+    One of ``left``, ``down``, ``right``, ``up`` (Gymnasium's order). A move off the map leaves
+    you where you are, as in Gymnasium (a valid move).
 
     ## Rewards
-    ``native``: -0.1 per step (invalid ones too), +1 on reaching the goal. ``sparse``: +1 on
-    reaching the goal, 0 otherwise.
+    ``native``: Gymnasium's, +1 on reaching the goal and 0 otherwise (also the ``sparse`` reward;
+    verl-agent has no FrozenLake).
 
     ## Levels
-    0: a 3x3 grid; 1: 4x4; 2: 5x5. Agent and goal start on distinct random cells.
+    0: 4x4 map; 1: 6x6; 2: 8x8, none slippery; 3: 4x4 slippery; 4: 8x8 slippery (Gymnasium's
+    default rules). Maps have 80% ice tiles.
 
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
-    ``image_size`` (default 96x96), ``reward_variant``, ``action_format``, ``action_match``,
+    ``image_size`` (default 256x256), ``reward_variant``, ``action_format``, ``action_match``,
     ``render_mode``.
 
     ## Version History
     - v0: initial release.
     """
 
-    LEVELS: ClassVar[tuple[FrozenLakeLevel, ...]] = LEVELS
-    REWARDS: ClassVar = {
-        "native": {"step": -0.1, "goal": 1.0, "invalid": -0.1},
-        "sparse": {"step": 0.0, "goal": 1.0, "invalid": 0.0},
-    }
-    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (96, 96)
+    LEVELS: ClassVar[tuple[FrozenLakeLevel, ...]] = FROZENLAKE_LEVELS
+    REWARDS: ClassVar = {"native": {"move": 0.0, "hole": 0.0, "goal": 1.0, "invalid": 0.0}}
+    REWARD_ALIASES: ClassVar = {"sparse": "native", "gymnasium": "native"}
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
-
-    # The rules -------------------------------------------------------------------------------------
+    SYNONYMS: ClassVar = {"west": "left", "south": "down", "east": "right", "north": "up"}
 
     def _new_episode(self, config: FrozenLakeLevel) -> None:
-        # All randomness from self.np_random: the same seed gives the same episode in any process.
-        self.size = config.size
-        cells = self.np_random.permutation(self.size * self.size)[:2]
-        self.agent = divmod(int(cells[0]), self.size)
-        self.goal = divmod(int(cells[1]), self.size)
-        self._start = self.agent
+        seeds = self.np_random.integers(2**31, size=2)
+        self.desc = tuple(generate_random_map(size=config.size, p=config.frozen, seed=int(seeds[0])))
+        self.slippery = config.slippery
+        self.lake = FrozenLakeEnv(desc=list(self.desc), is_slippery=config.slippery)
+        self.lake.reset(seed=int(seeds[1]))
+        self.position = int(self.lake.s)
+        self.last_action: int | None = None
+        self._policy: tuple[int, ...] | None = None
+
+    @property
+    def _cell(self) -> tuple[int, int]:
+        return divmod(self.position, len(self.desc))
 
     def _actions(self) -> tuple[str, ...]:
-        return tuple(MOVES)
+        return ACTIONS
 
     def _apply(self, action: str) -> StepOutcome:
-        dr, dc = MOVES[action]
-        row, col = self.agent[0] + dr, self.agent[1] + dc
-        if not (0 <= row < self.size and 0 <= col < self.size):
-            return StepOutcome("invalid", feedback="You bumped into the edge of the grid.", error="the edge blocks that move")
-        self.agent = (row, col)
-        if self.agent == self.goal:
+        index = ACTIONS.index(action)
+        state, reward, terminated, _, _ = self.lake.step(index)
+        self.position, self.last_action = int(state), index
+        row, col = self._cell
+        tile = self.desc[row][col]
+        if tile == "G":
             return StepOutcome("goal", terminated=True, feedback="You reached the goal.")
-        return StepOutcome("step", feedback=f"You moved {action}.")
+        if tile == "H":
+            return StepOutcome("hole", terminated=True, feedback="You fell into a hole.")
+        slid = " (the ice made you slide)" if self.slippery else ""
+        return StepOutcome("move", feedback=f"You moved {action}{slid}.")
+
+    def _grid(self) -> list[str]:
+        row, col = self._cell
+        return ["".join("P" if (r, c) == (row, col) else ch for c, ch in enumerate(line)) for r, line in enumerate(self.desc)]
 
     def _describe(self) -> str:
-        rows = []
-        for r in range(self.size):
-            rows.append(" ".join("A" if (r, c) == self.agent else "G" if (r, c) == self.goal else "." for c in range(self.size)))
-        grid = "\n".join(rows)
+        row, col = self._cell
+        size = len(self.desc)
         return (
-            f"Grid ({self.size}x{self.size}; A agent, G goal, . floor; row 1 is the top):\n{grid}\n"
-            f"You are at row {self.agent[0] + 1}, column {self.agent[1] + 1}; "
-            f"the goal is at row {self.goal[0] + 1}, column {self.goal[1] + 1}."
+            f"The lake ({size}x{size}; {LEGEND}; row 1 is the top):\n" + "\n".join(self._grid())
+            + f"\nYou are at row {row + 1}, column {col + 1}; the ice is {'slippery' if self.slippery else 'not slippery'}."
         )
 
     def _mission(self) -> str:
-        return "Walk to the goal."
+        return "Walk to the goal without falling into a hole."
 
     def _render(self) -> NDArray[np.uint8]:
+        # Gymnasium's renderer, kept apart (its pygame surfaces do not pickle) and reused while the
+        # map size stays: loading its tiles costs more than drawing.
+        painter = getattr(self, "_painter", None)
+        if painter is None or painter.nrow != len(self.desc):
+            painter = self._painter = FrozenLakeEnv(desc=list(self.desc), is_slippery=False, render_mode="rgb_array")
+        painter.desc = np.asarray(self.desc, dtype="c")
+        painter.s, painter.lastaction = self.position, self.last_action
+        frame = painter.render()
         height, width = self.image_size
-        image = Image.new("RGB", (width, height), FLOOR)
-        draw = ImageDraw.Draw(image)
-        ch, cw = height / self.size, width / self.size
-        for i in range(self.size + 1):
-            draw.line([(0, round(i * ch)), (width, round(i * ch))], fill=LINE)
-            draw.line([(round(i * cw), 0), (round(i * cw), height)], fill=LINE)
-        gr, gc = self.goal
-        draw.rectangle([gc * cw + cw * 0.2, gr * ch + ch * 0.2, gc * cw + cw * 0.8, gr * ch + ch * 0.8], fill=GOAL)
-        ar, ac = self.agent
-        draw.ellipse([ac * cw + cw * 0.25, ar * ch + ch * 0.25, ac * cw + cw * 0.75, ar * ch + ch * 0.75], fill=AGENT)
-        return to_array(image)
+        return np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.BILINEAR), dtype=np.uint8).copy()
 
     def _frame_key(self) -> Any:
-        # Everything _render draws, and the size it draws at: equal keys must give equal images.
-        return (self.size, self.agent, self.goal, self.image_size)
+        # Everything drawn: the map, the elf's cell and its facing (the last move), and the size.
+        return (self.desc, self.position, self.last_action, self.image_size)
 
     def _state_key(self) -> str:
-        return f"size={self.size}|agent={self.agent[0]},{self.agent[1]}|goal={self.goal[0]},{self.goal[1]}"
-
-    # Scoring and the oracle ------------------------------------------------------------------------
+        return "/".join(self._grid())
 
     def _success(self) -> bool:
-        return self.agent == self.goal
+        row, col = self._cell
+        return self.desc[row][col] == "G"
 
     def _progress(self) -> float:
-        start = abs(self._start[0] - self.goal[0]) + abs(self._start[1] - self.goal[1])
-        now = abs(self.agent[0] - self.goal[0]) + abs(self.agent[1] - self.goal[1])
-        return max(0.0, 1.0 - now / start)
+        return float(self._success())
 
-    def _optimal_steps(self) -> int:
-        return abs(self.agent[0] - self.goal[0]) + abs(self.agent[1] - self.goal[1])
+    def _distances(self) -> dict[int, int]:
+        """Moves to the goal from each state on ice that does not slip (BFS back from the goal)."""
+        size = len(self.desc)
+        goal = next(r * size + c for r, line in enumerate(self.desc) for c, ch in enumerate(line) if ch == "G")
+        dist, frontier = {goal: 0}, deque([goal])
+        while frontier:
+            state = frontier.popleft()
+            r, c = divmod(state, size)
+            for nr, nc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                nxt = nr * size + nc
+                if 0 <= nr < size and 0 <= nc < size and self.desc[nr][nc] != "H" and nxt not in dist:
+                    dist[nxt] = dist[state] + 1
+                    frontier.append(nxt)
+        return dist
+
+    def _optimal_steps(self) -> int | None:
+        if self.slippery:
+            return None  # a game of chance
+        return self._distances().get(self.position)
+
+    def _value_policy(self) -> tuple[int, ...]:
+        """The policy maximising the chance of reaching the goal (value iteration, no discount)."""
+        table = self.lake.unwrapped.P
+        states = len(table)
+        moves, reward = np.zeros((states, 4, states)), np.zeros((states, 4))
+        for s, by_action in table.items():
+            for a, outcomes in by_action.items():
+                for p, s2, r, done in outcomes:
+                    reward[s, a] += p * r
+                    if not done:
+                        moves[s, a, s2] += p
+        value = np.zeros(states)
+        for _ in range(100_000):
+            q = reward + moves @ value
+            new = q.max(axis=1)
+            if np.max(np.abs(new - value)) < 1e-12:
+                break
+            value = new
+        return tuple(int(a) for a in q.argmax(axis=1))
 
     def oracle_action(self) -> str:
-        (ar, ac), (gr, gc) = self.agent, self.goal
-        if ar != gr:
-            return "down" if gr > ar else "up"
-        return "right" if gc > ac else "left"
+        if self.slippery:
+            if self._policy is None:
+                self._policy = self._value_policy()
+            return ACTIONS[self._policy[self.position]]
+        dist = self._distances()
+        size = len(self.desc)
+        r, c = self._cell
+        best = None
+        for index, (nr, nc) in enumerate(((r, c - 1), (r + 1, c), (r, c + 1), (r - 1, c))):
+            nxt = nr * size + nc
+            if 0 <= nr < size and 0 <= nc < size and nxt in dist and (best is None or dist[nxt] < dist[best[1]]):
+                best = (index, nxt)
+        return ACTIONS[best[0]] if best is not None else ACTIONS[0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_painter"] = None  # pygame surfaces cannot cross processes; redrawn on demand
+        return state
