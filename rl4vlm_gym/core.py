@@ -15,8 +15,10 @@ subclass" block of the class body.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dis
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import CodeType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
@@ -50,6 +52,36 @@ keeps the paper's name as the key (gym-cards: ``rl4vlm``) or the benchmark's (``
 ``alfworld``, ``webshop``); ``native`` and ``default`` then resolve to it (the first variant)."""
 
 _FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
+
+
+# The base class's own state: a subclass that assigns one of these breaks the contract silently
+# (e.g. ``self._optimal`` is what ``info["optimal_steps"]`` reports), so defining such a class fails.
+_BASE_STATE = frozenset({"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window"})
+
+
+def _codes(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _codes(const)
+
+
+def _self_stores(function: Any) -> set[str]:
+    """The base-state names that ``function`` (or a function nested in it) assigns on its first argument."""
+    code = getattr(function, "__code__", None)
+    if code is None or not code.co_varnames:
+        return set()
+    found = set()
+    for inner in _codes(code):
+        previous = None
+        for instruction in dis.get_instructions(inner):
+            if instruction.opname == "STORE_ATTR" and instruction.argval in _BASE_STATE and previous is not None:
+                # the first argument, read directly or (once a closure captures it) through its cell
+                loads_self = previous.opname.startswith("LOAD_FAST") or previous.opname == "LOAD_DEREF"
+                if loads_self and previous.argval == code.co_varnames[0]:
+                    found.add(instruction.argval)
+            previous = instruction
+    return found
 
 
 class MissingDataError(FileNotFoundError):
@@ -125,6 +157,22 @@ class VLMEnv(gym.Env[ObsDict, str]):
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a subclass that would overwrite the base class's own state (:data:`_BASE_STATE`):
+        as a class attribute, or by assigning ``self.<name>`` in any of its methods. Checked once,
+        when the class is defined, so it costs nothing per step."""
+        super().__init_subclass__(**kwargs)
+        for name, value in vars(cls).items():
+            if name in _BASE_STATE:
+                raise TypeError(f"{cls.__qualname__} defines {name!r}, which is VLMEnv's own state; rename it")
+            function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+            clobbered = _self_stores(function)
+            if clobbered:
+                raise TypeError(
+                    f"{cls.__qualname__}.{name} assigns self.{sorted(clobbered)[0]}, which is VLMEnv's own state "
+                    f"(the base class keeps {sorted(_BASE_STATE)}); use another name"
+                )
 
     def __init__(
         self,
