@@ -1,6 +1,6 @@
 """The base class of every RL4VLM Gym environment: image + text in, free text out.
 
-:class:`VLMEnv` owns the contract of DESIGN.md, so an env family only writes its rules:
+:class:`VLMEnv` owns the contract (docs/architecture.md), so an env family only writes its rules:
 
 - the observation ``{"image", "text", "mission", "actions"}`` and what each ``obs_mode`` carries;
 - parsing the model's raw text into an admissible action (:mod:`rl4vlm_gym.parsing`);
@@ -93,13 +93,25 @@ class MissingDataError(FileNotFoundError):
 class StepOutcome:
     """What applying one parsed action did, as reported by an env's ``_apply``.
 
+    The base class turns it into the step's result: ``reward = REWARDS[variant][event] * scale``,
+    ``terminated``/``truncated`` as given, ``feedback`` at the top of ``obs["text"]``, and
+    ``error`` into ``info["action"]`` (``valid`` False). ``_end_of_step`` may replace it (a step
+    budget running out, say) before any of that happens.
+
+    Events are the env's own names (``"move"``, ``"goal"``, ``"box_on"``...): every event ``_apply``
+    or ``_end_of_step`` can return must be a key of every reward table. Two are shared by all envs:
+    ``"invalid"``, which the base class itself reports for output that does not parse to an
+    admissible action (and which an env returns, with ``error``, for a move its rules refuse), and
+    ``"timeout"``, paid by :class:`rl4vlm_gym.wrappers.TimeoutReward` when the card asks for it.
+
     Attributes:
         event: the key of the reward table (``REWARDS[variant][event]``).
         terminated: the episode reached a terminal state of the game.
         truncated: a rule of the game cut the episode short (not the registered time limit).
         feedback: a sentence for the agent, shown in ``text`` in every obs mode.
         error: set when the game's rules refuse the action; the env must then leave its
-            state unchanged, and the step counts as an invalid action.
+            state unchanged, and the step counts as an invalid action (return ``event="invalid"``
+            unless the env's reward tables price refusals separately).
         scale: multiplies the reward table's value, for games whose reward shrinks with time
             (MiniWorld pays ``1 - 0.2 * t / T`` on success).
     """
@@ -222,7 +234,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
     # Set these in every subclass ------------------------------------------------------------------
 
     def _new_episode(self, config: Any) -> None:
-        """Draw a new episode for the level ``config`` using only ``self.np_random``."""
+        """Draw a new episode for the level ``config`` (``LEVELS[self.level]``) using only
+        ``self.np_random``, so the seed decides it in any process. Set every attribute the other
+        hooks read; never the base class's own (``__init_subclass__`` refuses it)."""
         raise NotImplementedError
 
     def _actions(self) -> tuple[str, ...]:
@@ -246,7 +260,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _state_key(self) -> str:
-        """A canonical key of the true state (equal states give equal keys)."""
+        """A canonical key of the true state: equal states give equal keys, different states
+        different keys (GiGPO groups steps by it; the kit checks invalid actions leave it as it was)."""
         raise NotImplementedError
 
     def _success(self) -> bool:
@@ -264,15 +279,26 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def oracle_action(self) -> str:
-        """The oracle's next action from the true state, as a plain admissible action."""
+        """The oracle's next action from the true state, as a plain admissible action. Played from
+        the reset, it solves every solvable episode in exactly ``optimal_steps`` (the kit checks)."""
         raise NotImplementedError
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
-        """Apply rules that end an episode after any step, valid or not (e.g. a step budget)."""
+        """Apply rules that end an episode after any step, valid or not (e.g. a step budget).
+
+        Called after ``_apply`` (or after the base class built the ``"invalid"`` outcome of
+        unparseable output), with ``self.elapsed_steps`` already counting this step; return the
+        outcome to report, changed or not."""
         return outcome
 
     def _frame_key(self) -> Any:
-        """A key that fully determines the image, to reuse frames; ``None`` disables caching."""
+        """A hashable key that fully determines the image, so frames of equal keys are reused.
+
+        It must include everything ``_render`` draws or reads: every piece of state shown
+        (positions, contents, the agent's facing or last move if drawn), the episode's fixed layout
+        (walls, map, colours), any render option, and ``self.image_size``. Equal keys must give
+        byte-identical images, across episodes too (the cache lives as long as the env): never key
+        on ``id()`` of objects, whose ids are reused. ``None`` (the default) disables caching."""
         return None
 
     def _text(self, feedback: str) -> str:
