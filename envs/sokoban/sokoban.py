@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS, Room, generate
+from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS, GenerationError, Room, generate
 from rl4vlm_gym.envs.sokoban.solver import ACTIONS, solve
 from rl4vlm_gym.rendering import to_array
 
@@ -28,23 +28,28 @@ _COLOURS = {
 
 @dataclass(frozen=True)
 class SokobanLevel:
-    """A room of ``size`` x ``size`` cells (walls included), ``boxes`` boxes, and ``depth`` reverse
-    moves of the generator (more moves: boxes farther from their targets)."""
+    """A room of ``size`` x ``size`` cells (walls included), ``boxes`` boxes, ``depth`` reverse
+    moves of the generator (more moves: boxes farther from their targets), and rooms whose
+    shortest solution is under ``min_moves`` moves drawn again (VAGEN filters its seeds the same
+    way)."""
 
     size: int
     boxes: int
     depth: int
+    min_moves: int = 0
 
     def describe(self) -> str:
-        return f"{self.size}x{self.size} room, {self.boxes} box{'es' if self.boxes > 1 else ''}, {self.depth} reverse moves"
+        boxes = f"{self.boxes} box{'es' if self.boxes > 1 else ''}"
+        return f"{self.size}x{self.size} room, {boxes}, {self.depth} reverse moves, solutions of {self.min_moves}+ moves"
 
 
 SOKOBAN_LEVELS = (
-    SokobanLevel(6, 1, 20),
-    SokobanLevel(6, 1, 60),
-    SokobanLevel(7, 2, 40),
-    SokobanLevel(8, 2, 80),
+    SokobanLevel(6, 1, 20, min_moves=2),
+    SokobanLevel(6, 1, 60, min_moves=4),
+    SokobanLevel(7, 2, 40, min_moves=6),
+    SokobanLevel(8, 2, 80, min_moves=10),
 )
+_REDRAWS = 200  # rooms drawn before a level gives up on min_moves (never reached by the ladder)
 
 
 class Sokoban(VLMEnv):
@@ -82,8 +87,8 @@ class Sokoban(VLMEnv):
     refused move costs the step's -0.1 like gym-sokoban's no-op.
 
     ## Levels
-    0: 6x6 room, one box, 20 reverse moves; 1: 6x6, one box, 60 (verl-agent's 6x6 one-box
-    setting); 2: 7x7, two boxes, 40; 3: 8x8, two boxes, 80.
+    0: 6x6 room, one box, 20 reverse moves, solutions of 2+ moves; 1: 6x6, one box, 60, 4+
+    (verl-agent's 6x6 one-box setting); 2: 7x7, two boxes, 40, 6+; 3: 8x8, two boxes, 80, 10+.
 
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
@@ -109,12 +114,16 @@ class Sokoban(VLMEnv):
     }  # fmt: skip
 
     def _new_episode(self, config: SokobanLevel) -> None:
-        room = generate(config.size, config.size, config.boxes, config.depth, self.np_random)
-        self.room: Room = room
-        self.boxes = room.boxes
-        self.player = room.player
-        self._plan: list[str] = []
-        self._plan_state: str | None = None
+        for _ in range(_REDRAWS):
+            room = generate(config.size, config.size, config.boxes, config.depth, self.np_random)
+            self.room: Room = room
+            self.boxes = room.boxes
+            self.player = room.player
+            self._plan_state = None
+            plan = self._solution()  # the oracle's plan, kept for the episode
+            if plan is not None and len(plan) >= config.min_moves:
+                return
+        raise GenerationError(f"no room with a solution of {config.min_moves}+ moves in {_REDRAWS} draws")
 
     def _actions(self) -> tuple[str, ...]:
         return ACTIONS
