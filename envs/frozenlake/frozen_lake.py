@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -143,7 +144,16 @@ class FrozenLake(VLMEnv):
             painter = self._painter = FrozenLakeEnv(desc=list(self.desc), is_slippery=False, render_mode="rgb_array")
         painter.desc = np.asarray(self.desc, dtype="c")
         painter.s, painter.lastaction = self.position, self.last_action
-        frame = painter.render()
+        # Gymnasium initialises pygame's display even for an off-screen frame; with no screen, SDL's
+        # dummy driver does it silently (the variable is only set while drawing, and never over a user's).
+        headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("SDL_VIDEODRIVER"))
+        if headless:
+            os.environ["SDL_VIDEODRIVER"] = "dummy"
+        try:
+            frame = painter.render()
+        finally:
+            if headless:
+                os.environ.pop("SDL_VIDEODRIVER", None)
         height, width = self.image_size
         return np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.BILINEAR), dtype=np.uint8).copy()
 
