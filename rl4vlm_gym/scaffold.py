@@ -143,8 +143,8 @@ def _files(scaffold: Scaffold, dest: Path) -> dict[Path, str]:
     }
 
 
-def _edit_setup_cfg(scaffold: Scaffold, setup_cfg: Path) -> None:
-    """Add the family's package and entry point to the repository's setup.cfg, keeping its layout."""
+def _edited_setup_cfg(scaffold: Scaffold, setup_cfg: Path) -> str:
+    """setup.cfg with the family's package and entry point added, its layout kept."""
     lines = setup_cfg.read_text(encoding="utf-8").splitlines()
     package_line = f"    {scaffold.package}"
     entry_line = f"    {scaffold.family} = {scaffold.package}:register"
@@ -159,7 +159,7 @@ def _edit_setup_cfg(scaffold: Scaffold, setup_cfg: Path) -> None:
         end += 1
     lines.insert(end, entry_line)
     lines.insert(last_family + 1, package_line)
-    setup_cfg.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
 
 # Run in a child process: the new family is imported from `dest` (not from wherever this process
@@ -214,9 +214,10 @@ def new_env(scaffold: Scaffold, dest: str | Path) -> list[Path]:
     for path in files:
         if path.exists():
             raise ScaffoldError(f"{path} already exists; choose another family or env name, or remove it")
+    setup_cfg = None if scaffold.plugin else _edited_setup_cfg(scaffold, root / "setup.cfg")  # checked before any write
     written = [_write(path, text) for path, text in files.items()]
-    if not scaffold.plugin:
-        _edit_setup_cfg(scaffold, root / "setup.cfg")
+    if setup_cfg is not None:
+        (root / "setup.cfg").write_text(setup_cfg, encoding="utf-8")
         written.append(root / "setup.cfg")
     written.append(_write_docs(scaffold, root, root / ("docs" if scaffold.plugin else "docs/envs")))
     return written

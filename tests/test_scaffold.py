@@ -137,3 +137,27 @@ def test_plugin_installs_and_passes_the_kit_the_tests_and_the_docs_build(tmp_pat
     page = (tmp_path / "docs" / "tinygrid" / "TinyWalk-v0.md").read_text()
     assert page == (plugin / "docs" / "tinygrid" / "TinyWalk-v0.md").read_text()  # what new-env wrote
     assert "## Rewards" in page and "| goal | +1 | +1 |" in page
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["new-env", "Bad-Name", "--plugin"], "family 'Bad-Name' is not a valid name"),
+        (["new-env", "grid", "--name", "lower"], "env name 'lower' is not valid"),
+        (["new-env", "grid"], "is not an RL4VLM Gym checkout"),  # run outside a checkout, without --plugin
+    ],
+)
+def test_cli_refuses_bad_requests_with_exit_2(args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, [*args, "--dest", str(tmp_path / "out")] if "--plugin" in args else args)
+    assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_a_setup_cfg_without_the_entry_point_group_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    root = _fake_repo(tmp_path / "repo")
+    text = (root / "setup.cfg").read_text().replace("rl4vlm_gym.envs =\n", "other.group =\n")
+    (root / "setup.cfg").write_text(text)
+    with pytest.raises(ScaffoldError, match="no `rl4vlm_gym.envs =` entry-point group"):
+        new_env(Scaffold("gridgames", "GridWalk"), root)
+    assert not (root / "envs" / "gridgames").exists() and (root / "setup.cfg").read_text() == text
