@@ -138,10 +138,15 @@ class FrozenLake(VLMEnv):
 
     def _render(self) -> NDArray[np.uint8]:
         # Gymnasium's renderer, kept apart (its pygame surfaces do not pickle) and reused while the
-        # map size stays: loading its tiles costs more than drawing.
+        # map size stays: loading its tiles costs more than drawing. It draws at the cell size that
+        # fits image_size (its art scaled once), so no large frame is drawn only to be shrunk.
+        height, width = self.image_size
+        size = len(self.desc)
         painter = getattr(self, "_painter", None)
-        if painter is None or painter.nrow != len(self.desc):
+        if painter is None or painter.nrow != size or painter.window_size != (width // size * size, height // size * size):
             painter = self._painter = FrozenLakeEnv(desc=list(self.desc), is_slippery=False, render_mode="rgb_array")
+            painter.cell_size = (max(1, width // size), max(1, height // size))
+            painter.window_size = (painter.cell_size[0] * size, painter.cell_size[1] * size)
         painter.desc = np.asarray(self.desc, dtype="c")
         painter.s, painter.lastaction = self.position, self.last_action
         # Gymnasium initialises pygame's display even for an off-screen frame; with no screen, SDL's
@@ -154,7 +159,8 @@ class FrozenLake(VLMEnv):
         finally:
             if headless:
                 os.environ.pop("SDL_VIDEODRIVER", None)
-        height, width = self.image_size
+        if frame.shape[:2] == (height, width):
+            return np.ascontiguousarray(frame, dtype=np.uint8)
         return np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.BILINEAR), dtype=np.uint8).copy()
 
     def _frame_key(self) -> Any:
