@@ -1,4 +1,4 @@
-"""The ``rl4vlm-gym`` command: list, info, check, play, docs, eval, report, train, serve-model, suite and leaderboard."""
+"""The ``rl4vlm-gym`` command: list, info, check, play, docs, new-env, eval, report, train, serve-model, suite and leaderboard."""
 
 from __future__ import annotations
 
@@ -163,12 +163,55 @@ def _show_observation(obs: dict[str, Any], save: Path | None) -> None:
 
 
 @app.command()
-def docs(out: Annotated[Path, typer.Argument(help="Output folder.")] = Path("docs/envs")) -> None:
+def docs(
+    out: Annotated[Path, typer.Argument(help="Output folder.")] = Path("docs/envs"),
+    family: Annotated[list[str] | None, typer.Option(help="Only this family (repeatable; default: every registered id).")] = None,
+) -> None:
     """Write one Markdown page per env (from its card and docstring) plus an index."""
     from rl4vlm_gym.docs import write_docs
 
-    pages = write_docs(out)
+    ids = None
+    if family:
+        known = {card.family for card in list_envs()}
+        unknown = sorted(set(family) - known)
+        if unknown:
+            console.print(f"[red]unknown families {unknown}; registered: {sorted(known)}[/red]")
+            raise typer.Exit(2)
+        ids = [card.id for card in list_envs() if card.family in family]
+    pages = write_docs(out, ids)
     console.print(f"wrote {len(pages)} pages to {out}")
+
+
+@app.command("new-env")
+def new_env_command(
+    family: Annotated[str, typer.Argument(help="The family's name: lower case, e.g. gridgames.")],
+    name: Annotated[str, typer.Option(help="The example env's class, CamelCase; the id is NAMESPACE/NAME-v0.")] = "GridWalk",
+    plugin: Annotated[bool, typer.Option(help="Write a standalone plugin package instead of a family of this repository.")] = False,
+    dest: Annotated[Path | None, typer.Option(help="Repository root (default .) or the plugin's new folder (default ./rl4vlm-FAMILY).")] = None,
+    namespace: Annotated[str | None, typer.Option(help="The ids' namespace (default rl4vlm; a plugin's: FAMILY).")] = None,
+) -> None:
+    """Scaffold an env family with a small working example env, its card, tests and docs page."""
+    from rl4vlm_gym.scaffold import Scaffold, ScaffoldError, new_env
+
+    try:
+        scaffold = Scaffold(family, name, plugin=plugin, namespace=namespace)
+        root = dest or (Path(scaffold.dist_name) if plugin else Path("."))
+        written = new_env(scaffold, root)
+    except ScaffoldError as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    for path in written:
+        console.print(f"wrote {path}", markup=False, highlight=False)
+    if plugin:
+        steps = [f"cd {root}", "pip install -e .", f"rl4vlm-gym check {scaffold.env_id}", "pytest"]
+    else:
+        steps = [
+            "bash scripts/setup.sh dev   # reinstall: setup.cfg has a new entry point",
+            f"rl4vlm-gym check {scaffold.env_id}",
+            f"pytest tests/envs/{family} -q",
+            "rl4vlm-gym docs docs/envs   # the index lists the new page",
+        ]
+    console.print("next:\n  " + "\n  ".join(steps), markup=False, highlight=False)
 
 
 # Evaluation -------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The base class of every RL4VLM Gym environment: image + text in, free text out.
 
-:class:`VLMEnv` owns the contract of DESIGN.md, so an env family only writes its rules:
+:class:`VLMEnv` owns the contract (docs/architecture.md), so an env family only writes its rules:
 
 - the observation ``{"image", "text", "mission", "actions"}`` and what each ``obs_mode`` carries;
 - parsing the model's raw text into an admissible action (:mod:`rl4vlm_gym.parsing`);
@@ -32,8 +32,10 @@ subclass" block of the class body.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dis
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import CodeType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
@@ -49,12 +51,54 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = ["REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
 
+REWARD_VOCABULARY: Mapping[str, str] = {
+    "native": "the reward of the game or benchmark the env reproduces, as its own code pays it "
+    "(gym-cards' = RL4VLM's, MiniWorld's, ALFWorld's, WebShop's, Gymnasium's, gym-sokoban's)",
+    "sparse": "1 on success, 0 otherwise (for games whose native reward is shaped)",
+    "rl4vlm": "RL4VLM's numbers (Zhai et al. 2024)",
+    "verl-agent": "verl-agent's numbers (GiGPO, Feng et al. 2025)",
+    "vl-dac": "VL-DAC's numbers (Bredis et al. 2025)",
+}
+"""The names reward variants take across families. A family whose native reward *is* a paper's
+keeps the paper's name as the key (gym-cards: ``rl4vlm``) or the benchmark's (``miniworld``,
+``alfworld``, ``webshop``); ``native`` and ``default`` then resolve to it (the first variant)."""
+
 _FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
+
+
+# The base class's own state: a subclass that assigns one of these breaks the contract silently
+# (e.g. ``self._optimal`` is what ``info["optimal_steps"]`` reports), so defining such a class fails.
+_BASE_STATE = frozenset({"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window"})
+
+
+def _codes(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _codes(const)
+
+
+def _self_stores(function: Any) -> set[str]:
+    """The base-state names that ``function`` (or a function nested in it) assigns on its first argument."""
+    code = getattr(function, "__code__", None)
+    if code is None or not code.co_varnames:
+        return set()
+    found = set()
+    for inner in _codes(code):
+        previous = None
+        for instruction in dis.get_instructions(inner):
+            if instruction.opname == "STORE_ATTR" and instruction.argval in _BASE_STATE and previous is not None:
+                # the first argument, read directly or (once a closure captures it) through its cell
+                loads_self = previous.opname.startswith("LOAD_FAST") or previous.opname == "LOAD_DEREF"
+                if loads_self and previous.argval == code.co_varnames[0]:
+                    found.add(instruction.argval)
+            previous = instruction
+    return found
 
 
 class MissingDataError(FileNotFoundError):
@@ -65,6 +109,17 @@ class MissingDataError(FileNotFoundError):
 @dataclass(frozen=True)
 class StepOutcome:
     """What applying one parsed action did, as reported by an env's ``_apply``.
+
+    The base class turns it into the step's result: ``reward = REWARDS[variant][event] * scale``,
+    ``terminated``/``truncated`` as given, ``feedback`` at the top of ``obs["text"]``, and
+    ``error`` into ``info["action"]`` (``valid`` False). ``_end_of_step`` may replace it (a step
+    budget running out, say) before any of that happens.
+
+    Events are the env's own names (``"move"``, ``"goal"``, ``"box_on"``...): every event ``_apply``
+    or ``_end_of_step`` can return must be a key of every reward table. Two are shared by all envs:
+    ``"invalid"``, which the base class itself reports for output that does not parse to an
+    admissible action (and which an env returns, with ``error``, for a move its rules refuse), and
+    ``"timeout"``, paid by :class:`rl4vlm_gym.wrappers.TimeoutReward` when the card asks for it.
 
     Attributes:
         event: the key of the reward table (``REWARDS[variant][event]``).
@@ -108,7 +163,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
     # Set these in every subclass
     LEVELS: ClassVar[tuple[Any, ...]]
     REWARDS: ClassVar[Mapping[str, Mapping[str, float]]]
-    """``{variant: {event: reward}}``; every variant has an ``"invalid"`` event."""
+    """``{variant: {event: reward}}``; every variant has an ``"invalid"`` event. The first variant is
+    the default. Name variants from :data:`REWARD_VOCABULARY`."""
 
     # Set these in some subclasses
     DEFAULT_LEVEL: ClassVar[int] = 0
@@ -129,9 +185,29 @@ class VLMEnv(gym.Env[ObsDict, str]):
     NEEDS_DATA: ClassVar[bool] = False
     """The env plays files users download themselves; without them ``make`` raises
     :class:`MissingDataError`, and the docs show no example episode."""
+    REWARD_ALIASES: ClassVar[Mapping[str, str]] = {}
+    """Other accepted ``reward_variant`` names -> a key of ``REWARDS`` (e.g. a paper's name for the
+    ``native`` table). ``"default"`` always names the first variant, and ``"native"`` does too
+    unless ``REWARDS`` or these aliases define it."""
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a subclass that would overwrite the base class's own state (:data:`_BASE_STATE`):
+        as a class attribute, or by assigning ``self.<name>`` in any of its methods. Checked once,
+        when the class is defined, so it costs nothing per step."""
+        super().__init_subclass__(**kwargs)
+        for name, value in vars(cls).items():
+            if name in _BASE_STATE:
+                raise TypeError(f"{cls.__qualname__} defines {name!r}, which is VLMEnv's own state; rename it")
+            function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+            clobbered = _self_stores(function)
+            if clobbered:
+                raise TypeError(
+                    f"{cls.__qualname__}.{name} assigns self.{sorted(clobbered)[0]}, which is VLMEnv's own state "
+                    f"(the base class keeps {sorted(_BASE_STATE)}); use another name"
+                )
 
     def __init__(
         self,
@@ -149,10 +225,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
             raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
         self.obs_mode = obs_mode
         self.image_size = self._check_image_size(self.DEFAULT_IMAGE_SIZE if image_size is None else image_size)
-        variants = tuple(self.REWARDS)
-        self.reward_variant = variants[0] if reward_variant is None else reward_variant
-        if self.reward_variant not in variants:
-            raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {variants}")
+        self.reward_variant = self._resolve_reward_variant(reward_variant)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None"
@@ -185,7 +258,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
     # Set these in every subclass ------------------------------------------------------------------
 
     def _new_episode(self, config: Any) -> None:
-        """Draw a new episode for the level ``config`` using only ``self.np_random``."""
+        """Draw a new episode for the level ``config`` (``LEVELS[self.level]``) using only
+        ``self.np_random``, so the seed decides it in any process. Set every attribute the other
+        hooks read; never the base class's own (``__init_subclass__`` refuses it)."""
         raise NotImplementedError
 
     def _actions(self) -> tuple[str, ...]:
@@ -211,7 +286,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _state_key(self) -> str:
-        """A canonical key of the true state (equal states give equal keys)."""
+        """A canonical key of the true state: equal states give equal keys, different states
+        different keys (GiGPO groups steps by it; the kit checks invalid actions leave it as it was)."""
         raise NotImplementedError
 
     def _success(self) -> bool:
@@ -231,16 +307,26 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def oracle_action(self) -> str:
-        """The oracle's next action from the true state, as a plain admissible action."""
+        """The oracle's next action from the true state, as a plain admissible action. Played from
+        the reset, it solves every solvable episode in exactly ``optimal_steps`` (the kit checks)."""
         raise NotImplementedError
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
-        """Apply rules that end an episode after any step, valid or not (e.g. a step budget)."""
+        """Apply rules that end an episode after any step, valid or not (e.g. a step budget).
+
+        Called after ``_apply`` (or after the base class built the ``"invalid"`` outcome of
+        unparseable output), with ``self.elapsed_steps`` already counting this step; return the
+        outcome to report, changed or not."""
         return outcome
 
     def _frame_key(self) -> Any:
-        """A key that fully determines the image, to reuse frames; ``None`` disables caching.
-        It must hold everything ``_render`` draws (the kit compares cached frames with fresh ones)."""
+        """A hashable key that fully determines the image, so frames of equal keys are reused.
+
+        It must include everything ``_render`` draws or reads: every piece of state shown
+        (positions, contents, the agent's facing or last move if drawn), the episode's fixed layout
+        (walls, map, colours), any render option, and ``self.image_size``. Equal keys must give
+        byte-identical images, across episodes too (the cache lives as long as the env): never key
+        on ``id()`` of objects, whose ids are reused. ``None`` (the default) disables caching."""
         return None
 
     def _text(self, feedback: str) -> str:
@@ -393,6 +479,19 @@ class VLMEnv(gym.Env[ObsDict, str]):
 
             self._window = HumanWindow(type(self).__name__, self.metadata["render_fps"])
         self._window.show(self._view())
+
+    def _resolve_reward_variant(self, name: str | None) -> str:
+        """The key of ``REWARDS`` that ``name`` (a variant, an alias or ``None``) selects."""
+        variants = tuple(self.REWARDS)
+        if name is None:
+            return variants[0]
+        aliases = {"default": variants[0], "native": variants[0], **self.REWARD_ALIASES}
+        resolved = name if isinstance(name, str) and name in self.REWARDS else aliases.get(name) if isinstance(name, str) else None
+        if resolved is None or resolved not in self.REWARDS:
+            raise ValueError(
+                f"reward_variant={name!r} is unknown; choose one of {variants} (or the aliases {sorted(aliases)})"
+            )
+        return resolved
 
     def _check_level(self, level: Any, name: str) -> int:
         top = len(self.LEVELS) - 1

@@ -43,6 +43,10 @@ for extra in core "${extras[@]}"; do
   [ -n "$pkgs" ] && apt_install $pkgs
 done
 
+# An rl4vlm_gym.egg-info at the root (written by installs before setup.cfg's egg_base) shadows the
+# installed metadata whenever Python runs from here: remove it.
+rm -rf rl4vlm_gym.egg-info
+
 # 3. The virtual environment and the Python packages (skipped when nothing changed).
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 spec=".[$(IFS=,; echo "${extras[*]:-}")]"

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import rl4vlm_gym
 from rl4vlm_gym.cli import app
-from rl4vlm_gym.docs import SECTIONS, missing_sections, parse_sections
+from rl4vlm_gym.docs import SECTIONS, missing_sections, page_path, parse_sections
 
 runner = CliRunner()
 
@@ -71,15 +71,17 @@ def test_docs_writes_a_page_per_env_with_every_section_and_an_image(tmp_path: Pa
     assert result.exit_code == 0, result.output
     index = (tmp_path / "index.md").read_text()
     for card in rl4vlm_gym.list_envs():
-        name = card.id.split("/")[-1]
-        assert f"]({name}.md)" in index
-        page = (tmp_path / f"{name}.md").read_text()
+        path = Path(page_path(card.id))  # pages are keyed by the full id: <namespace>/<Name>-vN.md
+        assert f"]({path.as_posix()})" in index
+        page = (tmp_path / path).read_text()
         assert all(f"## {section}" in page for section in SECTIONS)
+        name = path.stem
+        image = tmp_path / path.parent / "img" / f"{name}.png"
         if load_env_creator(card.entry_point).NEEDS_DATA:  # its example would depend on the machine's data
-            assert "shows no example" in page and not (tmp_path / "img" / f"{name}.png").exists()
+            assert "shows no example" in page and not image.exists()
         else:
             assert f"![{card.id}, seed 0](img/{name}.png)" in page
-            assert (tmp_path / "img" / f"{name}.png").exists()
+            assert image.exists()
         assert "| event |" in page and "| level |" in page
 
 

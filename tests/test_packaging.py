@@ -120,6 +120,8 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/assets/fonts/DejaVuSans-Bold.ttf",
         "rl4vlm_gym/assets/fonts/LICENSE-DejaVu.txt",
         "rl4vlm_gym/py.typed",
+        "rl4vlm_gym/templates/new_env/env.py.tmpl",
+        "rl4vlm_gym/templates/new_env/pyproject.toml.tmpl",
         "rl4vlm_gym/suites/smoke.yaml",
         "rl4vlm_gym/suites/transfer-modality.yaml",
     ],
@@ -281,3 +283,40 @@ def test_installed_console_script_lists_the_envs(installed: Path, tmp_path: Path
     for env_id in ("rl4vlm/NumberLine-v0", "rl4vlm/EZPoints-v0", "rl4vlm/Points24-v0", "rl4vlm/Blackjack-v0"):
         assert env_id in proc.stdout
 
+
+
+# --------------------------------------------------------------------------------------------
+# The metadata Python sees from the repository's root
+# --------------------------------------------------------------------------------------------
+
+
+def _setup_cfg_families() -> dict[str, str]:
+    parser = configparser.ConfigParser(delimiters=("=",))
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read(REPO / "setup.cfg")
+    lines = parser["options.entry_points"]["rl4vlm_gym.envs"].strip().splitlines()
+    return dict(tuple(part.strip() for part in line.split("=", 1)) for line in lines)  # type: ignore[misc]
+
+
+def test_setup_writes_no_metadata_onto_the_import_path() -> None:
+    # `python -m pytest` or `python -c` from the root puts the root on sys.path: an
+    # rl4vlm_gym.egg-info there, once stale, shadows the installed metadata (and its entry points).
+    parser = configparser.ConfigParser()
+    parser.read(REPO / "setup.cfg")
+    base = REPO / parser["egg_info"]["egg_base"]
+    assert base.is_dir() and base != REPO and not (base / "__init__.py").exists()
+    assert "scripts/egg-info/README.md" in (REPO / "MANIFEST.in").read_text()  # sdists keep the folder
+
+
+def test_the_entry_points_python_sees_from_the_root_are_setup_cfgs() -> None:
+    code = (
+        "import importlib.metadata, json; "
+        "print(json.dumps({e.name: e.value for e in importlib.metadata.entry_points(group='rl4vlm_gym.envs') "
+        "if e.value.startswith('rl4vlm_gym.envs.')}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == _setup_cfg_families(), (
+        "the installed metadata differs from setup.cfg: reinstall with `bash scripts/setup.sh dev` "
+        "(and remove any rl4vlm_gym.egg-info at the repository's root)"
+    )

@@ -1,0 +1,79 @@
+"""An exact Sokoban solver: breadth-first search over (player, boxes) in moves, with dead squares pruned.
+
+Every move costs one step, so BFS over full states gives the fewest *moves* (what ``optimal_steps``
+counts), not the fewest pushes. A box pushed onto a dead square (one from which no push sequence
+can bring a box to any target: not reachable by pulling a box away from a target) can never be
+solved, so those states are never expanded.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS
+
+ACTIONS = ("up", "down", "left", "right")
+Cell = tuple[int, int]
+
+
+class SolverLimit(RuntimeError):
+    """The search met its state budget before a solution (never for the registered levels)."""
+
+
+def live_squares(floor: frozenset[Cell], targets: Iterable[Cell]) -> frozenset[Cell]:
+    """Floor cells from which a box can still reach some target (by pulls from the targets)."""
+    live = set(targets)
+    frontier = deque(live)
+    while frontier:
+        r, c = frontier.popleft()
+        for dr, dc in DIRECTIONS:
+            box, player = (r + dr, c + dc), (r + 2 * dr, c + 2 * dc)
+            if box in floor and player in floor and box not in live:
+                live.add(box)
+                frontier.append(box)
+    return frozenset(live)
+
+
+def solve(
+    walls: frozenset[Cell], targets: frozenset[Cell], boxes: frozenset[Cell], player: Cell, max_states: int = 2_000_000
+) -> list[str] | None:
+    """The shortest move sequence that puts every box on a target; ``None`` if there is none."""
+    if boxes <= targets:
+        return []
+    cells = {cell for cell in walls}
+    height = max(r for r, _ in cells) + 1
+    width = max(c for _, c in cells) + 1
+    floor = frozenset((r, c) for r in range(height) for c in range(width) if (r, c) not in walls)
+    live = live_squares(floor, targets)
+    start = (player, frozenset(boxes))
+    parents: dict[tuple[Cell, frozenset[Cell]], tuple[tuple[Cell, frozenset[Cell]], int] | None] = {start: None}
+    frontier = deque([start])
+    while frontier:
+        state = frontier.popleft()
+        (pr, pc), state_boxes = state
+        for index, (dr, dc) in enumerate(DIRECTIONS):
+            step = (pr + dr, pc + dc)
+            if step not in floor:
+                continue
+            new_boxes = state_boxes
+            if step in state_boxes:
+                beyond = (step[0] + dr, step[1] + dc)
+                if beyond not in live or beyond in state_boxes:
+                    continue
+                new_boxes = (state_boxes - {step}) | {beyond}
+            nxt = (step, new_boxes)
+            if nxt in parents:
+                continue
+            parents[nxt] = (state, index)
+            if new_boxes <= targets:
+                moves = []
+                node: tuple[Cell, frozenset[Cell]] | None = nxt
+                while parents[node] is not None:  # type: ignore[index]
+                    node, action = parents[node]  # type: ignore[index,misc]
+                    moves.append(ACTIONS[action])
+                return moves[::-1]
+            if len(parents) > max_states:
+                raise SolverLimit(f"more than {max_states} states explored")
+            frontier.append(nxt)
+    return None
