@@ -437,3 +437,27 @@ def test_the_oracle_picks_the_exact_value_among_equal_fuzzy_scores(tmp_path: Pat
     env.close()
     assert "click[blue]" in actions and "click[light blue]" not in actions, actions
     assert info["success"]
+
+
+def test_the_reward_variant_chooses_the_scorer_in_the_env(tmp_path: Path) -> None:
+    # A synthetic goal of WebShop's files asking for colour "sunflowers": the env pays WebShop's
+    # 0.889-like partial score by default, and 1 with the corrected variant.
+    colors = [{"value": "Sunflowers"}, {"value": "Red"}]
+    record = {"asin": "B000000001", "name": "Acme Garden Umbrella", "pricing": "$20.00", "query": "umbrella",
+              "product_category": "Garden › Umbrellas", "customization_options": {"Color": colors},
+              "full_description": "A tilting umbrella.", "small_description": [], "images": [""], "category": "garden"}  # fmt: skip
+    (tmp_path / "items_shuffle_1000.json").write_text(json.dumps([record]))
+    ins = {"B000000001": {"attributes": ["tilting"], "instruction": "i want a tilting umbrella", "instruction_attributes": ["tilting"]}}
+    (tmp_path / "items_ins_v2_1000.json").write_text(json.dumps(ins))
+    (tmp_path / "items_human_ins.json").write_text("{}")
+    plan = ["search[acme garden umbrella]", "click[b000000001]", "click[sunflowers]", "click[buy now]"]
+    scores = {}
+    for variant in ("webshop", "webshop-corrected"):
+        env = gym.make("rl4vlm/WebShop-Amazon-v1", data_dir=str(tmp_path), goals="synthetic", obs_mode="text",
+                       reward_variant=variant)  # fmt: skip
+        env.reset(seed=next(s for s in range(50) if env.reset(seed=s)[0]["mission"].find("sunflowers") > 0))
+        total = sum(float(env.step(action)[1]) for action in plan)
+        scores[variant] = (total, env.unwrapped.reward_terms.r_option)
+        env.close()
+    assert scores["webshop"] == (pytest.approx(2 / 3), 0.0)  # (tilting + price) / (1 + 1 + 1): the colour never matches
+    assert scores["webshop-corrected"] == (1.0, 1.0)
