@@ -23,8 +23,8 @@ Every field is checked when the file is loaded (unknown keys, unknown ids, seeds
 The *protocol* of a suite is everything that decides what an agent is asked to do: the expanded
 tasks (ids with their versions, kwargs, seeds, budgets), the prompt and the harness's protocol
 version, plus the facts of this machine that decide an env's rewards, for envs that declare
-some (``EnvCard.protocol_facts``: which model WebShop's reward ran). :meth:`Suite.protocol_hash` hashes it; two results are comparable only when their hashes
-are equal.
+some (``EnvCard.protocol_facts``: which model WebShop's reward ran). :meth:`Suite.protocol_hash`
+hashes it; two results are comparable only when their hashes are equal.
 """
 
 from __future__ import annotations
