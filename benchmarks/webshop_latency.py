@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/webshop_latency.py [--episodes 40] [--browser-episodes 8]
 
-Steps: ``rl4vlm/WebShop-v0`` (level 2, 1,000 products) in ``text`` and ``image+text`` modes with
+Steps: ``rl4vlm/WebShop-v1`` (level 2, 1,000 products) in ``text`` and ``image+text`` modes with
 ``renderer="none"``, and with ``renderer="browser"`` (headless Chromium, 512x512 screenshots).
 Each episode plays the oracle's steps (search, open, options, buy) and then, on a fresh episode,
 random admissible clicks; every step is timed. Search: BM25 queries (product titles and goal
@@ -82,13 +82,13 @@ def main() -> None:
     rng = np.random.default_rng(0)
     console = Console()
 
-    steps = Table(title="WebShop-v0 step latency (ms), level 2, 1,000 products")
+    steps = Table(title="WebShop-v1 step latency (ms), level 2, 1,000 products")
     for column in ("renderer", "obs_mode", "steps", "p50", "p95"):
         steps.add_column(column, justify="right")
     runs = [("none", "text", args.episodes), ("none", "image+text", args.episodes),
             ("browser", "image+text", args.browser_episodes)]  # fmt: skip
     for renderer, obs_mode, episodes in runs:
-        env = gym.make("rl4vlm/WebShop-v0", renderer=renderer, obs_mode=obs_mode)
+        env = gym.make("rl4vlm/WebShop-v1", renderer=renderer, obs_mode=obs_mode)
         env.reset(seed=10_000)  # builds the shop (and starts the browser) before timing
         times = step_latencies(env, episodes, rng)
         env.close()

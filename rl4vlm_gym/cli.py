@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 import rl4vlm_gym
-from rl4vlm_gym.registry import env_card, list_envs
+from rl4vlm_gym.registry import env_card, list_envs, protocol_facts
 
 app = typer.Typer(help="RL4VLM Gym: environments for vision-language agents.", no_args_is_help=True, add_completion=False)
 console = Console()
@@ -55,6 +55,9 @@ def info(env_id: Annotated[str, typer.Argument(help="e.g. rl4vlm/NumberLine-v0")
             value = dict(value) or "-"
         table.add_row(field.name, str(value))
     table.add_row("seeds", ", ".join(f"{k} [{r.start}, {r.stop})" for k, r in card.seed_ranges.items()))
+    facts = protocol_facts(card.id)
+    if facts:
+        table.add_row("on this machine", "\n".join(f"{k}: {v}" for k, v in facts.items()))
     console.print(table)
 
 

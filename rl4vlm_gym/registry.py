@@ -12,6 +12,7 @@ fails to load is reported with a warning and skipped; it never breaks ``import r
 from __future__ import annotations
 
 import difflib
+import importlib
 import importlib.metadata
 import logging
 import warnings
@@ -33,6 +34,7 @@ __all__ = [
     "env_card",
     "list_envs",
     "load_plugins",
+    "protocol_facts",
     "register",
 ]
 
@@ -74,6 +76,9 @@ class EnvCard:
         timeout_reward: some reward variant pays a ``"timeout"`` reward when the time limit
             truncates an episode; the spec then adds :class:`rl4vlm_gym.wrappers.TimeoutReward`
             outside ``TimeLimit``.
+        protocol_facts: lazy ``"module:function"`` of a function ``(kwargs) -> {name: text}``
+            giving facts of this machine that decide the env's rewards (e.g. which model scores
+            them); every run records them in its protocol (see :func:`protocol_facts`).
     """
 
     id: str
@@ -93,6 +98,7 @@ class EnvCard:
     extra: str | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     timeout_reward: bool = False
+    protocol_facts: str | None = None
 
     def __post_init__(self) -> None:
         if not self.levels:
@@ -200,3 +206,15 @@ def load_plugins() -> list[str]:
                 stacklevel=2,
             )
     return failed
+
+
+def protocol_facts(env_id: str, kwargs: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The facts of this machine that decide ``env_id``'s rewards with these ``make`` kwargs
+    (``{}`` for an unknown id or a card without ``protocol_facts``); a run records them in its
+    protocol, so results scored differently never share a protocol hash."""
+    card = _CARDS.get(env_id)
+    if card is None or card.protocol_facts is None:
+        return {}
+    module, _, name = card.protocol_facts.partition(":")
+    facts = getattr(importlib.import_module(module), name)({**card.kwargs, **(kwargs or {})})
+    return {str(k): str(v) for k, v in facts.items()}

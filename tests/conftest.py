@@ -15,7 +15,7 @@ if ALFWORLD_SAMPLE.is_dir():
     os.environ.setdefault("ALFWORLD_DATA", str(ALFWORLD_SAMPLE))
 
 # WebShop's real files are not redistributable: each test process writes a small catalog in their
-# schema (without our drawing hints), so rl4vlm/WebShop-Amazon-v0 runs the kit on the real loader.
+# schema (without our drawing hints), so rl4vlm/WebShop-Amazon-v1 runs the kit on the real loader.
 if "WEBSHOP_DATA" not in os.environ:
     import atexit
     import shutil

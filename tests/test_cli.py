@@ -32,6 +32,16 @@ def test_info_shows_the_card_and_unknown_ids_get_a_hint() -> None:
     assert unknown.exit_code == 2 and "Did you mean 'rl4vlm/Points24-v0'" in " ".join(unknown.output.split())
 
 
+def test_info_shows_the_facts_this_machine_scores_with() -> None:
+    from rl4vlm_gym.envs.webshop.nouns import tagger
+
+    result = runner.invoke(app, ["info", "rl4vlm/WebShop-v1"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.output.replace("│", " ").split())  # the table wraps long cells
+    assert "on this machine" in shown and f"title_nouns: {tagger()}" in shown
+    assert "on this machine" not in runner.invoke(app, ["info", "rl4vlm/Points24-v0"], terminal_width=250).output
+
+
 def test_check_passes_one_env_and_rejects_unknown_checks() -> None:
     result = runner.invoke(
         app, ["check", "rl4vlm/NumberLine-v0", "--only", "fuzz", "--only", "oracle", "--throughput-steps", "200"],

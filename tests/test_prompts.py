@@ -66,7 +66,7 @@ def test_rl4vlm_points_prompt_keeps_its_backslashes_and_reads_the_formula():
 
 def test_rl4vlm_template_refuses_other_envs():
     with pytest.raises(ValueError, match="the rl4vlm prompt template covers RL4VLM's envs"):
-        PromptBuilder(PromptConfig(template="rl4vlm"), "rl4vlm/WebShop-v0")
+        PromptBuilder(PromptConfig(template="rl4vlm"), "rl4vlm/WebShop-v1")
 
 
 def test_rl4vlm_household_prompt_lists_commands_like_numpy():

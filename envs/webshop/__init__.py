@@ -1,9 +1,11 @@
 """WebShop family: search a web shop and buy what an instruction asks for (Yao et al., 2022).
 
 ``register`` is this family's ``rl4vlm_gym.envs`` entry point; it imports only the level ladder.
-``rl4vlm/WebShop-v0`` needs the core install; screenshots (``renderer="browser"``,
-``rl4vlm/WebShop-Browser-v0``) need the ``webshop`` extra (Flask, Selenium) and Debian's
-``chromium`` and ``chromium-driver``; ``rl4vlm/WebShop-Amazon-v0`` needs WebShop's data files.
+``rl4vlm/WebShop-v1`` needs the core install; screenshots (``renderer="browser"``,
+``rl4vlm/WebShop-Browser-v1``) need the ``webshop`` extra (Flask, Selenium) and Debian's
+``chromium`` and ``chromium-driver``; ``rl4vlm/WebShop-Amazon-v1`` needs WebShop's data files.
+The ``webshop`` extra also installs spaCy's ``en_core_web_sm``, with which the reward's title
+nouns are WebShop's own (``nouns.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from rl4vlm_gym.registry import register as _register
 WEBSHOP = "Yao et al., WebShop: Towards Scalable Real-World Web Interaction with Grounded Language Agents, NeurIPS 2022"
 VLDAC = "Bredis et al., Enhancing Vision-Language Model Training with Reinforcement Learning in Synthetic Worlds, 2025 (VL-DAC)"
 GIGPO = "Feng et al., Group-in-Group Policy Optimization for LLM Agent Training, 2025 (GiGPO, verl-agent)"
-_VARIANTS = ("webshop", "verl-agent")
+_VARIANTS = ("webshop", "webshop-corrected", "verl-agent")
 _GRAMMAR = (
     "WebShop's actions: search[keywords] on a page with a search bar, click[x] for a button, a product's "
     "ASIN or an option value shown on the page (obs['actions'] lists them)"
@@ -47,23 +49,25 @@ def _card(name: str, summary: str, **fields: object) -> EnvCard:
         "max_episode_steps": _STEPS,
         "obs_modes": ("image+text", "text"),
         "references": (WEBSHOP, VLDAC, GIGPO),
+        # which noun tagger scores titles (spaCy's model or our approximation) enters each run's protocol
+        "protocol_facts": "rl4vlm_gym.envs.webshop.nouns:protocol_facts",
     }
     base.update(fields)
     return EnvCard(**base)  # type: ignore[arg-type]
 
 
 CARDS = (
-    _card("WebShop-v0", "Search a procedural web shop and buy the product, options and price the instruction asks for."),
+    _card("WebShop-v1", "Search a procedural web shop and buy the product, options and price the instruction asks for."),
     _card(
-        "WebShop-Browser-v0",
-        "WebShop-v0 seen through a real browser: screenshots of the shop's pages taken by headless Chromium.",
+        "WebShop-Browser-v1",
+        "WebShop-v1 seen through a real browser: screenshots of the shop's pages taken by headless Chromium.",
         obs_modes=("image+text", "image", "text"),
         extra="webshop",
         kwargs={"renderer": "browser"},
         skills=(*_SKILLS, "gui-reading"),
     ),
     _card(
-        "WebShop-Amazon-v0",
+        "WebShop-Amazon-v1",
         "Shop WebShop's real scraped Amazon products for its human (or synthetic) instructions.",
         entry_point="rl4vlm_gym.envs.webshop.webshop:WebShopData",
         levels=("WebShop's real products and goals (split: test 0-499, eval 500-1499, train 1500+)",),

@@ -54,7 +54,8 @@ class Product:
         price: the price paid, drawn once from ``pricing`` by the catalog's RNG.
         options: option name -> values, in the file's order (``{"color": ("blue", ...)}``).
         option_images: (option name, value) -> image URL, where the file gives one.
-        attributes: ``Attributes`` from ``items_ins_v2`` (``("DUMMY_ATTR",)`` when missing).
+        attributes: ``Attributes`` from ``items_ins_v2`` (``("DUMMY_ATTR",)`` when missing; an
+            empty list stays empty, as in WebShop).
         main_image: ``MainImage`` (a URL; offline we draw the picture instead).
         rating: ``Rating`` (WebShop master loads no reviews, so it is "N.A.").
         instruction: the synthetic instruction of ``items_ins_v2``, if any.
@@ -141,6 +142,17 @@ def _options(raw: Any) -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, str]
     return options, images
 
 
+def _attributes(asin: str, entry: Any) -> tuple[str, ...]:
+    """WebShop's ``Attributes``: the entry's list as it is (an empty one stays empty), or
+    ``("DUMMY_ATTR",)`` when the product has no entry or the entry no ``attributes``."""
+    if not isinstance(entry, Mapping) or entry.get("attributes") is None:
+        return ("DUMMY_ATTR",)
+    raw = entry["attributes"]
+    if not isinstance(raw, list):
+        raise ValueError(f"items_ins_v2 entry of {asin}: 'attributes' is a {type(raw).__name__}, expected a list")
+    return tuple(str(a) for a in raw)
+
+
 def load_products(
     records: Iterable[Mapping[str, Any]],
     attributes: Mapping[str, Mapping[str, Any]],
@@ -183,7 +195,7 @@ def load_products(
                 price=round(price, 2),
                 options=options,
                 option_images=option_images,
-                attributes=tuple(extra.get("attributes") or ("DUMMY_ATTR",)),
+                attributes=_attributes(asin, extra),
                 main_image=str(images[0]),
                 instruction=extra.get("instruction"),
                 instruction_attributes=tuple(extra.get("instruction_attributes") or ()),

@@ -9,15 +9,21 @@
 - ``n_opt``: goal options matched by a chosen option (``token_set_ratio > 85`` after
   ``normalize_color``);
 - ``r_type`` in {0, 0.1, 0.5, 1}: whether the product is the goal's kind of product, from the
-  shared scrape query, the shared category path and the overlap of title nouns.
+  shared scrape query, the shared category path (2 parts or more) and ``title_score``, the share
+  of the goal title's nouns found among the bought title's nouns (``> 0.2``; ``< 0.1`` gives 0.1,
+  ``0`` gives 0).
 
-Fuzzy matching is RapidFuzz's ``token_set_ratio`` with thefuzz's processing (ASCII only,
-lower-cased, non-alphanumerics as spaces, rounded), which is what ``thefuzz`` itself runs.
-Title nouns: WebShop tags them with spaCy's ``en_core_web_sm``, a model that cannot be fetched at
-run time here. For procedural products the product type is known and its words are the nouns;
-for real products we keep the title's words that are not stop words, numbers, units or colours,
-a documented approximation of spaCy's noun filter (it errs towards more words, which lowers
-``title_score`` only when titles share few words).
+The ``original`` scorer is WebShop's, quirks included: a synthetic goal's options reach the
+option matching as ``(name, value)`` pairs, which ``normalize_color`` leaves alone unless the value
+is exactly a listed colour and which ``token_set_ratio`` compares as the text of the pair, so a
+goal colour "sunflowers" never matches the chosen "sunflowers" (normalised to "sunflower"); and
+title nouns come from spaCy's ``en_core_web_sm`` when a model is installed (``nouns.py``; else
+an approximation, named in each run's protocol). The ``corrected`` scorer compares plain option
+values, colour-normalised on both sides, and takes title nouns from the known product type (the
+approximation), so it never depends on spaCy.
+
+Fuzzy matching is RapidFuzz's ``token_set_ratio`` with thefuzz's processing (code points 128-255
+dropped, non-word characters as spaces, lower-cased, rounded), which is what ``thefuzz`` runs.
 """
 
 from __future__ import annotations
@@ -31,61 +37,28 @@ from rapidfuzz import fuzz
 
 from rl4vlm_gym.envs.webshop.catalog import Product
 from rl4vlm_gym.envs.webshop.goals import Goal
+from rl4vlm_gym.envs.webshop.normalize import COLOR_SET, normalize_color
+from rl4vlm_gym.envs.webshop.nouns import approximate_nouns, title_nouns
 
-__all__ = ["COLOR_SET", "Reward", "get_reward", "normalize_color", "title_nouns", "token_set_ratio"]
+__all__ = [
+    "COLOR_SET", "MATCH", "SCORERS", "Reward", "get_reward", "goal_option_list", "normalize_color", "option_score",
+    "title_nouns", "token_set_ratio",
+]  # fmt: skip
 
-# The colour names of WebShop's normalize.py, checked in order as substrings ("light blue" comes
-# before "blue", so it is kept whole). The reference notes do not list WebShop's set verbatim;
-# this is our list of 100 names in the same spirit.
-COLOR_SET = (
-    "alice blue", "dusty rose", "indigo", "light blue", "sea green", "almond", "ecru", "ivory", "light brown",
-    "sepia", "amber", "emerald", "jade", "light green", "silver", "amethyst", "espresso", "jet black",
-    "light grey", "sky blue", "apricot", "fawn", "khaki", "light pink", "slate", "aqua", "fuchsia", "lavender",
-    "light purple", "tan", "baby blue", "gold", "lemon", "light yellow", "taupe", "beige", "hot pink", "lilac",
-    "lime", "teal", "black", "hunter green", "magenta", "mint", "turquoise", "blush", "navy blue", "mahogany",
-    "mustard", "violet", "bronze", "dark blue", "maroon", "neon green", "wine", "brown", "dark brown", "mauve",
-    "off white", "white", "burgundy", "dark green", "olive", "orange", "yellow", "charcoal", "dark grey",
-    "orchid", "peach", "rose gold", "chocolate", "denim", "pink", "plum", "rust", "coral", "forest green",
-    "purple", "raspberry", "salmon", "cream", "grey", "gray", "red", "sand", "crimson", "cyan", "navy", "rose",
-    "scarlet", "copper", "blue", "green", "ruby", "camel", "multicolor", "clear", "nude", "caramel", "mocha",
-)  # fmt: skip
-
-_STOP = frozenset(
-    "a an and are as at be but by for from if in into is it its of on or such that the their then there these they "
-    "this to was will with without your you our new pack set pcs piece pieces count inch inches oz fl ml lb lbs "
-    "cm mm ft size small medium large x xl xxl s m l women men womens mens kids unisex".split()
-)
-_WORD = re.compile(r"[a-z][a-z'-]+")
+SCORERS = ("original", "corrected")
+MATCH = 85  # a fuzzy score above this is a match (attributes and options)
+_DROP_LATIN1 = dict.fromkeys(range(128, 256))  # thefuzz's "asciidammit" drops only these
 
 
 def token_set_ratio(a: Any, b: Any) -> int:
-    """``thefuzz.fuzz.token_set_ratio``: non-strings are ``str()``-ed, text ASCII-only, rounded."""
-    a, b = str(a).encode("ascii", "ignore").decode(), str(b).encode("ascii", "ignore").decode()
+    """``thefuzz.fuzz.token_set_ratio``: non-strings are ``str()``-ed, code points 128-255 dropped, rounded."""
+    a, b = str(a).translate(_DROP_LATIN1), str(b).translate(_DROP_LATIN1)
     return round(fuzz.token_set_ratio(a, b, processor=_full_process))
 
 
 def _full_process(text: str) -> str:
-    # thefuzz's full_process: non-alphanumerics become spaces, lower-case, trimmed.
+    # thefuzz's full_process: non-word characters become spaces, lower-case, trimmed.
     return re.sub(r"(?ui)\W", " ", text).lower().strip()
-
-
-def normalize_color(value: Any) -> Any:
-    """WebShop's ``normalize_color``: the first colour of COLOR_SET found ``in`` the value.
-
-    As in WebShop, ``in`` is a substring test for strings and a membership test for the
-    ``(name, value)`` tuples synthetic goals pass."""
-    for color in COLOR_SET:
-        if color in value:
-            return color
-    return value
-
-
-def title_nouns(title: str, product_type: str | None = None) -> list[str]:
-    """The words standing in for spaCy's NOUN/PROPN tokens of a title (see the module docstring)."""
-    if product_type is not None:
-        return product_type.lower().split()
-    words = _WORD.findall(title.lower())
-    return [w for w in words if w not in _STOP and not any(w == c for c in COLOR_SET)]
 
 
 @dataclass(frozen=True)
@@ -105,14 +78,19 @@ class Reward:
     title_score: float
 
 
-def _type_reward(product: Product, goal: Goal) -> tuple[float, bool, bool, float]:
+def _nouns(title: str, product_type: str | None, scorer: str) -> tuple[str, ...]:
+    return approximate_nouns(title, product_type) if scorer == "corrected" else title_nouns(title, product_type)
+
+
+def _type_reward(product: Product, goal: Goal, scorer: str) -> tuple[float, bool, bool, float]:
     query_match = product.query == goal.query
     purchased_path = {c.strip() for c in product.product_category.split("›")}
     goal_path = {c.strip() for c in goal.product_category.split("›")}
     category_match = len(purchased_path & goal_path) >= 2
-    goal_nouns = title_nouns(goal.name, goal.product_type)
+    goal_nouns = _nouns(goal.name, goal.product_type, scorer)
     if goal_nouns:
-        bought = set(title_nouns(product.title, product.product_type if goal.product_type else None))
+        # the approximation may use product types only when both products have one
+        bought = set(_nouns(product.title, product.product_type if goal.product_type else None, scorer))
         title_score = len(bought & set(goal_nouns)) / len(goal_nouns)
     else:
         title_score = 0.2
@@ -130,25 +108,43 @@ def _attribute_matches(product: Product, goal: Goal) -> int:
     title, bullets, description = product.title.lower(), " ".join(product.bullet_points).lower(), product.description.lower()
     matches = 0
     for wanted in goal.attributes:
-        if any(token_set_ratio(have, wanted) > 85 for have in product.attributes):
+        if any(token_set_ratio(have, wanted) > MATCH for have in product.attributes):
             matches += 1
         elif wanted in title or wanted in bullets or wanted in description:
             matches += 1
     return matches
 
 
-def _option_matches(chosen: Mapping[str, str], goal_options: Mapping[str, str] | Sequence[str]) -> int:
-    wanted = list(goal_options.items()) if isinstance(goal_options, Mapping) else list(goal_options)
-    bought = [normalize_color(v) for v in chosen.values()]
-    goals = [normalize_color(g) for g in wanted]
-    return sum(1 for g in goals if any(token_set_ratio(p, g) > 85 for p in bought))
+def goal_option_list(goal_options: Mapping[str, str] | Sequence[str], scorer: str = "original") -> list[Any]:
+    """The goal options as the option matching sees them: WebShop passes a synthetic goal's
+    ``dict.items()``, so (name, value) pairs; the corrected scorer passes the values."""
+    if isinstance(goal_options, Mapping):
+        return list(goal_options.values()) if scorer == "corrected" else list(goal_options.items())
+    return list(goal_options)
 
 
-def get_reward(product: Product, goal: Goal, price: float, chosen: Mapping[str, str]) -> Reward:
-    """WebShop's reward for buying ``product`` at ``price`` with the ``chosen`` options."""
-    r_type, query_match, category_match, title_score = _type_reward(product, goal)
+def option_score(chosen: str, wanted: Any) -> int:
+    """How well a chosen option value meets one goal option (from :func:`goal_option_list`)."""
+    return token_set_ratio(normalize_color(chosen), normalize_color(wanted))
+
+
+def _option_matches(chosen: Mapping[str, str], goal_options: Mapping[str, str] | Sequence[str], scorer: str) -> int:
+    wanted = goal_option_list(goal_options, scorer)
+    return sum(1 for g in wanted if any(option_score(p, g) > MATCH for p in chosen.values()))
+
+
+def get_reward(
+    product: Product, goal: Goal, price: float, chosen: Mapping[str, str], scorer: str = "original"
+) -> Reward:
+    """WebShop's reward for buying ``product`` at ``price`` with the ``chosen`` options.
+
+    ``scorer="original"`` is WebShop's ``get_reward``; ``"corrected"`` compares plain option
+    values and the known product types (see the module docstring)."""
+    if scorer not in SCORERS:
+        raise ValueError(f"scorer={scorer!r} is unknown; choose one of {SCORERS}")
+    r_type, query_match, category_match, title_score = _type_reward(product, goal, scorer)
     n_att = _attribute_matches(product, goal)
-    n_opt = _option_matches(chosen, goal.goal_options)
+    n_opt = _option_matches(chosen, goal.goal_options, scorer)
     r_price = price <= goal.price_upper
     n_goal_att, n_goal_opt = len(goal.attributes), len(goal.goal_options)
     denominator = n_goal_att + n_goal_opt + 1

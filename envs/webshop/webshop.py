@@ -20,7 +20,7 @@ from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.webshop.goals import SPLITS, Goal
 from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Page, Route, build_page, normalize_query
-from rl4vlm_gym.envs.webshop.reward import Reward, get_reward, token_set_ratio
+from rl4vlm_gym.envs.webshop.reward import MATCH, Reward, get_reward, goal_option_list, option_score
 from rl4vlm_gym.envs.webshop.shop import Shop, data_shop, procedural_shop
 from rl4vlm_gym.rendering import to_array
 
@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 REWARDS = {
     # WebShop: the purchase's score in [0, 1] when Buy Now is clicked, 0 otherwise.
     "webshop": {"step": 0.0, "invalid": 0.0, "purchase": 1.0, "success": 1.0, "timeout": 0.0},
+    # WebShop's score with its quirks corrected (plain option values, product-type nouns; reward.py).
+    "webshop-corrected": {"step": 0.0, "invalid": 0.0, "purchase": 1.0, "success": 1.0, "timeout": 0.0},
     # verl-agent: 10 if the score is 1 (its info["task_score"] is our info["score"]), else 0.
     "verl-agent": {"step": 0.0, "invalid": 0.0, "purchase": 0.0, "success": 10.0, "timeout": 0.0},
 }
@@ -95,10 +97,20 @@ class WebShop(VLMEnv):
     says why (WebShop ignores it silently).
 
     ## Rewards
-    Paid when ``click[buy now]`` ends the episode. ``webshop``: WebShop's score (master branch):
-    the share of goal attributes, goal options and the price cap the purchase meets, times the
-    product-type factor (0, 0.1, 0.5 or 1). ``verl-agent``: 10 when the score is 1, else 0.
-    ``info["score"]`` is the score (verl-agent's ``task_score``); success is a score of 1.
+    Paid when ``click[buy now]`` ends the episode. ``webshop``: WebShop's score, as its
+    master-branch ``get_reward`` computes it: the share of goal attributes, goal options and the
+    price cap the purchase meets, times the product-type factor (0, 0.1, 0.5 or 1), with
+    WebShop's colour list and its quirks: a synthetic goal's options are compared as
+    ``(name, value)`` pairs (a goal colour "sunflowers" never matches), and the product-type
+    factor compares title nouns tagged by spaCy's ``en_core_web_sm``. The ``webshop`` extra
+    installs that model; without it an approximation tags the nouns (the product type's words
+    for procedural products, the title's words minus stop words, units and colours otherwise).
+    ``rl4vlm-gym info`` shows which tagger this machine uses, and every evaluation run records
+    it in its protocol, so results of the two never share a leaderboard.
+    ``webshop-corrected``: the same score with the quirks corrected: plain option values,
+    colour-normalised on both sides, and title nouns from the approximation, so it never
+    depends on spaCy. ``verl-agent``: 10 when the (``webshop``) score is 1, else 0.
+    ``info["score"]`` is the variant's score (verl-agent's ``task_score``); success is a score of 1.
 
     ## Levels
     Catalogs of 100 to 10,000 products; goals name 1 to 3 attributes and 0 to 3 options, with
@@ -108,11 +120,14 @@ class WebShop(VLMEnv):
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode`` (``image``
     needs the browser), ``image_size`` (default 512x512), ``reward_variant`` (``webshop``,
-    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``; and ``renderer``
+    ``webshop-corrected``, ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``; and ``renderer``
     (``"none"`` or ``"browser"``; the browser is started only when an image is observed),
     ``text_format`` (``"text"`` or ``"text_rich"``), ``catalog_seed`` (which catalog).
 
     ## Version History
+    - v1: WebShop's own colour list and order; title nouns from spaCy's ``en_core_web_sm`` when
+      installed; an empty attribute list stays empty; the oracle prefers the exact option value;
+      the ``webshop-corrected`` variant.
     - v0: WebShop's page flow, text forms, action grammar and master-branch reward; 5 levels.
     """
 
@@ -237,21 +252,22 @@ class WebShop(VLMEnv):
 
     def _target_options(self) -> dict[str, str]:
         """The options the oracle picks: a synthetic goal's own; for a human goal, the product's
-        value closest to each goal option (WebShop's fuzzy match, > 85)."""
+        value the reward's option matching scores highest for each goal option (if above 85),
+        the value equal to the goal option first among equals ("blue" over "light blue")."""
         goal, product = self.goal, self.product(self.goal.asin)
         if isinstance(goal.goal_options, Mapping):
             return {n: v for n, v in goal.goal_options.items() if v in product.options.get(n, ())}
         chosen: dict[str, str] = {}
-        for wanted in goal.goal_options:
+        for wanted in goal_option_list(goal.goal_options, self._scorer):
             scored = [
-                (token_set_ratio(value, wanted), name, value)
+                (option_score(value, wanted), value == wanted, name, value)
                 for name, values in product.options.items()
                 if name not in chosen
                 for value in values
             ]
             if scored:
-                score, name, value = max(scored, key=lambda s: s[0])
-                if score > 85:
+                score, _, name, value = max(scored, key=lambda s: s[:2])
+                if score > MATCH:
                     chosen[name] = value
         return chosen
 
@@ -314,9 +330,13 @@ class WebShop(VLMEnv):
     def product(self, asin: str) -> Product:
         return self.shop().catalog.by_asin[asin]
 
+    @property
+    def _scorer(self) -> str:
+        return "corrected" if self.reward_variant == "webshop-corrected" else "original"
+
     def _score(self, route: Route) -> Reward:
         product = self.product(route.asin)
-        return get_reward(product, self.goal, product.price, route.chosen())
+        return get_reward(product, self.goal, product.price, route.chosen(), self._scorer)
 
     def _build(self, route: Route) -> Page:
         score = self.reward_terms.total if route.page == "done" and self.reward_terms is not None else None
@@ -416,24 +436,26 @@ class WebShopData(WebShop):
     Amazon URLs, so pictures are placeholders with the product's title.
 
     ## Observation
-    As in ``rl4vlm/WebShop-v0``.
+    As in ``rl4vlm/WebShop-v1``.
 
     ## Actions
-    As in ``rl4vlm/WebShop-v0``.
+    As in ``rl4vlm/WebShop-v1``.
 
     ## Rewards
-    As in ``rl4vlm/WebShop-v0``. The type factor compares title nouns; without spaCy's model
-    they are the title's words minus stop words, units and colours (see ``reward.py``).
+    As in ``rl4vlm/WebShop-v1``: with spaCy's model installed, ``webshop`` is WebShop's
+    ``get_reward`` exactly. Human goals name plain option values, so the pair quirk does not
+    arise; ``goals="synthetic"`` has it.
 
     ## Levels
     One: the goals of the chosen split of the shuffled goal list: ``all`` (the default, as
     WebShop's text env), or WebShop's standard ``test`` 0-499, ``eval`` 500-1499, ``train`` 1500+.
 
     ## Arguments
-    As in ``rl4vlm/WebShop-v0`` (but ``catalog_seed``), and ``data_dir``, ``goals``
+    As in ``rl4vlm/WebShop-v1`` (but ``catalog_seed``), and ``data_dir``, ``goals``
     (``"human"`` or ``"synthetic"``), ``split``, ``goal_seed``.
 
     ## Version History
+    - v1: the reward of ``rl4vlm/WebShop-v1``; an empty ``attributes`` list stays empty.
     - v0: WebShop's files, goals and splits, seeded.
     """
 

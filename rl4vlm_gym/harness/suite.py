@@ -22,8 +22,9 @@ Every field is checked when the file is loaded (unknown keys, unknown ids, seeds
 
 The *protocol* of a suite is everything that decides what an agent is asked to do: the expanded
 tasks (ids with their versions, kwargs, seeds, budgets), the prompt and the harness's protocol
-version. :meth:`Suite.protocol_hash` hashes it; two results are comparable only when their hashes
-are equal.
+version, plus the facts of this machine that decide an env's rewards, for envs that declare
+some (``EnvCard.protocol_facts``: which model WebShop's reward ran). :meth:`Suite.protocol_hash`
+hashes it; two results are comparable only when their hashes are equal.
 """
 
 from __future__ import annotations
@@ -233,13 +234,19 @@ class Suite:
 
     def protocol(self, prompt: PromptConfig | None = None) -> dict[str, Any]:
         """What two comparable results must share, as canonical JSON-able data."""
+        from rl4vlm_gym.registry import protocol_facts
+
         prompt = prompt or self.prompt
-        return {
+        protocol = {
             "harness_protocol": PROTOCOL_VERSION,
             "suite": self.name,
             "tasks": [t.model_dump(mode="json") for t in self.tasks],
             "prompt": json.loads(prompt_fingerprint(prompt)),
         }
+        facts = {t.name: f for t in self.tasks if (f := protocol_facts(t.env, t.make_kwargs))}
+        if facts:  # only where an env declares some, so other suites keep their hash
+            protocol["env_facts"] = facts
+        return protocol
 
     def protocol_hash(self, prompt: PromptConfig | None = None) -> str:
         """``sha256`` of :meth:`protocol` as canonical JSON (sorted keys, no spaces)."""

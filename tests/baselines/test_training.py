@@ -175,7 +175,7 @@ FAMILIES = {
     "cards": ("rl4vlm/EZPoints-v0", {"level": 0, "image_size": 128}),
     "navigation": ("rl4vlm/MiniWorld-OneRoom-v0", {"level": 0, "image_size": 64}),
     "household": ("rl4vlm/Household-PickPlace-v0", {"level": 0, "image_size": 64}),
-    "webshop": ("rl4vlm/WebShop-v0", {"level": 0, "obs_mode": "text"}),
+    "webshop": ("rl4vlm/WebShop-v1", {"level": 0, "obs_mode": "text"}),
 }
 SMALL = {
     "updates": 1, "warmup.steps": 1, "warmup.batch_size": 2, "eval.episodes": 1, "env.max_steps": 2, "generation.max_new_tokens": 6,
@@ -259,7 +259,7 @@ def test_every_shipped_config_is_valid():
             )
             if config.model.lora is None:  # a full fine-tune keeps float32 master weights
                 assert config.model.dtype == "float32" and config.model.autocast == "bfloat16", path
-    assert default_config_path("gigpo", "rl4vlm/WebShop-v0", "cuda").name == "webshop-gpu.yaml"
+    assert default_config_path("gigpo", "rl4vlm/WebShop-v1", "cuda").name == "webshop-gpu.yaml"
 
 
 def test_collector_groups_share_seeds_and_streams_bootstrap():

@@ -92,8 +92,8 @@ def test_unknown_env_ids_are_reported():
     suite = Suite.from_dict(_with(tasks__1__env="rl4vlm/Nope-v0"))
     with pytest.raises(SuiteError, match=r"unknown env id 'rl4vlm/Nope-v0'"):
         suite.check_envs()
-    suite = Suite.from_dict(_with(tasks__1__env="rl4vlm/WebShop-v0", tasks__1__obs_mode="image"))
-    with pytest.raises(SuiteError, match=r"task 'bj': rl4vlm/WebShop-v0 has no obs_mode 'image'"):
+    suite = Suite.from_dict(_with(tasks__1__env="rl4vlm/WebShop-v1", tasks__1__obs_mode="image"))
+    with pytest.raises(SuiteError, match=r"task 'bj': rl4vlm/WebShop-v1 has no obs_mode 'image'"):
         suite.check_envs()
 
 
@@ -110,6 +110,17 @@ def test_protocol_hash_covers_seeds_budgets_kwargs_and_prompt():
     suite = Suite.from_dict(BASE)
     assert suite.protocol_hash(PromptConfig(history=2)) != base
     assert suite.protocol_hash(PromptConfig(template="vl-dac")) != base
+
+
+def test_protocol_records_the_facts_an_env_declares_and_only_those():
+    from rl4vlm_gym.registry import env_card, protocol_facts
+
+    assert "env_facts" not in Suite.from_dict(BASE).protocol()  # suites of other envs keep their hash
+    data = _with(tasks__1__env="rl4vlm/WebShop-v1", tasks__1__kwargs={"reward_variant": "verl-agent"})
+    facts = Suite.from_dict(data).protocol()["env_facts"]
+    assert env_card("rl4vlm/WebShop-v1").protocol_facts is not None
+    assert facts == {"bj": protocol_facts("rl4vlm/WebShop-v1", {"reward_variant": "verl-agent"})} and facts["bj"]
+    assert protocol_facts("rl4vlm/No-Such-v0") == {}
 
 
 def test_protocol_hash_is_the_same_in_another_process(tmp_path):

@@ -15,7 +15,7 @@ import rl4vlm_gym  # noqa: F401 - registers the envs
 from rl4vlm_gym.envs.webshop.pages import Route
 from rl4vlm_gym.registry import EVAL_SEEDS
 
-ENV = "rl4vlm/WebShop-Browser-v0"
+ENV = "rl4vlm/WebShop-Browser-v1"
 SIZE = (256, 320)
 
 

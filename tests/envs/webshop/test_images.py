@@ -128,3 +128,70 @@ def test_very_long_texts_do_not_raise(size: tuple[int, int]) -> None:
     for title in (long, words, "", "   "):
         assert placeholder_image(title, size).size == (size[1], size[0])
     assert product_image("bag", None, "", [], size).size == (size[1], size[0])
+
+
+# -- the shop's pictures of its products (pictures.product_picture) ----------------------------------
+
+
+def colored_products(level: int = 2, seed: int = 0) -> list:
+    from rl4vlm_gym.envs.webshop.shop import procedural_shop
+
+    return [p for p in procedural_shop(level, seed).catalog.products if len(p.options.get("color", ())) >= 2]
+
+
+def test_a_product_picture_shows_the_chosen_colour_and_the_first_one_before() -> None:
+    from rl4vlm_gym.envs.webshop.pictures import product_picture
+    from rl4vlm_gym.envs.webshop.vocab import COLORS
+
+    for product in colored_products()[:12]:
+        first, second = product.options["color"][:2]
+        before = product_picture(product, (), (256, 256))
+        chosen = product_picture(product, (("color", second),), (256, 256))
+        assert share_of(before, COLORS[first]) > 0.03, (product.asin, first)
+        assert share_of(chosen, COLORS[second]) > 0.03 and share_of(chosen, COLORS[first]) < 0.005, (product.asin, second)
+
+
+def test_a_product_picture_shows_its_kind_brand_and_chosen_options() -> None:
+    from rl4vlm_gym.envs.webshop.pictures import product_picture
+    from rl4vlm_gym.envs.webshop.vocab import COLORS
+
+    product = next(p for p in colored_products() if "size" in p.options)
+    color, size = product.options["color"][0], product.options["size"][0]
+    picture = product_picture(product, (("color", color), ("size", size)), (256, 256))
+    # the silhouette of its type in the chosen colour, its brand, and the size as a chip
+    assert picture.tobytes() == product_image(product.silhouette, COLORS[color], product.brand, (size,), (256, 256)).tobytes()
+    assert picture.tobytes() != product_picture(product, (("color", color),), (256, 256)).tobytes()
+    other = next(p for p in colored_products() if p.silhouette != product.silhouette)
+    assert product_picture(other, (), (256, 256)).tobytes() != product_picture(product, (), (256, 256)).tobytes()
+
+
+def test_product_pictures_depend_on_the_product_and_are_reproduced_by_the_catalog_seed() -> None:
+    from rl4vlm_gym.envs.webshop.pictures import product_picture
+
+    def digest(seed: int) -> list[str]:
+        return [hashlib.sha256(png_bytes(product_picture(p, (), (128, 128)))).hexdigest() for p in colored_products(1, seed)[:20]]
+
+    here = digest(0)
+    assert len(set(here)) >= 15  # products of one catalog look different (brand, type, colour)
+    assert digest(1) != here  # another catalog seed, other products
+    code = (
+        "import hashlib\n"
+        "from rl4vlm_gym.envs.webshop.shop import procedural_shop\n"
+        "from rl4vlm_gym.envs.webshop.images import png_bytes\n"
+        "from rl4vlm_gym.envs.webshop.pictures import product_picture\n"
+        "ps = [p for p in procedural_shop(1, 0).catalog.products if len(p.options.get('color', ())) >= 2][:20]\n"
+        "print(' '.join(hashlib.sha256(png_bytes(product_picture(p, (), (128, 128)))).hexdigest() for p in ps))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == here
+
+
+def test_real_products_get_a_placeholder_with_their_title() -> None:
+    from rl4vlm_gym.envs.webshop.catalog import load_products
+    from rl4vlm_gym.envs.webshop.pictures import product_picture
+
+    record = {"asin": "B000000001", "name": "Amazon Basics Bed Sheet Set", "pricing": "$1.00"}
+    product = load_products([record], {}, {}, np.random.default_rng(0), "t").products[0]
+    picture = product_picture(product, (("color", "red"),), (128, 128))
+    assert picture.tobytes() == placeholder_image("Amazon Basics Bed Sheet Set", (128, 128)).tobytes()
+    assert picture.tobytes() != placeholder_image("Another Title", (128, 128)).tobytes()

@@ -1,4 +1,4 @@
-"""The shop's data layer: WebShop's loader semantics, goals, reward terms, search safety, pages."""
+"""The shop's data layer: WebShop's loader semantics, goals, search safety, pages (the reward: test_reward.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rl4vlm_gym.envs.webshop.catalog import load_products
-from rl4vlm_gym.envs.webshop.goals import NO_PRICE_CAP, PRICE_RANGE, Goal, price_cap, split, synthetic_goals
+from rl4vlm_gym.envs.webshop.goals import NO_PRICE_CAP, PRICE_RANGE, price_cap, split, synthetic_goals
 from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.envs.webshop.pages import SEARCH_ACTION, Route, build_page, normalize_query
-from rl4vlm_gym.envs.webshop.reward import get_reward, normalize_color, title_nouns, token_set_ratio
+from rl4vlm_gym.envs.webshop.reward import normalize_color, token_set_ratio
 from rl4vlm_gym.envs.webshop.search import MAX_QUERY_TERMS, SearchIndex, query_terms
 from rl4vlm_gym.envs.webshop.shop import procedural_shop
 from rl4vlm_gym.envs.webshop.vocab import COLORS, EXTRA_OPTIONS, SIZES, TYPES
@@ -138,73 +138,6 @@ def test_option_values_and_attributes_are_distinct_under_webshops_matching() -> 
     for pool in pools[1 : 1 + len(SIZES) + len(EXTRA_OPTIONS)]:
         for value in pool:  # WebShop's substring colour test would turn "standard" into "tan"
             assert normalize_color(value) == value, value
-
-
-# -- reward -----------------------------------------------------------------------------------------
-
-
-def product_and_goal(**goal_fields: object) -> tuple[object, Goal]:
-    options = {"Color": [{"value": "Navy Blue"}, {"value": "Red"}], "Size": [{"value": "Large"}, {"value": "Small"}]}
-    rec = record(
-        "B000000001",
-        name="Acme Shampoo Sulfate Free with Argan Oil",
-        full_description="Gentle daily shampoo for dry scalp.",
-        small_description=["Paraben free formula"],
-        pricing="$25.00",
-        customization_options=options,
-        product_type="shampoo",
-    )
-    attrs = {"B000000001": {"attributes": ["sulfate free", "argan oil"]}}
-    product = load_products([rec], attrs, {}, np.random.default_rng(0), "t").products[0]
-    goal = {
-        "asin": "B000000001", "instruction": "i need shampoo", "attributes": ("sulfate free",),
-        "goal_options": {"color": "navy blue", "size": "large"}, "price_upper": 30.0,
-        "name": product.title, "query": "shampoo", "category": "beauty",
-        "product_category": product.product_category, "product_type": "shampoo",
-    }  # fmt: skip
-    goal.update(goal_fields)
-    return product, Goal(**goal)  # type: ignore[arg-type]
-
-
-def test_reward_perfect_purchase() -> None:
-    product, goal = product_and_goal()
-    r = get_reward(product, goal, 25.0, {"color": "navy blue", "size": "large"})  # type: ignore[arg-type]
-    assert r.total == 1.0 and r.r_type == 1.0 and r.r_att == 1.0 and r.r_option == 1.0 and r.r_price
-
-
-def test_reward_terms_one_by_one() -> None:
-    product, goal = product_and_goal(attributes=("sulfate free", "paraben free", "dry scalp", "tea tree"), price_upper=20.0)
-    # attributes: "sulfate free" (Attributes), "paraben free" (bullet), "dry scalp" (description); not "tea tree"
-    # options: red is not navy blue; large matches; price 25 > 20
-    r = get_reward(product, goal, 25.0, {"color": "red", "size": "large"})  # type: ignore[arg-type]
-    assert (r.r_att, r.r_option, r.r_price) == (0.75, 0.5, False)
-    assert r.w_att == pytest.approx(4 / 7) and r.w_option == pytest.approx(2 / 7) and r.w_price == pytest.approx(1 / 7)
-    assert r.total == pytest.approx((3 + 1 + 0) / (4 + 2 + 1))
-
-
-def test_reward_human_goal_options_are_plain_values() -> None:
-    product, goal = product_and_goal(goal_options=("navy blue", "small"))
-    r = get_reward(product, goal, 25.0, {"color": "navy blue", "size": "large"})  # type: ignore[arg-type]
-    assert r.r_option == 0.5 and r.total == pytest.approx((1 + 1 + 1) / 4)
-
-
-def test_reward_type_term() -> None:
-    product, goal = product_and_goal(query="conditioner", product_category="Beauty › Skin", product_type="conditioner")
-    r = get_reward(product, goal, 25.0, {"color": "navy blue", "size": "large"})  # type: ignore[arg-type]
-    assert (r.query_match, r.category_match, r.title_score, r.r_type, r.total) == (False, False, 0.0, 0.0, 0.0)
-    product, goal = product_and_goal(query="conditioner", product_type=None, name="Acme Shampoo Gift Set Box Deluxe Edition")
-    r = get_reward(product, goal, 25.0, {"color": "navy blue", "size": "large"})  # type: ignore[arg-type]
-    # goal nouns: acme, shampoo, gift, box, deluxe, edition (stop words: set); 2 of 6 in the title
-    assert r.category_match and r.title_score == pytest.approx(2 / 6) and r.r_type == 1.0
-
-
-def test_normalize_color_is_webshops() -> None:
-    assert normalize_color("navy blue") == "navy blue"
-    assert normalize_color("light blue denim") == "light blue"  # first match in COLOR_SET order
-    assert normalize_color("standard") == "tan"  # WebShop's substring test, reproduced
-    assert normalize_color(("color", "blue")) == "blue"  # a tuple tests membership
-    assert normalize_color(("size", "standard")) == ("size", "standard")
-    assert title_nouns("Acme Blue Shampoo, 16 fl oz") == ["acme", "shampoo"]
 
 
 # -- search -----------------------------------------------------------------------------------------

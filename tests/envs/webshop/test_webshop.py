@@ -15,7 +15,7 @@ from rl4vlm_gym.envs.webshop.generator import write_files
 from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.testing import check_oracle
 
-ENV = "rl4vlm/WebShop-v0"
+ENV = "rl4vlm/WebShop-v1"
 
 
 def test_oracle_solves_200_seeds_per_level_in_optimal_steps() -> None:
@@ -109,14 +109,14 @@ def test_catalog_seed_changes_the_shop() -> None:
 def test_amazon_env_needs_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WEBSHOP_DATA", raising=False)
     with pytest.raises(MissingDataError, match="WEBSHOP_DATA"):
-        gym.make("rl4vlm/WebShop-Amazon-v0")
+        gym.make("rl4vlm/WebShop-Amazon-v1")
     with pytest.raises(MissingDataError, match="items_shuffle_1000.json"):
-        gym.make("rl4vlm/WebShop-Amazon-v0", data_dir=tmp_path)
+        gym.make("rl4vlm/WebShop-Amazon-v1", data_dir=tmp_path)
     (tmp_path / "items_shuffle_1000.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "items_ins_v2_1000.json").write_text("{}", encoding="utf-8")
     (tmp_path / "items_human_ins.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ValueError, match="items_shuffle_1000.json"):
-        gym.make("rl4vlm/WebShop-Amazon-v0", data_dir=tmp_path)
+        gym.make("rl4vlm/WebShop-Amazon-v1", data_dir=tmp_path)
 
 
 def test_amazon_env_plays_files_in_webshops_schema(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_amazon_env_plays_files_in_webshops_schema(tmp_path: Path) -> None:
     write_files(tmp_path, LEVELS[1], np.random.default_rng(7), hints=False)
     assert "product_type" not in json.loads((tmp_path / "items_shuffle_1000.json").read_text())[0]
     for goals in ("human", "synthetic"):
-        env = gym.make("rl4vlm/WebShop-Amazon-v0", data_dir=tmp_path, goals=goals, split="all", obs_mode="text")
+        env = gym.make("rl4vlm/WebShop-Amazon-v1", data_dir=tmp_path, goals=goals, split="all", obs_mode="text")
         solved = 0
         for seed in range(15):
             obs, info = env.reset(seed=seed)
@@ -139,7 +139,7 @@ def test_amazon_env_plays_files_in_webshops_schema(tmp_path: Path) -> None:
         assert solved >= 12, f"{goals}: the oracle solved only {solved}/15"
         env.close()
     with pytest.raises(ValueError, match="split"):
-        gym.make("rl4vlm/WebShop-Amazon-v0", data_dir=tmp_path, split="train")  # 40 goals: none past 1500
+        gym.make("rl4vlm/WebShop-Amazon-v1", data_dir=tmp_path, split="train")  # 40 goals: none past 1500
 
 
 # -- the server's pages (Flask's test client: no browser needed) -----------------------------------
@@ -152,7 +152,7 @@ def test_server_escapes_catalog_text_and_refuses_unknown_pages(tmp_path: Path) -
     for rec in records:
         rec["name"] = f"{rec['name']} {evil}"
     (tmp_path / "items_shuffle_1000.json").write_text(json.dumps(records))
-    env = gym.make("rl4vlm/WebShop-Amazon-v0", data_dir=tmp_path, goals="synthetic", split="all", obs_mode="text")
+    env = gym.make("rl4vlm/WebShop-Amazon-v1", data_dir=tmp_path, goals="synthetic", split="all", obs_mode="text")
     env.reset(seed=0)
     base = env.unwrapped
     from rl4vlm_gym.envs.webshop.site import create_app
