@@ -274,10 +274,13 @@ def validate_submission(folder: str | Path, *, replay: bool = True) -> Validatio
 
 
 def _validate(path: Path, report: ValidationReport, replay: bool) -> None:
-    where = f"submissions/{path.parent.name}/{path.name}"
     report.suite = suite = _builtin_suite(path.parent.name)
     if not _ID.fullmatch(path.name):
-        raise _Rejected(f"{where}: the folder's name {shown(path.name)} must be ASCII letters, digits, '.', '_', '+' or '-' (<YYYYMMDD>_<name>)")
+        raise _Rejected(
+            f"submissions/{suite.name}/{shown(path.name)}: the folder's name must be ASCII letters, digits, '.', '_', '+' or '-' "
+            "(<YYYYMMDD>_<name>)"
+        )
+    where = f"submissions/{suite.name}/{path.name}"
     try:
         parent = os.lstat(path.parent)
     except OSError as err:

@@ -216,8 +216,8 @@ HOSTILE: list[tuple[str, Callable[[Any, Path], object], str]] = [
     ("suite-with-dots", lambda s, t: _rename_suite(s, "..smoke"), "filed under '..smoke', which is not a built-in suite"),
     ("suite-case", lambda s, t: _rename_suite(s, "Smoke"), "filed under 'Smoke', which is not a built-in suite"),
     # -- names, encodings and files an attacker would try
-    ("id-with-rtl-override", lambda s, t: _rename_id(s, "20261122_\u202eelcaro"), "the folder's name '20261122_\\u202eelcaro' must be ASCII"),
-    ("id-with-newline", lambda s, t: _rename_id(s, "x\nok smoke 20261122_oracle"), "the folder's name 'x\\nok smoke 20261122_oracle'"),
+    ("id-with-rtl-override", lambda s, t: _rename_id(s, "20261122_\u202eelcaro"), "submissions/smoke/'20261122_\\u202eelcaro': the folder's name must be ASCII"),
+    ("id-with-newline", lambda s, t: _rename_id(s, "x\nok smoke 20261122_oracle"), "submissions/smoke/'x\\nok smoke 20261122_oracle': the folder's name must be"),
     ("file-with-terminal-escape", lambda s, t: (s.folder / "\x1b[2Jnotes.md").write_text("x"), "unexpected file '\\x1b[2Jnotes.md'"),
     ("file-zip-slip-name", lambda s, t: (s.folder / "..\\..\\run.json").write_text("{}"), "unexpected file '..\\\\..\\\\run.json'"),
     ("file-case-variant", lambda s, t: (s.folder / "Metadata.yaml").write_text("name: x\n"), "unexpected file 'Metadata.yaml'"),
@@ -253,6 +253,7 @@ def test_hostile_submission_is_rejected_with_its_reason(submission, tmp_path, mo
     assert report.problems == [report.problems[0]]  # one message
     assert reason in report.problems[0]
     assert SECRET not in report.problems[0]  # a file it refused is never echoed
+    assert report.problems[0].isascii() and report.problems[0].isprintable()  # no escapes, overrides or surrogates
     assert report.summary is None and report.metadata is None
 
 
