@@ -84,6 +84,7 @@ MAINTAINER_FIELDS = ("verified",)
 _REQUIRED = ("metadata.yaml", "run.json", "summary.json")
 _TOLERANCE = 1e-6
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,79}")
+_KEY = re.compile(r"[A-Za-z0-9_]{1,40}")
 _URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s<>()\[\]{}|\\^`\"']*)?")
 _OPEN_ENVS = 2  # envs kept open while replaying (a suite of 30 tasks would otherwise hold 30)
 # Unicode categories refused in free text: controls, format characters (right-to-left overrides,
@@ -320,9 +321,11 @@ def _value(value: Any) -> str:
 
 
 def _errors(err: ValidationError) -> str:
+    """The first error: where (keys from the file quoted unless plain) and what."""
     e = err.errors()[0]
+    where = ".".join(str(k) if _KEY.fullmatch(str(k)) else shown(k, 40) for k in e["loc"]) or "(top level)"
     more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return f"{'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}{more}"
+    return f"{where}: {e['msg']}{more}"
 
 
 def _read_metadata(files: UntrustedFolder) -> Metadata:

@@ -209,6 +209,7 @@ HOSTILE: list[tuple[str, Callable[[Any, Path], object], str]] = [
     ("duplicate-key-success", lambda s, t: _line(s, 1, '{"success":true,' + s.episodes.read_text().splitlines()[0][1:]), "episodes.jsonl:1: repeats 'success' in one object"),
     ("unknown-record-field", lambda s, t: _first_record(s, lambda r: r.update(verified=True)), "episodes.jsonl:1: verified: Extra inputs are not permitted"),
     # -- fields reserved to maintainers
+    ("metadata-key-with-escape", lambda s, t: _metadata(s, _honest_metadata(s) + '"\\e[2J\\u202e": 1\n'), "metadata.yaml: '\\x1b[2J\\u202e': Extra inputs are not permitted"),
     ("verified-self-set", lambda s, t: _metadata(s, _honest_metadata(s) + "verified: true\n"), "metadata.yaml: verified is set by the maintainers"),
     # -- the suite (issue 19: a suite of the submitter's own, resolved from the working directory)
     ("suite-of-my-own", _suite_of_my_own, "filed under 'easy.yaml', which is not a built-in suite"),
