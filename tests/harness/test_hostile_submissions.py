@@ -19,6 +19,7 @@ import stat
 import struct
 import subprocess
 import sys
+import threading
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -304,7 +305,10 @@ def test_bombs_are_rejected_by_the_command_in_bounded_memory(new_submission, tmp
     command = Path(sys.executable).with_name("rl4vlm-gym")
     with open(tmp_path / "out.txt", "wb") as out:
         process = subprocess.Popen([str(command), "leaderboard", "validate", *folders], stdout=out, stderr=subprocess.STDOUT)
+        watchdog = threading.Timer(600, process.kill)  # a hang fails the test instead of stalling the suite
+        watchdog.start()
         _, status, usage = os.wait4(process.pid, 0)
+        watchdog.cancel()
     process.returncode = os.waitstatus_to_exitcode(status)
     output = (tmp_path / "out.txt").read_text()
     assert process.returncode == 1, output
