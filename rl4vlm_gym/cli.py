@@ -433,27 +433,33 @@ def suite_seeds(
         raise typer.Exit(2) from None
 
 
+def _path_text(path: Path) -> str:
+    """A submission's path for the console: markup escaped, and quoted as ASCII when it holds
+    anything else (a folder name is written by the submitter)."""
+    text = str(path)
+    return escape(text if text.isascii() and text.isprintable() else ascii(text))
+
+
 @leaderboard_app.command("validate")
 def leaderboard_validate(
     submissions: Annotated[list[Path] | None, typer.Argument(help="Submission folders (default: all under ROOT).")] = None,
     root: Annotated[Path, typer.Option(help="The leaderboards folder.")] = Path("leaderboards"),
-    suites: Annotated[Path | None, typer.Option(help="Folder of the suite files (default: the built-in suites).")] = None,
     replay: Annotated[bool, typer.Option(help="Replay every episode in its env.")] = True,
 ) -> None:
-    """Re-check submissions from their episode logs; exit 1 if any is rejected."""
+    """Re-check submissions against the built-in suites, from their episode logs; exit 1 if any is rejected."""
     from rl4vlm_gym.harness.leaderboard import find_submissions, validate_submission
 
     folders = submissions or find_submissions(root)
     if not folders:
-        console.print(f"[yellow]no submissions under {root / 'submissions'}[/yellow]")
+        console.print(f"[yellow]no submissions under {_path_text(root / 'submissions')}[/yellow]")
     bad = 0
     for folder in folders:
-        result = validate_submission(folder, suites_dir=suites, replay=replay)
+        result = validate_submission(folder, replay=replay)
         if result.ok:
-            console.print(f"[green]ok[/green] {folder}")
+            console.print(f"[green]ok[/green] {_path_text(folder)}")
             continue
         bad += 1
-        console.print(f"[red]rejected[/red] {folder}")
+        console.print(f"[red]rejected[/red] {_path_text(folder)}")
         for problem in result.problems:
             console.print(f"  - {escape(problem)}", markup=True)
     if bad:
@@ -464,17 +470,44 @@ def leaderboard_validate(
 def leaderboard_build(
     root: Annotated[Path, typer.Option(help="The leaderboards folder.")] = Path("leaderboards"),
     out: Annotated[Path | None, typer.Option(help="Output folder (default ROOT/site).")] = None,
-    suites: Annotated[Path | None, typer.Option(help="Folder of the suite files (default: the built-in suites).")] = None,
     replay: Annotated[bool, typer.Option(help="Replay every episode while validating.")] = True,
 ) -> None:
     """Validate every submission and write the leaderboard pages (Markdown and HTML)."""
-    from rl4vlm_gym.harness.leaderboard import build_leaderboard
+    from rl4vlm_gym.harness.leaderboard import LeaderboardError, build_leaderboard
 
-    pages, rejected = build_leaderboard(root, out, suites_dir=suites, replay=replay)
+    try:
+        pages, rejected = build_leaderboard(root, out, replay=replay)
+    except LeaderboardError as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(1) from None
     for report in rejected:
-        console.print(f"[red]left out[/red] {report.folder}: {escape(report.problems[0])}")
-    console.print("wrote " + ", ".join(str(p) for p in pages))
+        console.print(f"[red]left out[/red] {_path_text(report.folder)}: {escape(report.problems[0])}")
+    console.print("wrote " + ", ".join(_path_text(p) for p in pages))
     if rejected:
+        raise typer.Exit(1)
+
+
+@leaderboard_app.command("verify")
+def leaderboard_verify(
+    submissions: Annotated[list[Path], typer.Argument(help="Submission folders to mark verified.")],
+    root: Annotated[Path, typer.Option(help="The leaderboards folder (its maintainers.yaml is updated).")] = Path("leaderboards"),
+) -> None:
+    """Maintainers only: mark submissions verified in ROOT/maintainers.yaml (after re-running a sample of their episodes)."""
+    from rl4vlm_gym.harness.leaderboard import LeaderboardError, mark_verified
+
+    bad = 0
+    for folder in submissions:
+        try:
+            result = mark_verified(root, folder)
+        except LeaderboardError as err:
+            console.print(f"[red]{escape(str(err))}[/red]")
+            raise typer.Exit(1) from None
+        if result.ok:
+            console.print(f"[green]verified[/green] {_path_text(folder)}")
+            continue
+        bad += 1
+        console.print(f"[red]rejected[/red] {_path_text(folder)}: {escape(result.problems[0])}")
+    if bad:
         raise typer.Exit(1)
 
 

@@ -4,67 +4,210 @@ A submission is a folder ``submissions/<suite>/<id>/`` holding the runner's outp
 
     metadata.yaml    who and what: name, agent, model, training env and algorithm, env steps,
                      compute, contact, date (schema: :class:`Metadata`)
-    run.json         the runner's manifest (protocol hash, prompt, agent)
+    run.json         the runner's manifest (protocol and its hash, prompt, agent)
     episodes.jsonl   one record per episode, exactly as the runner wrote them (or gzipped:
                      episodes.jsonl.gz)
     summary.json     the runner's summary
     README.md        optional notes
 
-Submissions are data only: no other file is accepted, YAML is read with ``safe_load`` and JSON
-with ``json``; nothing in a submission is imported, executed or unpickled.
+A submission arrives as a pull request, so every byte and every path in it is hostile until
+checked. :func:`validate_submission` reads it only through
+:class:`~rl4vlm_gym.harness.untrusted.UntrustedFolder` (no links, bounded sizes and nesting, no
+duplicate keys) and trusts nothing it can recompute:
 
-:func:`validate_submission` trusts nothing it can recompute. It rebuilds the protocol hash from
-the suite file and the submitted prompt, checks the episodes are exactly the suite's ``(task,
-seed)`` pairs, checks each record against itself (return, step and token counts), recomputes the
-summary from the episodes and compares it field by field, and (``replay=True``) replays every
-episode's raw outputs in the env from its seed, checking each parsed action, reward and the final
-success and progress: envs are deterministic, so an edited log cannot survive the replay.
+- the suite is a committed built-in suite, found by the exact name of the folder the submission is
+  filed under (never a path, never from the working directory);
+- every field of every file has a type and a range (:class:`Metadata` and the record schemas,
+  unknown fields refused); fields that only maintainers set (``verified``) are refused;
+- the protocol and its hash are rebuilt from the suite file and the submitted prompt;
+- the episodes are exactly the suite's ``(task, seed)`` pairs, and each record adds up;
+- the summary (timing included) is recomputed from the episodes and compared field by field;
+- (``replay=True``) every episode is played again in its env from its seed with the logged raw
+  outputs, through the runner's own :func:`~rl4vlm_gym.harness.runner.play_episode`, and every
+  field the env decides must match: optimal steps, each step's parsed action, validity, parser
+  error and reward, the level, version, success, progress, the end flags, the number of steps
+  (no step after the end). Tokens and timings cannot be recomputed: they are range-checked, must
+  add up, and are shown as self-reported.
+
+Validation stops at the first problem and says where: the file, the line and the rule. Nothing in
+a submission is imported, executed or unpickled.
+
+Maintainers mark rows verified in ``maintainers.yaml`` next to ``submissions/``
+(:func:`mark_verified`, ``rl4vlm-gym leaderboard verify``), never in a submission.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import math
+import os
+import re
+import stat
+import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import gymnasium as gym
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from rl4vlm_gym.harness.metrics import summarize
-from rl4vlm_gym.harness.runner import RunError, load_episodes, make_task_env
-from rl4vlm_gym.harness.suite import Suite, SuiteError, load_suite
+from rl4vlm_gym.agents import Agent
+from rl4vlm_gym.agents.base import Usage
+from rl4vlm_gym.harness.metrics import summarize, timing
+from rl4vlm_gym.harness.runner import make_task_env, play_episode
+from rl4vlm_gym.harness.suite import SUITES_DIR, Suite, SuiteError, Task, builtin_suites, load_suite
+from rl4vlm_gym.harness.untrusted import Refused, UntrustedFolder, parse_json, shown
 from rl4vlm_gym.prompts import PromptConfig
 
-__all__ = ["ALLOWED_FILES", "Metadata", "ValidationReport", "build_leaderboard", "find_submissions", "validate_submission"]
+__all__ = [
+    "ALLOWED_FILES",
+    "MAINTAINERS_FILE",
+    "LeaderboardError",
+    "Metadata",
+    "ValidationReport",
+    "build_leaderboard",
+    "find_submissions",
+    "mark_verified",
+    "read_maintainers",
+    "replay_episode",
+    "validate_submission",
+]
 
 ALLOWED_FILES = ("metadata.yaml", "run.json", "episodes.jsonl", "summary.json", "README.md", "episodes.jsonl.gz")
+MAINTAINERS_FILE = "maintainers.yaml"
+MAINTAINER_FIELDS = ("verified",)
+"""Fields the board shows as badges: set in :data:`MAINTAINERS_FILE`, refused in a submission."""
 _REQUIRED = ("metadata.yaml", "run.json", "summary.json")
 _TOLERANCE = 1e-6
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,79}")
+_KEY = re.compile(r"[A-Za-z0-9_]{1,40}")
+_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s<>()\[\]{}|\\^`\"']*)?")
+_OPEN_ENVS = 2  # envs kept open while replaying (a suite of 30 tasks would otherwise hold 30)
+# Unicode categories refused in free text: controls, format characters (right-to-left overrides,
+# zero-width joiners), surrogates, private use, unassigned, line and paragraph separators.
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+class LeaderboardError(ValueError):
+    """The maintainers' file or the output folder of a build is unusable; the message says why."""
+
+
+class _Rejected(Exception):
+    """A submission broke a rule (the message names the file, the line and the rule)."""
+
+
+def _visible(text: str) -> str:
+    for char in text:
+        if unicodedata.category(char) in _HIDDEN:
+            raise ValueError(f"holds an invisible or control character (U+{ord(char):04X})")
+    return text
+
+
+def _url(text: str) -> str:
+    if not _URL.fullmatch(text):
+        raise ValueError("must be an http:// or https:// URL (no spaces, quotes, brackets or backslashes)")
+    return text
+
+
+_Visible = AfterValidator(_visible)
+_Name = Annotated[str, Field(min_length=1, max_length=80), _Visible]
+_Label = Annotated[str, Field(max_length=200), _Visible]
+_Required = Annotated[str, Field(min_length=1, max_length=200), _Visible]
+
+
+def _date(value: datetime.date) -> datetime.date:
+    latest = datetime.datetime.now(datetime.UTC).date() + datetime.timedelta(days=1)
+    if not datetime.date(2020, 1, 1) <= value <= latest:
+        raise ValueError(f"must be a date from 2020-01-01 to {latest}")
+    return value
 
 
 class Metadata(BaseModel):
-    """``metadata.yaml`` of a submission."""
+    """``metadata.yaml`` of a submission: what the submitter says about the row.
 
-    model_config = ConfigDict(extra="forbid")
+    Free text is visible characters only (no control, format or right-to-left override
+    characters); ``url`` is an ``http(s)`` URL. ``verified`` is not here: maintainers set it in
+    :data:`MAINTAINERS_FILE`.
+    """
 
-    name: str = Field(min_length=1, max_length=80, description="the row's name on the board")
-    agent: str = Field(min_length=1, description="agent kind: random, oracle, hf, openai, ...")
-    model: str = Field(default="none", description="model id or path, or none")
-    training_env: str = Field(default="none", description="env id(s) the model was trained on, or none")
-    algorithm: str = Field(default="none", description="training algorithm (vl-dac, rl4vlm, loop, gigpo, ...), or none")
-    env_steps: int = Field(default=0, ge=0, description="env steps of RL training")
-    compute: str = Field(default="", description="hardware and hours")
-    contact: str = Field(min_length=1, description="an email or a URL")
-    date: datetime.date
-    url: str | None = None
-    verified: bool = Field(default=False, description="maintainers re-ran a sample of the episodes")
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: _Name = Field(description="the row's name on the board")
+    agent: _Required = Field(description="agent kind the harness ran (run.json's agent name)")
+    model: _Label = Field(default="none", description="model id or path, or none")
+    training_env: _Label = Field(default="none", description="env id(s) the model was trained on, or none")
+    algorithm: _Label = Field(default="none", description="training algorithm (vl-dac, rl4vlm, loop, gigpo, ...), or none")
+    env_steps: int = Field(default=0, ge=0, le=10**13, description="env steps of RL training")
+    compute: _Label = Field(default="", description="hardware and hours")
+    contact: _Required = Field(description="an email or a URL")
+    date: Annotated[datetime.date, Field(strict=False), AfterValidator(_date)]
+    url: Annotated[str, Field(max_length=500), AfterValidator(_url)] | None = Field(default=None, description="http(s) only")
+
+
+class _AgentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: _Required
+    kwargs: dict[str, Any]
+
+
+class _Manifest(BaseModel):
+    """``run.json`` (:func:`~rl4vlm_gym.harness.runner.run_suite` writes it)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    suite: str = Field(max_length=100)
+    axis: str = Field(max_length=100)
+    protocol_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    protocol: dict[str, Any]
+    prompt: dict[str, Any]
+    agent: _AgentSpec
+    rl4vlm_gym: str = Field(pattern=r"^[0-9A-Za-z.+_-]{1,64}$")
+
+
+_Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    raw: str
+    parsed: str | None = Field(max_length=10_000)
+    valid: bool
+    error: str | None = Field(max_length=10_000)
+    reward: _Finite = Field(ge=-1e9, le=1e9)
+    input_tokens: int = Field(ge=0, le=10**9)
+    output_tokens: int = Field(ge=0, le=10**9)
+    agent_ms: _Finite = Field(ge=0.0, le=8.64e7)  # at most a day per step
+    env_ms: _Finite = Field(ge=0.0, le=8.64e7)
+
+
+class _Episode(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    task: str = Field(max_length=200)
+    env_id: str = Field(max_length=200)
+    version: int | None = Field(ge=0, le=10_000)
+    level: int | None = Field(ge=0, le=10_000)
+    obs_mode: str = Field(max_length=20)
+    seed: int = Field(ge=0, lt=2**32)
+    return_: _Finite = Field(alias="return", ge=-1e12, le=1e12)
+    success: bool
+    progress: _Finite = Field(ge=0.0, le=1.0)
+    num_steps: int = Field(ge=0, le=100_000)
+    optimal_steps: int = Field(ge=-1, le=100_000)
+    invalid_actions: int = Field(ge=0, le=100_000)
+    terminated: bool
+    truncated: bool
+    input_tokens: int = Field(ge=0, le=10**15)
+    output_tokens: int = Field(ge=0, le=10**15)
+    error: str | None = Field(max_length=10_000)
+    steps: list[_Step] = Field(max_length=100_000)
 
 
 class ValidationReport:
-    """The outcome of validating one submission: ``ok`` and the problems found, in order."""
+    """The outcome of validating one submission: ``ok``, and the problem found (validation stops
+    at the first). When ``ok``, ``summary`` is the summary recomputed from the episodes."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -82,217 +225,231 @@ class ValidationReport:
 
 
 def find_submissions(root: str | Path) -> list[Path]:
-    """The submission folders under ``root/submissions`` (``<suite>/<id>``), sorted."""
+    """Every entry under ``root/submissions/<suite>/``, sorted: each is validated as a submission,
+    so a file, a link or a stray folder is reported rather than skipped. An entry of
+    ``submissions/`` that is not a real folder is returned too (and rejected)."""
     base = Path(root) / "submissions"
-    return sorted(p for p in base.glob("*/*") if p.is_dir())
+    if not base.is_dir() or base.is_symlink():
+        return []
+    found = []
+    with os.scandir(base) as suites:
+        for entry in suites:
+            if entry.is_dir(follow_symlinks=False):
+                with os.scandir(entry.path) as ids:
+                    found += [Path(e.path) for e in ids]
+            else:
+                found.append(Path(entry.path))
+    return sorted(found)
 
 
-def validate_submission(folder: str | Path, *, suites_dir: str | Path | None = None, replay: bool = True) -> ValidationReport:
+def _builtin_suite(name: str) -> Suite:
+    """The committed suite called exactly ``name``; nothing else is ever loaded."""
+    if name not in builtin_suites():
+        raise _Rejected(
+            f"the submission is filed under {shown(name)}, which is not a built-in suite: file it as "
+            f"submissions/<suite>/<id>/ with <suite> one of {', '.join(builtin_suites())}"
+        )
+    try:
+        return load_suite(SUITES_DIR / f"{name}.yaml")
+    except SuiteError as err:  # a broken committed suite is the repository's bug, still a verdict
+        raise _Rejected(f"suite {name!r} cannot be loaded: {err}") from None
+
+
+def validate_submission(folder: str | Path, *, replay: bool = True) -> ValidationReport:
     """Check one submission; see the module docstring for what is checked.
 
     Args:
-        folder: ``.../submissions/<suite>/<id>``.
-        suites_dir: where ``<suite>.yaml`` lives (default: the built-in suites).
+        folder: ``.../submissions/<suite>/<id>``; the suite is the built-in one named ``<suite>``.
         replay: replay every episode in its env (slower; catches edited logs).
+
+    Returns:
+        The report; it is never an exception: every input gets a verdict.
     """
-    folder = Path(folder)
-    report = ValidationReport(folder)
-    if not folder.is_dir():
-        report.add(f"{folder} is not a folder")
-        return report
-    files = {p.name for p in folder.iterdir()}
-    for name in sorted(files - set(ALLOWED_FILES)):
-        report.add(f"unexpected file {name!r}: a submission holds only {', '.join(ALLOWED_FILES)} (data, never code)")
-    for name in _REQUIRED:
-        if name not in files:
-            report.add(f"missing {name}")
-    episodes_files = sorted(files & {"episodes.jsonl", "episodes.jsonl.gz"})
-    if len(episodes_files) != 1:
-        report.add("a submission holds one of episodes.jsonl or episodes.jsonl.gz" + (", not both" if episodes_files else ""))
-    if not report.ok:
-        return report
-
-    report.metadata = _read_metadata(folder / "metadata.yaml", report)
-    manifest = _read_json(folder / "run.json", report)
-    summary = _read_json(folder / "summary.json", report)
+    report = ValidationReport(Path(folder))
     try:
-        records = load_episodes(folder / episodes_files[0])
-    except RunError as err:
+        _validate(Path(os.path.abspath(folder)), report, replay)
+    except (Refused, _Rejected) as err:
+        report.metadata = report.summary = None
         report.add(str(err))
-        records = None
-    if manifest is None or summary is None or records is None:
-        return report
-    report.summary = summary
-
-    suite_name = folder.parent.name
-    try:
-        suite = load_suite(Path(suites_dir) / f"{suite_name}.yaml" if suites_dir else suite_name)
-    except SuiteError as err:
-        report.add(f"the submission is filed under suite {suite_name!r}, which cannot be loaded: {err}")
-        return report
-    report.suite = suite
-    _check_protocol(suite, manifest, summary, report)
-    if not report.ok:
-        return report
-    if not _check_episode_set(suite, records, report):
-        return report
-    for record in records:
-        _check_record(suite, record, report)
-    if not report.ok:
-        return report
-    _check_summary(suite, records, summary, manifest, report)
-    if replay and report.ok:
-        _replay(suite, records, report)
     return report
 
 
-def _read_metadata(path: Path, report: ValidationReport) -> Metadata | None:
+def _validate(path: Path, report: ValidationReport, replay: bool) -> None:
+    report.suite = suite = _builtin_suite(path.parent.name)
+    if not _ID.fullmatch(path.name):
+        raise _Rejected(
+            f"submissions/{suite.name}/{shown(path.name)}: the folder's name must be ASCII letters, digits, '.', '_', '+' or '-' "
+            "(<YYYYMMDD>_<name>)"
+        )
+    where = f"submissions/{suite.name}/{path.name}"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return Metadata.model_validate(data)
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        report.add(f"metadata.yaml is not valid YAML: {err}")
-    except ValidationError as err:
-        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in err.errors()[:5])
-        report.add(f"metadata.yaml: {fields}")
-    return None
+        parent = os.lstat(path.parent)
+    except OSError as err:
+        raise _Rejected(f"{where}: cannot read the suite's folder ({err.strerror})") from None
+    if not stat.S_ISDIR(parent.st_mode):
+        raise _Rejected(f"submissions/{path.parent.name} is a link or a file, not a folder")
+    with UntrustedFolder(path, where) as files:
+        entries = files.entries()
+        for name in sorted(entries):
+            if name not in ALLOWED_FILES:
+                raise _Rejected(f"{where}: unexpected file {shown(name)}: a submission holds only {', '.join(ALLOWED_FILES)} (data, never code)")
+        for name in _REQUIRED:
+            if name not in entries:
+                raise _Rejected(f"{where}: missing {name}")
+        episodes_files = sorted(set(entries) & {"episodes.jsonl", "episodes.jsonl.gz"})
+        if len(episodes_files) != 1:
+            raise _Rejected(f"{where}: a submission holds one of episodes.jsonl or episodes.jsonl.gz" + (", not both" if episodes_files else ""))
+        metadata = _read_metadata(files)
+        manifest = _read_manifest(files, suite)
+        if metadata.agent != manifest.agent.name:
+            raise _Rejected(f"metadata.yaml: agent {shown(metadata.agent)} is not the agent of run.json ({shown(manifest.agent.name)})")
+        claimed = files.read_json("summary.json")
+        if "README.md" in entries:
+            files.read_text("README.md")
+        records, digests = _read_episodes(files, episodes_files[0], suite)
+        expected = _check_summary(suite, records, claimed, manifest)
+        if replay:
+            _replay(files, episodes_files[0], suite, digests)
+    report.metadata, report.summary = metadata, expected
 
 
-def _read_json(path: Path, report: ValidationReport) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
-        report.add(f"{path.name} is not valid JSON: {err}")
-        return None
+def _value(value: Any) -> str:
+    """A value from a submission for a message: scalars as Python writes them, text quoted as ASCII."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    return shown(value if isinstance(value, str) else repr(value), 80)
+
+
+def _errors(err: ValidationError) -> str:
+    """The first error: where (keys from the file quoted unless plain) and what."""
+    e = err.errors()[0]
+    where = ".".join(str(k) if _KEY.fullmatch(str(k)) else shown(k, 40) for k in e["loc"]) or "(top level)"
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{where}: {e['msg']}{more}"
+
+
+def _read_metadata(files: UntrustedFolder) -> Metadata:
+    data = files.read_yaml("metadata.yaml")
     if not isinstance(data, dict):
-        report.add(f"{path.name} must hold a JSON object, not {type(data).__name__}")
-        return None
-    return data
-
-
-def _check_protocol(suite: Suite, manifest: Mapping[str, Any], summary: Mapping[str, Any], report: ValidationReport) -> None:
+        raise _Rejected(f"metadata.yaml: must be a mapping of name, agent, ... (see leaderboards/README.md), not {type(data).__name__}")
+    reserved = sorted(set(map(str, data)) & set(MAINTAINER_FIELDS))
+    if reserved:
+        raise _Rejected(
+            f"metadata.yaml: {', '.join(reserved)} is set by the maintainers (leaderboards/{MAINTAINERS_FILE}), not by a submission"
+        )
     try:
-        prompt = PromptConfig(**manifest.get("prompt", {}))
-    except (TypeError, ValueError) as err:
-        report.add(f"run.json: prompt is not a valid prompt config: {err}")
-        return
-    expected = suite.protocol_hash(prompt)
-    for where, value in (("run.json", manifest.get("protocol_hash")), ("summary.json", summary.get("protocol_hash"))):
-        if value != expected:
-            report.add(
-                f"{where}: protocol hash {value!r} does not match {expected!r}, the hash of suite {suite.name!r} as "
-                "committed with the submitted prompt: the run used another suite version, budget or prompt"
-            )
-
-
-def _check_episode_set(suite: Suite, records: list[dict[str, Any]], report: ValidationReport) -> bool:
-    wanted = set(suite.episodes)
-    seen: dict[tuple[str, int], int] = {}
-    for r in records:
-        key = (r["task"], r["seed"])
-        seen[key] = seen.get(key, 0) + 1
-    missing = sorted(wanted - seen.keys())
-    extra = sorted(seen.keys() - wanted)
-    repeated = sorted(k for k, n in seen.items() if n > 1)
-    if missing:
-        report.add(f"episodes.jsonl lacks {len(missing)} of the suite's episodes, e.g. (task, seed) {_few(missing)}")
-    if extra:
-        report.add(f"episodes.jsonl has {len(extra)} episode(s) the suite does not play, e.g. {_few(extra)}")
-    if repeated:
-        report.add(f"episodes.jsonl repeats {len(repeated)} episode(s), e.g. {_few(repeated)}")
-    return not (missing or extra or repeated)
-
-
-class _Step(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    raw: str
-    parsed: str | None
-    valid: bool
-    error: str | None
-    reward: float
-    input_tokens: int = Field(ge=0)
-    output_tokens: int = Field(ge=0)
-    agent_ms: float
-    env_ms: float
-
-
-class _Episode(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    task: str
-    env_id: str
-    version: int | None
-    level: int | None
-    obs_mode: str
-    seed: int
-    return_: float = Field(alias="return")
-    success: bool
-    progress: float = Field(ge=0.0, le=1.0)
-    num_steps: int = Field(ge=0)
-    optimal_steps: int = Field(ge=-1)
-    invalid_actions: int = Field(ge=0)
-    terminated: bool
-    truncated: bool
-    input_tokens: int = Field(ge=0)
-    output_tokens: int = Field(ge=0)
-    error: str | None
-    steps: list[_Step]
-
-
-def _check_record(suite: Suite, record: dict[str, Any], report: ValidationReport) -> None:
-    where = f"episode ({record['task']}, {record['seed']})"
-    try:
-        episode = _Episode.model_validate(_ints_as_floats(record))
+        return Metadata.model_validate(data)
     except ValidationError as err:
-        e = err.errors()[0]
-        report.add(f"{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}")
-        return
-    task = suite.task(episode.task)
+        raise _Rejected(f"metadata.yaml: {_errors(err)}") from None
+
+
+def _read_manifest(files: UntrustedFolder, suite: Suite) -> _Manifest:
+    data = files.read_json("run.json")
+    try:
+        manifest = _Manifest.model_validate(data)
+    except ValidationError as err:
+        raise _Rejected(f"run.json: {_errors(err)}") from None
+    if (manifest.suite, manifest.axis) != (suite.name, suite.axis):
+        raise _Rejected(f"run.json: the run is of suite {shown(manifest.suite)}, but it is filed under {suite.name!r}")
+    try:
+        prompt = PromptConfig(**manifest.prompt)
+    except (TypeError, ValueError) as err:
+        raise _Rejected(f"run.json: prompt is not a valid prompt config ({shown(err, 200)})") from None
+    expected = suite.protocol_hash(prompt)
+    if manifest.protocol_hash != expected:
+        raise _Rejected(
+            f"run.json: protocol hash {manifest.protocol_hash!r} does not match {expected!r}, the hash of suite {suite.name!r} as "
+            "committed with the submitted prompt: the run used another suite version, budget or prompt"
+        )
+    if _canonical(manifest.protocol) != _canonical(suite.protocol(prompt)):
+        raise _Rejected(f"run.json: protocol is not the protocol of suite {suite.name!r} with the submitted prompt")
+    return manifest
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _budget(task: Task) -> int:
+    if task.max_steps is not None:
+        return task.max_steps
+    try:
+        spec = gym.spec(task.env)
+    except gym.error.Error:
+        raise _Rejected(f"{task.env} is not registered here: install its extra to validate this suite") from None
+    return int(spec.max_episode_steps or 100_000)
+
+
+def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """The records without their steps' texts (enough to re-score), and each line's sha256."""
+    tasks = {t.name: t for t in suite.tasks}
+    wanted = set(suite.episodes)
+    seen: set[tuple[str, int]] = set()
+    records: list[dict[str, Any]] = []
+    digests: list[bytes] = []
+    for number, line in files.lines(name, max_lines=len(wanted)):
+        digests.append(hashlib.sha256(line).digest())
+        data = parse_json(line, name, number)
+        at = f"{name}:{number}"
+        if not isinstance(data, dict):
+            raise _Rejected(f"{at}: an episode record is a JSON object, not {type(data).__name__}")
+        try:
+            episode = _Episode.model_validate(data)
+        except ValidationError as err:
+            raise _Rejected(f"{at}: {_errors(err)}") from None
+        key = (episode.task, episode.seed)
+        if key not in wanted:
+            raise _Rejected(f"{at}: ({shown(episode.task)}, {episode.seed}) is not an episode of suite {suite.name!r}")
+        if key in seen:
+            raise _Rejected(f"{at}: episode ({episode.task}, {episode.seed}) is recorded twice")
+        seen.add(key)
+        _check_record(tasks[episode.task], episode, f"{at}: episode ({episode.task}, {episode.seed})")
+        light = episode.model_dump(by_alias=True, exclude={"steps"})
+        light["steps"] = [{"agent_ms": s.agent_ms, "env_ms": s.env_ms} for s in episode.steps]
+        records.append(light)
+        del data, episode  # a line may be large: free it before reading the next
+    missing = [k for k in suite.episodes if k not in seen]
+    if missing:
+        shown_keys = ", ".join(f"({t}, {s})" for t, s in missing[:3]) + (" ..." if len(missing) > 3 else "")
+        raise _Rejected(f"{name}: lacks {len(missing)} of the suite's episodes, e.g. (task, seed) {shown_keys}")
+    return records, digests
+
+
+def _check_record(task: Task, episode: _Episode, where: str) -> None:
     if (episode.env_id, episode.obs_mode) != (task.env, task.obs_mode):
-        report.add(f"{where}: env {episode.env_id} / {episode.obs_mode} is not the task's {task.env} / {task.obs_mode}")
+        raise _Rejected(f"{where}: env {shown(episode.env_id)} / {shown(episode.obs_mode)} is not the task's {task.env} / {task.obs_mode}")
+    if len(episode.steps) > _budget(task):
+        raise _Rejected(f"{where}: {len(episode.steps)} steps, more than the task's budget of {_budget(task)}")
+    steps = episode.steps
     checks = {
-        "num_steps": (episode.num_steps, len(episode.steps)),
-        "invalid_actions": (episode.invalid_actions, sum(not s.valid for s in episode.steps)),
-        "input_tokens": (episode.input_tokens, sum(s.input_tokens for s in episode.steps)),
-        "output_tokens": (episode.output_tokens, sum(s.output_tokens for s in episode.steps)),
-        "return": (episode.return_, sum(s.reward for s in episode.steps)),
+        "num_steps": (episode.num_steps, len(steps)),
+        "invalid_actions": (episode.invalid_actions, sum(not s.valid for s in steps)),
+        "input_tokens": (episode.input_tokens, sum(s.input_tokens for s in steps)),
+        "output_tokens": (episode.output_tokens, sum(s.output_tokens for s in steps)),
+        "return": (episode.return_, sum(s.reward for s in steps)),
     }
-    for name, (claimed, actual) in checks.items():
+    for field, (claimed, actual) in checks.items():
         if not math.isclose(claimed, actual, rel_tol=1e-9, abs_tol=_TOLERANCE):
-            report.add(f"{where}: {name} is {claimed} but its steps add up to {actual}")
+            raise _Rejected(f"{where}: {field} is {claimed} but its steps add up to {actual}")
 
 
-def _ints_as_floats(record: dict[str, Any]) -> dict[str, Any]:
-    """JSON writes 1.0 as 1.0, but hand-edited files may say 1: accept ints where floats go."""
-    fixed = dict(record)
-    for key in ("return", "progress"):
-        if isinstance(fixed.get(key), int) and not isinstance(fixed.get(key), bool):
-            fixed[key] = float(fixed[key])
-    steps = fixed.get("steps")
-    if isinstance(steps, list):
-        fixed["steps"] = [
-            {k: (float(v) if k in ("reward", "agent_ms", "env_ms") and type(v) is int else v) for k, v in s.items()}
-            if isinstance(s, dict)
-            else s
-            for s in steps
-        ]
-    return fixed
-
-
-def _check_summary(
-    suite: Suite, records: list[dict[str, Any]], summary: Mapping[str, Any], manifest: Mapping[str, Any], report: ValidationReport
-) -> None:
-    rescored = summarize(records, [t.name for t in suite.tasks])
+def _check_summary(suite: Suite, records: list[dict[str, Any]], claimed: Any, manifest: _Manifest) -> dict[str, Any]:
+    """The summary recomputed from the episodes; ``claimed`` (summary.json) must equal it."""
     expected = {
         "suite": suite.name,
         "axis": suite.axis,
-        "protocol_hash": manifest["protocol_hash"],
-        "agent": manifest.get("agent"),
+        "protocol_hash": manifest.protocol_hash,
+        "agent": manifest.agent.model_dump(),
         "complete": True,
-        **rescored,
+        **summarize(records, [t.name for t in suite.tasks]),
+        "timing": timing(records),
     }
-    claimed = {k: v for k, v in summary.items() if k != "timing"}
-    for path, want, got in _differences(expected, claimed):
-        report.add(f"summary.json: {path} is {got!r} but the episodes give {want!r}")
+    differences = list(_differences(expected, claimed))
+    if differences:
+        path, want, got = differences[0]
+        more = f" (and {len(differences) - 1} more differences)" if len(differences) > 1 else ""
+        raise _Rejected(f"summary.json: {path or '(top level)'} is {_value(got)} but the episodes give {_value(want)}{more}")
+    return expected
 
 
 def _differences(want: Any, got: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
@@ -311,88 +468,201 @@ def _differences(want: Any, got: Any, path: str = "") -> Iterator[tuple[str, Any
     elif isinstance(want, (int, float)) and isinstance(got, (int, float)) and not isinstance(want, bool) and not isinstance(got, bool):
         if not math.isclose(want, got, rel_tol=0, abs_tol=_TOLERANCE):
             yield path, want, got
-    elif want != got:
+    elif type(want) is not type(got) or want != got:
         yield path, want, got
 
 
-def _replay(suite: Suite, records: list[dict[str, Any]], report: ValidationReport) -> None:
-    """Play each episode's raw outputs again from its seed and compare what the env says."""
-    envs: dict[str, Any] = {}
+# Replay -------------------------------------------------------------------------------------------
+
+
+class _LogEnded(Exception):
+    pass
+
+
+class _Script(Agent):
+    """An agent that answers with a log's raw outputs, in order, and reports the log's tokens."""
+
+    name = "replay"
+
+    def __init__(self, steps: list[Mapping[str, Any]]) -> None:
+        super().__init__()
+        self.steps = steps
+        self.used = 0
+
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        if self.used >= len(self.steps):
+            raise _LogEnded("the log has no more outputs")
+        step = self.steps[self.used]
+        self.used += 1
+        self.usage[index] = Usage(step["input_tokens"], step["output_tokens"])
+        return step["raw"]
+
+
+def replay_episode(env: gym.Env, task: Task, record: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Play ``record``'s raw outputs in ``env`` from its seed, as the runner plays an agent.
+
+    Returns:
+        The record the runner writes for these outputs (tokens from the log, fresh timings), and
+        how many outputs the env took before the episode ended (fewer than logged: the log goes
+        on after the end).
+    """
+    script = _Script(record["steps"])
+    rebuilt = play_episode(env, script, task, record["seed"])
+    if script.used == len(record["steps"]) and (rebuilt["error"] or "").startswith(f"agent raised {_LogEnded.__name__}"):
+        rebuilt["error"] = _LogEnded.__name__  # the outputs ran out before the env ended the episode
+    return rebuilt, script.used
+
+
+def _replay_problem(env: gym.Env, task: Task, record: Mapping[str, Any]) -> str | None:
+    """What the log says that replaying its outputs contradicts, or ``None``."""
     try:
-        for record in records:
-            task = suite.task(record["task"])
-            if task.name not in envs:
-                envs[task.name] = make_task_env(task)
-            problem = _replay_one(envs[task.name], record)
-            if problem:
-                report.add(f"episode ({record['task']}, {record['seed']}): {problem}")
-                if len(report.problems) >= 20:
-                    report.add("(stopped replaying after 20 problems)")
-                    return
-    finally:
-        for env in envs.values():
-            env.close()
-
-
-def _replay_one(env: Any, record: Mapping[str, Any]) -> str | None:
-    obs, info = env.reset(seed=record["seed"])
-    if int(info.get("optimal_steps", -1)) != record["optimal_steps"]:
-        return f"optimal_steps is {record['optimal_steps']} but the env gives {info.get('optimal_steps')} for this seed"
-    terminated = truncated = False
-    for i, step in enumerate(record["steps"], 1):
-        if terminated or truncated:
-            return f"the log goes on after the episode ended at step {i - 1}"
-        obs, reward, terminated, truncated, info = env.step(step["raw"])
-        action = info.get("action", {})
-        if action.get("parsed") != step["parsed"]:
-            return f"step {i}: the log says the output parsed to {step['parsed']!r}; replaying it gives {action.get('parsed')!r}"
-        if not math.isclose(float(reward), step["reward"], abs_tol=_TOLERANCE):
-            return f"step {i}: the log says reward {step['reward']}; replaying the output gives {float(reward)}"
-    ended = terminated or truncated
-    if record["error"] is None and not ended:
-        return f"the episode ends after {len(record['steps'])} steps in the log, but the env had not ended it"
-    final = {"success": bool(info.get("success")) and record["error"] is None, "progress": float(info.get("progress", 0.0))}
-    final.update(terminated=bool(terminated), truncated=bool(truncated))
-    for key, value in final.items():
-        if key == "progress" and math.isclose(value, record[key], abs_tol=_TOLERANCE):
-            continue
-        if value != record[key]:
-            return f"the log says {key}={record[key]!r}; replaying the outputs gives {value!r}"
+        rebuilt, used = replay_episode(env, task, record)
+    except Exception as err:  # an env broken by a logged output: still a verdict, never a traceback
+        return f"replaying the outputs raised {type(err).__name__}"
+    if rebuilt["optimal_steps"] != record["optimal_steps"]:
+        return f"optimal_steps is {record['optimal_steps']} but the env gives {rebuilt['optimal_steps']} for this seed"
+    logged = record["steps"]
+    for i, (got, want) in enumerate(zip(rebuilt["steps"], logged), 1):
+        for key in ("parsed", "valid", "error"):
+            if got[key] != want[key]:
+                return f"step {i}: the log says {key}={_value(want[key])}; replaying the output gives {_value(got[key])}"
+        if not math.isclose(got["reward"], want["reward"], abs_tol=_TOLERANCE):
+            return f"step {i}: the log says reward {want['reward']}; replaying the output gives {got['reward']}"
+    if used < len(logged):
+        return f"the log goes on after the episode ended at step {used}: {len(logged) - used} step(s) recorded after the end"
+    if rebuilt["error"] == _LogEnded.__name__:
+        if record["error"] is None:
+            return f"the log ends after {len(logged)} steps, but the env had not ended the episode"
+        rebuilt["error"] = record["error"]  # the agent's failure: self-reported, and it scores 0
+    elif record["error"] is not None:
+        return f"the log records an agent error, but the env had ended the episode at step {used}"
+    for key in ("level", "version", "success", "progress", "terminated", "truncated", "num_steps", "invalid_actions", "return"):
+        got, want = rebuilt[key], record[key]
+        same = math.isclose(got, want, abs_tol=_TOLERANCE) if key in ("progress", "return") else (got == want and type(got) is type(want))
+        if not same:
+            return f"the log says {key}={want!r}; replaying the outputs gives {got!r}"
     return None
 
 
-def _few(keys: list[tuple[str, int]], n: int = 3) -> str:
-    shown = ", ".join(f"({t}, {s})" for t, s in keys[:n])
-    return shown + (" ..." if len(keys) > n else "")
+def _replay(files: UntrustedFolder, name: str, suite: Suite, digests: list[bytes]) -> None:
+    """Replay every episode, in file order (read again: records are not all kept in memory)."""
+    envs: OrderedDict[str, gym.Env] = OrderedDict()
+    try:
+        for number, line in files.lines(name, max_lines=len(digests)):
+            if hashlib.sha256(line).digest() != digests[number - 1]:
+                raise _Rejected(f"{name}:{number}: changed while it was being validated")
+            record = json.loads(line)
+            task = suite.task(record["task"])
+            env = envs.pop(task.name, None)
+            if env is None:
+                try:
+                    env = make_task_env(task)
+                except Exception as err:  # an env that cannot be made here: no replay, no row
+                    raise _Rejected(f"{name}:{number}: cannot make {task.env} to replay it ({type(err).__name__})") from None
+            envs[task.name] = env
+            while len(envs) > _OPEN_ENVS:
+                _close(envs.popitem(last=False)[1])
+            problem = _replay_problem(env, task, record)
+            if problem:
+                raise _Rejected(f"{name}:{number}: episode ({record['task']}, {record['seed']}): {problem}")
+    finally:
+        for env in envs.values():
+            _close(env)
 
 
-def build_leaderboard(
-    root: str | Path, out: str | Path | None = None, *, suites_dir: str | Path | None = None, replay: bool = True
-) -> tuple[list[Path], list[ValidationReport]]:
+def _close(env: gym.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # closing a replay env must not hide the verdict
+        pass
+
+
+# Maintainers' file and the build -------------------------------------------------------------------
+
+
+class _Maintainers(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    verified: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]+/[A-Za-z0-9._+-]+$")]] = Field(default_factory=list)
+
+
+def read_maintainers(root: str | Path) -> set[str]:
+    """The ``<suite>/<id>`` rows marked verified in ``root/maintainers.yaml`` (none if absent).
+
+    Raises:
+        LeaderboardError: the file is malformed.
+    """
+    if not (Path(root) / MAINTAINERS_FILE).exists() and not (Path(root) / MAINTAINERS_FILE).is_symlink():
+        return set()
+    try:
+        with UntrustedFolder(root) as folder:
+            data = folder.read_yaml(MAINTAINERS_FILE)
+        return set(_Maintainers.model_validate(data or {}).verified)
+    except Refused as err:
+        raise LeaderboardError(str(err)) from None
+    except ValidationError as err:
+        raise LeaderboardError(f"{MAINTAINERS_FILE}: {_errors(err)}") from None
+
+
+def mark_verified(root: str | Path, folder: str | Path) -> ValidationReport:
+    """Validate ``folder`` (with replay) and, if it passes, mark it verified in ``root/maintainers.yaml``.
+
+    For maintainers, once they have re-run a sample of the submission's episodes with its model.
+    """
+    report = validate_submission(folder, replay=True)
+    if report.ok:
+        path = Path(os.path.abspath(folder))
+        verified = read_maintainers(root) | {f"{path.parent.name}/{path.name}"}
+        text = "# Set by maintainers only (rl4vlm-gym leaderboard verify); a submission cannot set these.\n"
+        text += yaml.safe_dump({"verified": sorted(verified)}, sort_keys=False)
+        _write_atomic(Path(root) / MAINTAINERS_FILE, text)
+    return report
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename: a link planted at ``path`` is replaced, never followed."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    with open(tmp, "x", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def build_leaderboard(root: str | Path, out: str | Path | None = None, *, replay: bool = True) -> tuple[list[Path], list[ValidationReport]]:
     """Validate every submission under ``root`` and write the pages of the valid ones.
+
+    The pages show each row's recomputed summary, its metadata, and ``verified`` from the
+    maintainers' file.
 
     Returns:
         The pages written (``LEADERBOARD.md`` and ``index.html`` in ``out``, default
         ``root/site``) and the reports of the submissions that were left out.
+
+    Raises:
+        LeaderboardError: the maintainers' file is malformed, or ``out`` is a link.
     """
     from rl4vlm_gym.harness.pages import write_leaderboard
 
+    verified = read_maintainers(root)
+    out = Path(out) if out is not None else Path(root) / "site"
+    if out.is_symlink():
+        raise LeaderboardError(f"{out} is a symbolic link: the pages are written only into a real folder")
     entries, rejected = [], []
     for folder in find_submissions(root):
-        report = validate_submission(folder, suites_dir=suites_dir, replay=replay)
+        report = validate_submission(folder, replay=replay)
         if not report.ok:
             rejected.append(report)
             continue
         assert report.metadata is not None and report.summary is not None and report.suite is not None
+        key = f"{report.suite.name}/{folder.name}"
         entries.append(
             {
                 "id": folder.name,
                 "suite": report.suite.name,
                 "axis": report.suite.axis,
                 "suite_description": report.suite.description,
-                "metadata": report.metadata.model_dump(mode="json"),
+                "metadata": {**report.metadata.model_dump(mode="json"), "verified": key in verified},
                 "summary": report.summary,
             }
         )
-    pages = write_leaderboard(entries, Path(out) if out is not None else Path(root) / "site")
+    pages = write_leaderboard(entries, out)
     return pages, rejected

@@ -3,12 +3,17 @@
 Per suite (one leaderboard each) a table ranked by overall success, with the 95% interval and the
 number of episodes behind it, and a bar plot of overall success; when the entries span several
 suites, the transfer matrix (names by suites). The HTML tables sort by any column on a click.
-Everything read from submissions is escaped, and the same entries give the same bytes.
+Everything read from submissions is escaped (in Markdown, every ASCII punctuation character of a
+submission's text, so no name can make a link, an image or an autolink), links go only to checked
+http(s) URLs, tokens are marked self-reported, and the same entries give the same bytes. Pages are
+written through a temporary file and a rename, so a link planted where a page goes is replaced,
+never followed.
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,13 +39,18 @@ _HEADER = [
     "SPL",
     "invalid",
     "episodes",
-    "tokens",
+    "tokens (self-reported)",
     "date",
     "verified",
 ]
 _TITLE = "RL4VLM Gym leaderboards"
 _URL = re.compile(r"https?://[^\s<>()\[\]|\"'`]+")
 _TICK = "\u2713"
+# Markdown: the ASCII punctuation that could start a link, image, autolink, emphasis, code, math or
+# a table cell is backslash-escaped (CommonMark escapes any); &, < and > become entities. A
+# submission's text then makes nothing but text.
+_MD_ESCAPES = {ord(c): "\\" + c for c in "!\"#$'()*+.:;=?@[\\]^_`{|}~"}
+_MD_ESCAPES.update({ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord("\n"): " ", ord("\r"): " "})
 
 # Clicking a header sorts its table by that column: by the cells' data-sort values where given
 # (numbers as numbers), else by their text; a second click reverses. A few lines of vanilla JS,
@@ -87,6 +97,12 @@ class _Cell:
     text: str
     sort: str | None = None  # the sort key, where the text does not sort right ("1,000", "0.5 [..]")
     href: str | None = None  # a checked http(s) URL
+    submitted: bool = False  # text from a submission: all Markdown syntax escaped
+
+
+def _md_text(text: str) -> str:
+    """A submission's text for Markdown: shown literally, whatever it holds."""
+    return text.translate(_MD_ESCAPES)
 
 
 def _mean(score: Mapping[str, Any] | None) -> _Cell:
@@ -118,9 +134,9 @@ def _row(rank: int, entry: Mapping[str, Any]) -> list[_Cell]:
     url = m.get("url")
     return [
         _Cell(str(rank), str(rank)),
-        _Cell(str(m["name"]), href=url if isinstance(url, str) and _URL.fullmatch(url) else None),
-        _Cell(str(m.get("model", "none"))),
-        _Cell(str(m.get("algorithm", "none"))),
+        _Cell(str(m["name"]), href=url if isinstance(url, str) and _URL.fullmatch(url) else None, submitted=True),
+        _Cell(str(m.get("model", "none")), submitted=True),
+        _Cell(str(m.get("algorithm", "none")), submitted=True),
         _count(int(m.get("env_steps") or 0)),
         _Cell(score_cell(o["success"]), repr(float(o["success"]["mean"]))),
         _mean(o["progress"]),
@@ -142,10 +158,10 @@ def _suites(entries: Sequence[Mapping[str, Any]]) -> list[str]:
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]]) -> list[str]:
     lines = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        texts = [
-            f"[{md_cell(c.text).replace('[', '&#91;').replace(']', '&#93;')}]({c.href})" if c.href else md_cell(c.text)
-            for c in row
-        ]
+        texts = []
+        for c in row:
+            text = _md_text(c.text) if c.submitted else md_cell(c.text)
+            texts.append(f"[{text}]({c.href})" if c.href else text)
         lines.append("| " + " | ".join(texts) + " |")
     return [*lines, ""]
 
@@ -184,11 +200,16 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
     """
     out = Path(out)
     suites = _suites(entries)
-    md = [f"# {_TITLE}", "", "Built by `rl4vlm-gym leaderboard build` from validated submissions only.", ""]
+    note = (
+        "Tokens are self-reported: validation checks that they add up and are in range, but cannot recompute them. "
+        "A tick in verified means the maintainers re-ran a sample of the episodes."
+    )
+    md = [f"# {_TITLE}", "", "Built by `rl4vlm-gym leaderboard build` from validated submissions only.", "", note, ""]
     body = [
         f"<h1>{_TITLE}</h1>\n<p>Built by <code>rl4vlm-gym leaderboard build</code> from submissions that passed validation "
         "(protocol hash, seed set, re-scored summary, replayed episodes). Success is the mean over tasks of the mean over "
-        "seeds, with a 95% bootstrap interval; <em>episodes</em> is its denominator. Click a column header to sort.</p>\n"
+        "seeds, with a 95% bootstrap interval; <em>episodes</em> is its denominator. Click a column header to sort.</p>\n",
+        f"<p>{html.escape(note)}</p>\n",
     ]
     if len(suites) > 1:
         links = (
@@ -214,9 +235,18 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
     markdown = out / "LEADERBOARD.md"
     page = out / "index.html"
     out.mkdir(parents=True, exist_ok=True)
-    markdown.write_text("\n".join(md), encoding="utf-8")
-    page.write_text(html_page(_TITLE, "".join(body), css=CSS + _CSS_EXTRA, script=_SORT_JS), encoding="utf-8")
+    _write(markdown, "\n".join(md))
+    _write(page, html_page(_TITLE, "".join(body), css=CSS + _CSS_EXTRA, script=_SORT_JS))
     return [markdown, page]
+
+
+def _write(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename: a link planted at ``path`` is replaced, not followed."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    with open(tmp, "x", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def _transfer(entries: Sequence[Mapping[str, Any]], suites: Sequence[str], body: list[str]) -> list[str]:
@@ -232,7 +262,7 @@ def _transfer(entries: Sequence[Mapping[str, Any]], suites: Sequence[str], body:
     scores = [[best[n, s]["summary"]["overall"]["success"] if (n, s) in best else None for s in suites] for n in names]
     values = [[None if c is None else c["mean"] for c in row] for row in scores]
     rows = [
-        [_Cell(n), *(_Cell(score_cell(c), "" if c is None else repr(float(c["mean"]))) for c in row)]
+        [_Cell(n, submitted=True), *(_Cell(score_cell(c), "" if c is None else repr(float(c["mean"]))) for c in row)]
         for n, row in zip(names, scores, strict=True)
     ]
     text = "Overall success of each name (rows) on each suite (columns, with their axis), 95% CI."

@@ -250,7 +250,7 @@ def test_leaderboard_pages(runs: dict[str, Path], tmp_path: Path) -> None:
     assert ranked == [
         ["| 1", "Oracle"],
         ["| 2", "[Zed](https://example.org/zed)"],
-        ["| 3", "&lt;script&gt;alert(1)&lt;/script&gt;"],
+        ["| 3", "&lt;script&gt;alert\\(1\\)&lt;/script&gt;"],
     ]
     assert re.search(
         r"\| 2 \| \[Zed\]\S+ \| org/vlm-7b \| vl-dac \| 1,000,000 \| 0\.500 \[[\d.]+, [\d.]+\] \| .* \| 5 \| 168 \| "
