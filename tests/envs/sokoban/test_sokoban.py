@@ -114,3 +114,36 @@ def test_generation_uses_only_the_given_generator() -> None:
     a = generate(7, 7, 2, 40, np.random.default_rng(5))
     b = generate(7, 7, 2, 40, np.random.default_rng(5))
     assert a == b
+
+
+CENTRE_COLOURS = {
+    "#": (110, 60, 40), "_": (225, 215, 190), "O": (225, 215, 190), "X": (190, 130, 50),
+    "√": (60, 170, 70), "P": (40, 80, 210), "S": (40, 80, 210),
+}  # fmt: skip
+
+
+def _grid(text: str) -> list[str]:
+    lines = text.splitlines()  # feedback, "The room (legend):", the grid, "Boxes on targets: ..."
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("The room")) + 1 : -1]
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_every_cell_of_the_image_shows_what_the_text_grid_says(level: int) -> None:
+    env = gym.make(ENV_ID, level=level, image_size=16 * (6 + 2 * (level == 3)))
+    symbols: set[str] = set()
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        while True:  # the oracle's moves to the end, where every box is on its target
+            grid = _grid(obs["text"])
+            cell = obs["image"].shape[0] // len(grid)
+            for r, row in enumerate(grid):
+                for c, symbol in enumerate(row):
+                    y = r * cell + (cell // 4 if symbol == "#" else cell // 2)  # a wall's middle is mortar
+                    centre = tuple(int(v) for v in obs["image"][y, c * cell + cell // 2])
+                    assert centre == CENTRE_COLOURS[symbol], (seed, r, c, symbol, centre)
+                    symbols.add(symbol)
+            if "√" in "".join(grid) and not any("X" in row for row in grid):
+                break
+            obs, _, _, truncated, _ = env.step(env.unwrapped.oracle_action())
+            assert not truncated
+    assert {"#", "_", "O", "X", "P", "√"} <= symbols
