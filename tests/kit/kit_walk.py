@@ -332,9 +332,12 @@ def env_id(cls: type[Walk]) -> str:
     return "kit/Walk-v0" if cls is Walk else f"kit/Walk{cls.__name__}-v0"
 
 
-def register_all() -> None:
-    """Register Walk and every broken variant with a card (a no-op the second time)."""
+def register_all() -> list[str]:
+    """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
+    Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
+    ids = []
     for cls in (Walk, *BROKEN):
+        ids.append(env_id(cls))
         register(
             EnvCard(
                 id=env_id(cls),
@@ -351,3 +354,4 @@ def register_all() -> None:
                 max_episode_steps=12,
             )
         )
+    return ids

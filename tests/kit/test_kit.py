@@ -6,19 +6,29 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
+from rl4vlm_gym.registry import unregister
 from rl4vlm_gym.testing import CHECKS, check_docs, run_checks
 
 # The test envs' module must import by name in the kit's subprocesses (determinism, spawned
 # vector workers), which get this process's sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 kit_walk = importlib.import_module("kit_walk")
-kit_walk.register_all()
 Walk, env_id = kit_walk.Walk, kit_walk.env_id
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _kit_envs() -> Iterator[None]:
+    """The test envs are registered only while this module runs: other tests list every id."""
+    ids = kit_walk.register_all()
+    yield
+    for env in ids:
+        unregister(env)
 
 # (broken env, the check that must catch it, a pattern its message must match)
 DEFECTS = [
