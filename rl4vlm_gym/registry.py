@@ -36,6 +36,7 @@ __all__ = [
     "load_plugins",
     "protocol_facts",
     "register",
+    "unregister",
 ]
 
 logger = logging.getLogger(__name__)
@@ -144,6 +145,13 @@ def register(card: EnvCard) -> None:
         additional_wrappers=wrappers,
     )
     _CARDS[card.id] = card
+
+
+def unregister(env_id: str) -> None:
+    """Remove ``env_id``'s card and Gymnasium spec (a no-op for unknown ids): a test that
+    registers a test-only env removes it afterwards, so other tests never list it."""
+    _CARDS.pop(env_id, None)
+    gym.registry.pop(env_id, None)
 
 
 def env_card(env_id: str) -> EnvCard:

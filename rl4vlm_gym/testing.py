@@ -35,6 +35,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections import defaultdict, deque
@@ -736,7 +737,7 @@ def _vector_rollout(
     steps: int,
     name: str = "",
 ) -> list[tuple[Any, ...]]:
-    envs = factory([maker for _ in seeds])
+    envs = _start(factory, [maker for _ in seeds], name)
     is_async = isinstance(envs, gym.vector.AsyncVectorEnv)
     try:
         if is_async:
@@ -759,14 +760,45 @@ def _vector_rollout(
     return trace
 
 
+def _start(
+    factory: Callable[[list[Callable[[], gym.Env]]], gym.vector.VectorEnv], fns: list[Callable[[], gym.Env]], name: str
+) -> gym.vector.VectorEnv:
+    """Build the vector env, failing after ``VECTOR_TIMEOUT_S`` if its workers hang: Gymnasium's
+    AsyncVectorEnv asks each new worker for its spaces and waits without a timeout."""
+    before = set(multiprocessing.active_children())
+    built: dict[str, Any] = {}
+
+    def build() -> None:
+        try:
+            built["envs"] = factory(fns)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            built["error"] = err
+
+    thread = threading.Thread(target=build, daemon=True)
+    thread.start()
+    thread.join(VECTOR_TIMEOUT_S)
+    if thread.is_alive():
+        for worker in set(multiprocessing.active_children()) - before:
+            worker.terminate()  # unblocks the constructor, which then fails on a broken pipe
+        thread.join(10)
+        raise _hang(name, "start")
+    if "error" in built:
+        raise built["error"]
+    return built["envs"]
+
+
+def _hang(name: str, what: str) -> AssertionError:
+    return AssertionError(
+        f"{name} did not {what} within {VECTOR_TIMEOUT_S:.0f} s: a worker hangs (a forked worker must not "
+        "inherit state it cannot use, such as an OpenGL context or a lock held by another thread)"
+    )
+
+
 def _wait(wait: Callable[..., Any], name: str, what: str) -> Any:
     try:
         return wait(timeout=VECTOR_TIMEOUT_S)
     except multiprocessing.TimeoutError:
-        raise AssertionError(
-            f"{name} did not {what} within {VECTOR_TIMEOUT_S:.0f} s: a worker hangs (a forked worker must not "
-            "inherit state it cannot use, such as an OpenGL context or a lock held by another thread)"
-        ) from None
+        raise _hang(name, what) from None
 
 
 def check_pickle(env_id: str, **kwargs: Any) -> str:

@@ -8,6 +8,8 @@ subprocess checks (determinism, vector envs) can make them too.
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -304,11 +306,25 @@ class LevelsIgnored(Walk):
         super()._new_episode(self.LEVELS[0])
 
 
+_PARENT_PID = os.getpid()  # forked workers inherit it; spawned ones import this module anew
+
+
+class HangsInForkedWorkers(Walk):
+    """Made in a forked process, the env never finishes starting (like a GL context inherited
+    from the parent)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        if os.getpid() != _PARENT_PID:
+            time.sleep(3600)
+        super().__init__(**kwargs)
+
+
 BROKEN: tuple[type[Walk], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway,
     IgnoresImageSize, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
+    HangsInForkedWorkers,
 )  # fmt: skip
 
 
@@ -316,9 +332,12 @@ def env_id(cls: type[Walk]) -> str:
     return "kit/Walk-v0" if cls is Walk else f"kit/Walk{cls.__name__}-v0"
 
 
-def register_all() -> None:
-    """Register Walk and every broken variant with a card (a no-op the second time)."""
+def register_all() -> list[str]:
+    """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
+    Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
+    ids = []
     for cls in (Walk, *BROKEN):
+        ids.append(env_id(cls))
         register(
             EnvCard(
                 id=env_id(cls),
@@ -335,3 +354,4 @@ def register_all() -> None:
                 max_episode_steps=12,
             )
         )
+    return ids

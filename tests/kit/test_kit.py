@@ -6,19 +6,29 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
+from rl4vlm_gym.registry import unregister
 from rl4vlm_gym.testing import CHECKS, check_docs, run_checks
 
 # The test envs' module must import by name in the kit's subprocesses (determinism, spawned
 # vector workers), which get this process's sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 kit_walk = importlib.import_module("kit_walk")
-kit_walk.register_all()
 Walk, env_id = kit_walk.Walk, kit_walk.env_id
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _kit_envs() -> Iterator[None]:
+    """The test envs are registered only while this module runs: other tests list every id."""
+    ids = kit_walk.register_all()
+    yield
+    for env in ids:
+        unregister(env)
 
 # (broken env, the check that must catch it, a pattern its message must match)
 DEFECTS = [
@@ -61,7 +71,7 @@ def test_every_check_passes_the_reference_env(check: str) -> None:
 
 
 def test_every_defect_is_caught_by_the_checks_it_names() -> None:
-    broken = {cls for cls, _, _ in DEFECTS}
+    broken = {cls for cls, _, _ in DEFECTS} | {kit_walk.HangsInForkedWorkers}  # tested below
     assert broken == set(kit_walk.BROKEN), "every broken env in kit_walk.py has a test above, and only those"
 
 
@@ -93,3 +103,11 @@ def test_a_refusal_pays_the_invalid_reward_whatever_event_it_names() -> None:
     assert info["action"] == {"raw": edge, "parsed": None, "valid": False, "error": f"the edge blocks {edge}"}
     assert (reward, terminated, truncated) == (-1.0, False, False)
     assert obs["text"].startswith(f"Invalid action: the edge blocks {edge}. Nothing happened.")
+
+
+def test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym import testing
+
+    monkeypatch.setattr(testing, "VECTOR_TIMEOUT_S", 3.0)
+    with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='fork', shared_memory=True\) did not start within 3 s: a worker hangs"):
+        testing.check_vector(env_id(kit_walk.HangsInForkedWorkers))
