@@ -24,7 +24,8 @@ variant of ``REWARDS`` has the same events; ``info["progress"]`` is in ``[0, 1]`
 episode; equal ``state_key`` values of one seed are the same state (same actions, same success);
 ``optimal_steps`` is an int (the oracle's exact length) or ``None`` (-1) when no plan exists or
 the game is one of chance (``CHANCE``); ``image`` mode puts no state in ``text``; image and text
-carry the same information and the mission does not give the state away.
+carry the same information (for ``CONTINUOUS`` envs: the image determines the text) and the
+mission does not give the state away.
 
 A subclass sets ``LEVELS`` and ``REWARDS`` and implements the hooks in the "Set these in every
 subclass" block of the class body.
@@ -182,6 +183,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
     """Outcomes depend on chance during the episode (cards drawn after reset), so no plan is
     fixed at reset: ``_optimal_steps()`` returns ``None`` and the oracle maximises the expected
     return. Otherwise an oracle that solves an episode must report its length as ``optimal_steps``."""
+    CONTINUOUS: ClassVar[bool] = False
+    """The state is continuous (a 3-D pose, say): the text describes it at a coarser grain than the
+    image (distances in 0.5 m, headings in compass points), so two situations with equal text may
+    show different images. The image must still determine the text; the kit checks only that."""
     NEEDS_DATA: ClassVar[bool] = False
     """The env plays files users download themselves; without them ``make`` raises
     :class:`MissingDataError`, and the docs show no example episode."""

@@ -550,7 +550,8 @@ def check_observations(env_id: str, seeds: int = 12, steps: int = 3, **kwargs: A
     the mission does not give the state away.
 
     Over the first ``steps`` steps of ``seeds`` episodes, two situations with one mission show the
-    same image exactly when they have the same state text (``_describe()``); the text of ``image``
+    same image exactly when they have the same state text (``_describe()``; for ``CONTINUOUS`` envs,
+    whose text is coarser than the image, only equal images must have equal texts); the text of ``image``
     mode holds no line of the state text, at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
     start state (which would mean the mission tells the state)."""
@@ -589,7 +590,7 @@ def check_observations(env_id: str, seeds: int = 12, steps: int = 3, **kwargs: A
                 )
             images = by_text[(mission, described)]
             images.setdefault(image, at)
-            if len(images) > 1:
+            if len(images) > 1 and not base.CONTINUOUS:
                 at_a, at_b = list(images.values())[:2]
                 raise AssertionError(
                     f"the text lacks information the image has: {at_a} and {at_b} have the same text "

@@ -50,6 +50,7 @@ _CELL = 0.25  # metres per state_key cell: a few steps, so GiGPO finds repeated 
 class NavigationEnv(VLMEnv):
     """Base of the navigation envs (see the module docstring); subclasses set ``TASK`` and the goal."""
 
+    CONTINUOUS = True  # poses are continuous; the text gives distances and headings coarsely
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 10}
     TASK: ClassVar[str]
     ACTIONS: ClassVar[tuple[str, ...]] = MOVES

@@ -111,3 +111,11 @@ def test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it(monkey
     monkeypatch.setattr(testing, "VECTOR_TIMEOUT_S", 3.0)
     with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='fork', shared_memory=True\) did not start within 3 s: a worker hangs"):
         testing.check_vector(env_id(kit_walk.HangsInForkedWorkers))
+
+
+def test_a_continuous_env_may_describe_its_state_more_coarsely_than_its_image(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kit_walk.TextLacksGoal, "CONTINUOUS", True)
+    CHECKS["observations"](env_id(kit_walk.TextLacksGoal))  # equal texts, different images: allowed
+    monkeypatch.setattr(kit_walk.ImageLacksGoal, "CONTINUOUS", True)
+    with pytest.raises(AssertionError, match="the image lacks information the text has"):
+        CHECKS["observations"](env_id(kit_walk.ImageLacksGoal))  # the image must still determine the text
