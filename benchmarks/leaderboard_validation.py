@@ -14,7 +14,13 @@
    - ``astral``: the same with one 4-byte character per line (Python then stores 4 bytes per
      character of the line's text).
 
+4. The worst input that replays to the end: an honest smoke run of an agent whose every output
+   is a wall of text (one 4-byte character, then ~0.5 MiB), so that each line is close to
+   ``MAX_LINE_BYTES``; validated with replay (every env of the suite made, every output parsed).
+
     .venv/bin/python benchmarks/leaderboard_validation.py [--replay]
+
+Peaks are GNU time's maximum resident set size (``/usr/bin/time``, Debian's ``time`` package).
 """
 
 from __future__ import annotations
@@ -32,8 +38,11 @@ import time
 import zlib
 from pathlib import Path
 
+from rl4vlm_gym.agents import Agent
 from rl4vlm_gym.harness import untrusted
 from rl4vlm_gym.harness.leaderboard import find_submissions
+from rl4vlm_gym.harness.metrics import summarize, timing
+from rl4vlm_gym.harness.runner import make_task_env, play_episode
 from rl4vlm_gym.harness.suite import builtin_suites, load_suite
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboards"
@@ -108,20 +117,63 @@ def _padded(records: list[bytes], astral: bool) -> bytes:
     return out.read()
 
 
+class _Verbose(Agent):
+    """Answers a random admissible action after ``size`` characters of text."""
+
+    name = "random"
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size, self.turn = size, 0
+
+    def act(self, obs, index: int = 0) -> str:
+        self.turn += 1
+        actions = list(obs["actions"]) or ["noop"]
+        return "\U0001f600" + "x" * self.size + " " + actions[self.turn % len(actions)]
+
+
+def _verbose_smoke(folder: Path) -> None:
+    """An honest smoke submission of :class:`_Verbose` (run.json and metadata of the random run)."""
+    suite = load_suite("smoke")
+    shutil.copytree(ROOT / "submissions" / "smoke" / "20261122_random", folder)
+    (folder / "episodes.jsonl.gz").unlink()
+    records = []
+    for task in suite.tasks:
+        env = make_task_env(task)
+        budget = task.max_steps or 12
+        for seed in task.seeds:
+            records.append(play_episode(env, _Verbose((untrusted.MAX_LINE_BYTES - 64 * 1024) // budget - 300), task, seed))
+        env.close()
+    with gzip.open(folder / "episodes.jsonl.gz", "wt", encoding="utf-8", compresslevel=1) as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+    manifest = json.loads((folder / "run.json").read_text())
+    summary = {"suite": suite.name, "axis": suite.axis, "protocol_hash": manifest["protocol_hash"], "agent": manifest["agent"]}
+    summary.update(complete=True, **summarize(records, [t.name for t in suite.tasks]), timing=timing(records))
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1))
+
+
 def _run(folder: Path, replay: bool) -> tuple[float, float, str]:
-    """Seconds, peak MiB and the verdict's first line of ``rl4vlm-gym leaderboard validate folder``."""
+    """Seconds, peak MiB and the verdict's last line of ``rl4vlm-gym leaderboard validate folder``.
+
+    GNU time measures the peak: Linux carries a process's peak memory across ``exec``, so a child
+    forked from this (large) process would report at least this process's memory; time's own
+    child is forked from a small process."""
     command = [str(Path(sys.executable).with_name("rl4vlm-gym")), "leaderboard", "validate", str(folder)]
     if not replay:
         command.append("--no-replay")
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ, COLUMNS="400"))
-        _, status, usage = os.wait4(process.pid, 0)
+        done = subprocess.run(
+            ["/usr/bin/time", "-o", f"{tmp}/rss", "-f", "%M", *command],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, COLUMNS="400"),
+        )
         seconds = time.perf_counter() - start
-        out.seek(0)
-        lines = out.read().decode().splitlines()
-    verdict = " ".join(lines[-1].split()) if os.waitstatus_to_exitcode(status) else "ok"
-    return seconds, usage.ru_maxrss / 1024, verdict
+        peak = int(Path(f"{tmp}/rss").read_text().split()[-1]) / 1024
+    verdict = " ".join(done.stdout.splitlines()[-1].split()) if done.returncode else "ok"
+    return seconds, peak, verdict
 
 
 def main() -> None:
@@ -154,6 +206,11 @@ def main() -> None:
             size = (folder / "episodes.jsonl.gz").stat().st_size / MiB
             print(f"{name:<10}{seconds:>9.1f}{peak:>10.0f}  {verdict} (gz {size:.1f} MiB)")
             shutil.rmtree(folder)
+        folder = work / "submissions" / "smoke" / "20261122_verbose"
+        _verbose_smoke(folder)
+        longest = max(map(len, gzip.decompress((folder / "episodes.jsonl.gz").read_bytes()).splitlines()))
+        seconds, peak, verdict = _run(folder, replay=True)
+        print(f"{'verbose':<10}{seconds:>9.1f}{peak:>10.0f}  {verdict} (smoke, replayed; longest line {longest / MiB:.1f} MiB)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
