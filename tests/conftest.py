@@ -1,13 +1,9 @@
-"""Shared pytest set-up: headless pygame, ALFWorld's sample games and a WebShop-format sample catalog."""
+"""Shared pytest set-up: ALFWorld's sample games and a WebShop-format sample catalog."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-# Windows for render_mode="human" open on SDL's dummy driver: no screen in CI.
-os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 # The six real ALFWorld games shipped beside the repository (CI has them); $ALFWORLD_DATA wins.
 ALFWORLD_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld_sample"

@@ -179,8 +179,9 @@ def test_missing_gl_stack_gives_one_clear_error() -> None:
         pyglet.lib.load_library = missing
         import gymnasium as gym, rl4vlm_gym
         from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
+        env = gym.make("rl4vlm/MiniWorld-OneRoom-v0")  # the GL context comes with the first reset
         try:
-            gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+            env.reset(seed=0)
         except GLUnavailableError as err:
             print(err)
         """
@@ -204,3 +205,4 @@ def test_pickled_env_rebuilds_its_world_and_continues() -> None:
         assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"] and a[1:] == b[1:]
     env.close()
     clone.close()
+
