@@ -197,6 +197,7 @@ def test_malformed_record_fields(copy):
     assert "episode (nl, 12): success: Input should be a valid boolean" in _problems(suites, folder)
 
 
+@pytest.mark.extra("eval")  # the board's plots
 def test_cli_validate_and_build(honest, tmp_path):
     suites, folder = honest
     root = tmp_path / "lb"
