@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from rl4vlm_gym.parsing import ACTION_FORMATS, MATCH_MODES, ActionParser, ParseResult
@@ -585,7 +583,8 @@ def test_format_action_round_trips(parser: ActionParser, actions: tuple[str, ...
 
 
 # --------------------------------------------------------------------------------------------
-# Safety: linear time on huge and adversarial inputs
+# Safety: huge and adversarial inputs get a clean invalid result (their parse times are measured
+# by benchmarks/parsing_hostile.py)
 # --------------------------------------------------------------------------------------------
 
 HOSTILE = {
@@ -607,33 +606,25 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_inputs_parse_quickly_and_cleanly(name: str) -> None:
+def test_hostile_inputs_parse_cleanly(name: str) -> None:
     text = HOSTILE[name]
     parsers = ALL_PARSERS + [ActionParser(numbered=True, synonyms={"stick": "stand"})]
-    start = time.perf_counter()
     for parser in parsers:
         result = parser.parse(text, HOUSEHOLD + BLACKJACK + NUMBERLINE)
         assert isinstance(result, ParseResult)
         assert result.parsed is None
         assert isinstance(result.error, str) and len(result.error) < 500
-    elapsed = time.perf_counter() - start
-    # A safety bound against quadratic blow-up, not a benchmark.
-    assert elapsed < 2.0, f"{len(parsers)} parses of {name} took {elapsed:.2f} s"
 
 
 def test_one_megabyte_of_thoughts_still_parses_the_action() -> None:
     text = '{"thoughts": "' + "x" * 1_000_000 + '", "action": "hit"}'
-    start = time.perf_counter()
     result = ActionParser(format="json", match="strict").parse(text, BLACKJACK)
-    assert time.perf_counter() - start < 2.0
     assert result.parsed == "hit"
 
 
 def test_action_after_200k_newlines_is_found() -> None:
     text = "\n" * 200_000 + "Action: hit"
-    start = time.perf_counter()
     result = ActionParser(format="plain").parse(text, BLACKJACK)
-    assert time.perf_counter() - start < 2.0
     assert result.parsed == "hit"
 
 
@@ -684,3 +675,4 @@ def test_template_actions_take_any_argument() -> None:
         assert lenient.parse(empty, actions).parsed is None, empty
     assert lenient.parse("search[x]", ("click[buy now]",)).parsed is None  # no template, no search
     assert fills_template("search[x]", actions) and not fills_template("click[x]", actions)
+
