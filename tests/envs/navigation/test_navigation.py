@@ -206,3 +206,20 @@ def test_pickled_env_rebuilds_its_world_and_continues() -> None:
     env.close()
     clone.close()
 
+
+@pytest.mark.parametrize("late", [0, 178, 179, 180], ids=["at-optimal", "T-2", "T-1", "T"])
+def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late: int) -> None:
+    """MiniWorld's ``1 - 0.2 t / T`` with T = 180 (OneRoom), the goal reached on step t = the
+    optimal count, T - 2, T - 1 and T (invalid steps count as time: they pad the episode)."""
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    _, info = env.reset(seed=1)
+    optimal = info["optimal_steps"]
+    t = max(late, optimal)
+    for _ in range(t - optimal):
+        assert env.step("not an action")[1:3] == (0.0, False)
+    for step in range(1, optimal + 1):
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        assert terminated is (step == optimal), f"the goal was reached on step {step} of a {optimal}-step plan"
+    assert info["success"] and truncated is (t == 180)
+    assert reward == pytest.approx(1 - 0.2 * t / 180), f"reaching the goal on step {t} of 180 paid {reward}"
+    env.close()
