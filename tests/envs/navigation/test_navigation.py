@@ -223,3 +223,14 @@ def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late:
     assert info["success"] and truncated is (t == 180)
     assert reward == pytest.approx(1 - 0.2 * t / 180), f"reaching the goal on step {t} of 180 paid {reward}"
     env.close()
+
+
+def test_vl_dac_pays_the_goal_not_the_timeout_when_both_fall_on_the_last_step() -> None:
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", reward_variant="vl-dac")
+    _, info = env.reset(seed=1)
+    for _ in range(180 - info["optimal_steps"]):
+        env.step("not an action")
+    rewards = [env.step(env.unwrapped.oracle_action())[1:4] for _ in range(info["optimal_steps"])]
+    assert rewards[-1] == (pytest.approx(0.8), True, True), "the goal on step T = 180 pays 1 - 0.2, not the -1 of a time-out"
+    assert all(r == (0.0, False, False) for r in rewards[:-1])
+    env.close()
