@@ -330,3 +330,17 @@ def test_leaderboard_page_renders_and_sorts_in_chromium(
         assert severe == []
     finally:
         driver.quit()
+
+
+def test_plots_without_matplotlib_name_the_eval_extra() -> None:
+    script = (
+        "import sys; sys.modules['matplotlib'] = None  # as if the eval extra were not installed\n"
+        "from rl4vlm_gym.harness import plots\n"
+        "try:\n"
+        "    plots.overall_bars(['a'], [None])\n"
+        "except ImportError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pip install 'rl4vlm-gym[eval]'" in done.stdout, done.stdout
