@@ -7,6 +7,9 @@ what the host has installed: the same Pillow version gives the same bytes on eve
 from __future__ import annotations
 
 import functools
+import logging
+import os
+import sys
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +19,10 @@ from PIL import Image, ImageFont
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["HumanWindow", "font", "to_array"]
+__all__ = ["HumanWindow", "font", "has_screen", "to_array"]
 
 _FONT_FILES = {False: "DejaVuSans.ttf", True: "DejaVuSans-Bold.ttf"}
+logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=64)
@@ -34,8 +38,22 @@ def to_array(image: Image.Image) -> NDArray[np.uint8]:
     return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
 
 
+def has_screen() -> bool:
+    """Whether a window can be shown: on Linux and the BSDs an X or Wayland display must be set,
+    unless ``SDL_VIDEODRIVER`` names SDL's video driver explicitly (``dummy`` for none)."""
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return True
+    return any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"))
+
+
 class HumanWindow:
-    """A pygame window that shows frames; pygame is imported only when a window is opened."""
+    """A pygame window that shows frames; pygame is imported only when a window is opened.
+
+    Without a screen (a headless machine: no ``DISPLAY``, ``WAYLAND_DISPLAY`` or ``SDL_VIDEODRIVER``)
+    it logs one warning and drops the frames instead of starting SDL: SDL then falls back to its
+    ``offscreen`` driver, whose shut-down terminates the EGL display that MiniWorld's renderer
+    shares, breaking every navigation env made after it in the process.
+    """
 
     def __init__(self, title: str, fps: int = 4) -> None:
         self.title = title
@@ -43,9 +61,18 @@ class HumanWindow:
         self._pygame: Any = None
         self._screen: Any = None
         self._clock: Any = None
+        self.headless = not has_screen()
+        if self.headless:
+            logger.warning(
+                "render_mode='human' for %s: there is no screen (DISPLAY, WAYLAND_DISPLAY and SDL_VIDEODRIVER are "
+                "unset), so frames are drawn but not shown; use render_mode='rgb_array' to get them",
+                title,
+            )
 
     def show(self, frame: NDArray[np.uint8]) -> None:
         """Display ``frame`` (``uint8[H, W, 3]``), opening or resizing the window as needed."""
+        if self.headless:
+            return
         if self._pygame is None:
             try:
                 import pygame

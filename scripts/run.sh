@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh all
-export SDL_VIDEODRIVER="${SDL_VIDEODRIVER:-dummy}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 out=runs/main
 for agent in oracle random hf; do
   .venv/bin/rl4vlm-gym eval --agent "$agent" --suite smoke --out "$out/smoke-$agent" --no-report "$@"

@@ -13,6 +13,7 @@ from rl4vlm_gym.cli import app
 from rl4vlm_gym.docs import SECTIONS, missing_sections, page_path, parse_sections
 
 runner = CliRunner()
+ENV_EXTRAS = sorted({card.extra for card in rl4vlm_gym.list_envs() if card.extra})
 
 
 def test_list_shows_every_registered_id_and_filters() -> None:
@@ -76,6 +77,7 @@ def test_play_with_the_oracle_finishes_a_points_game(tmp_path: Path) -> None:
     assert "Correct" in result.output and "return +10" in result.output
 
 
+@pytest.mark.extra(*ENV_EXTRAS)  # it draws every env's example image
 def test_docs_writes_a_page_per_env_with_every_section_and_an_image(tmp_path: Path) -> None:
     result = runner.invoke(app, ["docs", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -110,8 +112,9 @@ def test_missing_docstring_sections_are_reported() -> None:
 
 
 @pytest.mark.parametrize("env_id", [card.id for card in rl4vlm_gym.list_envs()])
-def test_registered_envs_document_every_section(env_id: str) -> None:
+def test_registered_envs_document_every_section(env_id: str, require_envs) -> None:
     import gymnasium as gym
 
+    require_envs(env_id)
     env = gym.make(env_id)
     assert missing_sections(type(env.unwrapped)) == []

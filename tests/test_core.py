@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
+from rl4vlm_gym.registry import env_card
 
 NUMBERLINE = "rl4vlm/NumberLine-v0"
 EZPOINTS = "rl4vlm/EZPoints-v0"
@@ -549,3 +550,28 @@ def test_import_is_light_and_lazy(tmp_path: Any) -> None:
     assert "rl4vlm_gym.envs.cards.numberline" in after
     assert "rl4vlm_gym.envs.cards.ezpoints" not in after
     assert not {m.split(".")[0] for m in after} & HEAVY_ROOTS
+
+
+@pytest.mark.parametrize("env_id", [*CARD_IDS, "rl4vlm/ColourNaming-v0", "rl4vlm/Household-v0"])
+def test_reset_with_options_still_obeys_the_seed(env_id: str) -> None:
+    """``reset(seed=s, options={"level": k})`` is the episode of seed s at level k: the same in a
+    fresh env, the same as ``make(level=k).reset(seed=s)``, and different for another seed."""
+
+    def episode(env: gym.Env, **reset: Any) -> tuple[str, bytes, str]:
+        obs, info = env.reset(**reset)
+        return info["state_key"], obs["image"].tobytes(), obs["text"]
+
+    top = len(env_card(env_id).levels) - 1
+    for level in sorted({0, top}):
+        first = episode(_make(env_id), seed=11, options={"level": level})
+        again = _make(env_id)
+        again.reset(seed=99)  # an env that has played another seed before
+        assert episode(again, seed=11, options={"level": level}) == first, (
+            f"{env_id}: reset(seed=11, options={{'level': {level}}}) gave another episode the second time: "
+            "the seed is ignored when options are given"
+        )
+        assert episode(_make(env_id, level=level), seed=11) == first, (
+            f"{env_id}: reset(seed=11, options={{'level': {level}}}) differs from make(level={level}).reset(seed=11)"
+        )
+    others = {episode(_make(env_id), seed=seed, options={"level": top}) for seed in range(11, 19)}
+    assert len(others) > 1, f"{env_id}: eight seeds with options gave one episode: the seed is ignored"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from rl4vlm_gym.parsing import ACTION_FORMATS, MATCH_MODES, ActionParser, ParseResult
@@ -585,7 +583,8 @@ def test_format_action_round_trips(parser: ActionParser, actions: tuple[str, ...
 
 
 # --------------------------------------------------------------------------------------------
-# Safety: linear time on huge and adversarial inputs
+# Safety: huge and adversarial inputs get a clean invalid result (their parse times are measured
+# by benchmarks/parsing_hostile.py)
 # --------------------------------------------------------------------------------------------
 
 HOSTILE = {
@@ -607,33 +606,25 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_inputs_parse_quickly_and_cleanly(name: str) -> None:
+def test_hostile_inputs_parse_cleanly(name: str) -> None:
     text = HOSTILE[name]
     parsers = ALL_PARSERS + [ActionParser(numbered=True, synonyms={"stick": "stand"})]
-    start = time.perf_counter()
     for parser in parsers:
         result = parser.parse(text, HOUSEHOLD + BLACKJACK + NUMBERLINE)
         assert isinstance(result, ParseResult)
         assert result.parsed is None
         assert isinstance(result.error, str) and len(result.error) < 500
-    elapsed = time.perf_counter() - start
-    # A safety bound against quadratic blow-up, not a benchmark.
-    assert elapsed < 2.0, f"{len(parsers)} parses of {name} took {elapsed:.2f} s"
 
 
 def test_one_megabyte_of_thoughts_still_parses_the_action() -> None:
     text = '{"thoughts": "' + "x" * 1_000_000 + '", "action": "hit"}'
-    start = time.perf_counter()
     result = ActionParser(format="json", match="strict").parse(text, BLACKJACK)
-    assert time.perf_counter() - start < 2.0
     assert result.parsed == "hit"
 
 
 def test_action_after_200k_newlines_is_found() -> None:
     text = "\n" * 200_000 + "Action: hit"
-    start = time.perf_counter()
     result = ActionParser(format="plain").parse(text, BLACKJACK)
-    assert time.perf_counter() - start < 2.0
     assert result.parsed == "hit"
 
 
@@ -684,3 +675,63 @@ def test_template_actions_take_any_argument() -> None:
         assert lenient.parse(empty, actions).parsed is None, empty
     assert lenient.parse("search[x]", ("click[buy now]",)).parsed is None  # no template, no search
     assert fills_template("search[x]", actions) and not fills_template("click[x]", actions)
+
+
+# --------------------------------------------------------------------------------------------
+# Thresholds: at, just below and just above each limit of the parser
+# --------------------------------------------------------------------------------------------
+
+
+def _padded(action: str, length: int) -> str:
+    """``action`` mentioned once in a lenient value of exactly ``length`` characters."""
+    text = f"I choose {action} now"
+    pad = length - len(text)
+    return text + " z" * (pad // 2) + "z" * (pad % 2)  # no trailing space: the parser strips it
+
+
+@pytest.mark.parametrize(("length", "found"), [(1023, True), (1024, True), (1025, False)])
+def test_lenient_token_search_stops_above_1024_characters(length: int, found: bool) -> None:
+    text = _padded("hit", length)
+    assert len(text) == length
+    result = ActionParser(format="plain").parse(text, BLACKJACK)
+    if found:
+        assert result.parsed == "hit", f"a {length}-character value is within the 1024 limit: {result.error}"
+    else:
+        assert result.parsed is None and "limit 1024" in result.error and f"{length} characters" in result.error
+
+
+@pytest.mark.parametrize(("length", "shown_whole"), [(59, True), (60, True), (61, False)])
+def test_error_messages_quote_values_up_to_60_characters(length: int, shown_whole: bool) -> None:
+    value = "q" * length
+    error = ActionParser(format="plain", match="strict").parse(value, BLACKJACK).error
+    if shown_whole:
+        assert repr(value) in error and "chars)" not in error
+    else:
+        assert repr(value) not in error and f"{'q' * 60}...({length} chars)" in error
+
+
+@pytest.mark.parametrize(("count", "listed_whole"), [(19, True), (20, True), (21, False)])
+def test_error_messages_list_up_to_20_admissible_actions(count: int, listed_whole: bool) -> None:
+    actions = tuple(f"go to shelf {i}" for i in range(count))
+    error = ActionParser(format="plain", match="strict").parse("fly", actions).error
+    assert all(repr(a) in error for a in actions[:20])
+    if listed_whole:
+        assert "more)" not in error
+    else:
+        assert repr(actions[20]) not in error and error.endswith("... (1 more)")
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [('{"action": 3}', "take mug from desk 1"), ('{"action": "3"}', "take mug from desk 1"), ("3", "take mug from desk 1"),
+     ('{"action": 4}', None), ('{"action": "4"}', None), ("4", None),
+     ('{"action": 0}', "look"), ('{"action": -1}', None), ("-1", None)],
+)  # fmt: skip
+def test_numbered_index_is_admissible_from_0_to_one_below_the_count(output: str, expected: str | None) -> None:
+    assert ActionParser(numbered=True).parse(output, HOUSEHOLD).parsed == expected
+
+
+@pytest.mark.parametrize(("output", "expected"), [("search[a]", "search[a]"), ("search[ ]", None), ("search[]", None)])
+def test_template_needs_a_non_empty_argument(output: str, expected: str | None) -> None:
+    for match in MATCH_MODES:
+        assert ActionParser(format="plain", match=match).parse(output, ("search[...]", "click[back]")).parsed == expected  # type: ignore[arg-type]

@@ -77,6 +77,7 @@ def test_rl4vlm_household_prompt_lists_commands_like_numpy():
     assert "['go to cabinet 1'\n 'go to cabinet 2'" in text
 
 
+@pytest.mark.extra("nav")
 def test_vldac_template_numbers_actions_and_counts_steps():
     env, obs = _episode("rl4vlm/MiniWorld-OneRoom-v0", image_size=(64, 64))
     builder = PromptBuilder(PromptConfig(template="vl-dac", images=4), "rl4vlm/MiniWorld-OneRoom-v0")

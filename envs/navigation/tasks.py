@@ -76,27 +76,38 @@ class NavigationEnv(VLMEnv):
         if render_view not in ("agent", "top"):
             raise ValueError(f"render_view={render_view!r} is unknown; choose 'agent' or 'top'")
         self.render_view = render_view
-        self._make_world()
+        self._world: Any = None
+        self._log: list[int] = []
+        self._episode: tuple[NavLevel, dict[str, Any]] | None = None
 
     # World --------------------------------------------------------------------------------------------
 
-    def _make_world(self) -> None:
+    @property
+    def world(self) -> Any:
+        """The MiniWorld world, built on first use (``reset``): making the env makes no GL context,
+        so ``AsyncVectorEnv``'s parent, which makes one env to read its spaces, can still fork."""
+        if self._world is None:
+            self._world = self._make_world()
+        return self._world
+
+    def _make_world(self) -> Any:
         from rl4vlm_gym.envs.navigation import gl
         from rl4vlm_gym.envs.navigation.worlds import WORLDS
+
+        gl.ensure_context()
         height, width = self.image_size
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):  # MiniWorld prints its MSAA fall-back on stdout
-                self.world = WORLDS[self.TASK](obs_width=width, obs_height=height, window_width=width, window_height=height)
+                world = WORLDS[self.TASK](obs_width=width, obs_height=height, window_width=width, window_height=height)
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             if type(err).__module__.startswith("pyglet"):
                 raise gl.explain(err) from err
             raise
         if printed.getvalue():
             logger.debug("MiniWorld: %s", printed.getvalue().strip())
-        self.world.render_enabled = self.obs_mode != "text" or self.render_mode is not None
-        self._log: list[int] = []
-        self._episode: tuple[NavLevel, dict[str, Any]] | None = None
+        world.render_enabled = self.obs_mode != "text" or self.render_mode is not None
+        return world
 
     def _draw(self, level: NavLevel) -> None:
         """Draw episodes from the env's RNG until one meets the level's start constraints and the
@@ -244,15 +255,15 @@ class NavigationEnv(VLMEnv):
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        for name in ("world", "planner", "_obs"):
+        for name in ("planner", "_obs"):
             state.pop(name, None)
+        state["_world"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         log, episode = self._log, self._episode
         now = self.np_random.bit_generator.state
-        self._make_world()
         if episode is not None:
             level, rng_state = episode
             self.np_random.bit_generator.state = rng_state
@@ -263,9 +274,10 @@ class NavigationEnv(VLMEnv):
             self.np_random.bit_generator.state = now
 
     def close(self) -> None:
-        world = getattr(self, "world", None)
+        world = getattr(self, "_world", None)
         if world is not None:
             world.close()
+            self._world = None
         super().close()
 
 

@@ -10,7 +10,7 @@ with :class:`LevelledWorld` mixed in. The mixin:
   worlds in one process (a ``SyncVectorEnv``) drew each other's rooms;
 - skips rendering when nobody looks at the frame (text-only observations).
 
-Importing this module imports MiniWorld and creates its GL context (see :mod:`.gl`).
+Importing this module imports MiniWorld; the GL context comes with the first world (see :mod:`.gl`).
 """
 
 from __future__ import annotations

@@ -36,7 +36,10 @@ _RC = {
 
 @contextmanager
 def _style() -> Iterator[None]:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as err:
+        raise ImportError("reports draw their plots with matplotlib, in the eval extra: pip install 'rl4vlm-gym[eval]'") from err
 
     with matplotlib.rc_context(_RC):
         yield

@@ -78,8 +78,11 @@ def test_hf_agent_plays_and_counts_tokens(tiny):
         assert isinstance(output, str)
         usage = agent.usage[0]
         assert usage.input_tokens > 64 and 1 <= usage.output_tokens <= 8
+        actions = obs["actions"]
         obs, _, terminated, truncated, info = env.step(output)
-        assert "valid" in info["action"]
+        # The env saw the agent's text unchanged and judged it as its parser does.
+        assert info["action"]["raw"] == output, "the env did not receive the agent's output"
+        assert info["action"] == env.unwrapped.parser.parse(output, actions).as_info()
         if terminated or truncated:
             break
     assert agent.describe()["model"] == tiny

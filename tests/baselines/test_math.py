@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from rl4vlm_gym.baselines.common.advantages import gae, normalize
-from rl4vlm_gym.baselines.common.losses import clipped_value_loss, k3_kl, masked_mean
-from rl4vlm_gym.baselines.common.policy import Prompt
-from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
-from rl4vlm_gym.baselines.gigpo import GiGPOConfig, gigpo_advantages
-from rl4vlm_gym.baselines.loop import LOOP, leave_one_out
-from rl4vlm_gym.baselines.rl4vlm import action_start
+torch = pytest.importorskip("torch", reason="the baselines need the train extra (torch)")
+
+from rl4vlm_gym.baselines.common.advantages import gae, normalize  # noqa: E402
+from rl4vlm_gym.baselines.common.losses import clipped_value_loss, k3_kl, masked_mean  # noqa: E402
+from rl4vlm_gym.baselines.common.policy import Prompt  # noqa: E402
+from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step  # noqa: E402
+from rl4vlm_gym.baselines.gigpo import GiGPOConfig, gigpo_advantages  # noqa: E402
+from rl4vlm_gym.baselines.loop import LOOP, leave_one_out  # noqa: E402
+from rl4vlm_gym.baselines.rl4vlm import action_start  # noqa: E402
 
 
 def step(

@@ -6,14 +6,14 @@ import csv
 
 import numpy as np
 import pytest
-import torch
 
-from rl4vlm_gym.baselines.common.policy import LoraSettings, Policy, PolicySettings
-from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config
-from rl4vlm_gym.baselines.rl4vlm import RL4VLM
-from rl4vlm_gym.baselines.trainer import Trainer
+pytest.importorskip("peft", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
+torch = pytest.importorskip("torch", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
 
-pytest.importorskip("peft")
+from rl4vlm_gym.baselines.common.policy import LoraSettings, Policy, PolicySettings  # noqa: E402
+from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config  # noqa: E402
+from rl4vlm_gym.baselines.rl4vlm import RL4VLM  # noqa: E402
+from rl4vlm_gym.baselines.trainer import Trainer  # noqa: E402
 
 
 def conversations(n=2):

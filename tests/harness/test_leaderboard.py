@@ -354,6 +354,7 @@ def _board(tmp_path: Path, honest: Path) -> Path:
     return root
 
 
+@pytest.mark.extra("eval")  # the board's plots
 def test_cli_validate_build_and_verify(honest_folder, tmp_path):
     root = _board(tmp_path, honest_folder)
     runner = CliRunner()

@@ -92,6 +92,7 @@ def _training_log(path: Path, step_column: str, columns: list[str], rows: list[l
 # -- reports ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.extra("eval")
 def test_report_of_one_run(runs: dict[str, Path], tmp_path: Path) -> None:
     md, page = write_report([runs["tiny-oracle"]], tmp_path / "r")
     assert (md, page) == (tmp_path / "r" / "report.md", tmp_path / "r" / "report.html")
@@ -117,6 +118,7 @@ def test_report_of_one_run(runs: dict[str, Path], tmp_path: Path) -> None:
     assert "Transfer matrix" not in html and "Paired comparison" not in html
 
 
+@pytest.mark.extra("eval")
 def test_report_of_an_incomplete_run_with_failed_episodes(tmp_path: Path) -> None:
     run = _write_run(tmp_path / "run", "random", RANDOM, errors=2, complete=False)
     md, page = write_report([run], tmp_path / "r")
@@ -128,6 +130,7 @@ def test_report_of_an_incomplete_run_with_failed_episodes(tmp_path: Path) -> Non
     assert "<td>agent raised ValueError: &lt;b&gt;boom&lt;/b&gt; &amp; more</td>" in html and "<b>boom" not in html
 
 
+@pytest.mark.extra("eval")
 def test_report_of_runs_across_suites_with_baseline_and_training_logs(runs: dict[str, Path], tmp_path: Path) -> None:
     logs = [
         _training_log(tmp_path / "ppo.csv", "env_steps", ["success", "return"], [[0, 0.1, -3], [100, 0.4, -1], [200, 0.8, 0.5]]),
@@ -161,6 +164,7 @@ def test_report_of_runs_across_suites_with_baseline_and_training_logs(runs: dict
     assert not EXTERNAL.search(html)
 
 
+@pytest.mark.extra("eval")
 def test_reports_escape_file_text_and_are_byte_identical(runs: dict[str, Path], tmp_path: Path) -> None:
     evil = tmp_path / "evil"
     summary_path = _write_run(evil, EVIL, RANDOM, errors=1) / "summary.json"
@@ -180,6 +184,7 @@ def test_reports_escape_file_text_and_are_byte_identical(runs: dict[str, Path], 
     assert EVIL not in first[0].read_text()  # Markdown renderers pass raw HTML through
 
 
+@pytest.mark.extra("eval")
 def test_plots_are_deterministic_and_leave_matplotlib_alone(tmp_path: Path) -> None:
     summary = {"tasks": {"a$b$": {"success": {"mean": 0.5, "ci95": [0.2, 0.8]}}, "t": {"success": None}}}
     runs = [("x", summary), ("y $", summary)]  # "$" must not start mathtext
@@ -239,6 +244,7 @@ def _entries(runs: dict[str, Path]) -> list[dict[str, Any]]:
     return entries
 
 
+@pytest.mark.extra("eval")
 def test_leaderboard_pages(runs: dict[str, Path], tmp_path: Path) -> None:
     md, page = write_leaderboard(_entries(runs), tmp_path / "a")
     again = write_leaderboard(list(reversed(_entries(runs))), tmp_path / "b")  # input order does not matter
@@ -279,6 +285,7 @@ def _chromium(profile: Path) -> Any:
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver", log_output=subprocess.DEVNULL), options=options)
 
 
+@pytest.mark.extra("eval", "webshop")
 @pytest.mark.skipif(
     not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()),
     reason="needs Debian's chromium and chromium-driver at /usr/bin (scripts/setup.sh installs them)",
@@ -323,3 +330,17 @@ def test_leaderboard_page_renders_and_sorts_in_chromium(
         assert severe == []
     finally:
         driver.quit()
+
+
+def test_plots_without_matplotlib_name_the_eval_extra() -> None:
+    script = (
+        "import sys; sys.modules['matplotlib'] = None  # as if the eval extra were not installed\n"
+        "from rl4vlm_gym.harness import plots\n"
+        "try:\n"
+        "    plots.overall_bars(['a'], [None])\n"
+        "except ImportError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pip install 'rl4vlm-gym[eval]'" in done.stdout, done.stdout

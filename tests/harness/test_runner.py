@@ -77,6 +77,7 @@ def _scores(summary):
     return {k: v for k, v in summary.items() if k != "timing"}
 
 
+@pytest.mark.extra("nav", "eval")  # the smoke suite has a MiniWorld task; the report has plots
 def test_eval_cli_smoke_suite_with_oracle_and_random(tmp_path):
     runner = CliRunner()
     results = {}

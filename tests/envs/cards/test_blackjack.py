@@ -443,3 +443,36 @@ def test_image_mode_feedback_carries_no_cards():
     assert obs["text"] == "You take a card."
     obs, *_ = env.step("stand")
     assert not any(symbol in obs["text"] for symbol in "♣♦♥♠") and not any(ch.isdigit() for ch in obs["text"])
+
+
+# -- thresholds: 21 and 22, the dealer's 16 and 17, one point either side of the dealer ------------
+
+
+@pytest.mark.parametrize(("draw", "total", "bust"), [("A", 20, False), ("2", 21, False), ("3", 22, True)])
+def test_a_hit_busts_only_above_21(draw: str, total: int, bust: bool) -> None:
+    env = make()
+    deal(env, ("10", "9"), ("10", "7"), draw)
+    _, reward, terminated, _, info = env.step("hit")
+    assert (reward, terminated) == ((-1.0, True) if bust else (0.0, False)), f"a hit to {total}"
+    if not bust:
+        assert info["state_key"] == f"player={total}|dealer=10"
+
+
+@pytest.mark.parametrize(
+    ("dealer", "draws", "result"),
+    [(("10", "6"), ("5",), "lose"), (("10", "6"), ("6",), "win"), (("10", "7"), (), "win")],
+)  # fmt: skip
+def test_the_dealer_busts_only_above_21(dealer: tuple[str, ...], draws: tuple[str, ...], result: str) -> None:
+    env = make()
+    u = deal(env, ("10", "8"), dealer, *draws)  # 18 against the dealer's 21, 22 and 17
+    _, reward, _, _, _ = env.step("stand")
+    assert u.result == result and reward == {"win": 1.0, "lose": -1.0}[result]
+
+
+@pytest.mark.parametrize(("player", "result"), [(("10", "7"), "lose"), (("10", "8"), "push"), (("10", "9"), "win")])
+def test_one_point_below_equal_and_above_the_dealers_18(player: tuple[str, ...], result: str) -> None:
+    env = make()
+    u = deal(env, player, ("10", "8"))
+    _, reward, _, _, _ = env.step("stand")
+    assert u.result == result, f"{player} against 18"
+    assert reward == {"lose": -1.0, "push": 0.0, "win": 1.0}[result]

@@ -7,7 +7,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 
@@ -147,15 +146,11 @@ def test_evaluate_matches_independent_tree_values() -> None:
         assert formula.evaluate(print_tree(tree, rng)) == tree_value(tree)
 
 
-def test_evaluate_is_fast() -> None:
+def test_evaluate_a_long_formula() -> None:
+    # Its speed is measured by benchmarks/cards_formula.py.
     tokens = toks("( 1 + 2 ) * 3 - 4 / ( 5 + 6 ) * 7 + 8 - 9 / 10")
     assert len(tokens) == 23
-    calls = 2000
-    start = time.perf_counter()
-    for _ in range(calls):
-        formula.evaluate(tokens)
-    per_call = (time.perf_counter() - start) / calls
-    assert per_call < 250e-6  # ~12 us here; the bound only catches an accidental slow path
+    assert formula.evaluate(tokens) == 9 - Fraction(28, 11) + 8 - Fraction(9, 10)
 
 
 def test_numbers_in() -> None:
@@ -366,17 +361,11 @@ def test_five_and_six_numbers() -> None:
     assert_valid_solution(six, [13, 13, 13, 13, 13, 11], 24, "+-*/", True)
 
 
-def test_solve_speed_uncached() -> None:
-    # Targets nobody else asks for, so the lru_cache cannot answer.
-    start = time.perf_counter()
+def test_solve_finds_nothing_for_unreachable_targets() -> None:
+    # Its speed (the whole search runs) is measured by benchmarks/cards_formula.py.
     for hand in ([3, 3, 8, 8], [1, 5, 5, 5], [4, 7, 9, 13], [2, 2, 11, 13]):
-        formula.solve(hand, 1009)
-    four = (time.perf_counter() - start) / 4
-    start = time.perf_counter()
-    formula.solve([7, 9, 10, 11, 13], 100_003)  # unsolvable: the whole search runs
-    five = time.perf_counter() - start
-    assert four < 0.05  # targets for a slow CPU; ~2 ms and ~20 ms here
-    assert five < 2.0
+        assert formula.solve(hand, 1009) is None, hand
+    assert formula.solve([7, 9, 10, 11, 13], 100_003) is None
 
 
 @pytest.mark.parametrize(

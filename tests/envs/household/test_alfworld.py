@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+DATA_VARIABLE = os.environ.get("ALFWORLD_DATA")  # read first: importing alfworld sets it to its default
 pytest.importorskip("alfworld", reason="the household extra (alfworld, textworld) is not installed")
 
 from rl4vlm_gym.core import MissingDataError  # noqa: E402
@@ -26,12 +27,29 @@ from rl4vlm_gym.envs.household.alfworld import GAME_FILE, ALFWorld, find_games, 
 from rl4vlm_gym.envs.household.goals import TASK_TYPES  # noqa: E402
 from rl4vlm_gym.envs.household.view import overview, receptacle_sentence  # noqa: E402
 
-SAMPLE = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "alfworld_sample"
-DATA = Path(os.environ["ALFWORLD_DATA"]) if os.environ.get("ALFWORLD_DATA") else SAMPLE
-if not DATA.is_dir():
-    pytest.skip(f"no ALFWorld games: set ALFWORLD_DATA or provide {SAMPLE.resolve()}", allow_module_level=True)
+SAMPLE = Path("shared", "data", "alfworld_sample")  # beside the repository or a folder above it
+DATA = Path(DATA_VARIABLE) if DATA_VARIABLE else next(
+    (parent / SAMPLE for parent in Path(__file__).resolve().parents if (parent / SAMPLE).is_dir()), SAMPLE
+)
 
-GAMES = {task: next(g for g in find_games(DATA) if task_type(g) == task) for task in TASK_TYPES}
+
+def _first_game_of_each_task() -> dict[str, str]:
+    try:
+        found = find_games(DATA)
+    except MissingDataError:
+        found = ()
+    games = {task: next((g for g in found if task_type(g) == task), None) for task in TASK_TYPES}
+    missing = [task for task, game in games.items() if game is None]
+    if missing:
+        pytest.skip(
+            f"no ALFWorld games of {', '.join(missing)} in {DATA.resolve()}: set ALFWORLD_DATA to ALFWorld's data "
+            f"or provide the samples at {SAMPLE} beside the repository",
+            allow_module_level=True,
+        )
+    return games  # type: ignore[return-value]
+
+
+GAMES = _first_game_of_each_task()
 """The first game of each task type."""
 PICK = "pick_and_place_simple"  # a bedroom game with a 4-step plan: the cheap one to play
 INVALID = ("take unicorn from moon", "", "\x00\ufffd garbage ]]}{", '{"action": "fly to the moon"}')

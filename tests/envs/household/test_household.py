@@ -257,3 +257,18 @@ def test_oracle_recovers_from_any_state(env_id: str) -> None:
             done = terminated or truncated or info["success"]
         assert info["success"], f"seed {seed}: the oracle did not finish from a wandered state"
     env.close()
+
+
+@pytest.mark.parametrize(("variant", "win"), [("alfworld", 1.0), ("verl-agent", 10.0)])
+def test_the_win_is_paid_on_the_step_that_satisfies_the_goal_and_no_earlier(variant: str, win: float) -> None:
+    env = gym.make("rl4vlm/Household-PickPlace-v0", obs_mode="text", reward_variant=variant)
+    for seed in range(5):
+        _, info = env.reset(seed=seed)
+        steps = info["optimal_steps"]
+        _, reward, terminated, _, _ = env.step("dance on the table")
+        assert (reward, terminated) == (0.0, False), "an invalid command pays 0 and ends nothing"
+        for step in range(1, steps + 1):
+            _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            if step < steps:  # up to one step before the goal holds: nothing paid, nothing ended
+                assert (reward, terminated, info["success"]) == (0.0, False, False), f"seed {seed}: paid at step {step} of {steps}"
+        assert (reward, terminated, truncated, info["success"]) == (win, True, False, True), f"seed {seed}: not paid {win} on the last step"

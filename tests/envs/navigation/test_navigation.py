@@ -179,8 +179,9 @@ def test_missing_gl_stack_gives_one_clear_error() -> None:
         pyglet.lib.load_library = missing
         import gymnasium as gym, rl4vlm_gym
         from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
+        env = gym.make("rl4vlm/MiniWorld-OneRoom-v0")  # the GL context comes with the first reset
         try:
-            gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+            env.reset(seed=0)
         except GLUnavailableError as err:
             print(err)
         """
@@ -204,3 +205,32 @@ def test_pickled_env_rebuilds_its_world_and_continues() -> None:
         assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"] and a[1:] == b[1:]
     env.close()
     clone.close()
+
+
+@pytest.mark.parametrize("late", [0, 178, 179, 180], ids=["at-optimal", "T-2", "T-1", "T"])
+def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late: int) -> None:
+    """MiniWorld's ``1 - 0.2 t / T`` with T = 180 (OneRoom), the goal reached on step t = the
+    optimal count, T - 2, T - 1 and T (invalid steps count as time: they pad the episode)."""
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    _, info = env.reset(seed=1)
+    optimal = info["optimal_steps"]
+    t = max(late, optimal)
+    for _ in range(t - optimal):
+        assert env.step("not an action")[1:3] == (0.0, False)
+    for step in range(1, optimal + 1):
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        assert terminated is (step == optimal), f"the goal was reached on step {step} of a {optimal}-step plan"
+    assert info["success"] and truncated is (t == 180)
+    assert reward == pytest.approx(1 - 0.2 * t / 180), f"reaching the goal on step {t} of 180 paid {reward}"
+    env.close()
+
+
+def test_vl_dac_pays_the_goal_not_the_timeout_when_both_fall_on_the_last_step() -> None:
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", reward_variant="vl-dac")
+    _, info = env.reset(seed=1)
+    for _ in range(180 - info["optimal_steps"]):
+        env.step("not an action")
+    rewards = [env.step(env.unwrapped.oracle_action())[1:4] for _ in range(info["optimal_steps"])]
+    assert rewards[-1] == (pytest.approx(0.8), True, True), "the goal on step T = 180 pays 1 - 0.2, not the -1 of a time-out"
+    assert all(r == (0.0, False, False) for r in rewards[:-1])
+    env.close()

@@ -9,11 +9,14 @@ import urllib.request
 
 import gymnasium as gym
 import numpy as np
-import psutil
+import pytest
 
-import rl4vlm_gym  # noqa: F401 - registers the envs
-from rl4vlm_gym.envs.webshop.pages import Route
-from rl4vlm_gym.registry import EVAL_SEEDS
+pytest.importorskip("selenium", reason="the browser renderer needs the webshop extra (flask, selenium, psutil)")
+psutil = pytest.importorskip("psutil", reason="the browser renderer needs the webshop extra (flask, selenium, psutil)")
+
+import rl4vlm_gym  # noqa: E402,F401 - registers the envs
+from rl4vlm_gym.envs.webshop.pages import Route  # noqa: E402
+from rl4vlm_gym.registry import EVAL_SEEDS  # noqa: E402
 
 ENV = "rl4vlm/WebShop-Browser-v1"
 SIZE = (256, 320)

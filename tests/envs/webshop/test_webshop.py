@@ -145,6 +145,7 @@ def test_amazon_env_plays_files_in_webshops_schema(tmp_path: Path) -> None:
 # -- the server's pages (Flask's test client: no browser needed) -----------------------------------
 
 
+@pytest.mark.extra("webshop")  # the shop's Flask server
 def test_server_escapes_catalog_text_and_refuses_unknown_pages(tmp_path: Path) -> None:
     write_files(tmp_path, LEVELS[0], np.random.default_rng(0))
     records = json.loads((tmp_path / "items_shuffle_1000.json").read_text())
