@@ -198,6 +198,7 @@ class BabyAI(VLMEnv):
         self.won = self.failed = False
         self.plan = self._shortest_plan()
         self.shortest = None if self.plan is None else len(self.plan)
+        self.hopeless: str | None = None  # the last state found to have no plan (a target box toggled away)
 
     def _shortest_plan(self) -> list[int] | None:
         return babyai_planner.shortest_plan(*babyai_planner.read(self.game))
@@ -252,7 +253,8 @@ class BabyAI(VLMEnv):
         return self.shortest
 
     def oracle_action(self) -> str:
-        if not self.plan and not (self.won or self.failed):
+        if not self.plan and not (self.won or self.failed) and self.hopeless != (key := self._state_key()):
             self.plan = self._shortest_plan()
+            self.hopeless = key if self.plan is None else None
         # After the end, or where nothing can succeed any more (a target box toggled away), any move.
         return ACTIONS[self.plan[0]] if self.plan else ACTIONS[0]

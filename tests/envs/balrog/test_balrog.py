@@ -157,3 +157,20 @@ def test_progression_is_one_when_a_reward_was_paid() -> None:
 def test_unknown_task_is_named() -> None:
     with pytest.raises(ValueError, match="task='fly' is unknown"):
         gym.make("balrog/BabyAI-GoTo-v0", task="fly")
+
+
+def test_a_state_with_no_plan_is_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = make("PutNext")
+    for seed in range(40):
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        moved = babyai_planner.objects_of(game)[0]
+        if moved.type == "box":
+            break
+    game.grid.set(*moved.cur_pos, None)  # as if toggled away: nothing can succeed any more
+    env.unwrapped.plan = None
+    calls = []
+    real = babyai_planner.shortest_plan
+    monkeypatch.setattr(babyai_planner, "shortest_plan", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert env.unwrapped.oracle_action() == env.unwrapped.oracle_action() == "turn left"
+    assert len(calls) == 1
