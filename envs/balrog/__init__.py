@@ -1,0 +1,50 @@
+"""BALROG family of RL4VLM Gym: BALROG's benchmark envs behind our contract, under ``balrog/``.
+
+``register`` is this family's ``rl4vlm_gym.envs`` entry point. Keep this module light: it runs on
+every ``import rl4vlm_gym``, so it imports no env module (the entry point string below is
+imported only when an env is made).
+"""
+
+from __future__ import annotations
+
+from rl4vlm_gym.registry import EnvCard
+from rl4vlm_gym.registry import register as _register
+
+_BALROG = "BALROG (Paglieri et al. 2024, arXiv 2411.13543; balrog-ai/BALROG af7d1f17), env babyai"
+_BABYAI = "BabyAI (Chevalier-Boisvert et al. 2019) on minigrid 3.0.0 (Farama); level BabyAI-MixedTrainLocal-v0 of BabyAI-Text"
+
+# (id name, BALROG task, what the mission asks, where, max steps: minigrid's navs * 64 * rooms)
+_BABYAI_TASKS = (
+    ("GoTo", "goto", "go to the named object (stand facing it)", "one 8x8 room", 64),
+    ("Pickup", "pickup", "pick up the named object", "one 8x8 room", 64),
+    ("Open", "open", "open the named door", "two 8x8 rooms", 128),
+    ("PutNext", "putnext", "put the first named object next to the second", "one 8x8 room", 128),
+    ("PickUpSeqGoTo", "pick_up_seq_go_to", "pick up the first named object, then go to the second", "one 8x8 room", 128),
+)
+
+CARDS = tuple(
+    EnvCard(
+        id=f"balrog/BabyAI-{name}-v0",
+        entry_point="rl4vlm_gym.envs.balrog.babyai:BabyAI",
+        family="balrog",
+        summary=f"BALROG's BabyAI {task} task: {what}, in {where} with no distractors (minigrid).",
+        skills=("visual-reading", "navigation", "instruction-following"),
+        levels=("BALROG's setting: one 8x8 room (two for open), no distractors",),
+        default_level=0,
+        action_grammar="one of 'turn left', 'turn right', 'go forward', 'pick up', 'drop', 'toggle'",
+        action_examples=("go forward", '{"thoughts": "the ball is to my left", "action": "turn left"}', "<action>pick up</action>"),
+        reward_variants=("native",),
+        success="minigrid's verifier reports the mission accomplished (BALROG's progression 1)",
+        max_episode_steps=steps,
+        references=(_BALROG + f", task BabyAI-MixedTrainLocal-v0/{task}", _BABYAI),
+        extra="balrog",
+        kwargs={"task": task},
+    )
+    for name, task, what, where, steps in _BABYAI_TASKS
+)
+
+
+def register() -> None:
+    """Register the balrog envs (called through the ``rl4vlm_gym.envs`` entry point)."""
+    for card in CARDS:
+        _register(card)
