@@ -280,7 +280,7 @@ class BoardGameAEC(AECEnv):
             return None
         if self.render_mode == "ansi":
             agent = self.agent_selection
-            return describe(self.game, self.board, self.piece(agent), not self.terminations[agent]) + "\n"
+            return describe(self.game, self.board, self.piece(agent), not self.terminations.get(agent, True)) + "\n"  # every agent may have left
         if self.render_mode == "human":
             self._render_human()
             return None

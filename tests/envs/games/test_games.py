@@ -14,7 +14,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.games.aec import BoardGameAEC, connect_four_env, tictactoe_env
 from rl4vlm_gym.envs.games.boards import GAMES
-from rl4vlm_gym.envs.games.opponents import HeuristicPlayer, PerfectPlayer, RandomPlayer, SearchPlayer, ttt_value
+from rl4vlm_gym.envs.games.opponents import HeuristicPlayer, PerfectPlayer, RandomPlayer, SearchPlayer, c4_move_values, ttt_value
 
 FACTORIES = {"tictactoe": tictactoe_env, "connect_four": connect_four_env}
 
@@ -74,7 +74,7 @@ def test_players_win_when_they_can_and_block_when_they_must() -> None:
     for player in (HeuristicPlayer(), PerfectPlayer()):
         assert player.distribution(ttt, board) == {2: 1.0}
     # O to move must block X's a1-a2 line on a3
-    board = (1, 1, 0, 2, 0, 0, 1, 0, 0)
+    board = (1, 1, 0, 0, 0, 0, 2, 0, 0)
     assert HeuristicPlayer().distribution(ttt, board) == {2: 1.0}
     c4 = GAMES["connect_four"]
     board = c4.empty()
@@ -84,6 +84,16 @@ def test_players_win_when_they_can_and_block_when_they_must() -> None:
         assert player.best(c4, board) == 3, player
     board = c4.play(board, 5, 2)  # black elsewhere: red wins on column 4
     assert SearchPlayer(depth=4).best(c4, board) == 3 and HeuristicPlayer().best(c4, board) == 3
+
+
+def test_the_search_sees_a_forced_win_within_its_depth() -> None:
+    c4 = GAMES["connect_four"]
+    board = c4.empty()
+    for col in (1, 1, 2, 2):  # red on the bottom of columns 2 and 3, black on top of them; red to move
+        board = c4.play(board, col, c4.to_move(board))
+    # red in column 4 makes an open three on the bottom row: two threats, a win two plies later
+    assert c4_move_values(board, 3)[3] > 1_000_000 > max(c4_move_values(board, 1).values())
+    assert SearchPlayer(depth=3).distribution(c4, board) == {3: 1.0}
 
 
 def test_search_beats_the_heuristic_and_random() -> None:
@@ -130,7 +140,7 @@ def test_each_agent_sees_its_own_side_and_the_game_ends_with_pettingzoos_rewards
 
 
 def test_perfect_agents_draw_through_the_aec_api() -> None:
-    env = small("tictactoe", obs_mode="text")
+    env = small("tictactoe", obs_mode="text", render_mode="ansi")
     env.reset()
     for agent in env.agent_iter():
         _, reward, terminated, truncated, _ = env.last()
@@ -140,6 +150,7 @@ def test_perfect_agents_draw_through_the_aec_api() -> None:
         else:
             env.step(env.oracle_action(agent))
     assert GAMES["tictactoe"].winner(env.board) == 0 and not GAMES["tictactoe"].legal(env.board)
+    assert env.agents == [] and "The game is a draw." in env.render()  # every agent has left
 
 
 def test_max_cycles_truncates_a_game_of_invalid_moves() -> None:
