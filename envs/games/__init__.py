@@ -74,6 +74,30 @@ CARDS = (
     ),
 )
 
+_KUHN = (
+    ("Random", "KuhnPoker", "a uniformly random opponent"),
+    ("CFR", "KuhnPokerVsCFR", "the equilibrium opponent (OpenSpiel's CFR)"),
+)
+CARDS += tuple(
+    EnvCard(
+        id=f"rl4vlm/KuhnPoker-vs-{name}-v0",
+        entry_point=f"rl4vlm_gym.envs.games.kuhn:{entry}",
+        family="games",
+        summary=f"Win chips at Kuhn poker against {who}; its card stays hidden (OpenSpiel's kuhn_poker).",
+        skills=("visual-reading", "game-play", "hidden-information"),
+        levels=(f"one opponent ({name}); the seed draws seat, deal and its moves",),
+        default_level=0,
+        action_grammar="'pass' or 'bet' (after a bet, pass folds and bet calls)",
+        action_examples=("<think>a King wins every showdown</think><action>bet</action>", '{"action": "pass"}', "bet"),
+        reward_variants=("native",),
+        success="you end the hand with more chips than you started",
+        max_episode_steps=10,
+        references=("OpenSpiel kuhn_poker and CFR (Lanctot et al. 2019), github.com/google-deepmind/open_spiel", "H. W. Kuhn, A simplified two-person poker, 1950"),
+        extra="games",
+    )
+    for name, entry, who in _KUHN
+)
+
 
 def register() -> None:
     """Register the games envs (called through the ``rl4vlm_gym.envs`` entry point)."""
