@@ -31,10 +31,10 @@ __all__ = ["REWARDS", "BoardGameAEC", "connect_four_env", "describe", "mission",
 REWARDS: dict[str, dict[str, float]] = {
     # PettingZoo's: +1 to the winner, -1 to the loser, 0 for a draw; an invalid move costs nothing
     # (PettingZoo's TerminateIllegalWrapper would end the game at -1; we report and let it retry).
-    "native": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0, "invalid": 0.0, "timeout": 0.0},
-    "sparse": {"move": 0.0, "win": 1.0, "loss": 0.0, "draw": 0.0, "invalid": 0.0, "timeout": 0.0},
+    "native": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0, "invalid": 0.0},
+    "sparse": {"move": 0.0, "win": 1.0, "loss": 0.0, "draw": 0.0, "invalid": 0.0},
     # a small price on output that is no legal move, for training from scratch
-    "penalty": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0, "invalid": -0.1, "timeout": 0.0},
+    "penalty": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0, "invalid": -0.1},
 }
 
 

@@ -68,7 +68,7 @@ class BoardGameView(VLMEnv):
 
     GAME: ClassVar[str]
     CHANCE: ClassVar[bool] = True  # the opponent's moves are drawn during the episode
-    REWARDS: ClassVar = {k: {e: v for e, v in table.items() if e != "timeout"} for k, table in REWARDS.items()}
+    REWARDS: ClassVar = REWARDS
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
 
