@@ -44,6 +44,61 @@ class KuhnOpponent:
         return equilibrium()[info_state]
 
 
+MISSION = (
+    "Play one hand of Kuhn poker (cards Jack < Queen < King, ante 1 chip, one bet of 1) and win chips. "
+    "Write pass or bet; after a bet, pass folds and bet calls."
+)
+
+
+def showdown(history: tuple[int, ...], terminal: bool) -> bool:
+    """Both cards are shown when the hand ended without a fold (a pass after a bet folds)."""
+    return terminal and history[-2:] != (1, 0)
+
+
+def moves_text(seat: int, history: tuple[int, ...]) -> list[str]:
+    return [f"{'You' if i % 2 == seat else 'Opponent'}: {ACTIONS[a]}" for i, a in enumerate(history)]
+
+
+def hand_text(seat: int, cards: tuple[int, int], history: tuple[int, ...], returns: list[float] | None) -> str:
+    """What player ``seat`` knows, in words: its card, the moves, the pot, and at a showdown the
+    other card (``returns``: OpenSpiel's, once the hand is over)."""
+    shown = showdown(history, returns is not None)
+    lines = [
+        f"You act {'first' if seat == 0 else 'second'}. Your card: {CARDS[cards[seat]]}.",
+        f"Opponent's card: {CARDS[cards[1 - seat]] if shown else 'hidden'}.",
+        "Moves: " + (", ".join(moves_text(seat, history)) or "none") + f". Pot: {2 + sum(history)} chips.",
+    ]
+    if returns is not None:
+        chips = returns[seat]
+        lines.append(f"The hand is over: you {'won' if chips > 0 else 'lost'} {abs(chips):g}.")
+    return "\n".join(lines)
+
+
+def hand_image(size: tuple[int, int], seat: int, cards: tuple[int, int], history: tuple[int, ...], shown: bool) -> NDArray[np.uint8]:
+    """What player ``seat`` sees: its card face up, the other face down unless ``shown``, the moves."""
+    height, width = size
+    image = Image.new("RGB", (width, height), (22, 101, 52))
+    draw = ImageDraw.Draw(image)
+    unit = min(width, height)
+    small, big = font(max(8, unit // 16)), font(max(12, unit // 5), bold=True)
+    card_w, card_h = width // 4, height // 3
+
+    def card(x: int, y: int, label: str | None) -> None:
+        face = (250, 250, 245) if label else (150, 30, 40)
+        draw.rounded_rectangle((x, y, x + card_w, y + card_h), radius=max(2, unit // 40), fill=face, outline=(0, 0, 0), width=2)
+        if label:
+            draw.text((x + card_w // 2, y + card_h // 2), label, fill=(0, 0, 0), font=big, anchor="mm")
+
+    card(width // 2 - card_w // 2, height // 20, CARDS[cards[1 - seat]][0] if shown else None)
+    card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[cards[seat]][0])
+    text = [f"you act {'first' if seat == 0 else 'second'}", *[m.lower() for m in moves_text(seat, history)], f"pot {2 + sum(history)}"]
+    y = height // 2 - len(text) * unit // 32
+    for line in text:
+        draw.text((width // 20, y), line, fill=(255, 255, 255), font=small)
+        y += unit // 15
+    return to_array(image)
+
+
 def _spiel() -> Any:
     import pyspiel
 
@@ -142,59 +197,17 @@ class KuhnPoker(VLMEnv):
         return StepOutcome("move", feedback=feedback)
 
     def _showdown(self) -> bool:
-        """Both cards are shown when the game ended without a fold."""
-        return self.state.is_terminal() and self.history[-2:] != (1, 0)  # a pass after a bet folds
-
-    def _moves_text(self) -> list[str]:
-        names = []
-        for i, action in enumerate(self.history):
-            who = "You" if i % 2 == self.seat else "Opponent"
-            names.append(f"{who}: {ACTIONS[action]}")
-        return names
-
-    def _pot(self) -> int:
-        return 2 + sum(self.history)
+        return showdown(self.history, self.state.is_terminal())
 
     def _describe(self) -> str:
-        lines = [
-            f"You act {'first' if self.seat == 0 else 'second'}. Your card: {CARDS[self.cards[self.seat]]}.",
-            f"Opponent's card: {CARDS[self.cards[1 - self.seat]] if self._showdown() else 'hidden'}.",
-            "Moves: " + (", ".join(self._moves_text()) or "none") + f". Pot: {self._pot()} chips.",
-        ]
-        if self.state.is_terminal():
-            chips = self.state.returns()[self.seat]
-            lines.append(f"The hand is over: you {'won' if chips > 0 else 'lost'} {abs(chips):g}.")
-        return "\n".join(lines)
+        returns = self.state.returns() if self.state.is_terminal() else None
+        return hand_text(self.seat, self.cards, self.history, returns)
 
     def _mission(self) -> str:
-        return (
-            "Play one hand of Kuhn poker (cards Jack < Queen < King, ante 1 chip, one bet of 1) and win chips. "
-            "Write pass or bet; after a bet, pass folds and bet calls."
-        )
+        return MISSION
 
     def _render(self) -> NDArray[np.uint8]:
-        height, width = self.image_size
-        image = Image.new("RGB", (width, height), (22, 101, 52))
-        draw = ImageDraw.Draw(image)
-        unit = min(width, height)
-        small, big = font(max(8, unit // 16)), font(max(12, unit // 5), bold=True)
-        card_w, card_h = width // 4, height // 3
-
-        def card(x: int, y: int, label: str | None) -> None:
-            face = (250, 250, 245) if label else (150, 30, 40)
-            draw.rounded_rectangle((x, y, x + card_w, y + card_h), radius=max(2, unit // 40), fill=face, outline=(0, 0, 0), width=2)
-            if label:
-                draw.text((x + card_w // 2, y + card_h // 2), label, fill=(0, 0, 0), font=big, anchor="mm")
-
-        opp = CARDS[self.cards[1 - self.seat]][0] if self._showdown() else None
-        card(width // 2 - card_w // 2, height // 20, opp)
-        card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[self.cards[self.seat]][0])
-        text = [f"you act {'first' if self.seat == 0 else 'second'}", *[m.lower() for m in self._moves_text()], f"pot {self._pot()}"]
-        y = height // 2 - len(text) * unit // 32
-        for line in text:
-            draw.text((width // 20, y), line, fill=(255, 255, 255), font=small)
-            y += unit // 15
-        return to_array(image)
+        return hand_image(self.image_size, self.seat, self.cards, self.history, self._showdown())
 
     def _frame_key(self) -> Any:
         return (self.seat, self.cards[self.seat], self.cards[1 - self.seat] if self._showdown() else None, self.history, self.image_size)

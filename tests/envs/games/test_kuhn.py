@@ -9,9 +9,11 @@ import gymnasium as gym
 import numpy as np
 import pyspiel
 import pytest
+from pettingzoo.test import api_test, render_test, seed_test
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
-from rl4vlm_gym.envs.games.kuhn import POLICY_FILE
+from rl4vlm_gym.envs.games.kuhn import CARDS, POLICY_FILE, showdown
+from rl4vlm_gym.envs.games.kuhn_aec import KuhnPokerAEC, kuhn_poker_env
 
 
 def hand(env_id: str, seat: int, cards: tuple[int, int], history: tuple[int, ...] = ()) -> gym.Env:
@@ -75,3 +77,51 @@ def test_against_the_equilibrium_the_best_response_earns_the_game_value() -> Non
             total += base._value([(game.new_initial_state().child(a).child(b), 0.5) for a, b in deals]) / 3
     assert total / 2 == pytest.approx(0.0, abs=1e-3)
     assert total > -0.01  # not below the value: a best response never does worse than the equilibrium
+
+
+# The multi-agent env
+
+
+def small_aec(**kwargs: object) -> KuhnPokerAEC:
+    return kuhn_poker_env(image_size=64, render_fps=1000, **kwargs)
+
+
+def test_pettingzoos_own_api_seed_and_render_tests_pass() -> None:
+    with pytest.warns(UserWarning):  # PettingZoo advises Box/Discrete spaces; ours are text
+        api_test(small_aec(), num_cycles=100)
+    seed_test(small_aec, num_cycles=50)
+    render_test(lambda render_mode=None: small_aec(render_mode=render_mode))
+
+
+def test_each_agent_sees_only_its_own_card_until_the_showdown() -> None:
+    env = small_aec()
+    for seed in range(12):
+        env.reset(seed=seed)
+        names = {agent: CARDS[card] for agent, card in zip(env.possible_agents, env.cards, strict=True)}
+        for _agent in env.agent_iter():
+            _, _, terminated, truncated, _ = env.last()
+            for viewer, other in (("player_0", "player_1"), ("player_1", "player_0")):
+                if viewer in env.agents:
+                    text = env.observe(viewer)["text"]
+                    assert f"Your card: {names[viewer]}" in text
+                    assert (names[other] in text) == (showdown(env.history, env.state.is_terminal())), (seed, viewer, text)
+            env.step(None if terminated or truncated else "bet")  # bet, call: always a showdown
+    # an agent's image does not change with the card it cannot see
+    env.reset(seed=0)
+    first = env.observe("player_0")["image"]
+    env.cards = (env.cards[0], 3 - env.cards[0] - env.cards[1])
+    assert np.array_equal(first, env.observe("player_0")["image"])
+
+
+def test_an_invalid_move_keeps_the_turn_and_the_hand_pays_openspiels_returns() -> None:
+    env = small_aec()
+    env.reset(seed=1)
+    env.cards = (2, 0)  # player_0 holds the King
+    env.state = pyspiel.load_game("kuhn_poker").new_initial_state().child(2).child(0)
+    env.step("raise")
+    assert env.agent_selection == "player_0" and not env.infos["player_0"]["action"]["valid"]
+    env.step("bet")
+    assert env.agent_selection == "player_1" and env.observe("player_1")["actions"] == ("pass", "bet")
+    env.step("call")
+    assert env.terminations == {"player_0": True, "player_1": True}
+    assert env.rewards == {"player_0": 2.0, "player_1": -2.0}
