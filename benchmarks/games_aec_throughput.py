@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rl4vlm_gym.envs.games.aec import connect_four_env, tictactoe_env
+from rl4vlm_gym.envs.games.kuhn_aec import kuhn_poker_env
 
 
 def measure(factory, steps: int, **kwargs) -> float:  # noqa: ANN001
@@ -45,7 +46,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=256, help="square image side")
     args = parser.parse_args()
     table = Table("game", "obs_mode", "agent steps/s")
-    for name, factory in (("tictactoe", tictactoe_env), ("connect_four", connect_four_env)):
+    for name, factory in (("tictactoe", tictactoe_env), ("connect_four", connect_four_env), ("kuhn_poker", kuhn_poker_env)):
         for mode in ("image+text", "text"):
             table.add_row(name, mode, f"{measure(factory, args.steps, obs_mode=mode, image_size=args.size):,.0f}")
     Console().print(table)
