@@ -124,6 +124,7 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/templates/new_env/pyproject.toml.tmpl",
         "rl4vlm_gym/suites/smoke.yaml",
         "rl4vlm_gym/suites/transfer-modality.yaml",
+        "rl4vlm_gym/envs/games/data/kuhn_cfr.json",
     ],
 )
 def test_wheel_contains(names: list[str], path: str) -> None:

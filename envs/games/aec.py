@@ -1,0 +1,315 @@
+"""Tic-Tac-Toe and Connect Four as PettingZoo AEC envs where each agent sees and writes like a VLM.
+
+``tictactoe_env()`` and ``connect_four_env()`` return a :class:`BoardGameAEC`: PettingZoo's
+``classic`` env plays the rules underneath, and each agent observes our four keys (its own view:
+the board image from PettingZoo's renderer, the same board as text, its mission and its legal
+moves in ``actions``) and acts with free text parsed by :class:`rl4vlm_gym.parsing.ActionParser`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from rl4vlm_gym.envs.games.boards import GAMES, Board, BoardGame, TicTacToeGame
+from rl4vlm_gym.envs.games.opponents import exact_player
+from rl4vlm_gym.parsing import ActionParser
+from rl4vlm_gym.registry import OBS_MODES
+from rl4vlm_gym.spaces import Unicode, UnicodeTuple
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from rl4vlm_gym.rendering import HumanWindow
+
+__all__ = ["REWARDS", "BoardGameAEC", "connect_four_env", "describe", "mission", "tictactoe_env"]
+
+REWARDS: dict[str, dict[str, float]] = {
+    # PettingZoo's: +1 to the winner, -1 to the loser, 0 for a draw; an invalid move costs nothing
+    # (PettingZoo's TerminateIllegalWrapper would end the game at -1; we report and let it retry).
+    "native": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0, "invalid": 0.0},
+    "sparse": {"move": 0.0, "win": 1.0, "loss": 0.0, "draw": 0.0, "invalid": 0.0},
+    # a small price on output that is no legal move, for training from scratch
+    "penalty": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0, "invalid": -0.1},
+}
+
+
+def legend(game: BoardGame) -> str:
+    if isinstance(game, TicTacToeGame):
+        return "columns a-c from the left, rows 1-3 from the top; X crosses, O circles, . empty"
+    return "columns 1-7 from the left, row 1 at the top; R red, B black, . empty; a piece falls to the lowest empty row"
+
+
+def mission(game: BoardGame, piece: int | None = None) -> str:
+    """The goal; with ``piece``, the agent's colour too (the single-agent views leave it out: the
+    board tells it, since the first player moves whenever both have as many pieces)."""
+    first = game.pieces[0]
+    if piece is None:
+        seat = f"You play {first} if the board has as many of each piece when it is your turn, else the other"
+    else:
+        seat = f"You play {game.pieces[piece - 1]}"
+    if isinstance(game, TicTacToeGame):
+        return f"Play Tic-Tac-Toe ({first} moves first). {seat}. Get three of your marks in a row, column or diagonal. Write the square to mark, a1 to c3."
+    return f"Play Connect Four ({first} moves first). {seat}. Get four of your pieces in a row, column or diagonal. Write the column to drop into, 1 to 7."
+
+
+def describe(game: BoardGame, board: Board, piece: int | None, turn: bool) -> str:
+    """The board in words: the same information the image shows. With ``piece``, from that
+    player's view; without, whose turn it is (the single-agent views: the board tells the seat
+    while the game is on, and the end is said without it)."""
+    header = "   " + " ".join("abc"[c] if isinstance(game, TicTacToeGame) else str(c + 1) for c in range(game.cols))
+    rows = [f"{r + 1}  {line}" for r, line in enumerate(game.grid(board))]
+    winner = game.winner(board)
+    mover = game.to_move(board)
+    if winner:
+        status = f"{game.pieces[winner - 1]} won." if piece is None else "You won." if winner == piece else "You lost."
+    elif not game.legal(board):
+        status = "The game is a draw."
+    elif piece is None:
+        status = f"It is your turn: you play {game.pieces[mover - 1]}."
+    else:
+        status = "It is your turn." if turn else "It is your opponent's turn."
+    seat = "" if piece is None else f" You play {game.pieces[piece - 1]}, your opponent {game.pieces[2 - piece]}."
+    return f"{game.title}.{seat} {status}\nThe board ({legend(game)}):\n" + "\n".join([header, *rows])
+
+
+class BoardGameAEC(AECEnv):
+    """A two-player board game with VLM observations behind PettingZoo's AEC API.
+
+    ## Description
+    PettingZoo's ``classic`` env of the game (``tictactoe_v3`` or ``connect_four_v3``) plays
+    every legal move; its pygame renderer draws the board. The agents keep PettingZoo's names
+    (``player_1``/``player_2`` in Tic-Tac-Toe, ``player_0``/``player_1`` in Connect Four); the first moves first.
+
+    ## Observation
+    ``observe(agent)`` is ``{"image", "text", "mission", "actions"}`` as in every RL4VLM env: the
+    board (the same for both agents: no hidden information), the agent's last feedback and the
+    board in words, its mission (its colour and goal) and its legal moves (empty when it is not
+    its turn).
+
+    ## Action Space
+    Free text (``Unicode``), parsed against the legal moves; ``action_space(agent).vocabulary``
+    holds them, so ``sample()`` draws a legal move. ``None`` steps an agent that is done.
+
+    ## Rewards
+    ``reward_variant`` (see ``REWARDS``): ``native`` is PettingZoo's (+1 win, -1 loss, 0 draw).
+    An invalid move changes nothing, keeps the turn, pays that agent the variant's ``invalid``
+    reward and puts the parser's reason in its ``infos[agent]["action"]`` and its text.
+
+    ## Arguments
+    ``game``: ``"tictactoe"`` or ``"connect_four"``; ``obs_mode``, ``image_size``,
+    ``reward_variant``, ``action_format``, ``action_match`` as in ``VLMEnv``; ``render_mode``
+    (``rgb_array``, ``ansi``, ``human``); ``max_cycles``: steps (invalid ones included) after
+    which every agent is truncated; ``render_fps``: the pace of the ``human`` window.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_board_game_v0", "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(
+        self,
+        game: str = "tictactoe",
+        *,
+        obs_mode: str = "image+text",
+        image_size: int = 256,
+        reward_variant: str = "native",
+        action_format: str = "auto",
+        action_match: str = "lenient",
+        render_mode: str | None = None,
+        max_cycles: int = 100,
+        render_fps: int = 2,
+    ) -> None:
+        super().__init__()
+        self.metadata = {**self.metadata, "render_fps": render_fps}
+        if game not in GAMES:
+            raise ValueError(f"game={game!r} is unknown; choose one of {sorted(GAMES)}")
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
+        if reward_variant not in REWARDS:
+            raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {tuple(REWARDS)}")
+        if isinstance(image_size, bool) or not isinstance(image_size, int) or not 32 <= image_size <= 4096:
+            raise ValueError(f"image_size={image_size!r} is not valid: give an int in 32..4096")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
+        if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
+            raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
+        self.game = GAMES[game]
+        self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
+        self.render_mode, self.max_cycles = render_mode, max_cycles
+        self.parser = ActionParser(format=action_format, match=action_match)  # type: ignore[arg-type]
+        self.rules = self.game.pettingzoo_env()  # PettingZoo's env: plays the moves
+        self.possible_agents = list(self.rules.possible_agents)  # PettingZoo's names, first mover first
+        self.agents = list(self.possible_agents)
+        self._painter: Any = None  # PettingZoo's env in rgb_array mode: draws the frames
+        self._frames: dict[Board, NDArray[np.uint8]] = {}
+        self._window: HumanWindow | None = None
+        self._oracle = exact_player(self.game)
+        side = self.image_size
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "image": spaces.Box(0, 255, (side, side, 3), np.uint8),
+                    "text": Unicode(16384),
+                    "mission": Unicode(16384),
+                    "actions": UnicodeTuple(16, 16),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: Unicode(65536) for a in self.possible_agents}
+        self.np_random, _ = seeding.np_random(None)
+        self._reset_state()
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # AEC API ---------------------------------------------------------------------------------------
+
+    def _reset_state(self) -> None:
+        self.agents = list(self.possible_agents)
+        self.rules.reset()
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.feedback = dict.fromkeys(self.agents, "")
+        self.agent_selection = self.agents[0]
+        self.num_steps = 0
+        self._update_vocabulary()
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a game on the empty board; the game has no randomness of its own (``seed`` seeds
+        ``np_random`` for callers that draw from it). ``options`` are accepted and unused, as
+        PettingZoo's API asks of every env."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self._reset_state()
+        self._render_human()
+
+    @property
+    def board(self) -> Board:
+        return self.game.read(self.rules)
+
+    def piece(self, agent: str) -> int:
+        return self.possible_agents.index(agent) + 1
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        """The names of ``agent``'s legal moves (none unless it is its turn and the game is on)."""
+        if agent != self.agent_selection or self.terminations.get(agent) or self.truncations.get(agent):
+            return ()
+        return tuple(self.game.moves[m] for m in self.game.legal(self.board))
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        board = self.board
+        piece = self.piece(agent)
+        turn = agent == self.agent_selection and not self.terminations.get(agent, True)
+        text = [self.feedback.get(agent, "")] if self.feedback.get(agent) else []
+        if self.obs_mode != "image":
+            text.append(describe(self.game, board, piece, turn))
+        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._frame(board)
+        return {"image": image, "text": "\n".join(text), "mission": mission(self.game, piece), "actions": self.legal_moves(agent)}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        table = REWARDS[self.reward_variant]
+        text = action if isinstance(action, str) else str(action)
+        result = self.parser.parse(text, self.legal_moves(agent))
+        self.num_steps += 1
+        if result.parsed is None:
+            self.rewards[agent] = table["invalid"]
+            self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
+            self.infos[agent] = {"action": result.as_info()}
+        else:
+            move = self.game.moves.index(result.parsed)
+            other = self.agents[1 - self.agents.index(agent)]
+            self.rules.step(move)  # PettingZoo's env: places the piece, judges the game, passes the turn
+            self.agent_selection = other
+            self.feedback[agent] = f"You played {result.parsed}."
+            self.feedback[other] = f"Your opponent played {result.parsed}."
+            self.infos[agent] = {"action": result.as_info()}
+            if self.rules.terminations[agent]:
+                outcome = {1.0: "win", -1.0: "loss", 0.0: "draw"}
+                for a in self.agents:
+                    self.rewards[a] = table[outcome[float(self.rules.rewards[a])]]
+                self.terminations = dict.fromkeys(self.agents, True)
+        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
+            self.truncations = dict.fromkeys(self.agents, True)
+        self._update_vocabulary()
+        self._accumulate_rewards()
+        self._render_human()
+
+    def _update_vocabulary(self) -> None:
+        for agent in self.possible_agents:
+            self.action_space(agent).vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
+
+    def oracle_action(self, agent: str | None = None) -> str:
+        """The exact player's move for ``agent`` (default: the one to move): perfect play in
+        Tic-Tac-Toe, alpha-beta search in Connect Four."""
+        agent = agent or self.agent_selection
+        if not self.legal_moves(agent):
+            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+        return self.game.moves[self._oracle.best(self.game, self.board)]
+
+    # Rendering -------------------------------------------------------------------------------------
+
+    def _frame(self, board: Board) -> NDArray[np.uint8]:
+        frame = self._frames.get(board)
+        if frame is None:
+            if self._painter is None:
+                self._painter = self.game.pettingzoo_env(render_mode="rgb_array", side=self.image_size)
+            frame = self.game.draw(self._painter, board, (self.image_size, self.image_size))
+            if len(self._frames) > 512:
+                self._frames.clear()
+            self._frames[board] = frame
+        return frame.copy()
+
+    def render(self) -> NDArray[np.uint8] | str | None:
+        if self.render_mode is None:
+            return None
+        if self.render_mode == "ansi":
+            agent = self.agent_selection
+            return describe(self.game, self.board, self.piece(agent), not self.terminations.get(agent, True)) + "\n"  # every agent may have left
+        if self.render_mode == "human":
+            self._render_human()
+            return None
+        return self._frame(self.board)
+
+    def _render_human(self) -> None:
+        if self.render_mode != "human":
+            return
+        if self._window is None:
+            from rl4vlm_gym.rendering import HumanWindow
+
+            self._window = HumanWindow(self.game.title, self.metadata["render_fps"])
+        self._window.show(self._frame(self.board))
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        self._painter = None
+
+    def __str__(self) -> str:
+        return f"BoardGameAEC({self.game.name})"
+
+
+def tictactoe_env(**kwargs: Any) -> BoardGameAEC:
+    """Tic-Tac-Toe (PettingZoo's ``tictactoe_v3`` rules and art) with VLM observations."""
+    return BoardGameAEC("tictactoe", **{"max_cycles": 50, **kwargs})
+
+
+def connect_four_env(**kwargs: Any) -> BoardGameAEC:
+    """Connect Four (PettingZoo's ``connect_four_v3`` rules and art) with VLM observations."""
+    return BoardGameAEC("connect_four", **{"max_cycles": 200, **kwargs})

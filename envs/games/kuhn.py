@@ -1,0 +1,279 @@
+"""Kuhn poker against a built-in opponent, on OpenSpiel's ``kuhn_poker``: hidden cards stay hidden."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.rendering import font, to_array
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+CARDS = ("Jack", "Queen", "King")  # OpenSpiel's cards 0, 1, 2
+ACTIONS = ("pass", "bet")  # OpenSpiel's actions 0, 1
+POLICY_FILE = Path(__file__).with_name("data") / "kuhn_cfr.json"
+
+
+@cache
+def equilibrium() -> dict[str, tuple[float, float]]:
+    """The CFR average policy by OpenSpiel information state (``kuhn_cfr.py`` computed it)."""
+    data = json.loads(POLICY_FILE.read_text())
+    return {key: (float(p[0]), float(p[1])) for key, p in data["policy"].items()}
+
+
+@dataclass(frozen=True)
+class KuhnOpponent:
+    """A level: the opponent's policy, ``random`` (uniform) or ``cfr`` (the equilibrium)."""
+
+    name: str
+
+    def describe(self) -> str:
+        return {"random": "uniformly random", "cfr": "equilibrium (CFR)"}[self.name] + " opponent; the seed draws seat and deal"
+
+    def probs(self, info_state: str) -> tuple[float, float]:
+        if self.name == "random":
+            return (0.5, 0.5)
+        return equilibrium()[info_state]
+
+
+MISSION = (
+    "Play one hand of Kuhn poker (cards Jack < Queen < King, ante 1 chip, one bet of 1) and win chips. "
+    "Write pass or bet; after a bet, pass folds and bet calls."
+)
+
+
+def showdown(history: tuple[int, ...], terminal: bool) -> bool:
+    """Both cards are shown when the hand ended without a fold (a pass after a bet folds)."""
+    return terminal and history[-2:] != (1, 0)
+
+
+def moves_text(seat: int, history: tuple[int, ...]) -> list[str]:
+    return [f"{'You' if i % 2 == seat else 'Opponent'}: {ACTIONS[a]}" for i, a in enumerate(history)]
+
+
+def hand_text(seat: int, cards: tuple[int, int], history: tuple[int, ...], returns: list[float] | None) -> str:
+    """What player ``seat`` knows, in words: its card, the moves, the pot, and at a showdown the
+    other card (``returns``: OpenSpiel's, once the hand is over)."""
+    shown = showdown(history, returns is not None)
+    lines = [
+        f"You act {'first' if seat == 0 else 'second'}. Your card: {CARDS[cards[seat]]}.",
+        f"Opponent's card: {CARDS[cards[1 - seat]] if shown else 'hidden'}.",
+        "Moves: " + (", ".join(moves_text(seat, history)) or "none") + f". Pot: {2 + sum(history)} chips.",
+    ]
+    if returns is not None:
+        chips = returns[seat]
+        lines.append(f"The hand is over: you {'won' if chips > 0 else 'lost'} {abs(chips):g}.")
+    return "\n".join(lines)
+
+
+def hand_image(size: tuple[int, int], seat: int, cards: tuple[int, int], history: tuple[int, ...], shown: bool) -> NDArray[np.uint8]:
+    """What player ``seat`` sees: its card face up, the other face down unless ``shown``, the moves."""
+    height, width = size
+    image = Image.new("RGB", (width, height), (22, 101, 52))
+    draw = ImageDraw.Draw(image)
+    unit = min(width, height)
+    small, big = font(max(8, unit // 16)), font(max(12, unit // 5), bold=True)
+    card_w, card_h = width // 4, height // 3
+
+    def card(x: int, y: int, label: str | None) -> None:
+        face = (250, 250, 245) if label else (150, 30, 40)
+        draw.rounded_rectangle((x, y, x + card_w, y + card_h), radius=max(2, unit // 40), fill=face, outline=(0, 0, 0), width=2)
+        if label:
+            draw.text((x + card_w // 2, y + card_h // 2), label, fill=(0, 0, 0), font=big, anchor="mm")
+
+    card(width // 2 - card_w // 2, height // 20, CARDS[cards[1 - seat]][0] if shown else None)
+    card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[cards[seat]][0])
+    text = [f"you act {'first' if seat == 0 else 'second'}", *[m.lower() for m in moves_text(seat, history)], f"pot {2 + sum(history)}"]
+    y = height // 2 - len(text) * unit // 32
+    for line in text:
+        draw.text((width // 20, y), line, fill=(255, 255, 255), font=small)
+        y += unit // 15
+    return to_array(image)
+
+
+def _spiel() -> Any:
+    import pyspiel
+
+    return pyspiel.load_game("kuhn_poker")
+
+
+class KuhnPoker(VLMEnv):
+    """Kuhn poker against a built-in opponent, on OpenSpiel's ``kuhn_poker``.
+
+    ## Description
+    Three cards (Jack < Queen < King), one to each player, an ante of 1 chip each and one round
+    of betting with bets of 1 (Kuhn 1950). OpenSpiel's ``kuhn_poker`` plays the rules and pays
+    the chips; the seed draws your seat (player 1 acts first), the deal (OpenSpiel's chance node,
+    sampled with the env's RNG) and the opponent's moves. You see only your own card: the
+    opponent's is drawn face down and named nowhere until a showdown. The opponent is random or
+    the equilibrium policy (OpenSpiel's CFR, computed by ``kuhn_cfr.py`` and shipped in
+    ``data/kuhn_cfr.json``, exploitability below 1e-4). The oracle is the exact best response
+    to the opponent's known policy: it weighs the opponent's possible cards by how likely its
+    policy made the moves seen, and maximises the expected chips. The deal is chance, so
+    ``optimal_steps`` is -1 (``CHANCE``).
+
+    ## Observation
+    - ``image``: your card face up, the opponent's face down (face up after a showdown), the
+      moves so far and the pot.
+    - ``text``: the same in words; in ``image`` mode only the step's feedback.
+    - ``mission``: the rules and the goal.
+    - ``actions``: ``pass``, ``bet`` (OpenSpiel's; after a bet, ``pass`` folds and ``bet`` calls).
+
+    ## Actions
+    ``pass`` or ``bet``; ``check`` and ``fold`` mean ``pass``, ``call`` means ``bet``.
+
+    ## Rewards
+    ``native``: OpenSpiel's return at the end, the chips won or lost (+-1 or +-2), 0 before.
+
+    ## Levels
+    One level: the id names the opponent (random or CFR equilibrium).
+
+    ## Arguments
+    Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
+    ``image_size`` (default 256x256), ``reward_variant``, ``action_format``, ``action_match``,
+    ``render_mode``.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("random"),)
+    # the most a hand pays (2 chips); a hand that pays 1 scales it by 1/2
+    REWARDS: ClassVar = {"native": {"move": 0.0, "won": 2.0, "lost": -2.0, "invalid": 0.0}}
+    REWARD_ALIASES: ClassVar = {"openspiel": "native"}
+    CHANCE: ClassVar[bool] = True
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
+    MIN_IMAGE_SIDE: ClassVar[int] = 64
+    SYNONYMS: ClassVar = {"check": "pass", "fold": "pass", "call": "bet"}
+
+    def _new_episode(self, config: KuhnOpponent) -> None:
+        self.seat = int(self.np_random.integers(2))  # OpenSpiel's player id: 0 acts first
+        first = int(self.np_random.integers(3))
+        second = (first + 1 + int(self.np_random.integers(2))) % 3
+        self.cards = (first, second)  # by OpenSpiel player
+        self.history: tuple[int, ...] = ()
+        self._replay()
+        self._opponent_acts()  # it opens when we act second: the moves in the text and image show it
+
+    def _replay(self) -> None:
+        state = _spiel().new_initial_state()
+        for action in (*self.cards, *self.history):
+            state.apply_action(action)
+        self.state = state
+
+    @property
+    def opponent(self) -> KuhnOpponent:
+        return self.LEVELS[self.level]
+
+    def _opponent_acts(self) -> str:
+        if self.state.is_terminal() or self.state.current_player() == self.seat:
+            return ""
+        p = self.opponent.probs(self.state.information_state_string())
+        action = int(self.np_random.random() >= p[0])
+        self.state.apply_action(action)
+        self.history += (action,)
+        return f" Your opponent chose {ACTIONS[action]}."
+
+    def _actions(self) -> tuple[str, ...]:
+        return ACTIONS
+
+    def _apply(self, action: str) -> StepOutcome:
+        move = ACTIONS.index(action)
+        self.state.apply_action(move)
+        self.history += (move,)
+        feedback = f"You chose {action}." + self._opponent_acts()
+        if self.state.is_terminal():
+            chips = float(self.state.returns()[self.seat])
+            event = "won" if chips > 0 else "lost"
+            return StepOutcome(event, terminated=True, scale=abs(chips) / 2, feedback=f"{feedback} You {event} {abs(chips):g} chip{'s' if abs(chips) > 1 else ''}.")
+        return StepOutcome("move", feedback=feedback)
+
+    def _showdown(self) -> bool:
+        return showdown(self.history, self.state.is_terminal())
+
+    def _describe(self) -> str:
+        returns = self.state.returns() if self.state.is_terminal() else None
+        return hand_text(self.seat, self.cards, self.history, returns)
+
+    def _mission(self) -> str:
+        return MISSION
+
+    def _render(self) -> NDArray[np.uint8]:
+        return hand_image(self.image_size, self.seat, self.cards, self.history, self._showdown())
+
+    def _frame_key(self) -> Any:
+        return (self.seat, self.cards[self.seat], self.cards[1 - self.seat] if self._showdown() else None, self.history, self.image_size)
+
+    def _state_key(self) -> str:
+        return f"{self.seat}:{self.cards[0]}{self.cards[1]}:" + "".join(map(str, self.history))
+
+    def _success(self) -> bool:
+        return self.state.is_terminal() and self.state.returns()[self.seat] > 0
+
+    def _progress(self) -> float:
+        return float(self._success())
+
+    def _optimal_steps(self) -> int | None:
+        return None  # the deal and the opponent's moves are chance (CHANCE)
+
+    def _value(self, pairs: list[tuple[Any, float]]) -> float:
+        """Expected chips (unnormalised) of playing best from states of one information set of ours."""
+        state = pairs[0][0]
+        if state.is_terminal():
+            return sum(w * s.returns()[self.seat] for s, w in pairs)
+        if state.current_player() == self.seat:
+            return max(self._value([(s.child(a), w) for s, w in pairs]) for a in (0, 1))
+        total = 0.0
+        for a in (0, 1):
+            branch = [(s.child(a), w * self.opponent.probs(s.information_state_string())[a]) for s, w in pairs]
+            total += self._value(branch)
+        return total
+
+    def _beliefs(self) -> list[tuple[Any, float]]:
+        """The states consistent with what we see, weighted by the chance the opponent's policy
+        made its moves with that card (the deal's prior is uniform)."""
+        pairs = []
+        mine = self.cards[self.seat]
+        for theirs in range(3):
+            if theirs == mine:
+                continue
+            cards = (mine, theirs) if self.seat == 0 else (theirs, mine)
+            state, weight = _spiel().new_initial_state(), 1.0
+            for action in cards:
+                state.apply_action(action)
+            for action in self.history:
+                if state.current_player() != self.seat:
+                    weight *= self.opponent.probs(state.information_state_string())[action]
+                state.apply_action(action)
+            pairs.append((state, weight))
+        return pairs
+
+    def oracle_action(self) -> str:
+        if self.state.is_terminal():
+            return ACTIONS[0]  # the hand is over: any move is refused
+        pairs = self._beliefs()
+        values = [self._value([(s.child(a), w) for s, w in pairs]) for a in (0, 1)]
+        return ACTIONS[1] if values[1] > values[0] + 1e-9 else ACTIONS[0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["state"] = None  # OpenSpiel states are rebuilt from the deal and the moves
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "cards" in state:
+            self._replay()
+
+
+class KuhnPokerVsCFR(KuhnPoker):
+    __doc__ = KuhnPoker.__doc__
+    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("cfr"),)

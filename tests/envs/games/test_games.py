@@ -1,0 +1,215 @@
+"""Rules of the games family: PettingZoo's own tests on the AEC envs, the board model against
+PettingZoo, the players and the single-agent views (tests/test_conformance.py runs the kit on them)."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import rl4vlm_gym  # noqa: F401  (registers the ids)
+from rl4vlm_gym.envs.games.aec import BoardGameAEC, connect_four_env, tictactoe_env
+from rl4vlm_gym.envs.games.boards import GAMES
+from rl4vlm_gym.envs.games.opponents import HeuristicPlayer, PerfectPlayer, RandomPlayer, SearchPlayer, c4_move_values, ttt_value
+
+FACTORIES = {"tictactoe": tictactoe_env, "connect_four": connect_four_env}
+
+
+def small(game: str, **kwargs: Any) -> BoardGameAEC:
+    return FACTORIES[game](image_size=32, render_fps=1000, **kwargs)
+
+
+@pytest.mark.parametrize("game", list(FACTORIES))
+def test_pettingzoos_own_api_seed_and_render_tests_pass(game: str) -> None:
+    with pytest.warns(UserWarning):  # PettingZoo advises Box/Discrete spaces; ours are text
+        api_test(small(game), num_cycles=100)
+    seed_test(lambda: small(game), num_cycles=50)
+    render_test(lambda render_mode=None: small(game, render_mode=render_mode))
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_the_board_model_agrees_with_pettingzoo_move_by_move(game: str) -> None:
+    spec, rng = GAMES[game], np.random.default_rng(0)
+    for _ in range(30):
+        env = spec.pettingzoo_env()
+        board = spec.empty()
+        while True:
+            legal = spec.legal(board)
+            mask = env.observe(env.agent_selection)["action_mask"]
+            assert legal == [int(i) for i in np.flatnonzero(mask)]
+            move = int(rng.choice(legal))
+            piece = spec.to_move(board)
+            env.step(move)
+            board = spec.play(board, move, piece)
+            assert board == spec.read(env)
+            over = any(env.terminations.values())
+            assert over == spec.over(board)
+            if over:
+                winner = spec.winner(board)
+                assert env.rewards[env.possible_agents[0]] == (0 if not winner else 1 if winner == 1 else -1)
+                break
+
+
+def test_perfect_tictactoe_draws_itself_and_never_loses() -> None:
+    game = GAMES["tictactoe"]
+    assert ttt_value(game.empty()) == 0  # Tic-Tac-Toe is a draw
+    rng = np.random.default_rng(1)
+    for seat in (1, 2):
+        for _ in range(20):
+            board = game.empty()
+            while not game.over(board):
+                player = PerfectPlayer() if game.to_move(board) == seat else RandomPlayer()
+                board = game.play(board, player.choose(game, board, rng), game.to_move(board))
+            assert game.winner(board) in (0, seat)
+
+
+def test_players_win_when_they_can_and_block_when_they_must() -> None:
+    ttt = GAMES["tictactoe"]
+    # column-major squares: X on a1 and a2 (0, 1), O on b1 and b2 (3, 4); X to move wins on a3 (2)
+    board = (1, 1, 0, 2, 2, 0, 0, 0, 0)
+    for player in (HeuristicPlayer(), PerfectPlayer()):
+        assert player.distribution(ttt, board) == {2: 1.0}
+    # O to move must block X's a1-a2 line on a3
+    board = (1, 1, 0, 0, 0, 0, 2, 0, 0)
+    assert HeuristicPlayer().distribution(ttt, board) == {2: 1.0}
+    c4 = GAMES["connect_four"]
+    board = c4.empty()
+    for col in (0, 6, 1, 6, 2):  # red has three along the bottom; black to move must block column 4
+        board = c4.play(board, col, c4.to_move(board))
+    for player in (HeuristicPlayer(), SearchPlayer(depth=1), SearchPlayer(depth=4)):
+        assert player.best(c4, board) == 3, player
+    board = c4.play(board, 5, 2)  # black elsewhere: red wins on column 4
+    assert SearchPlayer(depth=4).best(c4, board) == 3 and HeuristicPlayer().best(c4, board) == 3
+
+
+def test_the_search_sees_a_forced_win_within_its_depth() -> None:
+    c4 = GAMES["connect_four"]
+    board = c4.empty()
+    for col in (1, 1, 2, 2):  # red on the bottom of columns 2 and 3, black on top of them; red to move
+        board = c4.play(board, col, c4.to_move(board))
+    # red in column 4 makes an open three on the bottom row: two threats, a win two plies later
+    assert c4_move_values(board, 3)[3] > 1_000_000 > max(c4_move_values(board, 1).values())
+    assert SearchPlayer(depth=3).distribution(c4, board) == {3: 1.0}
+
+
+def test_search_beats_the_heuristic_and_random() -> None:
+    c4, rng = GAMES["connect_four"], np.random.default_rng(2)
+    for opponent in (RandomPlayer(), HeuristicPlayer()):
+        wins = 0
+        for game_no in range(4):
+            board, seat = c4.empty(), 1 + game_no % 2
+            while not c4.over(board):
+                piece = c4.to_move(board)
+                move = SearchPlayer(depth=4).best(c4, board) if piece == seat else opponent.choose(c4, board, rng)
+                board = c4.play(board, move, piece)
+            wins += c4.winner(board) == seat
+        assert wins >= 3, (opponent, wins)
+
+
+def test_an_invalid_move_changes_nothing_keeps_the_turn_and_says_why() -> None:
+    env = small("tictactoe", reward_variant="penalty")
+    env.reset(seed=0)
+    env.step("b2")
+    assert env.agent_selection == "player_2"
+    env.step("b2")  # taken
+    assert env.agent_selection == "player_2" and env.board == (0, 0, 0, 0, 1, 0, 0, 0, 0)
+    assert env.rewards == {"player_1": 0.0, "player_2": -0.1}
+    assert not env.infos["player_2"]["action"]["valid"]
+    obs = env.observe("player_2")
+    assert obs["text"].startswith("Invalid action") and "b2" not in obs["actions"] and len(obs["actions"]) == 8
+    assert env.observe("player_1")["actions"] == ()  # not its turn
+    env.step('{"action": "a1"}')
+    assert env.agent_selection == "player_1" and env.observe("player_1")["text"].startswith("Your opponent played a1.")
+
+
+def test_each_agent_sees_its_own_side_and_the_game_ends_with_pettingzoos_rewards() -> None:
+    env = small("connect_four")
+    env.reset()
+    for move in ("4", "1", "4", "2", "4", "3"):
+        env.step(move)
+    assert "You play red" in env.observe("player_0")["mission"] and "You play black" in env.observe("player_1")["mission"]
+    assert env.oracle_action() == "4"  # red wins on top of its column
+    env.step("4")
+    assert env.terminations == {"player_0": True, "player_1": True}
+    assert env.rewards == {"player_0": 1.0, "player_1": -1.0}
+    assert "You lost." in env.observe("player_1")["text"] and "You won." in env.observe("player_0")["text"]
+
+
+def test_perfect_agents_draw_through_the_aec_api() -> None:
+    env = small("tictactoe", obs_mode="text", render_mode="ansi")
+    env.reset()
+    for agent in env.agent_iter():
+        _, reward, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            assert reward == 0.0
+            env.step(None)
+        else:
+            env.step(env.oracle_action(agent))
+    assert GAMES["tictactoe"].winner(env.board) == 0 and not GAMES["tictactoe"].legal(env.board)
+    assert env.agents == [] and "The game is a draw." in env.render()  # every agent has left
+
+
+def test_max_cycles_truncates_a_game_of_invalid_moves() -> None:
+    env = small("tictactoe", max_cycles=3)
+    env.reset()
+    for _ in range(3):
+        env.step("pass")
+    assert all(env.truncations.values()) and not any(env.terminations.values())
+
+
+# Single-agent views
+
+
+def test_the_seed_draws_the_seat_and_the_opponent_opens_when_we_play_second() -> None:
+    env = gym.make("rl4vlm/TicTacToe-vs-Heuristic-v0", image_size=32)
+    seats = set()
+    for seed in range(12):
+        obs, _ = env.reset(seed=seed)
+        base = env.unwrapped
+        seats.add(base.seat)
+        assert base.board == ((0,) * 9 if base.seat == 1 else (0, 0, 0, 0, 1, 0, 0, 0, 0))  # the heuristic opens in the centre
+        assert f"you play {'X' if base.seat == 1 else 'O'}" in obs["text"]
+    assert seats == {1, 2}
+
+
+def test_a_view_step_is_our_move_and_the_opponents_reply() -> None:
+    env = gym.make("rl4vlm/ConnectFour-vs-Random-v0", image_size=32)
+    env.reset(seed=0)
+    base = env.unwrapped
+    before = sum(1 for v in base.board if v)
+    obs, reward, terminated, _, info = env.step(obs_action := obs_first(env))
+    assert info["action"]["valid"] and not terminated and reward == 0.0
+    assert sum(1 for v in base.board if v) == before + 2 and obs["text"].startswith(f"You played {obs_action}. Your opponent played")
+
+
+def obs_first(env: gym.Env) -> str:
+    return env.unwrapped.admissible_actions[0]
+
+
+def test_the_tictactoe_oracle_maximises_the_expected_return() -> None:
+    for env_id, low, high in (("TicTacToe-vs-Random", 0.9, 1.0), ("TicTacToe-vs-Perfect", 0.0, 0.0)):
+        env = gym.make(f"rl4vlm/{env_id}-v0", image_size=32, obs_mode="text")
+        returns = []
+        for seed in range(20):
+            env.reset(seed=seed)
+            done, total = False, 0.0
+            while not done:
+                _, reward, terminated, truncated, _ = env.step(env.unwrapped.oracle_action())
+                total, done = total + reward, terminated or truncated
+            returns.append(total)
+        assert low <= np.mean(returns) <= high and min(returns) >= 0.0, (env_id, returns)
+
+
+def test_a_pickled_view_continues_the_game_in_progress() -> None:
+    env = gym.make("rl4vlm/TicTacToe-vs-Random-v0", image_size=32)
+    env.reset(seed=5)
+    env.step(env.unwrapped.oracle_action())
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.unwrapped.board == env.unwrapped.board
+    action = env.unwrapped.oracle_action()
+    a, b = env.step(action), clone.step(action)
+    assert a[0]["text"] == b[0]["text"] and a[1:] == b[1:]

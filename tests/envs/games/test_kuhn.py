@@ -1,0 +1,127 @@
+"""Rules of rl4vlm/KuhnPoker-vs-*-v0: OpenSpiel's chips, hidden cards, the shipped equilibrium
+and the best-response oracle (tests/test_conformance.py runs the kit on them)."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pyspiel
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import rl4vlm_gym  # noqa: F401  (registers the ids)
+from rl4vlm_gym.envs.games.kuhn import CARDS, POLICY_FILE, showdown
+from rl4vlm_gym.envs.games.kuhn_aec import KuhnPokerAEC, kuhn_poker_env
+
+
+def hand(env_id: str, seat: int, cards: tuple[int, int], history: tuple[int, ...] = ()) -> gym.Env:
+    """An env mid-hand: our OpenSpiel seat, the cards by seat and the moves so far."""
+    env = gym.make(env_id, image_size=64)
+    env.reset(seed=0)
+    base = env.unwrapped
+    base.seat, base.cards, base.history = seat, cards, history
+    base._replay()
+    return env
+
+
+def test_the_shipped_equilibrium_is_one() -> None:
+    table = json.loads(POLICY_FILE.read_text())["policy"]
+    assert len(table) == 12  # Kuhn poker's information states
+    policy = pyspiel.TabularPolicy({k: [(0, p[0]), (1, p[1])] for k, p in table.items()})
+    assert pyspiel.exploitability(pyspiel.load_game("kuhn_poker"), policy) < 1e-3
+
+
+def test_the_opponents_card_stays_hidden_until_a_showdown() -> None:
+    views = [hand("rl4vlm/KuhnPoker-vs-CFR-v0", 1, (theirs, 1), (1,)).unwrapped._observation("") for theirs in (0, 2)]
+    assert views[0]["text"] == views[1]["text"] and np.array_equal(views[0]["image"], views[1]["image"])
+    assert "hidden" in views[0]["text"] and "King" not in views[1]["text"]
+    # they bet, we fold: the card stays hidden
+    env = hand("rl4vlm/KuhnPoker-vs-CFR-v0", 1, (2, 0), (1,))
+    obs, reward, terminated, _, info = env.step("fold")
+    assert terminated and reward == -1.0 and not info["success"] and "hidden" in obs["text"]
+    # they bet, we call: showdown, their King beats our Jack for 2 chips (OpenSpiel's returns)
+    env = hand("rl4vlm/KuhnPoker-vs-CFR-v0", 1, (2, 0), (1,))
+    obs, reward, terminated, _, info = env.step("call")
+    assert terminated and reward == -2.0 and "Opponent's card: King" in obs["text"]
+    env = hand("rl4vlm/KuhnPoker-vs-CFR-v0", 1, (0, 2), (1,))
+    assert env.step("bet")[1] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("env_id", "seat", "cards", "history", "best"),
+    [
+        ("rl4vlm/KuhnPoker-vs-CFR-v0", 1, (1, 2), (1,), "bet"),  # a King calls every bet
+        ("rl4vlm/KuhnPoker-vs-CFR-v0", 1, (1, 0), (1,), "pass"),  # a Jack folds to one
+        # a random opponent bets with any card: a Queen's call wins 2 or loses 2 (EV 0) > fold (-1)
+        ("rl4vlm/KuhnPoker-vs-Random-v0", 1, (0, 1), (1,), "bet"),
+        # the equilibrium bets a Jack only as a bluff and a King for value: a Queen facing its bet
+        # after our check calls only at the indifference point; folding is at least as good
+        ("rl4vlm/KuhnPoker-vs-CFR-v0", 0, (1, 0), (0, 1), "pass"),
+    ],
+)
+def test_the_oracle_is_the_best_response(env_id: str, seat: int, cards: tuple[int, int], history: tuple[int, ...], best: str) -> None:
+    assert hand(env_id, seat, cards, history).unwrapped.oracle_action() == best
+
+
+def test_against_the_equilibrium_the_best_response_earns_the_game_value() -> None:
+    """Exact expectation over every seat and deal: Kuhn poker's value is -1/18 for the first
+    player, so a best response to the equilibrium averages 0 over the two seats."""
+    game = pyspiel.load_game("kuhn_poker")
+    total = 0.0
+    for seat in (0, 1):
+        base = hand("rl4vlm/KuhnPoker-vs-CFR-v0", seat, (0, 1)).unwrapped
+        for mine in range(3):  # our information set: our card, theirs unknown (each 1/2)
+            deals = [(mine, theirs) if seat == 0 else (theirs, mine) for theirs in range(3) if theirs != mine]
+            total += base._value([(game.new_initial_state().child(a).child(b), 0.5) for a, b in deals]) / 3
+    assert total / 2 == pytest.approx(0.0, abs=1e-3)
+    assert total > -0.01  # not below the value: a best response never does worse than the equilibrium
+
+
+# The multi-agent env
+
+
+def small_aec(**kwargs: object) -> KuhnPokerAEC:
+    return kuhn_poker_env(image_size=64, render_fps=1000, **kwargs)
+
+
+def test_pettingzoos_own_api_seed_and_render_tests_pass() -> None:
+    with pytest.warns(UserWarning):  # PettingZoo advises Box/Discrete spaces; ours are text
+        api_test(small_aec(), num_cycles=100)
+    seed_test(small_aec, num_cycles=50)
+    render_test(lambda render_mode=None: small_aec(render_mode=render_mode))
+
+
+def test_each_agent_sees_only_its_own_card_until_the_showdown() -> None:
+    env = small_aec()
+    for seed in range(12):
+        env.reset(seed=seed)
+        names = {agent: CARDS[card] for agent, card in zip(env.possible_agents, env.cards, strict=True)}
+        for _agent in env.agent_iter():
+            _, _, terminated, truncated, _ = env.last()
+            for viewer, other in (("player_0", "player_1"), ("player_1", "player_0")):
+                if viewer in env.agents:
+                    text = env.observe(viewer)["text"]
+                    assert f"Your card: {names[viewer]}" in text
+                    assert (names[other] in text) == (showdown(env.history, env.state.is_terminal())), (seed, viewer, text)
+            env.step(None if terminated or truncated else "bet")  # bet, call: always a showdown
+    # an agent's image does not change with the card it cannot see
+    env.reset(seed=0)
+    first = env.observe("player_0")["image"]
+    env.cards = (env.cards[0], 3 - env.cards[0] - env.cards[1])
+    assert np.array_equal(first, env.observe("player_0")["image"])
+
+
+def test_an_invalid_move_keeps_the_turn_and_the_hand_pays_openspiels_returns() -> None:
+    env = small_aec()
+    env.reset(seed=1)
+    env.cards = (2, 0)  # player_0 holds the King
+    env.state = pyspiel.load_game("kuhn_poker").new_initial_state().child(2).child(0)
+    env.step("raise")
+    assert env.agent_selection == "player_0" and not env.infos["player_0"]["action"]["valid"]
+    env.step("bet")
+    assert env.agent_selection == "player_1" and env.observe("player_1")["actions"] == ("pass", "bet")
+    env.step("call")
+    assert env.terminations == {"player_0": True, "player_1": True}
+    assert env.rewards == {"player_0": 2.0, "player_1": -2.0}
