@@ -180,6 +180,20 @@ def test_vl_dac_value_loss_is_c_v_times_the_clipped_loss_without_a_half():
     assert loss.item() == pytest.approx(expected, rel=1e-5), "VL-DAC's value loss is c_v * max((V-R)^2, ...), no 1/2"
 
 
+def test_rl4vlm_ratio_guard_is_off_by_default_and_keeps_only_the_clipped_term_when_on():
+    # A deliberate difference (rl4vlm.py): the release's "any ratio > 10: clipped term only" is opt-in.
+    policy = Policy(PolicySettings(value_head=(8,), value_stop_gradient=False))
+    batch = synthetic_steps(policy, 2)
+    batch[0].logprobs = batch[0].logprobs - 5.0  # rho_0 >= exp(0.5 * 5) > 10
+    for s in batch:
+        s.advantage = -1.0
+    assert RL4VLM().config.ratio_guard is None, "RL4VLM's ratio guard is on by default"
+    with torch.no_grad():
+        _, plain = RL4VLM({"value_coef": 0.0}).loss(policy, batch, 0)
+        _, guarded = RL4VLM({"value_coef": 0.0, "ratio_guard": 10.0}).loss(policy, batch, 0)
+    assert plain["policy_loss"] > 10 and guarded["policy_loss"] <= 1.1  # -min(rho A, clip(rho) A) vs -clip(rho) A
+
+
 def test_gigpo_kl_term_is_verls_low_var_kl():
     from rl4vlm_gym.baselines.gigpo import GiGPO
 
@@ -253,6 +267,28 @@ def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
     assert [r["update"] for r in evals] == ["0", "1"] and all(r["success"] != "" and r["invalid_rate"] != "" for r in evals)
     assert (tmp_path / "checkpoints" / "final" / "model" / "adapter_config.json").exists()
     assert (tmp_path / "report" / "report.html").exists()
+
+
+def test_the_kl_reference_is_the_model_before_the_format_warmup(tmp_path):
+    # A deliberate difference (gigpo.py, vl_dac.py): the reference is frozen when the policy is
+    # built, so after a format warm-up it is the model before the warm-up, not the one RL starts from.
+    from rl4vlm_gym.baselines.common.warmup import format_warmup
+
+    overrides = {**SMALL, "model.lora": None, "algorithm.kl_coef": 0.01, "env.kwargs": {"level": 0, "obs_mode": "text"}}
+    trainer = Trainer(load_config(default_config_path("gigpo", None, "cpu"), overrides), tmp_path)
+    prompts = trainer.policy.prompts(conversations(2))
+    replies = [[105, 106], [107]]
+    with torch.no_grad():
+        initial = trainer.policy.score(prompts, replies).logprobs
+    format_warmup(
+        trainer.policy, trainer._make_env, trainer.prompt, env_id=trainer.env_id, attach_images=False,
+        steps=2, batch_size=2, lr=1e-2, seed=0,
+    )  # fmt: skip
+    with torch.no_grad():
+        reference = trainer.policy.score(prompts, replies, reference=True).logprobs
+        warmed = trainer.policy.score(prompts, replies).logprobs
+    assert torch.allclose(reference, initial, atol=1e-6), "the KL reference is not the model before the warm-up"
+    assert not torch.allclose(warmed, initial, atol=1e-4)
 
 
 def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
