@@ -12,14 +12,26 @@
    with LOOP's asymmetric clip::
 
        rho_j = pi(x_j | ...) / pi_old(x_j | ...)
-       L     = -mean_j min(rho_j A, g(A)),   g(A) = (1 + eps) A if A >= 0 else A / (1 + eps)
+       l_j   = -min(rho_j A, g(A)),   g(A) = (1 + eps) A if A >= 0 else A / (1 + eps)
 
    i.e. ``clip(rho, 1/(1+eps), 1+eps)``. No KL, no critic.
+5. Aggregation as apple/ml-loop: the token mean inside each rollout (the sum of ``l_j`` over its
+   reply tokens, divided by its token count), then the mean over the rollouts of the mini-batch::
+
+       L = 1/|B| * sum_{x in B} 1/|a(x)| * sum_{j in a(x)} l_j
+
+   (verl's ``seq-mean-token-mean`` with the episode as the sequence; ``loss_agg_mode`` can choose
+   ``token-mean``, which weights long rollouts more, or ``seq-mean-token-sum``). A mini-batch is
+   made of whole episodes.
 
 LOOP trains on the whole multi-turn episode as one token sequence with the env's tokens masked.
-Here each step is scored under its stored prompt; with a prompt ``history`` covering the episode
-the prompt is that same prefix, and the loss is the mean over all reply tokens of the episodes in
-the mini-batch, as ``loss.mean()`` in LOOP. A mini-batch is made of whole episodes.
+Here each step's reply is scored under that step's stored prompt: with a prompt ``history``
+covering the episode that prompt is the same prefix, and the episode's reply tokens are exactly
+LOOP's ``a(x)``; with a shorter history each reply is conditioned on less than in LOOP (the
+trainer's prompt, not the loss, decides). ``normalize`` divides by the sample standard deviation
+(``torch.std``) of the group's returns. Not reproduced: LOOP's early stop of an iteration when the
+KL to the rollout policy exceeds ``high_kl_threshold`` and its early end of rollout collection
+(``rollouts_fraction``), both scheduling of a multi-node run rather than the objective.
 """
 
 from __future__ import annotations
@@ -31,12 +43,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, rescore
-from rl4vlm_gym.baselines.common.losses import masked_mean
+from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS, Algorithm, Weights, rescore
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
-__all__ = ["LOOP", "LOOPConfig", "leave_one_out"]
+__all__ = ["LOOP", "LOOPConfig", "leave_one_out", "loop_token_loss"]
 
 
 @dataclass(frozen=True)
@@ -47,23 +58,39 @@ class LOOPConfig:
         epsilon: the clip epsilon of ``[1/(1+eps), 1+eps]``.
         abs_adv_threshold: rollouts with a smaller ``|A|`` are dropped.
         normalize: divide advantages by ``std(R)`` of the group ("LOOP RwNorm").
+        loss_agg_mode: ``"seq-mean-token-mean"`` (LOOP's), ``"token-mean"`` or
+            ``"seq-mean-token-sum"``, a sequence being an episode.
     """
 
     epsilon: float = 0.1
     abs_adv_threshold: float = 0.01
     normalize: bool = False
+    loss_agg_mode: str = "seq-mean-token-mean"
+
+    def __post_init__(self) -> None:
+        if self.loss_agg_mode not in AGGREGATIONS:
+            raise ValueError(f"loop loss_agg_mode={self.loss_agg_mode!r} is unknown; choose one of {AGGREGATIONS}")
 
 
 def leave_one_out(returns: Sequence[float], normalize: bool = False) -> np.ndarray:
-    """``A_k = R_k - mean_{i != k} R_i`` for one group (0 for a group of one)."""
+    """``A_k = R_k - mean_{i != k} R_i`` for one group; a group of one has no other rollout and
+    gets 0 (and is then dropped by ``abs_adv_threshold``). ``normalize`` divides by the sample
+    standard deviation of the returns plus 1e-8."""
     r = np.asarray(returns, dtype=np.float64)
     k = len(r)
     if k < 2:
         return np.zeros(k)
     advantages = r - (r.sum() - r) / (k - 1)
     if normalize:
-        advantages = advantages / (r.std() + 1e-8)
+        advantages = advantages / (r.std(ddof=1) + 1e-8)
     return advantages
+
+
+def loop_token_loss(logprobs: torch.Tensor, old: torch.Tensor, advantages: torch.Tensor, eps: float) -> torch.Tensor:
+    """``[B, L]``: ``-min(rho A, g(A))`` per token, ``advantages`` being ``[B, 1]``."""
+    ratio = torch.exp(logprobs - old)
+    bound = torch.where(advantages >= 0, (1 + eps) * advantages, advantages / (1 + eps))  # g(A)
+    return -torch.minimum(ratio * advantages, bound)
 
 
 class LOOP(Algorithm):
@@ -71,7 +98,6 @@ class LOOP(Algorithm):
     Config = LOOPConfig
     collect = "episodes"
     unit = "trajectory"
-    aggregation = "token"
 
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
         for group in buffer.groups():
@@ -85,13 +111,14 @@ class LOOP(Algorithm):
     def select(self, buffer: RolloutBuffer) -> list[list[Step]]:
         return [t for t in buffer.trajectories() if abs(t[0].advantage) >= self.config.abs_adv_threshold]
 
-    def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
+    def loss(
+        self, policy: Policy, batch: Sequence[Step], update: int, weights: Weights | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
         eps = self.config.epsilon
         scores, old, advantages = rescore(policy, batch)
-        logprobs, mask, advantages = scores.logprobs, scores.mask, advantages[:, None]
-
+        logprobs, mask = scores.logprobs, scores.mask
+        w = (self.weights(batch) if weights is None else weights).to(logprobs.device)
+        loss = w.tokens_loss(loop_token_loss(logprobs, old, advantages[:, None], eps), mask)
         ratio = torch.exp(logprobs - old)
-        bound = torch.where(advantages >= 0, (1 + eps) * advantages, advantages / (1 + eps))  # g(A)
-        loss = -masked_mean(torch.minimum(ratio * advantages, bound), mask)  # mean over all tokens
         clipped = ((ratio > 1 + eps) | (ratio < 1 / (1 + eps))).float()
-        return loss, {"policy_loss": loss.item(), "clip_fraction": masked_mean(clipped, mask).item()}
+        return loss, {"policy_loss": loss.item(), "clip_fraction": w.mean(clipped, mask).item()}

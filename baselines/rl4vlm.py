@@ -15,12 +15,17 @@
        L_clip = -min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps) A_t)
 
 3. Critic: an MLP on the last prompt token's hidden state, *without* a stop-gradient (the value
-   loss trains the LoRA backbone too); step-level GAE normalised over the buffer.
+   loss trains the LoRA backbone too); step-level GAE, normalised over the buffer as the
+   release's ``(A - mean) / (torch.std(A) + 1e-5)`` (sample std; a buffer of one step gets 0).
 4. ``loss = L_clip + c_v * 0.5 * max((V - R)^2, (V_old + clip(V - V_old, +-eps) - R)^2)``
-   (the release's ``0.5 * value_loss`` with the value loss already halved).
+   (the release's ``0.5 * value_loss`` with the value loss already halved), averaged over the
+   steps of the mini-batch (``seq-mean``: there is no per-token loss to aggregate).
 
-``ratio_guard`` reproduces the release's "if any ratio > 10, use the clipped term only" (off by
-default: it is not in the paper).
+Where we differ from the release, on purpose: the split above (by text, not by token ids that
+did not match the tokenizer); every reply token is scored (the release dropped the first two
+from the sum) under the step's stored prompt (the release scored every step under the run's
+first prompt) at the sampling temperature; ``ratio_guard`` reproduces the release's "if any
+ratio > 10, use the clipped term only" but is off by default (it is not in the paper).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from typing import Any
 import torch
 
 from rl4vlm_gym.baselines.common.advantages import step_gae
-from rl4vlm_gym.baselines.common.algorithm import Algorithm, rescore, value_loss
+from rl4vlm_gym.baselines.common.algorithm import Algorithm, Weights, rescore, value_loss
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
@@ -93,10 +98,10 @@ class RL4VLM(Algorithm):
     value_stop_gradient = False
 
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
-        step_gae(buffer, self.config.gamma, self.config.gae_lambda, self.config.normalize_advantages)
+        step_gae(buffer, self.config.gamma, self.config.gae_lambda, self.config.normalize_advantages, eps=1e-5)
         return {}
 
-    def weights(self, policy: Policy, batch: Sequence[Step], width: int) -> torch.Tensor:
+    def thought_weights(self, policy: Policy, batch: Sequence[Step], width: int) -> torch.Tensor:
         """``[B, width]``: ``lambda`` on thought tokens, 1 on action tokens, 0 on padding."""
         tokenizer = policy.processor.tokenizer
         out = torch.zeros((len(batch), width))
@@ -107,23 +112,27 @@ class RL4VLM(Algorithm):
             out[i, k : len(step.response)] = 1.0
         return out
 
-    def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, Any]]:
+    def loss(
+        self, policy: Policy, batch: Sequence[Step], update: int, weights: Weights | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
         c = self.config
         scores, old, advantages = rescore(policy, batch, values=True)
-        weights = self.weights(policy, batch, scores.logprobs.shape[1]).to(scores.logprobs.device)
+        device = scores.logprobs.device
+        w = (self.weights(batch) if weights is None else weights).to(device)
+        lam = self.thought_weights(policy, batch, scores.logprobs.shape[1]).to(device)
 
-        new_logp = (weights * scores.logprobs).sum(1)  # lambda * thought + action
-        old_logp = (weights * old).sum(1)
+        new_logp = (lam * scores.logprobs).sum(1)  # lambda * thought + action
+        old_logp = (lam * old).sum(1)
         ratio = torch.exp(new_logp - old_logp)  # one rho_t per step
         unclipped = ratio * advantages
         clipped = ratio.clamp(1 - c.clip, 1 + c.clip) * advantages
         guard = c.ratio_guard is not None and bool((ratio > c.ratio_guard).any())
-        policy_loss = -(clipped if guard else torch.minimum(unclipped, clipped)).mean()
-        critic_loss = 0.5 * value_loss(batch, scores.values, c.value_clip).mean()
+        policy_loss = w.rows_loss(-(clipped if guard else torch.minimum(unclipped, clipped)))
+        critic_loss = w.rows_loss(0.5 * value_loss(batch, scores.values, c.value_clip))
         stats = {
             "policy_loss": policy_loss.item(),
             "value_loss": critic_loss.item(),
-            "clip_fraction": ((ratio - 1).abs() > c.clip).float().mean().item(),
-            "thought_tokens": float((weights == c.thought_coef).sum().item()) if c.thought_coef != 1 else 0.0,
+            "clip_fraction": w.mean(((ratio - 1).abs() > c.clip).float()).item(),
+            "thought_tokens": w.mean((lam == c.thought_coef).float().sum(1)).item() if c.thought_coef != 1 else 0.0,
         }
         return policy_loss + c.value_coef * critic_loss, stats

@@ -43,19 +43,22 @@ def gae(stream: Sequence[Step], gamma: float, lam: float) -> None:
 
 
 def normalize(steps: Sequence[Step], eps: float = 1e-8) -> None:
-    """Standardise the advantages of ``steps`` to mean 0 and standard deviation 1 (whole buffer)."""
+    """Standardise the advantages of ``steps`` over the whole buffer as the releases do,
+    ``(A - mean) / (torch.std(A) + eps)`` with the sample standard deviation (ddof 1). A buffer
+    of one step has no spread: its advantage becomes 0 (``torch.std`` would give NaN)."""
     advantages = np.array([s.advantage for s in steps], dtype=np.float64)
     if len(advantages) == 0:
         return
-    mean, std = advantages.mean(), advantages.std()
+    mean = advantages.mean()
+    std = advantages.std(ddof=1) if len(advantages) > 1 else 1.0
     for step, value in zip(steps, (advantages - mean) / (std + eps), strict=True):
         step.advantage = float(value)
 
 
-def step_gae(buffer: RolloutBuffer, gamma: float, lam: float, normalise: bool) -> None:
+def step_gae(buffer: RolloutBuffer, gamma: float, lam: float, normalise: bool, eps: float = 1e-8) -> None:
     """The critic methods' estimator: :func:`gae` over each env's stream, then (if ``normalise``)
-    :func:`normalize` over the whole buffer."""
+    :func:`normalize` over the whole buffer (``eps``: VL-DAC's 1e-8, RL4VLM's 1e-5)."""
     for stream in buffer.streams():
         gae(stream, gamma, lam)
     if normalise:
-        normalize(buffer.steps)
+        normalize(buffer.steps, eps)

@@ -5,12 +5,26 @@ A method subclasses :class:`Algorithm`, declares how it collects rollouts and wh
 ``step.advantage`` and ``step.ret``) and :meth:`~Algorithm.loss` (the objective of one
 mini-batch, to be minimised). Everything else (collection, optimisation, logging, checkpoints,
 evaluation) is the shared trainer's.
+
+Loss aggregation is named as in verl (``agg_loss``), a "sequence" being the method's unit (one
+step's reply, or LOOP's whole episode):
+
+- ``token-mean``: the sum of the per-token losses of the mini-batch over its number of reply
+  tokens (verl's default; a long sequence weighs more);
+- ``seq-mean-token-mean``: each sequence's token mean, then the mean over sequences (LOOP,
+  VL-DAC);
+- ``seq-mean-token-sum``: each sequence's token sum, then the mean over sequences;
+- ``seq-mean``: one loss per step, no per-token loss (RL4VLM's single ratio), mean over steps.
+
+A per-step term of a token loss (VL-DAC's value loss) counts once per reply token of its step,
+as in VL-DAC's ``(1/n) sum_k [... + L_V]``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -19,7 +33,68 @@ from rl4vlm_gym.baselines.common.losses import clipped_value_loss
 from rl4vlm_gym.baselines.common.policy import Policy, Scores
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
-__all__ = ["Algorithm", "padded", "rescore", "value_loss"]
+__all__ = ["AGGREGATIONS", "Algorithm", "Weights", "aggregation_weights", "padded", "rescore", "value_loss"]
+
+AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum")
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How each row (step) of a mini-batch enters its loss, for :meth:`Algorithm.loss`.
+
+    Attributes:
+        token: ``[B]``: the weight of each of the row's reply-token losses (of the row's one loss
+            in ``seq-mean``); the loss is the weighted sum.
+        tokens: ``[B]``: the row's reply tokens (1 per row in ``seq-mean``).
+        share: ``[B]``: the row's share of the mini-batch (sums to 1 over it), for statistics.
+    """
+
+    token: torch.Tensor
+    tokens: torch.Tensor
+    share: torch.Tensor
+
+    def __getitem__(self, rows: slice) -> Weights:
+        return Weights(self.token[rows], self.tokens[rows], self.share[rows])
+
+    def to(self, device: torch.device | str) -> Weights:
+        return Weights(self.token.to(device), self.tokens.to(device), self.share.to(device))
+
+    def tokens_loss(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The aggregated loss of per-token losses ``x`` (``[B, L]``, ``mask`` the reply tokens)."""
+        return (x * mask * self.token[:, None]).sum()
+
+    def rows_loss(self, x: torch.Tensor) -> torch.Tensor:
+        """The aggregated loss of per-row losses ``x`` (``[B]``), each counted once per reply token."""
+        return (x * self.token * self.tokens).sum()
+
+    def mean(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """A statistic: each row's value (its token mean if ``x`` is ``[B, L]``) weighted by its share."""
+        if mask is not None:
+            x = (x * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return (x * self.share).sum()
+
+
+def aggregation_weights(batch: Sequence[Step], mode: str, unit: str = "step") -> Weights:
+    """The :class:`Weights` of a mini-batch under aggregation ``mode`` (module docstring); a
+    sequence is one step, or one episode if ``unit == "trajectory"``."""
+    if mode not in (*AGGREGATIONS, "seq-mean"):
+        raise ValueError(f"loss_agg_mode={mode!r} is unknown; choose one of {AGGREGATIONS}")
+    keys = [s.episode if unit == "trajectory" else i for i, s in enumerate(batch)]
+    n = [float(len(s.response)) for s in batch] if mode != "seq-mean" else [1.0] * len(batch)
+    per_sequence: dict[int, float] = {}
+    for key, count in zip(keys, n, strict=True):
+        per_sequence[key] = per_sequence.get(key, 0.0) + count
+    sequences, total = len(per_sequence), sum(n)
+    if mode == "token-mean":
+        token = [1 / total if total else 0.0 for _ in batch]
+    elif mode == "seq-mean-token-mean":
+        token = [1 / (sequences * per_sequence[k]) if per_sequence[k] else 0.0 for k in keys]
+    else:  # seq-mean-token-sum, seq-mean
+        token = [1 / sequences for _ in batch]
+    mass = [w * c for w, c in zip(token, n, strict=True)]
+    whole = sum(mass)
+    share = [m / whole if whole else 0.0 for m in mass]
+    return Weights(torch.tensor(token), torch.tensor(n), torch.tensor(share))
 
 
 class Algorithm:
@@ -32,10 +107,11 @@ class Algorithm:
             (groups of whole episodes from shared seeds).
         critic: the method learns a value head.
         value_stop_gradient: the value loss does not reach the backbone.
-        unit: what a mini-batch is made of: ``"step"`` or ``"trajectory"``.
-        aggregation: how :meth:`loss` averages: over steps (``"step"``) or over all reply tokens
-            of the mini-batch (``"token"``, verl's token-mean); :meth:`backward` weights
-            micro-batches by it.
+        unit: what a mini-batch is made of: ``"step"`` or ``"trajectory"`` (a sequence of the
+            loss aggregation).
+
+    A method whose ``Config`` has a ``loss_agg_mode`` lets the config choose its
+    :attr:`aggregation`; otherwise it is ``"seq-mean"``.
     """
 
     name: ClassVar[str]
@@ -44,7 +120,6 @@ class Algorithm:
     critic: ClassVar[bool] = False
     value_stop_gradient: ClassVar[bool] = True
     unit: ClassVar[str] = "step"
-    aggregation: ClassVar[str] = "step"
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         fields = {f.name for f in dataclasses.fields(self.Config)}
@@ -58,6 +133,15 @@ class Algorithm:
         """The loss needs reference log-probs (a KL term)."""
         return False
 
+    @property
+    def aggregation(self) -> str:
+        """How :meth:`loss` aggregates (module docstring)."""
+        return str(getattr(self.config, "loss_agg_mode", "seq-mean"))
+
+    def weights(self, batch: Sequence[Step]) -> Weights:
+        """The :class:`Weights` of a mini-batch under this method's aggregation."""
+        return aggregation_weights(batch, self.aggregation, self.unit)
+
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
         """Write every step's ``advantage`` (and ``ret`` for a critic); return statistics to log."""
         raise NotImplementedError
@@ -68,8 +152,13 @@ class Algorithm:
             return buffer.trajectories()
         return [[step] for step in buffer.steps]
 
-    def loss(self, policy: Policy, batch: Sequence[Step], update: int) -> tuple[torch.Tensor, dict[str, float]]:
-        """The loss of one mini-batch (``update`` counts from 0) and statistics to log."""
+    def loss(
+        self, policy: Policy, batch: Sequence[Step], update: int, weights: Weights | None = None
+    ) -> tuple[torch.Tensor, dict[str, float]]:
+        """The loss of one mini-batch (``update`` counts from 0) and statistics to log.
+
+        With ``weights`` (the rows' part of a larger mini-batch's :class:`Weights`), the part of
+        that mini-batch's loss and statistics that these rows contribute."""
         raise NotImplementedError
 
     def backward(
@@ -78,25 +167,21 @@ class Algorithm:
         """Backpropagate ``scale`` times the mini-batch's loss, in forward passes of at most
         ``micro_batch`` steps (all at once if ``None``); returns the loss and the statistics.
 
-        Each micro-batch's loss is weighted by its share of the mini-batch (of its steps, or of
-        its reply tokens for a token-mean loss), so the gradient is the whole mini-batch's
-        whatever the micro-batch size. (A statistic over the mini-batch, such as RL4VLM's
-        ``ratio_guard``, is taken per micro-batch.)
+        The aggregation weights are those of the whole mini-batch, and each micro-batch's loss is
+        its rows' part of the mini-batch's loss, so the parts sum to the one-pass loss and
+        gradient in every aggregation mode, even when a micro-batch splits a sequence. (A
+        statistic over the mini-batch, such as RL4VLM's ``ratio_guard``, is taken per
+        micro-batch.)
         """
         size = micro_batch or len(batch)
-        chunks = [batch[k : k + size] for k in range(0, len(batch), size)]
-        tokens = sum(len(s.response) for s in batch)
+        weights = self.weights(batch)
         total, stats = 0.0, {}
-        for chunk in chunks:
-            if self.aggregation == "token" and tokens:
-                share = sum(len(s.response) for s in chunk) / tokens
-            else:
-                share = len(chunk) / len(batch)
-            loss, chunk_stats = self.loss(policy, chunk, update)
-            (loss * (share * scale)).backward()
-            total += loss.item() * share
+        for k in range(0, len(batch), size):
+            loss, chunk_stats = self.loss(policy, batch[k : k + size], update, weights[k : k + size])
+            (loss * scale).backward()
+            total += loss.item()
             for key, value in chunk_stats.items():
-                stats[key] = stats.get(key, 0.0) + value * share
+                stats[key] = stats.get(key, 0.0) + value
         return total, stats
 
 

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("peft", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
 torch = pytest.importorskip("torch", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
 
+from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS  # noqa: E402
 from rl4vlm_gym.baselines.common.policy import LoraSettings, Policy, PolicySettings  # noqa: E402
 from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config  # noqa: E402
 from rl4vlm_gym.baselines.rl4vlm import RL4VLM  # noqa: E402
@@ -92,14 +93,15 @@ def test_rl4vlm_weights_split_a_json_reply_at_its_action_field():
     tokenizer = policy.processor.tokenizer
     reply = tokenizer.encode('{"thoughts": "go left now", "action": "turn left"}', add_special_tokens=False)
     step = type("S", (), {"response": reply})()
-    weights = RL4VLM({"thought_coef": 0.5}).weights(policy, [step], len(reply) + 2)[0]
+    weights = RL4VLM({"thought_coef": 0.5}).thought_weights(policy, [step], len(reply) + 2)[0]
     k = int((weights == 0.5).sum())
     assert 0 < k < len(reply) and weights[k : len(reply)].eq(1).all() and weights[len(reply) :].eq(0).all()
     assert '"action"' in tokenizer.decode(reply[k - 1 :]) and '"action"' not in tokenizer.decode(reply[:k])
 
 
 def synthetic_steps(policy, n=4):
-    """``n`` stored steps with replies of different lengths, scored by ``policy`` as it acted."""
+    """``n`` stored steps with replies of different lengths (1, 3, 5, ... tokens), two per episode,
+    scored by ``policy`` as it acted."""
     from rl4vlm_gym.baselines.common.storage import Step
 
     policy.freeze_reference()
@@ -111,10 +113,10 @@ def synthetic_steps(policy, n=4):
     rng = np.random.default_rng(0)
     return [
         Step(
-            env=i,
-            episode=i,
+            env=i // 2,
+            episode=i // 2,
             group=0,
-            t=0,
+            t=i % 2,
             prompt=prompts[i],
             response=replies[i],
             text="",
@@ -128,45 +130,82 @@ def synthetic_steps(policy, n=4):
     ]
 
 
-@pytest.mark.parametrize("algo", ["vl-dac", "rl4vlm", "loop", "gigpo"])
-def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo):
+MODES = {"vl-dac": AGGREGATIONS, "rl4vlm": ("seq-mean",), "loop": AGGREGATIONS, "gigpo": AGGREGATIONS}
+
+
+@pytest.mark.parametrize("algo, mode", [(algo, mode) for algo, modes in MODES.items() for mode in modes])
+def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo, mode):
     from rl4vlm_gym.baselines import algorithm_class
 
     torch.manual_seed(0)  # the LoRA and value-head initialisation (no ratio at a clip boundary)
     cls = algorithm_class(algo)
-    method = cls({"kl_beta": 0.04, "value_warmup_updates": 0} if algo == "vl-dac" else {})
+    config = {"kl_beta": 0.04, "value_warmup_updates": 0} if algo == "vl-dac" else {}
+    method = cls(config if mode == "seq-mean" else {**config, "loss_agg_mode": mode})
+    assert method.aggregation == mode
     policy = Policy(PolicySettings(lora=LoraSettings(r=2, alpha=4), value_head=(8,) if cls.critic else None,
                                    value_stop_gradient=cls.value_stop_gradient))  # fmt: skip
     batch = synthetic_steps(policy)
 
     def gradient(micro_batch):
         policy.zero_grad(set_to_none=True)
-        loss, _ = method.backward(policy, batch, 0, micro_batch=micro_batch, scale=0.5)
+        loss, stats = method.backward(policy, batch, 0, micro_batch=micro_batch, scale=0.5)
         grads = [p.grad.clone() for p in policy.parameters() if p.requires_grad and p.grad is not None]
-        return loss, torch.cat([g.flatten() for g in grads])
+        return loss, stats, torch.cat([g.flatten() for g in grads])
 
-    whole_loss, whole = gradient(None)
-    for micro_batch in (1, 3):
-        loss, parts = gradient(micro_batch)
-        assert loss == pytest.approx(whole_loss, rel=1e-5)
-        assert (parts - whole).norm() <= 1e-4 * whole.norm(), (algo, micro_batch)
+    whole_loss, whole_stats, whole = gradient(None)
+    with torch.no_grad():
+        alone, _ = method.loss(policy, batch, 0)
+    assert whole_loss == pytest.approx(alone.item(), rel=1e-5)  # backward's loss is the mini-batch's
+    for micro_batch in (1, 3):  # 3 splits the second episode (LOOP's sequence) across two passes
+        loss, stats, parts = gradient(micro_batch)
+        assert loss == pytest.approx(whole_loss, rel=1e-5), (algo, mode, micro_batch)
+        assert (parts - whole).norm() <= 1e-4 * whole.norm(), f"{algo} {mode}: micro-batches of {micro_batch} change the gradient"
+        assert stats == pytest.approx(whole_stats, rel=1e-4, abs=1e-6), (algo, mode, micro_batch)
     assert whole.abs().sum() > 0
 
 
-def test_gigpo_entropy_bonus_is_the_token_mean_entropy_of_the_sampling_distribution():
+def test_vl_dac_value_loss_is_c_v_times_the_clipped_loss_without_a_half():
+    from rl4vlm_gym.baselines.common.algorithm import value_loss
+    from rl4vlm_gym.baselines.vl_dac import VLDAC
+
+    torch.manual_seed(0)
+    policy = Policy(PolicySettings(value_head=(8,)))
+    batch = synthetic_steps(policy, 3)
+    method = VLDAC({"value_coef": 0.5, "value_clip": 0.1})  # update 0: value warm-up, the loss is L_V alone
+    with torch.no_grad():
+        loss, stats = method.loss(policy, batch, 0)
+        values = policy.score([s.prompt for s in batch], [s.response for s in batch], values=True).values
+    expected = 0.5 * value_loss(batch, values, 0.1).mean().item()  # c_v * max(...), mean over steps
+    assert stats["value_warmup"] == 1.0
+    assert loss.item() == pytest.approx(expected, rel=1e-5), "VL-DAC's value loss is c_v * max((V-R)^2, ...), no 1/2"
+
+
+def test_rl4vlm_ratio_guard_is_off_by_default_and_keeps_only_the_clipped_term_when_on():
+    # A deliberate difference (rl4vlm.py): the release's "any ratio > 10: clipped term only" is opt-in.
+    policy = Policy(PolicySettings(value_head=(8,), value_stop_gradient=False))
+    batch = synthetic_steps(policy, 2)
+    batch[0].logprobs = batch[0].logprobs - 5.0  # rho_0 >= exp(0.5 * 5) > 10
+    for s in batch:
+        s.advantage = -1.0
+    assert RL4VLM().config.ratio_guard is None, "RL4VLM's ratio guard is on by default"
+    with torch.no_grad():
+        _, plain = RL4VLM({"value_coef": 0.0}).loss(policy, batch, 0)
+        _, guarded = RL4VLM({"value_coef": 0.0, "ratio_guard": 10.0}).loss(policy, batch, 0)
+    assert plain["policy_loss"] > 10 and guarded["policy_loss"] <= 1.1  # -min(rho A, clip(rho) A) vs -clip(rho) A
+
+
+def test_gigpo_kl_term_is_verls_low_var_kl():
     from rl4vlm_gym.baselines.gigpo import GiGPO
 
-    policy = Policy(PolicySettings(), temperature=0.7)
-    batch = synthetic_steps(policy, 3)
+    policy = Policy(PolicySettings())
+    batch = synthetic_steps(policy, 2)
     with torch.no_grad():
-        scores = policy.score([s.prompt for s in batch], [s.response for s in batch], entropy=True)
-        logits = policy.model(**policy._batch([batch[1].prompt], [batch[1].response])[0]).logits[0, -4:-1] / 0.7
-        expected = torch.distributions.Categorical(logits=logits).entropy()
-        assert torch.allclose(scores.entropy[1, :3], expected, atol=1e-5) and scores.entropy[0, 1:].eq(0).all()
-        bonus, _ = GiGPO({"kl_coef": 0.0, "entropy_coef": 1.0}).loss(policy, batch, 0)
-        plain, stats = GiGPO({"kl_coef": 0.0, "entropy_coef": 0.0}).loss(policy, batch, 0)
-    mean_entropy = (scores.entropy.sum() / scores.mask.sum()).item()
-    assert stats["entropy"] == 0.0 and (plain - bonus).item() == pytest.approx(mean_entropy, rel=1e-5)
+        now = policy.score([s.prompt for s in batch], [s.response for s in batch]).logprobs
+        for d, expected in ((-10.5, np.exp(-10.5) + 9.5), (-12.0, 10.0)):  # k3 clamped to 10 after, not d before
+            for i, s in enumerate(batch):
+                s.ref_logprobs = now[i, : len(s.response)] + d  # d = log ref - log pi
+            _, stats = GiGPO({"kl_coef": 1.0, "entropy_coef": 0.0}).loss(policy, batch, 0)
+            assert stats["kl"] == pytest.approx(expected, rel=1e-4), f"GiGPO's KL at d = {d} is not verl's low_var_kl"
 
 
 # One update of every method on every family -------------------------------------------------------
@@ -192,16 +231,64 @@ def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
         "vl-dac": {"algorithm.kl_beta": 0.04}, "gigpo": {"algorithm.kl_coef": 0.04}, "loop": {"algorithm.abs_adv_threshold": -1.0}
     }.get(algo, {})  # fmt: skip
     config = load_config(default_config_path(algo, env_id, "cpu"), {**SMALL, "env.id": env_id, "env.kwargs": kwargs, **extra})
-    summary = Trainer(config, tmp_path).run()
+    trainer = Trainer(config, tmp_path)
+    before: dict[str, torch.Tensor] = {}
+    update = trainer.train_one_update
+
+    def weights_then_update():  # the weights the RL update starts from (after the format warm-up)
+        before.update(trainer.policy.trainable_state())
+        return update()
+
+    trainer.train_one_update = weights_then_update
+    summary = trainer.run()
     assert summary["overall"]["episodes"] == 1
     with (tmp_path / "train_log.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 1 and float(rows[0]["env_steps"]) >= 2 and rows[0]["loss"] != ""
+    assert len(rows) == 1 and float(rows[0]["env_steps"]) >= 2
+    row = {k: float(v) if v != "" else float("nan") for k, v in rows[0].items()}  # the log writes NaN as ""
+    for key in ("loss", "policy_loss", "grad_norm", "clip_fraction", "invalid_rate", "advantage_std"):
+        assert np.isfinite(row[key]), f"{algo} on {family}: {key} is {row[key]} after one update"
+    assert 0 <= row["clip_fraction"] <= 1 and 0 <= row["invalid_rate"] <= 1 and row["grad_norm"] >= 0
+    if row["episodes"]:  # no episode may end within one update of steps: then no success is logged
+        assert 0 <= row["success"] <= 1 and np.isfinite(row["return"]), f"{algo} on {family}: success {row['success']}"
+    if algo in ("vl-dac", "gigpo"):
+        assert row["kl"] >= 0, f"{algo}: negative KL {row['kl']}"
+    if algo in ("vl-dac", "rl4vlm"):
+        assert np.isfinite(row["value_loss"]) and row["value_loss"] >= 0
+    after = trainer.policy.trainable_state()
+    assert all(torch.isfinite(v).all() for v in after.values()), f"{algo} on {family}: non-finite weights after one update"
+    changed = any(not torch.equal(before[k], after[k]) for k in before)
+    # a value loss (VL-DAC, RL4VLM) or GiGPO's entropy bonus always has a gradient; LOOP's
+    # loss has none when every rollout of the group scored the same
+    assert changed == (row["grad_norm"] > 0), f"{algo} on {family}: weights changed={changed}, grad_norm={row['grad_norm']}"
+    assert changed or algo == "loop", f"{algo} on {family}: one update left the weights unchanged"
     with (tmp_path / "eval_log.csv").open() as f:
         evals = list(csv.DictReader(f))
     assert [r["update"] for r in evals] == ["0", "1"] and all(r["success"] != "" and r["invalid_rate"] != "" for r in evals)
     assert (tmp_path / "checkpoints" / "final" / "model" / "adapter_config.json").exists()
     assert (tmp_path / "report" / "report.html").exists()
+
+
+def test_the_kl_reference_is_the_model_before_the_format_warmup(tmp_path):
+    # A deliberate difference (gigpo.py, vl_dac.py): the reference is frozen when the policy is
+    # built, so after a format warm-up it is the model before the warm-up, not the one RL starts from.
+    from rl4vlm_gym.baselines.common.warmup import format_warmup
+
+    overrides = {**SMALL, "model.lora": None, "algorithm.kl_coef": 0.01, "env.kwargs": {"level": 0, "obs_mode": "text"}}
+    trainer = Trainer(load_config(default_config_path("gigpo", None, "cpu"), overrides), tmp_path)
+    prompts = trainer.policy.prompts(conversations(2))
+    replies = [[105, 106], [107]]
+    with torch.no_grad():
+        initial = trainer.policy.score(prompts, replies).logprobs
+    format_warmup(
+        trainer.policy, trainer._make_env, trainer.prompt, env_id=trainer.env_id, attach_images=False,
+        steps=2, batch_size=2, lr=1e-2, seed=0,
+    )  # fmt: skip
+    with torch.no_grad():
+        reference = trainer.policy.score(prompts, replies, reference=True).logprobs
+        warmed = trainer.policy.score(prompts, replies).logprobs
+    assert torch.allclose(reference, initial, atol=1e-6), "the KL reference is not the model before the warm-up"
+    assert not torch.allclose(warmed, initial, atol=1e-4)
 
 
 def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
@@ -296,6 +383,49 @@ def test_collector_groups_share_seeds_and_streams_bootstrap():
         assert stream[-1].done or stream[-1].next_value != 0.0  # the cut end is bootstrapped
     assert buffer.episodes and stepper.env_steps == 10
     stepper.close()
+
+
+def test_collector_takes_gigpo_anchor_states_from_info_in_image_mode():
+    import hashlib
+
+    import gymnasium as gym
+
+    from rl4vlm_gym.baselines.common.rollout import GenerationSettings, RolloutCollector
+    from rl4vlm_gym.prompts import PromptConfig
+
+    def digest(image):
+        return hashlib.sha1(np.ascontiguousarray(image).tobytes()).hexdigest()
+
+    true_keys: dict[str, str] = {}  # every image an env showed -> its info["state_key"]
+
+    class RecordStates(gym.Wrapper):
+        def reset(self, **kwargs):
+            obs, info = self.env.reset(**kwargs)
+            true_keys[digest(obs["image"])] = info["state_key"]
+            return obs, info
+
+        def step(self, action):  # every reply makes a move, so that states change (the tiny model rarely writes one)
+            obs, reward, terminated, truncated, info = self.env.step(("-", "+")[len(action) % 2])
+            true_keys[digest(obs["image"])] = info["state_key"]
+            return obs, reward, terminated, truncated, info
+
+    def make_env():  # image mode: obs["text"] is only the env's feedback, never the state
+        return RecordStates(gym.make("rl4vlm/NumberLine-v0", level=1, obs_mode="image", image_size=64, max_episode_steps=3))
+
+    policy = Policy(PolicySettings())
+    prompt, generation = PromptConfig(output_format="plain"), GenerationSettings(max_new_tokens=3)
+    collector = RolloutCollector(make_env, 4, policy, prompt, generation, group_size=2, seed=3)
+    buffer = collector.collect_episodes(2)
+    collector.close()
+    for group in buffer.groups():
+        states = set()
+        for s in (s for trajectory in group for s in trajectory):
+            image = [p["image"] for m in s.prompt.messages for p in m["content"] if p["type"] == "image"][-1]
+            states.add(true_keys[digest(image)])
+            assert s.state_key == true_keys[digest(image)], "the rollout's GiGPO anchor state is not the env's info['state_key']"
+        keys = {s.state_key for trajectory in group for s in trajectory}
+        assert len(keys) == len(states), f"{len(states)} true states became {len(keys)} anchor keys"
+    assert sum(len(t) for g in buffer.groups() for t in g) > len({s.state_key for s in buffer.steps})  # states repeat
 
 
 def test_train_command(tmp_path):
