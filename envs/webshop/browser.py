@@ -10,7 +10,10 @@ handled here (reference/platform.md §1):
   expected URL has loaded, with its fonts;
 - every browser gets its own profile folder; the processes whose command line names it (and the
   driver's process tree) are killed on ``close()``, so a crashed or killed driver leaves no
-  Chromium behind.
+  Chromium behind;
+- the driver starts in its own process group, which Chromium's whole tree stays in, watched by
+  :mod:`rl4vlm_gym.processes`: if the process holding the env dies (SIGKILL, SIGTERM, Ray) the
+  group is killed and the profile deleted; SIGTERM kills them before the process exits.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psutil
 from PIL import Image
+
+from rl4vlm_gym import processes
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -68,12 +73,28 @@ def find_chromium() -> tuple[str, str]:
     return binary, driver
 
 
+def _owned_service(driver: str, profile: str) -> Any:
+    """A chromedriver ``Service`` whose process group (and ``profile``) die with this process."""
+    from selenium.webdriver.chrome.service import Service
+
+    class OwnedService(Service):
+        owned: processes.Owned | None = None
+
+        # Selenium's hook between Popen and the wait for the port: registering here, before Chromium
+        # starts, leaves no window in which a killed owner leaks a browser.
+        def _start_process(self, path: str) -> None:
+            super()._start_process(path)
+            self.owned = processes.own(group=self.process.pid, paths=[profile])
+            processes.close_on_sigterm(self.owned)
+
+    return OwnedService(driver, log_output=subprocess.DEVNULL, popen_kw={"start_new_session": True})
+
+
 class Browser:
     """One headless Chromium with a viewport of exactly ``size`` = (height, width) pixels."""
 
     def __init__(self, size: tuple[int, int]) -> None:
         from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
 
         os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager go online
         binary, driver = find_chromium()
@@ -83,7 +104,7 @@ class Browser:
         options.binary_location = binary
         for flag in (*_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={size[1]},{size[0]}"):
             options.add_argument(flag)
-        self._service = Service(driver, log_output=subprocess.DEVNULL)
+        self._service = _owned_service(driver, self.profile)
         try:
             self._driver = webdriver.Chrome(service=self._service, options=options)
         except Exception as err:
@@ -179,10 +200,12 @@ class Browser:
             self._service.stop()
         self._kill(leftovers)
         self._kill_leftovers()
-        shutil.rmtree(self.profile, ignore_errors=True)
 
     def _kill_leftovers(self) -> None:
         self._kill(self.processes())
+        if self._service.owned is not None:
+            self._service.owned.close()  # the group, in case a process escaped the scan; then the profile
+        shutil.rmtree(self.profile, ignore_errors=True)
 
     @staticmethod
     def _kill(processes: list[psutil.Process]) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
+import time
 import urllib.request
 
 import gymnasium as gym
@@ -125,3 +129,37 @@ def test_hostile_searches_in_the_browser() -> None:
         assert info["action"]["valid"] and env.unwrapped.route.page == "results"
         assert Route.from_url(env.unwrapped._site.browser.url) == env.unwrapped.route
     env.close()
+
+
+# A process holding a browser env, killed the way schedulers and Ray kill: its whole Chromium tree
+# (about 12 processes) and its profile folder must go with it.
+OWNER = r"""
+import json, time
+import gymnasium as gym
+import rl4vlm_gym
+env = gym.make("rl4vlm/WebShop-Browser-v1", image_size=(256, 320))
+env.reset(seed=0)
+browser = env.unwrapped._site.browser
+print(json.dumps({"pids": [p.pid for p in browser.processes()], "profile": browser.profile}), flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_nothing_outlives_a_killed_owner(sig: signal.Signals) -> None:
+    owner = subprocess.Popen([sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    made = json.loads(owner.stdout.readline())
+    tree = [psutil.Process(pid) for pid in made["pids"]]
+    assert len(tree) >= 3 and os.path.isdir(made["profile"])
+    owner.send_signal(sig)
+    assert owner.wait(20) == -sig
+    deadline = time.monotonic() + 20
+    while (alive := [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    assert not alive, f"left behind: {[(p.pid, p.name()) for p in alive]}"
+    while os.path.exists(made["profile"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(made["profile"])

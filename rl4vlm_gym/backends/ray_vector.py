@@ -1,0 +1,256 @@
+"""A Gymnasium vector env whose sub-envs live in Ray actors, several per actor, stepped in batches.
+
+Each actor holds a contiguous slice of the envs and is called once per ``reset``/``step`` for its
+whole slice: one remote call per env step costs about 2.5 ms on this machine, far more than a cheap
+env step (reference/platform.md §4). The API and results are those of ``SyncVectorEnv`` and
+``AsyncVectorEnv``: ``reset(seed=...)`` (an int seeds env ``i`` with ``seed + i``), ``step``,
+``autoreset_mode`` (next-step, same-step, disabled, and ``options["reset_mask"]``), ``call``,
+``get_attr``, ``set_attr``, ``render``, ``close``; observations are batched with Gymnasium's
+``batch_space``/``concatenate``, so rl4vlm's ``Unicode`` spaces batch as they do locally.
+
+Faults: an actor that dies (killed, out of memory, its node lost) is *not* restarted: the next call
+raises :class:`ActorDiedError` naming the actor and its envs. Replaying interrupted episodes on a
+fresh actor is the evaluation harness's job (issue 23, later part).
+
+Example::
+
+    import gymnasium as gym, ray
+    from rl4vlm_gym.backends.ray_vector import RayVectorEnv
+    ray.init()
+    envs = RayVectorEnv([lambda: gym.make("rl4vlm/NumberLine-v0")] * 8, num_actors=2)
+    obs, infos = envs.reset(seed=0)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from copy import deepcopy
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import ray
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+
+__all__ = ["ActorDiedError", "RayVectorEnv"]
+
+logger = logging.getLogger(__name__)
+
+
+class ActorDiedError(RuntimeError):
+    """A Ray actor holding some of the envs died; the vector env cannot go on (close it)."""
+
+
+class _Runner:
+    """The envs of one actor, with the per-env autoreset logic of ``SyncVectorEnv``."""
+
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode) -> None:
+        self.envs = [fn() for fn in env_fns]
+        self.mode = autoreset_mode
+        self.autoreset = [False] * len(self.envs)
+
+    def describe(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
+        env = self.envs[0]
+        return env.observation_space, env.action_space, dict(env.metadata), env.render_mode
+
+    def reset(self, seeds: Sequence[int | None], options: dict | None, mask: Sequence[bool] | None) -> list:
+        out: list[tuple[Any, dict] | None] = []
+        for i, env in enumerate(self.envs):
+            if mask is not None and not mask[i]:
+                out.append(None)
+                continue
+            self.autoreset[i] = False
+            out.append(env.reset(seed=seeds[i], options=options))
+        return out
+
+    def step(self, actions: Sequence[Any]) -> list:
+        out = []
+        for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
+            final = None
+            if self.mode == AutoresetMode.NEXT_STEP and self.autoreset[i]:
+                obs, info = env.reset()
+                reward, terminated, truncated = 0.0, False, False
+            else:
+                if self.mode == AutoresetMode.DISABLED and self.autoreset[i]:
+                    raise RuntimeError(f"env {i} of this actor must be reset (autoreset_mode=disabled)")
+                obs, reward, terminated, truncated, info = env.step(action)
+                if self.mode == AutoresetMode.SAME_STEP and (terminated or truncated):
+                    final = {"final_obs": obs, "final_info": info}
+                    obs, info = env.reset()
+            self.autoreset[i] = bool(terminated or truncated)
+            out.append((obs, float(reward), bool(terminated), bool(truncated), info, final))
+        return out
+
+    def call(self, name: str, args: tuple, kwargs: dict) -> list:
+        results = []
+        for env in self.envs:
+            attr = env.get_wrapper_attr(name)
+            results.append(attr(*args, **kwargs) if callable(attr) else attr)
+        return results
+
+    def set_attr(self, name: str, values: Sequence[Any]) -> None:
+        for env, value in zip(self.envs, values, strict=True):
+            env.set_wrapper_attr(name, value)
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+class RayVectorEnv(VectorEnv):
+    """``num_envs = len(env_fns)`` envs in ``num_actors`` Ray actors (default: one per env, at most 8).
+
+    Arguments:
+        env_fns: functions that make the sub-envs, called inside the actors (Ray pickles them).
+        num_actors: how many actors share the envs; env ``i`` lives in actor ``i * num_actors // num_envs``.
+        autoreset_mode: Gymnasium's ``AutoresetMode`` (or its string), next-step by default.
+        actor_options: passed to ``ray.remote(...).options``, e.g. ``{"num_cpus": 1, "memory": 2**30}``
+            (default one CPU per actor, as Ray does for tasks).
+        copy: return copies of the batched observations, as ``SyncVectorEnv`` does.
+
+    Ray is started with ``ray.init()`` if it is not running (connect to a cluster with ``ray.init(address=...)``
+    first).
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gym.Env]],
+        num_actors: int | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        actor_options: dict[str, Any] | None = None,
+        copy: bool = True,
+    ) -> None:
+        self.num_envs = len(env_fns)
+        if self.num_envs == 0:
+            raise ValueError("RayVectorEnv needs at least one env function")
+        num_actors = min(self.num_envs, 8) if num_actors is None else num_actors
+        if not 1 <= num_actors <= self.num_envs:
+            raise ValueError(f"num_actors must be in 1..num_envs={self.num_envs}, got {num_actors}")
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.copy = copy
+        if not ray.is_initialized():
+            logger.info("starting a local Ray (ray.init())")
+            ray.init()
+        cls = ray.remote(_Runner).options(**{"num_cpus": 1, "max_restarts": 0, **(actor_options or {})})
+        bounds = [i * self.num_envs // num_actors for i in range(num_actors + 1)]
+        self._slices = [range(bounds[k], bounds[k + 1]) for k in range(num_actors)]
+        self._actors = [cls.remote([env_fns[i] for i in s], self.autoreset_mode) for s in self._slices]
+        self.single_observation_space, self.single_action_space, metadata, self.render_mode = self._get(
+            [self._actors[0].describe.remote()]
+        )[0]
+        self.metadata = {**metadata, "autoreset_mode": self.autoreset_mode}
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._observations = create_empty_array(self.single_observation_space, self.num_envs, fn=np.zeros)
+        self._env_obs: list[Any] = [None] * self.num_envs
+        self._autoreset_envs = np.zeros(self.num_envs, dtype=np.bool_)
+        self.closed = False
+
+    def _get(self, refs: list[ray.ObjectRef]) -> list[Any]:
+        try:
+            return ray.get(refs)
+        except ray.exceptions.RayActorError as err:
+            dead = next((k for k, ref in enumerate(refs) if _failed(ref)), None)
+            where = (
+                f"actor {dead} (envs {self._slices[dead].start}..{self._slices[dead].stop - 1})"
+                if dead is not None
+                else "an actor"
+            )
+            raise ActorDiedError(
+                f"the Ray {where} of this RayVectorEnv died ({type(err).__name__}); actors are not restarted: "
+                "close this vector env and make a new one"
+            ) from err
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, int):
+            seeds = [seed + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(
+                f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seeds)}."
+            )
+        options = dict(options) if options is not None else None
+        mask = None
+        if options is not None and "reset_mask" in options:
+            mask = options.pop("reset_mask")
+            if not isinstance(mask, np.ndarray) or mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
+                raise ValueError(
+                    f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with a True, got {mask!r}"
+                )
+        refs = [
+            actor.reset.remote([seeds[i] for i in s], options, None if mask is None else [bool(mask[i]) for i in s])
+            for actor, s in zip(self._actors, self._slices, strict=True)
+        ]
+        infos: dict[str, Any] = {}
+        for s, results in zip(self._slices, self._get(refs), strict=True):
+            for i, result in zip(s, results, strict=True):
+                if result is None:
+                    continue
+                self._env_obs[i], info = result
+                self._autoreset_envs[i] = False
+                infos = self._add_info(infos, info, i)
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        return (deepcopy(self._observations) if self.copy else self._observations), infos
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        actions = list(iterate(self.action_space, actions))
+        refs = [actor.step.remote([actions[i] for i in s]) for actor, s in zip(self._actors, self._slices, strict=True)]
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        terminations = np.zeros(self.num_envs, dtype=np.bool_)
+        truncations = np.zeros(self.num_envs, dtype=np.bool_)
+        infos: dict[str, Any] = {}
+        for s, results in zip(self._slices, self._get(refs), strict=True):
+            for i, (obs, reward, terminated, truncated, info, final) in zip(s, results, strict=True):
+                self._env_obs[i], rewards[i], terminations[i], truncations[i] = obs, reward, terminated, truncated
+                if final is not None:
+                    infos = self._add_info(infos, final, i)
+                infos = self._add_info(infos, info, i)
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        self._autoreset_envs = terminations | truncations
+        obs = deepcopy(self._observations) if self.copy else self._observations
+        return obs, rewards, terminations, truncations, infos
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """``getattr(env, name)(*args, **kwargs)`` in every sub-env (or the attribute, if not callable)."""
+        refs = [actor.call.remote(name, args, kwargs) for actor in self._actors]
+        return tuple(result for results in self._get(refs) for result in results)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        return self.call(name)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | object) -> None:
+        if not isinstance(values, list | tuple):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(f"values must have one value per env ({self.num_envs}), got {len(values)}")
+        self._get(
+            [actor.set_attr.remote(name, [values[i] for i in s]) for actor, s in zip(self._actors, self._slices, strict=True)]
+        )
+
+    def render(self) -> tuple[Any, ...] | None:
+        return self.call("render")
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close the sub-envs, then end the actors (a dead actor is skipped)."""
+        for actor in self._actors:
+            try:
+                ray.get(actor.close.remote(), timeout=60)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                logger.warning("a Ray actor of this RayVectorEnv could not close its envs (dead or stuck)")
+            ray.kill(actor)
+        self._actors = []
+
+
+def _failed(ref: ray.ObjectRef) -> bool:
+    try:
+        ray.get(ref, timeout=0)
+    except ray.exceptions.RayActorError:
+        return True
+    except Exception:  # noqa: BLE001 - only actor deaths are looked for here
+        return False
+    return False

@@ -1,0 +1,234 @@
+"""Child processes that never outlive their owner, and envs closed on SIGTERM.
+
+An env that starts processes (WebShop's Chromium, a planner) must not leave them running when the
+process holding the env dies: killed by SIGKILL, by a scheduler's SIGTERM, by Ray. Two mechanisms:
+
+- :func:`popen` starts a child in its own process group and :func:`own` registers a group (and
+  folders to delete) with this process's *watchdog*: a tiny Python process reading a pipe whose
+  only writer is the owner. When the owner dies, however it dies, the kernel closes the pipe; the
+  watchdog reads EOF, kills every registered group with SIGKILL and deletes the folders. A pipe
+  rather than ``PR_SET_PDEATHSIG``: the death signal fires when the parent *thread* exits (an env
+  made in a worker thread would lose its browser) and does not reach grandchildren, which
+  re-parent (Chromium's zygotes and renderers). Process groups do reach them: Chromium's whole
+  tree stays in chromedriver's group.
+- :func:`close_on_sigterm` closes the registered objects on SIGTERM (an :class:`Owned` closes
+  by killing its group: no polite shutdown that a signal arriving mid-call could deadlock), then
+  dies of SIGTERM as if no handler were there. The handler is installed when the first object is
+  registered, from the main thread, and only over the default action: a handler of the user's (or ``SIG_IGN``) is
+  kept and a warning says so; call :func:`close_all` from it. Children are still killed by the
+  watchdog either way.
+
+After ``fork`` (Gymnasium's ``AsyncVectorEnv``) the child drops the parent's registrations and
+its copy of the pipe, so it neither closes the parent's envs nor keeps the parent's watchdog
+waiting; envs the child makes get the child's own watchdog.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["Owned", "close_all", "close_on_sigterm", "kill_group", "own", "popen"]
+
+logger = logging.getLogger(__name__)
+
+# The watchdog: stdlib only, started with -I -S (about 15 ms, 8 MiB). Lines "+G pgid", "-G pgid",
+# "+D path", "-D path" keep the register; EOF means the owner is gone.
+_WATCHDOG = r"""
+import os, shutil, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_IGN)
+groups, paths = set(), set()
+for line in sys.stdin.buffer:
+    op, _, arg = line.rstrip(b"\n").decode("utf-8", "surrogateescape").partition(" ")
+    target = groups if op[1:] == "G" else paths
+    value = int(arg) if op[1:] == "G" else arg
+    (target.add if op[0] == "+" else target.discard)(value)
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+for path in paths:
+    shutil.rmtree(path, ignore_errors=True)
+"""
+
+
+class _Closeable(Protocol):
+    def close(self) -> None: ...
+
+
+@dataclass
+class _State:
+    """This process's watchdog and registrations (reset in a forked child)."""
+
+    pid: int = -1
+    watchdog: subprocess.Popen[bytes] | None = None
+    lines: dict[str, int] = field(default_factory=dict)  # registered line -> count
+    closeables: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
+    warned: bool = False
+
+
+_lock = threading.RLock()
+_state = _State(pid=os.getpid())
+
+
+def _after_fork_in_child() -> None:
+    global _state, _lock
+    if _state.watchdog is not None and _state.watchdog.stdin is not None:
+        with contextlib.suppress(OSError, ValueError):
+            _state.watchdog.stdin.close()  # the parent's pipe: its watchdog must see EOF when the parent dies
+    _lock = threading.RLock()
+    _state = _State(pid=os.getpid())
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _start_watchdog() -> subprocess.Popen[bytes]:
+    # Its own session: a Ctrl-C or a SIGTERM sent to the owner's process group does not reach it.
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE, start_new_session=True)
+    for line in _state.lines:  # a restarted watchdog learns what the dead one knew
+        assert proc.stdin is not None
+        proc.stdin.write(b"+" + line.encode("utf-8", "surrogateescape") + b"\n")
+    assert proc.stdin is not None
+    proc.stdin.flush()
+    return proc
+
+
+def _send(line: str) -> None:
+    """Tell the watchdog ``line``, (re)starting it when needed. Caller holds the lock."""
+    for _ in range(2):
+        if _state.watchdog is None or _state.watchdog.poll() is not None:
+            _state.watchdog = _start_watchdog()
+        try:
+            assert _state.watchdog.stdin is not None
+            _state.watchdog.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
+            _state.watchdog.stdin.flush()
+            return
+        except (BrokenPipeError, OSError):
+            _state.watchdog = None  # it was killed: start another one with the full register
+    raise RuntimeError("rl4vlm_gym.processes: the watchdog process cannot be started")
+
+
+def _change(line: str, delta: int) -> None:
+    with _lock:
+        count = _state.lines.get(line, 0) + delta
+        if count > 0:
+            _state.lines[line] = count
+        else:
+            _state.lines.pop(line, None)
+        if delta > 0 and count == 1:
+            _send("+" + line)
+        elif delta < 0 and count == 0:
+            _send("-" + line)
+
+
+@dataclass(eq=False)
+class Owned:
+    """A process group and folders that die with this process unless :meth:`release`\\ d first."""
+
+    group: int | None
+    paths: tuple[str, ...]
+    _pid: int = field(default_factory=os.getpid, repr=False)
+    _released: bool = field(default=False, repr=False)
+
+    def release(self) -> None:
+        """Stop watching (the group was stopped and the folders deleted by their user); idempotent."""
+        if self._released or self._pid != os.getpid():
+            return
+        self._released = True
+        if self.group is not None:
+            _change(f"G {self.group}", -1)
+        for path in self.paths:
+            _change(f"D {path}", -1)
+
+    def close(self) -> None:
+        """Kill the group and delete the folders now (what the watchdog would do), then release."""
+        if self._released or self._pid != os.getpid():
+            return
+        if self.group is not None:
+            kill_group(self.group)
+        for path in self.paths:
+            shutil.rmtree(path, ignore_errors=True)
+        self.release()
+
+
+def own(group: int | None = None, paths: Sequence[str | os.PathLike[str]] = ()) -> Owned:
+    """Kill process group ``group`` and delete ``paths`` when this process dies, until released."""
+    for path in map(os.fspath, paths):
+        if "\n" in path:
+            raise ValueError(f"a path with a newline cannot be watched: {path!r}")
+    owned = Owned(group, tuple(os.path.abspath(p) for p in map(os.fspath, paths)))
+    if group is not None:
+        _change(f"G {int(group)}", +1)
+    for path in owned.paths:
+        _change(f"D {path}", +1)
+    return owned
+
+
+def popen(args: Sequence[str], **kwargs: Any) -> tuple[subprocess.Popen[Any], Owned]:
+    """``subprocess.Popen(args, **kwargs)`` in a new process group that dies with this process.
+
+    Returns the process and its :class:`Owned` handle; once the process is stopped (e.g. with
+    :func:`kill_group`), call ``owned.release()``.
+    """
+    proc = subprocess.Popen(args, start_new_session=True, **kwargs)
+    return proc, own(group=proc.pid)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL process group ``pgid`` (a child started by :func:`popen` and all it started)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+# -- SIGTERM ---------------------------------------------------------------------------------------
+
+
+def close_all() -> None:
+    """Close every object registered with :func:`close_on_sigterm` in this process."""
+    with _lock:
+        objects = list(_state.closeables)
+    for obj in objects:
+        try:
+            obj.close()
+        except Exception:  # noqa: BLE001 - closing the others matters more
+            logger.exception("closing %r failed", obj)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    close_all()
+    # Then die as the default action would (exit status -SIGTERM): a scheduler sees what it expects.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def close_on_sigterm(obj: _Closeable) -> None:
+    """Call ``obj.close()`` when this process receives SIGTERM (``obj`` is held weakly)."""
+    with _lock:
+        _state.closeables.add(obj)
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers can only be set from the main thread; the watchdog still applies
+    current = signal.getsignal(signal.SIGTERM)
+    if current is _on_sigterm:
+        return
+    if current is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    elif not _state.warned:
+        _state.warned = True
+        logger.warning(
+            "SIGTERM already has a handler (%r): it is kept, so envs are not closed on SIGTERM unless it calls "
+            "rl4vlm_gym.processes.close_all(); their child processes are still killed when this process dies",
+            current,
+        )

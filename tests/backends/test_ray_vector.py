@@ -1,0 +1,109 @@
+"""RayVectorEnv on a local Ray: the same observations, rewards and infos as SyncVectorEnv."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import rl4vlm_gym  # noqa: E402, F401 - registers the envs
+from rl4vlm_gym.backends.ray_vector import ActorDiedError, RayVectorEnv  # noqa: E402
+
+ENV = "rl4vlm/NumberLine-v0"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray() -> Iterator[None]:
+    # Ray's own opt-outs: no auth token in ~/.ray, no usage report; its files in a folder of ours.
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    temp = tempfile.mkdtemp(prefix="ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    yield
+    ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _fns(n: int) -> list:
+    return [lambda: gym.make(ENV)] * n
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple | list):
+        return isinstance(b, tuple | list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and a.dtype == object:
+        return isinstance(b, np.ndarray) and b.dtype == object and _same(list(a), list(b))
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+def _actions(obs: dict, rng: np.random.Generator) -> tuple[str, ...]:
+    # legal moves mostly, sometimes text the env must refuse
+    return tuple("jump" if rng.random() < 0.1 else legal[rng.integers(len(legal))] for legal in obs["actions"])
+
+
+@pytest.mark.parametrize(("num_envs", "num_actors", "mode"), [(4, 2, "NextStep"), (3, 2, "SameStep"), (2, 1, "NextStep")])
+def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str) -> None:
+    local = gym.vector.SyncVectorEnv(_fns(num_envs), autoreset_mode=mode)
+    remote = RayVectorEnv(_fns(num_envs), num_actors=num_actors, autoreset_mode=mode, actor_options={"num_cpus": 0})
+    assert remote.observation_space == local.observation_space and remote.action_space == local.action_space
+    assert remote.metadata["autoreset_mode"] == local.metadata["autoreset_mode"]
+    rng = np.random.default_rng(0)
+    ends = 0
+    for seed in (3, 11):
+        expected, remote_out = local.reset(seed=seed), remote.reset(seed=seed)
+        assert _same(expected, remote_out)
+        for _ in range(40):
+            actions = _actions(expected[0], rng)
+            expected, remote_out = local.step(actions), remote.step(actions)
+            assert _same(expected, remote_out), f"after {actions}"
+            ends += int(expected[2].sum() + expected[3].sum())
+    assert ends >= 2, "episodes ended, so autoreset was exercised"
+    assert _same(local.call("oracle_action"), remote.call("oracle_action"))
+    local.close(), remote.close()
+
+
+def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
+    local = gym.vector.SyncVectorEnv(_fns(3), autoreset_mode="Disabled")
+    remote = RayVectorEnv(_fns(3), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0})
+    assert _same(local.reset(seed=5), remote.reset(seed=5))
+    mask = np.array([False, True, False])
+    assert _same(
+        local.reset(seed=[None, 9, None], options={"reset_mask": mask}),
+        remote.reset(seed=[None, 9, None], options={"reset_mask": mask}),
+    )
+    with pytest.raises(ValueError, match="reset_mask"):
+        remote.reset(options={"reset_mask": np.zeros(3, dtype=np.bool_)})
+    with pytest.raises(ValueError, match="num_envs=3"):
+        remote.reset(seed=[1, 2])
+    assert remote.get_attr("render_mode") == local.get_attr("render_mode")
+    remote.set_attr("marker", [1, 2, 3])
+    assert remote.get_attr("marker") == (1, 2, 3)
+    local.close(), remote.close()
+
+
+def test_a_killed_actor_raises_a_clear_error() -> None:
+    remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0})
+    obs, _ = remote.reset(seed=0)
+    ray.kill(remote._actors[1])
+    with pytest.raises(ActorDiedError, match=r"actor 1 \(envs 2\.\.3\).*not restarted"):
+        remote.step(_actions(obs, np.random.default_rng(0)))
+    remote.close()  # closing with a dead actor works
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="num_actors"):
+        RayVectorEnv(_fns(2), num_actors=3)
+    with pytest.raises(ValueError, match="at least one"):
+        RayVectorEnv([])
