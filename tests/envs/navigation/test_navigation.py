@@ -27,11 +27,13 @@ def test_family_registers_the_vl_dac_tasks() -> None:
     assert len(NAV_IDS) >= 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "level"), LEVELS)
-def test_oracle_solves_seeds_50_to_99_in_optimal_steps(env_id: str, level: int) -> None:
-    # The conformance kit's oracle check runs EVAL seeds 0..49; these make 100 per level.
-    report = check_oracle(env_id, episodes=50, first_seed=50, levels=[level], max_episode_steps=100_000)
-    assert "50/50 solvable solved" in report, report
+def test_oracle_solves_seeds_50_to_54_in_optimal_steps(env_id: str, level: int) -> None:
+    # The kit's oracle check plays EVAL seeds from 0 (as many as its time budget allows, at least
+    # 5 a level); these seeds are ones it never plays. Each episode costs a planner run.
+    report = check_oracle(env_id, episodes=5, first_seed=50, levels=[level], max_episode_steps=100_000)
+    assert "5/5 solvable solved" in report, report
 
 
 def test_close_frees_the_worlds_gl_objects() -> None:
