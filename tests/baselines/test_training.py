@@ -128,6 +128,7 @@ def synthetic_steps(policy, n=4):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["vl-dac", "rl4vlm", "loop", "gigpo"])
 def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo):
     from rl4vlm_gym.baselines import algorithm_class
@@ -184,6 +185,7 @@ SMALL = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize("algo", ["vl-dac", "rl4vlm", "loop", "gigpo"])
 def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):

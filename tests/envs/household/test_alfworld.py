@@ -54,6 +54,7 @@ def snapshot(env: ALFWorld) -> tuple:
 # -- ALFWorld's text and the expert ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASK_TYPES)
 def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_nothing(task: str) -> None:
     env = make()
