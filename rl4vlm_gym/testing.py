@@ -46,7 +46,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.envs.registration import EnvSpec
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 from gymnasium.utils.env_checker import check_env
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
@@ -874,14 +874,25 @@ def check_render(env_id: str, **kwargs: Any) -> str:
     return "rgb_array, ansi and human render; close() twice is safe"
 
 
+def _env_class(env_id: str, **kwargs: Any) -> type:
+    """The id's env class from its entry point, without building an env (a GL world, a game
+    engine); a factory function's env is built to find its class."""
+    entry_point = gym.spec(env_id).entry_point
+    found = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    if isinstance(found, type) and issubclass(found, VLMEnv):
+        return found
+    env = _make(env_id, **kwargs)
+    cls = type(env.unwrapped)
+    env.close()
+    return cls
+
+
 def check_docs(env_id: str, **kwargs: Any) -> str:
     """The env class docstring (its own or inherited) has every section the docs generator needs;
     the card matches the class, and every reward variant has the same events, ``"invalid"`` among them."""
     from rl4vlm_gym.docs import SECTIONS, missing_sections
 
-    env = _make(env_id, **kwargs)
-    cls = type(env.unwrapped)
-    env.close()
+    cls = _env_class(env_id, **kwargs)
     missing = missing_sections(cls)
     assert not missing, f"{cls.__name__}'s docstring lacks the sections {missing}"
     card = env_card(env_id)
