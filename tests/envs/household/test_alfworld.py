@@ -31,6 +31,8 @@ DATA = Path(os.environ["ALFWORLD_DATA"]) if os.environ.get("ALFWORLD_DATA") else
 if not DATA.is_dir():
     pytest.skip(f"no ALFWorld games: set ALFWORLD_DATA or provide {SAMPLE.resolve()}", allow_module_level=True)
 
+pytestmark = pytest.mark.slow  # ALFWorld's engine: seconds a reset, a planner for the expert
+
 GAMES = {task: next(g for g in find_games(DATA) if task_type(g) == task) for task in TASK_TYPES}
 """The first game of each task type."""
 PICK = "pick_and_place_simple"  # a bedroom game with a 4-step plan: the cheap one to play
@@ -54,7 +56,6 @@ def snapshot(env: ALFWorld) -> tuple:
 # -- ALFWorld's text and the expert ------------------------------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("task", TASK_TYPES)
 def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_nothing(task: str) -> None:
     env = make()

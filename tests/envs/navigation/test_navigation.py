@@ -128,6 +128,7 @@ def test_success_reward_is_miniworlds_time_discounted_one() -> None:
     env.close()
 
 
+@pytest.mark.slow
 def test_distractor_levels_name_the_goal_by_colour_and_shape() -> None:
     env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", level=2)
     missions = {env.reset(seed=seed)[0]["mission"] for seed in range(30)}
@@ -192,6 +193,7 @@ def test_missing_gl_stack_gives_one_clear_error() -> None:
     assert "libegl1" in done.stdout and "EGL" in done.stdout and "Traceback" not in done.stdout
 
 
+@pytest.mark.slow
 def test_pickled_env_rebuilds_its_world_and_continues() -> None:
     import pickle
 

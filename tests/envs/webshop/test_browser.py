@@ -10,10 +10,13 @@ import urllib.request
 import gymnasium as gym
 import numpy as np
 import psutil
+import pytest
 
 import rl4vlm_gym  # noqa: F401 - registers the envs
 from rl4vlm_gym.envs.webshop.pages import Route
 from rl4vlm_gym.registry import EVAL_SEEDS
+
+pytestmark = pytest.mark.slow  # a headless Chromium per env
 
 ENV = "rl4vlm/WebShop-Browser-v1"
 SIZE = (256, 320)
