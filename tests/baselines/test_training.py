@@ -206,6 +206,7 @@ def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
     assert (tmp_path / "report" / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     overrides = {**SMALL, "model.lora": None, "env.kwargs": {"level": 0, "obs_mode": "text"}, "eval.every": 1}
     first = Trainer(load_config(default_config_path("vl-dac", None, "cpu"), {**overrides, "updates": 1}), tmp_path)
