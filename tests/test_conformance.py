@@ -13,13 +13,26 @@ from rl4vlm_gym.testing import CHECKS
 
 ENV_IDS = [card.id for card in rl4vlm_gym.list_envs()]
 
+# Marked slow (the inner loop, `pytest -m "not slow"`, skips them; CI runs them): the checks that
+# start Python processes, seconds whatever the env, and every check but docs of an env on an
+# extra's simulator (a GL world, ALFWorld's engine, a browser), where each episode costs.
+PROCESS_CHECKS = ("determinism", "vector")
+
+
+def _cases() -> list[pytest.param]:
+    cases = []
+    for card in rl4vlm_gym.list_envs():
+        for check in CHECKS:
+            slow = check in PROCESS_CHECKS or (card.extra is not None and check != "docs")
+            cases.append(pytest.param(card.id, check, marks=[pytest.mark.slow] if slow else [], id=f"{card.id}-{check}"))
+    return cases
+
 
 def test_registry_is_not_empty() -> None:
     assert {"rl4vlm/NumberLine-v0", "rl4vlm/EZPoints-v0", "rl4vlm/Points24-v0", "rl4vlm/Blackjack-v0"} <= set(ENV_IDS)
 
 
-@pytest.mark.parametrize("check", list(CHECKS))
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize(("env_id", "check"), _cases())
 def test_conformance(env_id: str, check: str) -> None:
     try:
         CHECKS[check](env_id)

@@ -177,6 +177,7 @@ def test_garbage_answers_are_named():
         thread.join()
 
 
+@pytest.mark.slow
 def test_eval_smoke_suite_with_the_model_agents(tiny, server, tmp_path):
     """`rl4vlm-gym eval` over the smoke suite with the local VLM and with the HTTP agent."""
     runner = CliRunner()

@@ -133,6 +133,7 @@ def synthetic_steps(policy, n=4):
 MODES = {"vl-dac": AGGREGATIONS, "rl4vlm": ("seq-mean",), "loop": AGGREGATIONS, "gigpo": AGGREGATIONS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo, mode", [(algo, mode) for algo, modes in MODES.items() for mode in modes])
 def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo, mode):
     from rl4vlm_gym.baselines import algorithm_class
@@ -223,6 +224,7 @@ SMALL = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize("algo", ["vl-dac", "rl4vlm", "loop", "gigpo"])
 def test_one_update_of_every_method_on_every_family(algo, family, tmp_path):
@@ -291,6 +293,7 @@ def test_the_kl_reference_is_the_model_before_the_format_warmup(tmp_path):
     assert not torch.allclose(warmed, initial, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     overrides = {**SMALL, "model.lora": None, "env.kwargs": {"level": 0, "obs_mode": "text"}, "eval.every": 1}
     first = Trainer(load_config(default_config_path("vl-dac", None, "cpu"), {**overrides, "updates": 1}), tmp_path)

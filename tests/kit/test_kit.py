@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 
 from rl4vlm_gym.registry import unregister
-from rl4vlm_gym.testing import CHECKS, check_docs, run_checks
+from rl4vlm_gym.testing import CHECKS, ORACLE_EPISODES, ORACLE_MIN_EPISODES, check_docs, check_oracle, run_checks
 
 # The test envs' module must import by name in the kit's subprocesses (determinism, spawned
 # vector workers), which get this process's sys.path.
@@ -55,6 +55,7 @@ DEFECTS = [
     (kit_walk.EarlySuccess, "rules", r"success reported (at reset|on a step that does not terminate)"),
     (kit_walk.StateKeyCollision, "rules", r"state_key 'goal=\(\d, \d\)' names two different states"),
     (kit_walk.LevelsIgnored, "arguments", r"level 1 plays level 0's episodes"),
+    (kit_walk.SaltedGoal, "determinism", r"rollouts differ across processes"),
 ]
 
 
@@ -68,6 +69,27 @@ def test_check_names_the_defect(cls: type, check: str, pattern: str) -> None:
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_every_check_passes_the_reference_env(check: str) -> None:
     CHECKS[check](env_id(Walk))
+
+
+ORACLE_DEFECTS = [defect for defect in DEFECTS if defect[1] == "oracle"]
+
+
+@pytest.mark.parametrize(("cls", "check", "pattern"), ORACLE_DEFECTS, ids=[c.__name__ for c, _, _ in ORACLE_DEFECTS])
+def test_the_oracle_check_names_the_defect_at_its_smallest_budget(cls: type, check: str, pattern: str) -> None:
+    # A slow env gets the fewest episodes (budget_s=0): every defect must still be caught.
+    with pytest.raises(AssertionError) as caught:
+        check_oracle(env_id(cls), budget_s=0.0)
+    assert re.search(pattern, str(caught.value)), f"oracle failed {cls.__name__} for another reason: {caught.value}"
+
+
+@pytest.mark.parametrize(
+    ("options", "per_level"),
+    [({}, ORACLE_EPISODES), ({"budget_s": 0.0}, ORACLE_MIN_EPISODES), ({"episodes": 7, "budget_s": 0.0}, 7), ({"episodes": 3}, 3)],
+)
+def test_the_oracle_check_plays_what_its_budget_allows_at_every_level(options: dict[str, float], per_level: int) -> None:
+    # Walk is cheap: within the default budget it plays every seed; out of budget, the minimum at every level.
+    report = check_oracle(env_id(Walk), **options)
+    assert f"L0 {per_level}/{per_level} solvable solved" in report and f"L1 {per_level}/{per_level} solvable solved" in report, report
 
 
 def test_every_defect_is_caught_by_the_checks_it_names() -> None:

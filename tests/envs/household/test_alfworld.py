@@ -32,6 +32,7 @@ DATA = Path(DATA_VARIABLE) if DATA_VARIABLE else next(
     (parent / SAMPLE for parent in Path(__file__).resolve().parents if (parent / SAMPLE).is_dir()), SAMPLE
 )
 
+pytestmark = pytest.mark.slow  # ALFWorld's engine: seconds a reset, a planner for the expert
 
 def _first_game_of_each_task() -> dict[str, str]:
     try:

@@ -225,6 +225,7 @@ def shortest_by_search(house: House, limit: int) -> int | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASK_TYPES)
 def test_oracle_plans_are_shortest(task: str) -> None:
     env = type("Env", (Household,), {"TASK": task})(level=0, obs_mode="text")

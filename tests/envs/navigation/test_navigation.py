@@ -27,11 +27,13 @@ def test_family_registers_the_vl_dac_tasks() -> None:
     assert len(NAV_IDS) >= 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "level"), LEVELS)
-def test_oracle_solves_seeds_50_to_99_in_optimal_steps(env_id: str, level: int) -> None:
-    # The conformance kit's oracle check runs EVAL seeds 0..49; these make 100 per level.
-    report = check_oracle(env_id, episodes=50, first_seed=50, levels=[level], max_episode_steps=100_000)
-    assert "50/50 solvable solved" in report, report
+def test_oracle_solves_seeds_50_to_54_in_optimal_steps(env_id: str, level: int) -> None:
+    # The kit's oracle check plays EVAL seeds from 0 (as many as its time budget allows, at least
+    # 5 a level); these seeds are ones it never plays. Each episode costs a planner run.
+    report = check_oracle(env_id, episodes=5, first_seed=50, levels=[level], max_episode_steps=100_000)
+    assert "5/5 solvable solved" in report, report
 
 
 def test_close_frees_the_worlds_gl_objects() -> None:
@@ -126,6 +128,7 @@ def test_success_reward_is_miniworlds_time_discounted_one() -> None:
     env.close()
 
 
+@pytest.mark.slow
 def test_distractor_levels_name_the_goal_by_colour_and_shape() -> None:
     env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", level=2)
     missions = {env.reset(seed=seed)[0]["mission"] for seed in range(30)}
@@ -191,6 +194,7 @@ def test_missing_gl_stack_gives_one_clear_error() -> None:
     assert "libegl1" in done.stdout and "EGL" in done.stdout and "Traceback" not in done.stdout
 
 
+@pytest.mark.slow
 def test_pickled_env_rebuilds_its_world_and_continues() -> None:
     import pickle
 

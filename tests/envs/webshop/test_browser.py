@@ -22,6 +22,8 @@ import rl4vlm_gym  # noqa: E402,F401 - registers the envs
 from rl4vlm_gym.envs.webshop.pages import Route  # noqa: E402
 from rl4vlm_gym.registry import EVAL_SEEDS  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a headless Chromium per env
+
 ENV = "rl4vlm/WebShop-Browser-v1"
 SIZE = (256, 320)
 

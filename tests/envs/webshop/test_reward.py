@@ -306,6 +306,7 @@ def as_webshop_goal(g: Goal) -> dict[str, Any]:
             "price_upper": g.price_upper}  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_model
 def test_the_default_reward_equals_webshops_get_reward_on_400_purchases() -> None:
     shop = procedural_shop(2, 0)

@@ -18,6 +18,7 @@ from rl4vlm_gym.testing import check_oracle
 ENV = "rl4vlm/WebShop-v1"
 
 
+@pytest.mark.slow
 def test_oracle_solves_200_seeds_per_level_in_optimal_steps() -> None:
     # EVAL seeds 50..249 (the kit's own oracle check runs 0..49).
     report = check_oracle(ENV, episodes=200, first_seed=50)
