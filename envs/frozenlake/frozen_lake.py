@@ -192,6 +192,11 @@ class FrozenLake(VLMEnv):
                     frontier.append(nxt)
         return dist
 
+    @property
+    def CHANCE(self) -> bool:  # type: ignore[override]  # noqa: N802 - the base class's flag, per level here
+        """Slippery levels are games of chance: the ice decides where each move goes."""
+        return self.LEVELS[self.level].slippery
+
     def _optimal_steps(self) -> int | None:
         if self.slippery:
             return None  # a game of chance
