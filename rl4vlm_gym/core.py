@@ -32,12 +32,17 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = ["NOT_COMPUTED", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
 
 _FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
+
+NOT_COMPUTED = -2
+"""``info["optimal_steps"]`` of an env whose plan is expensive and was not asked for yet (see
+:attr:`VLMEnv.optimal_steps`); -1 means undefined, -2 means nobody asked: both ints, so vector envs
+batch them."""
 
 
 class MissingDataError(FileNotFoundError):
@@ -81,6 +86,20 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_format: ``"auto"``, ``"json"``, ``"tags"`` or ``"plain"``.
         action_match: ``"strict"`` or ``"lenient"``.
         render_mode: ``"rgb_array"``, ``"ansi"``, ``"human"`` or ``None``.
+        optimal_steps_at_reset: whether ``reset`` computes :attr:`optimal_steps` and reports it in
+            ``info["optimal_steps"]``; ``None`` (default) does so unless the env sets
+            ``EXPENSIVE_PLAN``.
+
+    Optimal steps:
+        :attr:`optimal_steps` is the fewest steps that solve the episode from its start (-1:
+        undefined, i.e. unsolvable, a game of chance, or a planner that gave up). It is computed at
+        most once per episode, when first asked, and shared with the oracle's plan. Envs whose
+        plan is cheap compute it at every reset, as ``info["optimal_steps"]`` has always reported.
+        Envs whose plan costs a search (MiniWorld's planner, ALFWorld's Fast Downward) set
+        ``EXPENSIVE_PLAN = True``: their ``reset`` then plans only when made with
+        ``optimal_steps_at_reset=True``, and otherwise reports :data:`NOT_COMPUTED` (-2) in
+        ``info["optimal_steps"]`` until someone reads ``env.unwrapped.optimal_steps`` (the
+        harness and the conformance kit do); from then on every ``info`` of the episode carries it.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
@@ -105,6 +124,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
     NEEDS_DATA: ClassVar[bool] = False
     """The env plays files users download themselves; without them ``make`` raises
     :class:`MissingDataError`, and the docs show no example episode."""
+    EXPENSIVE_PLAN: ClassVar[bool] = False
+    """Computing ``optimal_steps`` costs a search worth avoiding at every reset: the env then plans
+    only when asked (see "Optimal steps" above)."""
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
@@ -119,6 +141,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_format: str = "auto",
         action_match: str = "lenient",
         render_mode: str | None = None,
+        optimal_steps_at_reset: bool | None = None,
     ) -> None:
         self.level = self._check_level(self.DEFAULT_LEVEL if level is None else level, "level")
         if obs_mode not in OBS_MODES:
@@ -134,6 +157,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
                 f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None"
             )
         self.render_mode = render_mode
+        if optimal_steps_at_reset is not None and not isinstance(optimal_steps_at_reset, bool):
+            raise ValueError(f"optimal_steps_at_reset={optimal_steps_at_reset!r} must be True, False or None")
+        self.optimal_steps_at_reset = not self.EXPENSIVE_PLAN if optimal_steps_at_reset is None else optimal_steps_at_reset
         self.parser = ActionParser(
             format=action_format,  # type: ignore[arg-type]  # validated by ActionParser
             match=action_match,  # type: ignore[arg-type]
@@ -153,7 +179,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         self._started = False
         self._elapsed = 0
         self._admissible: tuple[str, ...] = ()
-        self._optimal = -1
+        self._optimal = NOT_COMPUTED
         self._frames: dict[Any, NDArray[np.uint8]] = {}
         self._window: HumanWindow | None = None
 
@@ -198,7 +224,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
     def _optimal_steps(self) -> int | None:
         """Fewest steps that solve the episode from its start; ``None`` if undefined (unsolvable,
         or a game of chance). ``info["optimal_steps"]`` reports ``None`` as -1 so that vector
-        envs can batch it as ints."""
+        envs can batch it as ints. Called at most once per episode: right after ``_new_episode``
+        unless the env sets ``EXPENSIVE_PLAN``, in which case it may come after steps and must
+        still answer for the episode's start."""
         raise NotImplementedError
 
     def oracle_action(self) -> str:
@@ -241,8 +269,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
         self._elapsed = 0
         self._admissible = self._actions()
         self.action_space.vocabulary = self._admissible
-        optimal = self._optimal_steps()
-        self._optimal = -1 if optimal is None else optimal
+        self._optimal = NOT_COMPUTED
+        if self.optimal_steps_at_reset:
+            self._optimal = self.optimal_steps
         self._render_human()
         return self._observation(""), self._info(None)
 
@@ -290,6 +319,17 @@ class VLMEnv(gym.Env[ObsDict, str]):
     def admissible_actions(self) -> tuple[str, ...]:
         """The admissible actions of the current state."""
         return self._admissible
+
+    @property
+    def optimal_steps(self) -> int:
+        """Fewest steps that solve this episode from its start, -1 if undefined; computed when
+        first asked, once per episode (see "Optimal steps" in the class docstring)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before reading optimal_steps")
+        if self._optimal == NOT_COMPUTED:
+            optimal = self._optimal_steps()
+            self._optimal = -1 if optimal is None else int(optimal)
+        return self._optimal
 
     @property
     def elapsed_steps(self) -> int:
