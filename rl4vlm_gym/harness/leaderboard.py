@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rl4vlm_gym.harness.metrics import summarize
-from rl4vlm_gym.harness.runner import RunError, load_episodes, make_task_env
+from rl4vlm_gym.harness.runner import RunError, episode_optimal_steps, load_episodes, make_task_env
 from rl4vlm_gym.harness.suite import Suite, SuiteError, load_suite
 from rl4vlm_gym.prompts import PromptConfig
 
@@ -336,8 +336,9 @@ def _replay(suite: Suite, records: list[dict[str, Any]], report: ValidationRepor
 
 def _replay_one(env: Any, record: Mapping[str, Any]) -> str | None:
     obs, info = env.reset(seed=record["seed"])
-    if int(info.get("optimal_steps", -1)) != record["optimal_steps"]:
-        return f"optimal_steps is {record['optimal_steps']} but the env gives {info.get('optimal_steps')} for this seed"
+    optimal = episode_optimal_steps(env, info)
+    if optimal != record["optimal_steps"]:
+        return f"optimal_steps is {record['optimal_steps']} but the env gives {optimal} for this seed"
     terminated = truncated = False
     for i, step in enumerate(record["steps"], 1):
         if terminated or truncated:
