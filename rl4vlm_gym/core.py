@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = ["NOT_COMPUTED", "REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
@@ -70,6 +70,11 @@ keeps the paper's name as the key (gym-cards: ``rl4vlm``) or the benchmark's (``
 ``alfworld``, ``webshop``); ``native`` and ``default`` then resolve to it (the first variant)."""
 
 _FRAME_CACHE_BYTES = 16 * 2**20  # per env: ~190 frames at 300x300, ~36 at 672x672
+
+NOT_COMPUTED = -2
+"""``info["optimal_steps"]`` of an env whose plan is expensive and was not asked for yet (see
+:attr:`VLMEnv.optimal_steps`); -1 means undefined, -2 means nobody asked: both ints, so vector envs
+batch them."""
 
 
 # The base class's own state: a subclass that assigns one of these breaks the contract silently
@@ -157,6 +162,20 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_format: ``"auto"``, ``"json"``, ``"tags"`` or ``"plain"``.
         action_match: ``"strict"`` or ``"lenient"``.
         render_mode: ``"rgb_array"``, ``"ansi"``, ``"human"`` or ``None``.
+        optimal_steps_at_reset: whether ``reset`` computes :attr:`optimal_steps` and reports it in
+            ``info["optimal_steps"]``; ``None`` (default) does so unless the env sets
+            ``EXPENSIVE_PLAN``.
+
+    Optimal steps:
+        :attr:`optimal_steps` is the fewest steps that solve the episode from its start (-1:
+        undefined, i.e. unsolvable, a game of chance, or a planner that gave up). It is computed at
+        most once per episode, when first asked, and shared with the oracle's plan. Envs whose
+        plan is cheap compute it at every reset, as ``info["optimal_steps"]`` has always reported.
+        Envs whose plan costs a search (MiniWorld's planner, ALFWorld's Fast Downward) set
+        ``EXPENSIVE_PLAN = True``: their ``reset`` then plans only when made with
+        ``optimal_steps_at_reset=True``, and otherwise reports :data:`NOT_COMPUTED` (-2) in
+        ``info["optimal_steps"]`` until someone reads ``env.unwrapped.optimal_steps`` (the
+        harness and the conformance kit do); from then on every ``info`` of the episode carries it.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
@@ -194,6 +213,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
     """Other accepted ``reward_variant`` names -> a key of ``REWARDS`` (e.g. a paper's name for the
     ``native`` table). ``"default"`` always names the first variant, and ``"native"`` does too
     unless ``REWARDS`` or these aliases define it."""
+    EXPENSIVE_PLAN: ClassVar[bool] = False
+    """Computing ``optimal_steps`` costs a search worth avoiding at every reset: the env then plans
+    only when asked (see "Optimal steps" above)."""
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
@@ -224,6 +246,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_format: str = "auto",
         action_match: str = "lenient",
         render_mode: str | None = None,
+        optimal_steps_at_reset: bool | None = None,
     ) -> None:
         self.level = self._check_level(self.DEFAULT_LEVEL if level is None else level, "level")
         if obs_mode not in OBS_MODES:
@@ -236,6 +259,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
                 f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None"
             )
         self.render_mode = render_mode
+        if optimal_steps_at_reset is not None and not isinstance(optimal_steps_at_reset, bool):
+            raise ValueError(f"optimal_steps_at_reset={optimal_steps_at_reset!r} must be True, False or None")
+        self.optimal_steps_at_reset = not self.EXPENSIVE_PLAN if optimal_steps_at_reset is None else optimal_steps_at_reset
         self.parser = ActionParser(
             format=action_format,  # type: ignore[arg-type]  # validated by ActionParser
             match=action_match,  # type: ignore[arg-type]
@@ -256,7 +282,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         self._ended: tuple[bool, bool] | None = None  # (terminated, truncated) once the episode ended
         self._elapsed = 0
         self._admissible: tuple[str, ...] = ()
-        self._optimal = -1
+        self._optimal = NOT_COMPUTED
         self._frames: dict[Any, NDArray[np.uint8]] = {}
         self._window: HumanWindow | None = None
 
@@ -308,7 +334,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
         """Fewest steps that solve the episode from its start, as an ``int`` (the oracle takes
         exactly that many); ``None`` if undefined (unsolvable, or a game of chance: see
         ``CHANCE``). ``info["optimal_steps"]`` reports ``None`` as -1 so that vector envs can
-        batch it as ints."""
+        batch it as ints. Called at most once per episode: right after ``_new_episode``
+        unless the env sets ``EXPENSIVE_PLAN``, in which case it may come after steps and must
+        still answer for the episode's start."""
         raise NotImplementedError
 
     def oracle_action(self) -> str:
@@ -365,8 +393,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
         self._elapsed = 0
         self._admissible = self._actions()
         self.action_space.vocabulary = self._admissible
-        optimal = self._optimal_steps()
-        self._optimal = -1 if optimal is None else optimal
+        self._optimal = NOT_COMPUTED
+        if self.optimal_steps_at_reset:
+            self._optimal = self.optimal_steps
         self._render_human()
         return self._observation(""), self._info(None)
 
@@ -440,6 +469,17 @@ class VLMEnv(gym.Env[ObsDict, str]):
     def admissible_actions(self) -> tuple[str, ...]:
         """The admissible actions of the current state."""
         return self._admissible
+
+    @property
+    def optimal_steps(self) -> int:
+        """Fewest steps that solve this episode from its start, -1 if undefined; computed when
+        first asked, once per episode (see "Optimal steps" in the class docstring)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before reading optimal_steps")
+        if self._optimal == NOT_COMPUTED:
+            optimal = self._optimal_steps()
+            self._optimal = -1 if optimal is None else int(optimal)
+        return self._optimal
 
     @property
     def elapsed_steps(self) -> int:

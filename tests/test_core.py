@@ -497,6 +497,65 @@ def test_infos_hold_no_wall_clock_values(env_id: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Optimal steps: computed once per episode, at reset only where the plan is cheap or asked for
+# --------------------------------------------------------------------------------------------
+
+
+def _counting(expensive: bool) -> tuple[type, list[int]]:
+    from rl4vlm_gym.envs.cards.numberline import NumberLine
+
+    calls: list[int] = []
+
+    class Counting(NumberLine):
+        EXPENSIVE_PLAN = expensive
+
+        def _optimal_steps(self) -> int | None:
+            calls.append(self.elapsed_steps)
+            return super()._optimal_steps()
+
+    return Counting, calls
+
+
+def test_cheap_plan_is_reported_at_reset_and_computed_once() -> None:
+    from rl4vlm_gym.core import NOT_COMPUTED
+
+    Counting, calls = _counting(expensive=False)
+    env = Counting(level=0, obs_mode="text")
+    _, info = env.reset(seed=5)
+    assert calls == [0] and info["optimal_steps"] == env.optimal_steps > 0 and calls == [0]
+    assert env.step(env.oracle_action())[4]["optimal_steps"] == info["optimal_steps"] and calls == [0]
+    env.reset(seed=6)
+    assert calls == [0, 0], "once per episode"
+    lazy = Counting(level=0, obs_mode="text", optimal_steps_at_reset=False)  # a cheap env may opt out too
+    assert lazy.reset(seed=5)[1]["optimal_steps"] == NOT_COMPUTED and calls == [0, 0]
+
+
+def test_expensive_plan_waits_until_asked_and_keeps_its_value() -> None:
+    from rl4vlm_gym.core import NOT_COMPUTED
+
+    Counting, calls = _counting(expensive=True)
+    env = Counting(level=0, obs_mode="text")
+    with pytest.raises(gym.error.ResetNeeded):
+        _ = env.optimal_steps
+    _, info = env.reset(seed=5)
+    assert info["optimal_steps"] == NOT_COMPUTED == -2 and not calls
+    obs, _, _, _, info = env.step(env.oracle_action())
+    assert info["optimal_steps"] == NOT_COMPUTED and not calls
+    optimal = env.optimal_steps
+    assert optimal > 0 and env.optimal_steps == optimal and calls == [1]
+    assert env.step(env.oracle_action())[4]["optimal_steps"] == optimal  # once asked, every info carries it
+    assert env.reset(seed=5)[1]["optimal_steps"] == NOT_COMPUTED, "a new episode asks again"
+    eager = Counting(level=0, obs_mode="text", optimal_steps_at_reset=True)
+    assert eager.reset(seed=5)[1]["optimal_steps"] == optimal and calls == [1, 0]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0.0])
+def test_optimal_steps_at_reset_must_be_a_bool(value: Any) -> None:
+    with pytest.raises(ValueError, match=f"optimal_steps_at_reset={value!r} must be True, False or None"):
+        _make(NUMBERLINE, optimal_steps_at_reset=value)
+
+
+# --------------------------------------------------------------------------------------------
 # Import hygiene
 # --------------------------------------------------------------------------------------------
 

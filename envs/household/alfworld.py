@@ -14,7 +14,9 @@ import importlib.util
 import json
 import logging
 import os
+import random
 import re
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ import numpy as np
 
 from rl4vlm_gym.core import MissingDataError, ObsDict, StepOutcome
 from rl4vlm_gym.envs.household.base import HouseholdBase
+from rl4vlm_gym.envs.household.bounded import BoundExceeded, call_bounded
 from rl4vlm_gym.envs.household.goals import TASK_TYPES
 from rl4vlm_gym.envs.household.view import Item, View
 
@@ -57,7 +60,8 @@ _SOLVABLE = re.compile(rb'"solvable"\s*:\s*(true|false)\s*}\s*$')
 _TASK_MARKER = "Your task is to: "
 
 _scans: dict[str, tuple[str, ...]] = {}  # solvable games per scanned folder (real path), for this process
-_plans: dict[tuple[str, int, int], tuple[str, ...]] = {}  # the expert's plan at reset per game file
+_plans: dict[tuple[str, int, int], tuple[str, ...]] = {}  # the expert's plan from the start per game file
+_gave_up: dict[tuple[str, int, int], tuple[float, int]] = {}  # games whose first plan hit these bounds
 
 
 # -- Discovering games -----------------------------------------------------------------------------
@@ -242,11 +246,43 @@ def _start(game: str, data_dir: Path) -> Any:
     return env
 
 
-def _expert_plan(env: Any) -> list[str]:
-    """The plan of ALFWorld's planner expert (``AlfredExpert(expert_type=PLANNER)``) from the current state:
-    TextWorld's PDDL env replans with Fast Downward, as it does for the expert's ``policy_commands``."""
+def _expert_plan(env: Any, from_start: bool = False) -> list[str]:
+    """The plan of ALFWorld's planner expert (``AlfredExpert(expert_type=PLANNER)``) from the current state
+    (or from the game's start: this resets ``env``): TextWorld's PDDL env replans with Fast Downward, as
+    it does for the expert's ``policy_commands``."""
+    if from_start:
+        env.reset()
     game = env.unwrapped
     return list(game._pddl_state.replan(game._entity_infos))
+
+
+class _HandCodedExpert:
+    """ALFWorld's handcoded expert (``AlfredExpert(expert_type=HANDCODED)``) following an episode: it
+    observes the welcome text, then acts on every step's state; ``"look"`` when it has nothing
+    admissible to say, as in ALFWorld. It draws from Python's global ``random`` when it loops, so
+    each step seeds it from the game and the step number (and puts the global state back)."""
+
+    def __init__(self, game: str, intro: str) -> None:
+        from alfworld.agents.expert import HandCodedTWAgent
+
+        self.game = game
+        self.agent = HandCodedTWAgent(max_steps=200)  # AlfredExpert's setting
+        self.agent.reset(game)
+        self.agent.observe(intro)
+        self.steps = 0
+        self.next = "look"
+
+    def observe(self, state: Any, command: str) -> None:
+        self.steps += 1
+        saved = random.getstate()
+        random.seed(zlib.crc32(f"{self.game}:{self.steps}".encode()))
+        try:
+            action = self.agent.act(state, 0, state["won"], command)
+        except Exception:  # noqa: BLE001 - its timeouts and failures: ALFWorld's expert then says "look"
+            action = "look"
+        finally:
+            random.setstate(saved)
+        self.next = action if action in state["admissible_commands"] else "look"
 
 
 # -- The env -----------------------------------------------------------------------------------------
@@ -262,7 +298,10 @@ class ALFWorld(HouseholdBase):
     that users download from ALFWorld (see Arguments); ``reset(seed)`` picks one with the env's RNG, and
     ``reset(options={"game": g})`` plays game ``g`` (an index into ``env.games`` or a path). Dynamics,
     text, admissible commands and the win condition are TextWorld's PDDL env running the game, exactly
-    as in ALFWorld, BALROG or verl-agent. The oracle is ALFWorld's planner expert (Fast Downward).
+    as in ALFWorld, BALROG or verl-agent. The oracle is ALFWorld's planner expert (Fast Downward), run
+    only when the oracle or ``optimal_steps`` is asked for, in a child process bounded in time and
+    memory (``planner_timeout``, ``planner_memory_mb``); where the bound is hit, the oracle is
+    ALFWorld's handcoded expert and ``optimal_steps`` is -1 (unknown).
 
     ## Observation
     - ``image``: the View of the true state (``view.py``, drawn by ``render.py``): in the middle of the
@@ -293,9 +332,12 @@ class ALFWorld(HouseholdBase):
     ## Levels
     One level: the real ALFWorld games of the chosen split and task types, as they are. ALFWorld has
     no difficulty ladder; the procedural ``rl4vlm/Household-*`` envs have one.
-    ``info["optimal_steps"]`` is the length of the planner's plan at reset (it minimises ALFWorld's
-    PDDL action costs), ``info["progress"]`` is 1 once the game is won, else 0, and
-    ``info["state_key"]`` hashes the game's changing PDDL facts.
+    ``env.unwrapped.optimal_steps`` is the length of the planner's plan from the start (it minimises
+    ALFWorld's PDDL action costs; -1 if the planner hit its bound), computed when first asked:
+    ``info["optimal_steps"]`` is -2 (not computed) unless the env is made with
+    ``optimal_steps_at_reset=True``, as ALFWorld's own env plans only when the expert is asked
+    for. ``info["progress"]`` is 1 once the game is won, else 0, and ``info["state_key"]`` hashes
+    the game's changing PDDL facts.
 
     ## Arguments
     - ``data_dir``: ALFWorld's data folder; default ``$ALFWORLD_DATA``, else ``~/.cache/alfworld``
@@ -307,6 +349,10 @@ class ALFWorld(HouseholdBase):
       marked ``"solvable": true`` and skips movable-receptacle and sliced tasks; the games are sorted.
     - ``task_types``: ALFWorld's task type ids 1..6 or names (``"pick_and_place_simple"``, ...);
       ``None`` for all.
+    - ``planner_timeout`` (seconds, default 300) and ``planner_memory_mb`` (default 2048): the bounds of
+      one planner call. A few games make Fast Downward search for minutes and grow to gigabytes
+      (one valid_seen game: 510 s and 3.3 GB for an 8-step plan); past the bound the oracle falls
+      back to the handcoded expert and ``optimal_steps`` is -1.
     - The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
       (default 300x300, ALFRED's frame size), ``reward_variant`` (``alfworld``, ``verl-agent``),
       ``action_format``, ``action_match``, ``render_mode``.
@@ -317,6 +363,7 @@ class ALFWorld(HouseholdBase):
 
     LEVELS: ClassVar[tuple[str, ...]] = ("the real ALFWorld games of the chosen split and task types",)
     NEEDS_DATA: ClassVar[bool] = True
+    EXPENSIVE_PLAN: ClassVar[bool] = True  # Fast Downward: a median 3 s per game, minutes on a few
 
     def __init__(
         self,
@@ -324,10 +371,18 @@ class ALFWorld(HouseholdBase):
         data_dir: str | os.PathLike[str] | None = None,
         split: str | None = None,
         task_types: Sequence[int | str] | None = None,
+        planner_timeout: float = 300.0,
+        planner_memory_mb: int = 2048,
         **kwargs: Any,
     ) -> None:
         self._tw: Any = None  # the live TextWorld game; first, so that close() works after any error
         super().__init__(**kwargs)
+        if isinstance(planner_timeout, bool) or not isinstance(planner_timeout, (int, float)) or not planner_timeout > 0:
+            raise ValueError(f"planner_timeout={planner_timeout!r} must be a positive number of seconds")
+        if isinstance(planner_memory_mb, bool) or not isinstance(planner_memory_mb, int) or planner_memory_mb <= 0:
+            raise ValueError(f"planner_memory_mb={planner_memory_mb!r} must be a positive int (MiB)")
+        self.planner_timeout = float(planner_timeout)
+        self.planner_memory_mb = planner_memory_mb
         for module in ("textworld", "alfworld"):
             if importlib.util.find_spec(module) is None:
                 raise ImportError(f"{type(self).__name__} needs {module}: pip install 'rl4vlm-gym[household]'")
@@ -339,7 +394,9 @@ class ALFWorld(HouseholdBase):
         """The game of the current episode."""
         self._requested: str | None = None  # reset(options={"game": ...}), for _new_episode
         self._log: list[str] = []  # the episode's commands, replayed to rebuild the game after pickling
-        self._plan: list[str] | None = None  # the expert's remaining plan; None once the agent left it
+        self._plan: list[str] | None = None  # the planner's remaining plan; None until planned, or once the agent left it
+        self._gave_up = False  # the planner hit its bound in this episode: the handcoded expert plays
+        self._handcoded: _HandCodedExpert | None = None  # follows the episode once the planner gave up
         # The episode's state as plain data (it pickles), set by _new_episode and _sync
         self._intro_text = self._task = ""
         self._layout = _layout((), "")
@@ -389,16 +446,37 @@ class ALFWorld(HouseholdBase):
         self._log = []
         self._focus = None
         self._sync(state)
-        self._plan = list(self._initial_plan())
+        self._plan = None  # planned when the oracle or optimal_steps is asked for
+        self._gave_up = False
+        self._handcoded = None
 
-    def _initial_plan(self) -> tuple[str, ...]:
-        # Planning costs up to several seconds in a kitchen, and a game's first plan never changes.
+    def _initial_plan(self) -> tuple[str, ...] | None:
+        """The planner's plan from the game's start (None: it hit its bound). Planning costs seconds
+        to minutes, and a game's first plan never changes: cached per game file for the process."""
         assert self.game is not None
         stat = os.stat(self.game)
         key = (os.path.realpath(self.game), stat.st_mtime_ns, stat.st_size)
+        bounds = (self.planner_timeout, self.planner_memory_mb)
         if key not in _plans:
-            _plans[key] = tuple(_expert_plan(self._tw))
+            if key in _gave_up and all(old >= new for old, new in zip(_gave_up[key], bounds, strict=True)):
+                self._gave_up = True
+                return None
+            plan = self._bounded_plan(from_start=bool(self._log))
+            if plan is None:
+                _gave_up[key] = bounds
+                return None
+            _plans[key] = tuple(plan)
         return _plans[key]
+
+    def _bounded_plan(self, from_start: bool = False) -> list[str] | None:
+        """The planner's plan in a bounded child process (see ``bounded.py``); None past the bound."""
+        game = self._game_env()
+        try:
+            return call_bounded(lambda: _expert_plan(game, from_start), seconds=self.planner_timeout, memory_mb=self.planner_memory_mb)
+        except BoundExceeded as err:
+            logger.warning("ALFWorld's planner on %s: %s; the handcoded expert plays instead", self.game, err)
+            self._gave_up = True
+            return None
 
     def _game_env(self) -> Any:
         """The live TextWorld game; after unpickling, rebuilt by replaying the episode's commands."""
@@ -436,6 +514,8 @@ class ALFWorld(HouseholdBase):
             self._plan.pop(0)
         else:
             self._plan = None
+        if self._handcoded is not None:
+            self._handcoded.observe(state, action)
         if self._won:
             return StepOutcome("success", terminated=True, feedback=state.feedback)
         return StepOutcome("step", feedback=state.feedback)
@@ -493,17 +573,41 @@ class ALFWorld(HouseholdBase):
         return 1.0 if self._won else 0.0
 
     def _optimal_steps(self) -> int | None:
-        return len(self._plan) if self._plan else None  # asked right after _new_episode
+        plan = self._initial_plan()
+        if plan is not None and not self._log and self._plan is None:
+            self._plan = list(plan)  # the oracle follows this very plan
+        return len(plan) if plan else None
 
     def oracle_action(self) -> str:
         """ALFWorld's planner expert: the next command of its plan from the current state.
 
         ``AlfredExpert(expert_type=PLANNER)`` replans after every command, which costs 0.1 to 5 s in
         a kitchen; the plan is the same Fast Downward call, made only when the agent has left the
-        previous plan. ``"look"`` (always admissible) once the game is won or has no plan."""
-        if self._plan is None:
-            self._plan = _expert_plan(self._game_env())
+        previous plan, in a child process bounded by ``planner_timeout`` and ``planner_memory_mb``.
+        Once a call hits the bound, the episode is played by ALFWorld's handcoded expert.
+        ``"look"`` (always admissible) once the game is won or has no plan."""
+        if self._plan is None and not self._gave_up:
+            plan = self._initial_plan() if not self._log else self._bounded_plan()
+            self._plan = None if plan is None else list(plan)
+        if self._gave_up:
+            return self._handcoded_action()
         return self._plan[0] if self._plan else "look"
+
+    def _handcoded_action(self) -> str:
+        assert self.game is not None
+        if self._handcoded is None and not self._log:
+            self._handcoded = _HandCodedExpert(self.game, self._intro_text)
+        if self._handcoded is None:  # it joins mid-episode: show it the episode so far on a copy of the game
+            copy = _start(self.game, self.data_dir)
+            try:
+                state = copy.reset()
+                self._handcoded = _HandCodedExpert(self.game, state.feedback)
+                for command in self._log:
+                    state, _, _ = copy.step(command)
+                    self._handcoded.observe(state, command)
+            finally:
+                copy.close()
+        return self._handcoded.next
 
     # Resources ------------------------------------------------------------------------------------
 
@@ -520,4 +624,5 @@ class ALFWorld(HouseholdBase):
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_tw"] = None  # Fast Downward's state lives in C; _game_env() replays _log on demand
+        state["_handcoded"] = None  # rebuilt from _log on demand
         return state

@@ -115,13 +115,18 @@ class Planner:
 
     # Planning ---------------------------------------------------------------------------------------
 
-    def plan(self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None) -> list[str]:
-        """Actions that accomplish every phase from the current state; the world is left unchanged."""
+    def plan(
+        self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None, *, max_expansions: int | None = None, weight: float | None = None
+    ) -> list[str]:
+        """Actions that accomplish every phase from the current state; the world is left unchanged.
+        ``max_expansions`` and ``weight`` override the planner's own for this call."""
         snap = self.snapshot()
+        budget = self.max_expansions if max_expansions is None else max_expansions
+        weight = self.weight if weight is None else weight
         try:
             actions: list[str] = []
             for phase in phases:
-                actions += self._search(phase, rooms)
+                actions += self._search(phase, rooms, budget, weight)
                 if phase.then is not None:
                     actions.append(phase.then)
                     if phase.effect is not None:
@@ -130,7 +135,7 @@ class Planner:
         finally:
             self.restore(snap)
 
-    def _search(self, phase: Phase, rooms: Sequence[Any] | None) -> list[str]:
+    def _search(self, phase: Phase, rooms: Sequence[Any] | None, budget: int, weight: float) -> list[str]:
         start = self._pose()
         if phase.reached():
             return []
@@ -146,7 +151,7 @@ class Planner:
             if steps > best.get(key, steps):
                 continue
             expansions += 1
-            if expansions > self.max_expansions:
+            if expansions > budget:
                 break
             for action in self.moves:
                 self._set_pose(pose)
@@ -167,7 +172,7 @@ class Planner:
                     continue
                 best[child_key] = steps + 1
                 parents.append((node, action))
-                heapq.heappush(frontier, (steps + 1 + self.weight * field(child), steps + 1, len(parents) - 1, child, child_key))
+                heapq.heappush(frontier, (steps + 1 + weight * field(child), steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
         raise Unsolvable(f"no plan found ({expansions} poses expanded)")
 

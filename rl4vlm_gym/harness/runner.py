@@ -38,6 +38,7 @@ from typing import Any
 import gymnasium as gym
 
 from rl4vlm_gym.agents import Agent, ModelAgent, agent_class, make_agent
+from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.harness.suite import WRAPPERS, Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
 
@@ -78,6 +79,15 @@ def make_task_env(task: Task) -> gym.Env:
     return env
 
 
+def episode_optimal_steps(env: gym.Env, info: Mapping[str, Any]) -> int:
+    """The episode's optimal steps, asked for right after ``reset``: envs whose plan is expensive
+    leave it out of ``info`` unless asked (``VLMEnv.optimal_steps``); -1 where undefined."""
+    base = env.unwrapped
+    if isinstance(base, VLMEnv):
+        return base.optimal_steps
+    return int(info.get("optimal_steps", -1))
+
+
 def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str, Any]:
     """Play one episode and return its record (one JSONL line).
 
@@ -87,8 +97,8 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
     """
     spec_version = env.spec.version if env.spec is not None else None
     obs, info = env.reset(seed=seed)
+    optimal = episode_optimal_steps(env, info)
     agent.begin(env, seed)
-    optimal = int(info.get("optimal_steps", -1))
     steps: list[dict[str, Any]] = []
     terminated = truncated = False
     error = None

@@ -98,6 +98,25 @@ def test_eval_cli_smoke_suite_with_oracle_and_random(tmp_path):
     assert oracle["success"]["mean"] > rand["success"]["mean"]
 
 
+def test_recorded_optimal_steps_are_asked_for_when_reset_leaves_them_out():
+    import gymnasium as gym
+
+    from rl4vlm_gym.agents import make_agent
+    from rl4vlm_gym.core import NOT_COMPUTED
+    from rl4vlm_gym.envs.cards.numberline import NumberLine
+    from rl4vlm_gym.harness.runner import play_episode
+
+    class Planned(NumberLine):
+        EXPENSIVE_PLAN = True  # as MiniWorld and ALFWorld: reset reports NOT_COMPUTED
+
+    task = Suite.from_dict(SMALL).tasks[0]
+    env = gym.wrappers.PassiveEnvChecker(Planned(level=0, obs_mode="text"))
+    assert env.reset(seed=11)[1]["optimal_steps"] == NOT_COMPUTED
+    eager = NumberLine(level=0, obs_mode="text").reset(seed=11)[1]["optimal_steps"]
+    record = play_episode(env, make_agent("oracle"), task, 11)
+    assert eager > 0 and record["optimal_steps"] == record["num_steps"] == eager and record["success"]
+
+
 def test_bad_cli_input_is_named(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["eval", "--agent", "psychic", "--suite", "smoke", "--out", str(tmp_path / "x"), "--no-progress"])

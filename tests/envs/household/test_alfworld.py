@@ -11,9 +11,11 @@ import hashlib
 import json
 import os
 import pickle
+import random
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +24,7 @@ import pytest
 DATA_VARIABLE = os.environ.get("ALFWORLD_DATA")  # read first: importing alfworld sets it to its default
 pytest.importorskip("alfworld", reason="the household extra (alfworld, textworld) is not installed")
 
-from rl4vlm_gym.core import MissingDataError  # noqa: E402
+from rl4vlm_gym.core import NOT_COMPUTED, MissingDataError  # noqa: E402
 from rl4vlm_gym.envs.household.alfworld import GAME_FILE, ALFWorld, find_games, task_type  # noqa: E402
 from rl4vlm_gym.envs.household.goals import TASK_TYPES  # noqa: E402
 from rl4vlm_gym.envs.household.view import overview, receptacle_sentence  # noqa: E402
@@ -82,7 +84,8 @@ def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_noth
     view = env._view_state()
     assert view.place is None and overview(view.receptacles) in obs["text"]  # ALFWorld's listing order
     assert view.room in ("kitchen", "livingroom", "bedroom", "bathroom")
-    optimal, steps, rewards = info["optimal_steps"], 0, []
+    assert info["optimal_steps"] == NOT_COMPUTED  # the planner runs only when asked
+    optimal, steps, rewards = env.optimal_steps, 0, []
     assert optimal > 0
     terminated = False
     while not terminated:
@@ -120,7 +123,7 @@ def test_text_actions_and_expert_plan_equal_alfworlds_own_env(task: str) -> None
     env = make()
     obs, info = env.reset(options={"game": GAMES[task]})
     assert obs["text"] == text
-    assert info["optimal_steps"] == len(infos["extra.expert_plan"])
+    assert env.optimal_steps == len(infos["extra.expert_plan"])
     done = False
     while not done:
         assert obs["actions"] == tuple(infos["admissible_commands"])
@@ -130,6 +133,82 @@ def test_text_actions_and_expert_plan_equal_alfworlds_own_env(task: str) -> None
         obs, reward, terminated, _, info = env.step(action)
         assert obs["text"] == text and reward == score and terminated == done == infos["won"]
     raw.close()
+    env.close()
+
+
+def test_planner_runs_once_and_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    calls = []
+    real = module.call_bounded
+    monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
+    monkeypatch.setattr(module, "_plans", {})
+    eager = make(optimal_steps_at_reset=True)
+    _, info = eager.reset(options={"game": GAMES[PICK]})
+    assert len(calls) == 1 and info["optimal_steps"] == eager.optimal_steps == 4
+    eager.close()
+
+    monkeypatch.setattr(module, "_plans", {})
+    calls.clear()
+    env = make()
+    obs, info = env.reset(options={"game": GAMES[PICK]})
+    obs, _, _, _, info = env.step("look")
+    assert info["optimal_steps"] == NOT_COMPUTED and not calls
+    assert env.optimal_steps == 4 and len(calls) == 1  # asked after a step: still the start's plan
+    assert env.optimal_steps == 4 and len(calls) == 1
+    assert env.step("look")[4]["optimal_steps"] == 4  # once asked, every info carries it
+    env.reset(options={"game": GAMES[PICK]})
+    assert env.optimal_steps == 4 and len(calls) == 1  # a game's first plan is cached
+    for _ in range(4):  # the oracle follows that same plan
+        env.step(env.oracle_action())
+    assert env.unwrapped._won and len(calls) == 1
+    env.close()
+
+
+def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(monkeypatch: pytest.MonkeyPatch) -> None:
+    import textworld
+    import textworld.gym
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredExpert, AlfredExpertType, AlfredInfos
+
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    monkeypatch.setattr(module, "_plans", {})
+    monkeypatch.setattr(module, "_gave_up", {})
+    request = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile", "expert_plan"])
+    wrappers = [AlfredDemangler(shuffle=False), AlfredInfos, AlfredExpert(expert_type=AlfredExpertType.HANDCODED)]
+    raw = textworld.gym.make(textworld.gym.register_game(GAMES[PICK], request, max_episode_steps=50, wrappers=wrappers))
+    _, infos = raw.reset()
+    env = make(planner_timeout=0.001)
+    env.reset(options={"game": GAMES[PICK]})
+    random.seed(zlib.crc32(f"{env.game}:1".encode()))
+    _, _, _, infos = raw.step("look")
+    env.step("look")  # the handcoded expert joins after a step: it is shown the episode so far
+    assert env.optimal_steps == -1  # unknown: the planner gave up
+    for step in range(2, 14):
+        action = env.oracle_action()
+        assert action == infos["extra.expert_plan"][0]
+        random.seed(zlib.crc32(f"{env.game}:{step}".encode()))  # it draws from `random` when it loops: as ours seeds it
+        _, _, done, infos = raw.step(action)
+        _, _, terminated, _, info = env.step(action)
+        assert terminated == done and info["optimal_steps"] == -1
+        if done:
+            break
+    raw.close()
+    env.close()
+
+
+def test_planner_past_its_memory_bound_hands_over_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    monkeypatch.setattr(module, "_plans", {})
+    monkeypatch.setattr(module, "_gave_up", {})
+    env = make(planner_memory_mb=1)  # a bedroom game's plan fits in what the child starts with: a kitchen
+    obs, _ = env.reset(options={"game": GAMES["pick_heat_then_place_in_recep"]})
+    assert env.optimal_steps == -1
+    assert env.oracle_action() == "look"  # ALFWorld's handcoded expert's first word
+    env.step("look")
+    action = env.oracle_action()
+    assert action in env.admissible_actions and action != "look"
     env.close()
 
 

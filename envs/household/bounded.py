@@ -1,0 +1,127 @@
+"""Run a function in a forked child process under a wall-clock and an address-space bound.
+
+ALFWorld's planner expert (Fast Downward, in C through ctypes) can search for minutes and grow to
+gigabytes on a few games; in-process it can be neither interrupted nor capped. A forked child
+inherits the loaded game as it stands, plans under ``RLIMIT_AS`` and sends the result back through
+a pipe; the parent kills it when the time is up. The child dies with its parent, SIGKILL included
+(``PR_SET_PDEATHSIG`` on Linux). We fork by hand rather than through ``multiprocessing``: its
+pools and spawn contexts would pickle the game, which lives in C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import faulthandler
+import logging
+import os
+import pickle
+import resource
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["BoundExceeded", "call_bounded"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+_PR_SET_PDEATHSIG = 1
+
+
+class BoundExceeded(RuntimeError):
+    """The call ran out of time or memory (or failed) in its child process."""
+
+
+def call_bounded(fn: Callable[[], T], *, seconds: float, memory_mb: int) -> T:
+    """``fn()`` computed in a forked child that gets ``seconds`` of wall-clock time and
+    ``memory_mb`` MiB of address space beyond what the parent had mapped; its result must pickle.
+
+    Raises:
+        BoundExceeded: the child took too long, ran out of memory or raised.
+    """
+    if not hasattr(os, "fork"):  # no fork (Windows): run unbounded rather than not at all
+        logger.warning("no fork on this platform: running %s without a time or memory bound", fn)
+        return fn()
+    parent = os.getpid()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _child(fn, parent, read_fd, write_fd, memory_mb)
+    os.close(write_fd)
+    data = None
+    try:
+        data = _read(read_fd, time.monotonic() + seconds)
+    finally:
+        os.close(read_fd)
+        if data is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    if data is None:
+        raise BoundExceeded(f"gave up after {seconds:g} s")
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not data:
+        raise BoundExceeded(f"the child failed ({_status(status)}), within {memory_mb} MiB of memory")
+    return pickle.loads(data)  # noqa: S301 - our own child's bytes
+
+
+def _child(fn: Callable[[], object], parent: int, read_fd: int, write_fd: int, memory_mb: int) -> None:
+    code = 1
+    try:
+        os.close(read_fd)
+        _die_with_parent(parent)
+        faulthandler.disable()  # the parent reports failures; a child's crash dump is noise
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        _limit_memory(memory_mb)
+        data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view) :]
+        code = 0
+    except BaseException:  # noqa: BLE001, S110 - the parent sees a failed child; nothing else may run here
+        pass
+    finally:
+        os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _limit_memory(memory_mb: int) -> None:
+    """Cap the address space at what is mapped now plus ``memory_mb``: the child starts with all of
+    its parent's mappings, which may be gigabytes of libraries and reserved arenas."""
+    try:
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    except OSError:  # no procfs: cap the new memory only where the OS tells us the size
+        return
+    limit = mapped + memory_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _read(fd: int, deadline: float) -> bytes | None:
+    """Everything the child writes until it closes the pipe; None at the deadline."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit code {os.WEXITSTATUS(status)}"
