@@ -115,18 +115,13 @@ class Planner:
 
     # Planning ---------------------------------------------------------------------------------------
 
-    def plan(
-        self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None, *, max_expansions: int | None = None, weight: float | None = None
-    ) -> list[str]:
-        """Actions that accomplish every phase from the current state; the world is left unchanged.
-        ``max_expansions`` and ``weight`` override the planner's own for this call."""
+    def plan(self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None) -> list[str]:
+        """Actions that accomplish every phase from the current state; the world is left unchanged."""
         snap = self.snapshot()
-        budget = self.max_expansions if max_expansions is None else max_expansions
-        weight = self.weight if weight is None else weight
         try:
             actions: list[str] = []
             for phase in phases:
-                actions += self._search(phase, rooms, budget, weight)
+                actions += self._search(phase, rooms)
                 if phase.then is not None:
                     actions.append(phase.then)
                     if phase.effect is not None:
@@ -135,7 +130,7 @@ class Planner:
         finally:
             self.restore(snap)
 
-    def _search(self, phase: Phase, rooms: Sequence[Any] | None, budget: int, weight: float) -> list[str]:
+    def _search(self, phase: Phase, rooms: Sequence[Any] | None) -> list[str]:
         start = self._pose()
         if phase.reached():
             return []
@@ -151,7 +146,7 @@ class Planner:
             if steps > best.get(key, steps):
                 continue
             expansions += 1
-            if expansions > budget:
+            if expansions > self.max_expansions:
                 break
             for action in self.moves:
                 self._set_pose(pose)
@@ -172,7 +167,7 @@ class Planner:
                     continue
                 best[child_key] = steps + 1
                 parents.append((node, action))
-                heapq.heappush(frontier, (steps + 1 + weight * field(child), steps + 1, len(parents) - 1, child, child_key))
+                heapq.heappush(frontier, (steps + 1 + self.weight * field(child), steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
         raise Unsolvable(f"no plan found ({expansions} poses expanded)")
 
