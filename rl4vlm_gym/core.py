@@ -478,7 +478,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
             raise gym.error.ResetNeeded("call reset() before reading optimal_steps")
         if self._optimal == NOT_COMPUTED:
             optimal = self._optimal_steps()
-            self._optimal = -1 if optimal is None else int(optimal)
+            self._optimal = -1 if optimal is None else optimal  # not int(): the kit must see a float
         return self._optimal
 
     @property

@@ -49,7 +49,7 @@ import numpy as np
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 from gymnasium.utils.env_checker import check_env
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import NOT_COMPUTED, StepOutcome, VLMEnv
 from rl4vlm_gym.parsing import fills_template
 from rl4vlm_gym.registry import EVAL_SEEDS, env_card
 
@@ -655,8 +655,11 @@ def check_oracle(
         for level in levels:
             seed = EVAL_SEEDS.start + i
             obs, info = env.reset(seed=seed, options={"level": level})
-            optimal, ret, steps, done = info["optimal_steps"], 0.0, 0, False
+            optimal, ret, steps, done = base.optimal_steps, 0.0, 0, False  # asked for: EXPENSIVE_PLAN envs plan now
             at = f"level {level} seed {seed}"
+            assert info["optimal_steps"] in (NOT_COMPUTED, optimal), (
+                f"{at}: info['optimal_steps']={info['optimal_steps']} at reset, but optimal_steps={optimal}"
+            )
             assert isinstance(optimal, numbers.Integral) and not isinstance(optimal, bool), (
                 f"{at}: optimal_steps={optimal!r} is a {type(optimal).__name__}, not an int"
             )

@@ -43,6 +43,9 @@ EXTRAS = {
     "eval": ("matplotlib",),  # the reports' plots (the OpenAI agent's tests live with the hf ones)
     "hf": ("torch", "transformers"),
     "train": ("torch", "transformers", "peft"),
+    "balrog": ("minigrid", "crafter"),
+    "games": ("pettingzoo", "pyspiel"),
+    "ray": ("ray",),
 }
 """Each extra of setup.cfg a test may need, and the packages whose absence means it is not installed."""
 

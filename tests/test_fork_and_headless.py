@@ -79,7 +79,7 @@ FORK = """
     [
         ("rl4vlm/NumberLine-v0", "rl4vlm_gym.envs.cards.numberline"),
         pytest.param("rl4vlm/MiniWorld-OneRoom-v0", "rl4vlm_gym.envs.navigation.worlds", marks=NAV),
-        pytest.param("rl4vlm/WebShop-Browser-v0", "rl4vlm_gym.envs.webshop.browser", marks=WEB),
+        pytest.param("rl4vlm/WebShop-Browser-v1", "rl4vlm_gym.envs.webshop.browser", marks=WEB),
         pytest.param("rl4vlm/ALFWorld-v0", "rl4vlm_gym.envs.household.alfworld", marks=ALFWORLD),
     ],
 )
@@ -159,9 +159,9 @@ HUMAN = """
         "rl4vlm/NumberLine-v0",
         "rl4vlm/Household-v0",
         "rl4vlm/ColourNaming-v0",
-        "rl4vlm/WebShop-v0",
+        "rl4vlm/WebShop-v1",
         pytest.param("rl4vlm/MiniWorld-OneRoom-v0", marks=NAV),
-        pytest.param("rl4vlm/WebShop-Browser-v0", marks=WEB),
+        pytest.param("rl4vlm/WebShop-Browser-v1", marks=WEB),
         pytest.param("rl4vlm/ALFWorld-v0", marks=ALFWORLD),
     ],
 )

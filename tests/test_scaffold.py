@@ -76,7 +76,8 @@ def test_repository_layout(tmp_path: Path) -> None:
     packages = setup_cfg.index("packages =")
     assert "    rl4vlm_gym.envs.gridgames" in setup_cfg[packages : setup_cfg.index("install_requires =")]
     group = setup_cfg.index("rl4vlm_gym.envs =")
-    assert "    gridgames = rl4vlm_gym.envs.gridgames:register" in setup_cfg[group : group + 10]
+    end = setup_cfg.index("", group)  # the group ends at the first blank line
+    assert "    gridgames = rl4vlm_gym.envs.gridgames:register" in setup_cfg[group:end]
     # the rest of setup.cfg is untouched
     original = (REPO / "setup.cfg").read_text().splitlines()
     assert [line for line in setup_cfg if "gridgames" not in line] == original
