@@ -6,10 +6,12 @@ what the host has installed: the same Pillow version gives the same bytes on eve
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,21 @@ def has_screen() -> bool:
     if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         return True
     return any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"))
+
+
+@contextlib.contextmanager
+def offscreen_sdl() -> Iterator[None]:
+    """Draw through another library's pygame renderer without a screen: pygame initialises its
+    display even for an off-screen frame, and with no screen SDL's ``dummy`` driver does that
+    silently. The variable is set only inside the block, and never over a user's own setting."""
+    headless = not has_screen()
+    if headless:
+        os.environ["SDL_VIDEODRIVER"] = "dummy"
+    try:
+        yield
+    finally:
+        if headless:
+            os.environ.pop("SDL_VIDEODRIVER", None)
 
 
 class HumanWindow:

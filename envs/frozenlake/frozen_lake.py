@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -12,6 +11,7 @@ from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv, generate_random_m
 from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.rendering import offscreen_sdl
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -149,16 +149,8 @@ class FrozenLake(VLMEnv):
             painter.window_size = (painter.cell_size[0] * size, painter.cell_size[1] * size)
         painter.desc = np.asarray(self.desc, dtype="c")
         painter.s, painter.lastaction = self.position, self.last_action
-        # Gymnasium initialises pygame's display even for an off-screen frame; with no screen, SDL's
-        # dummy driver does it silently (the variable is only set while drawing, and never over a user's).
-        headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("SDL_VIDEODRIVER"))
-        if headless:
-            os.environ["SDL_VIDEODRIVER"] = "dummy"
-        try:
+        with offscreen_sdl():  # its pygame renderer, with or without a screen
             frame = painter.render()
-        finally:
-            if headless:
-                os.environ.pop("SDL_VIDEODRIVER", None)
         if frame.shape[:2] == (height, width):
             return np.ascontiguousarray(frame, dtype=np.uint8)
         return np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.BILINEAR), dtype=np.uint8).copy()

@@ -10,13 +10,14 @@ PettingZoo's own layout; ``tests/envs/games`` checks that it agrees with Petting
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image
+
+from rl4vlm_gym.rendering import offscreen_sdl
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -98,16 +99,8 @@ class BoardGame:
     def draw(self, painter: Any, board: Board, size: tuple[int, int]) -> NDArray[np.uint8]:
         """PettingZoo's ``rgb_array`` frame of ``board``, resized to ``size`` (height, width)."""
         self.load(painter, board)
-        # PettingZoo's renderers load their art through pygame; with no screen, SDL's dummy driver
-        # keeps that silent (set only while drawing, never over a user's choice).
-        headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("SDL_VIDEODRIVER"))
-        if headless:
-            os.environ["SDL_VIDEODRIVER"] = "dummy"
-        try:
+        with offscreen_sdl():  # its pygame renderer, with or without a screen
             frame = painter.render()
-        finally:
-            if headless:
-                os.environ.pop("SDL_VIDEODRIVER", None)
         height, width = size
         if frame.shape[:2] != (height, width):
             frame = np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.BILINEAR))
