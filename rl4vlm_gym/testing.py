@@ -705,9 +705,11 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
     complete only for small envs."""
     start = time.perf_counter()
     frontier: deque[tuple[bytes, tuple[str, ...]]] = deque([(pickle.dumps(base), ())])
-    pickle.loads(frontier[0][0])
+    probe = pickle.loads(frontier[0][0])
+    if probe.admissible_actions:
+        probe.step(probe.admissible_actions[0])  # some envs (ALFWorld) load their game at a copy's first step
     if time.perf_counter() - start > _SEARCH_COPY_LIMIT_S:
-        return False  # copies of this env are too dear to search (a fresh GL context each, say)
+        return False  # copies of this env are too dear to search (a fresh GL context or game load each, say)
     visited = {base._state_key()}
     tried = 0
     while frontier and tried < budget:
