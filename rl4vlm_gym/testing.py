@@ -25,6 +25,7 @@ envs included: register the card with :func:`rl4vlm_gym.registry.register` (its 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -752,16 +753,59 @@ def check_vector(env_id: str, num_envs: int = 2, steps: int = 6, **kwargs: Any) 
     for context, shared in ((None, True), ("spawn", False)):
         name = f"AsyncVectorEnv(context={context or default!r}, shared_memory={shared})"
 
-        def factory(fns: list[Callable[[], gym.Env]], context: str | None = context, shared: bool = shared) -> gym.vector.VectorEnv:
-            return gym.vector.AsyncVectorEnv(fns, shared_memory=shared, context=context)
-
-        result = _vector_rollout(factory, maker, seeds, steps, name)
+        if context is None:
+            # As a user's fresh script forks its workers: from a process that has drawn nothing yet
+            # (this one has; MiniWorld refuses to fork a GL context, with an error naming the fix).
+            result = _in_fresh_process(_default_context_rollout, maker, seeds, steps, name, VECTOR_TIMEOUT_S, default)
+        else:
+            result = _vector_rollout(functools.partial(_async_vector, context=context, shared=shared), maker, seeds, steps, name)
         for (obs_a, *rest_a), (obs_b, *rest_b) in zip(reference, result, strict=True):
             assert obs_a["text"] == obs_b["text"], f"{name} text differs from SyncVectorEnv's"
             assert obs_a["actions"] == obs_b["actions"], f"{name} actions differ from SyncVectorEnv's"
             assert np.array_equal(obs_a["image"], obs_b["image"]), f"{name} image differs from SyncVectorEnv's"
             assert all(np.array_equal(a, b) for a, b in zip(rest_a, rest_b, strict=True)), f"{name} rewards or flags differ"
     return f"SyncVectorEnv and AsyncVectorEnv ({default} + shared memory, spawn) agree over {steps} steps x {num_envs} envs"
+
+
+def _async_vector(fns: list[Callable[[], gym.Env]], context: str | None, shared: bool) -> gym.vector.VectorEnv:
+    return gym.vector.AsyncVectorEnv(fns, shared_memory=shared, context=context)
+
+
+def _in_fresh_process(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` in a spawned (non-daemon, so it may start workers) process; its exception is re-raised here."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_send_result, args=(send, function, args))
+    process.start()
+    send.close()
+    try:
+        ok, value = receive.recv()
+    except EOFError:
+        value = AssertionError(f"the fresh process running {function.__name__} died (exit code {process.exitcode})")
+        ok = False
+    finally:
+        process.join()
+    if not ok:
+        raise value
+    return value
+
+
+def _send_result(connection: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        connection.send((True, function(*args)))
+    except BaseException as err:  # noqa: BLE001 - handed to the parent, which raises it
+        connection.send((False, err))
+
+
+def _default_context_rollout(
+    maker: _Maker, seeds: list[int], steps: int, name: str, timeout_s: float, start_method: str
+) -> list[tuple[Any, ...]]:
+    """``_vector_rollout`` of AsyncVectorEnv with the default start method, run in a fresh process."""
+    global VECTOR_TIMEOUT_S  # noqa: PLW0603 - the kit's setting in the parent, carried into this process
+    VECTOR_TIMEOUT_S = timeout_s
+    multiprocessing.set_start_method(start_method, force=True)  # a spawned process defaults to spawn
+    maker().close()  # the env's modules imported before the fork, as in a user's script (made, never reset)
+    return _vector_rollout(functools.partial(_async_vector, context=None, shared=True), maker, seeds, steps, name)
 
 
 def _vector_rollout(
