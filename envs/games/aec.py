@@ -77,6 +77,23 @@ def describe(game: BoardGame, board: Board, piece: int | None, turn: bool) -> st
     return f"{game.title}.{seat} {status}\nThe board ({legend(game)}):\n" + "\n".join([header, *rows])
 
 
+def agent_spaces(agents: list[str], side: int) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+    """Each agent's observation space (our four keys, a ``side`` x ``side`` image) and action space
+    (free text), built once: PettingZoo's api_test wants the same objects on every call."""
+    observation = {
+        a: spaces.Dict(
+            {
+                "image": spaces.Box(0, 255, (side, side, 3), np.uint8),
+                "text": Unicode(16384),
+                "mission": Unicode(16384),
+                "actions": UnicodeTuple(16, 16),
+            }
+        )
+        for a in agents
+    }
+    return observation, {a: Unicode(65536) for a in agents}
+
+
 class BoardGameAEC(AECEnv):
     """A two-player board game with VLM observations behind PettingZoo's AEC API.
 
@@ -148,18 +165,7 @@ class BoardGameAEC(AECEnv):
         self._window: HumanWindow | None = None
         self._oracle = exact_player(self.game)
         side = self.image_size
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "image": spaces.Box(0, 255, (side, side, 3), np.uint8),
-                    "text": Unicode(16384),
-                    "mission": Unicode(16384),
-                    "actions": UnicodeTuple(16, 16),
-                }
-            )
-            for a in self.possible_agents
-        }
-        self.action_spaces = {a: Unicode(65536) for a in self.possible_agents}
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, side)
         self.np_random, _ = seeding.np_random(None)
         self._reset_state()
 

@@ -13,10 +13,10 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from rl4vlm_gym.envs.games.aec import agent_spaces
 from rl4vlm_gym.envs.games.kuhn import ACTIONS, MISSION, _spiel, hand_image, hand_text, showdown
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.registry import OBS_MODES
-from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -81,18 +81,7 @@ class KuhnPokerAEC(AECEnv):
         self.parser = ActionParser(format=action_format, match=action_match, synonyms=SYNONYMS)  # type: ignore[arg-type]
         self.possible_agents = ["player_0", "player_1"]  # OpenSpiel's players 0 and 1
         side = image_size
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "image": spaces.Box(0, 255, (side, side, 3), np.uint8),
-                    "text": Unicode(16384),
-                    "mission": Unicode(16384),
-                    "actions": UnicodeTuple(16, 16),
-                }
-            )
-            for a in self.possible_agents
-        }
-        self.action_spaces = {a: Unicode(65536) for a in self.possible_agents}
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, side)
         self._window: HumanWindow | None = None
         self.np_random, _ = seeding.np_random(None)
         self.reset()
