@@ -57,9 +57,8 @@ from rl4vlm_gym.registry import EVAL_SEEDS, env_card
 __all__ = [
     "CHECKS",
     "FUZZ_INPUTS",
-    "ORACLE_BUDGET_S",
     "ORACLE_EPISODES",
-    "ORACLE_MIN_EPISODES",
+    "ORACLE_EPISODES_EXPENSIVE",
     "CheckResult",
     "check_api",
     "check_arguments",
@@ -618,11 +617,11 @@ def check_observations(env_id: str, seeds: int = 12, steps: int = 3, **kwargs: A
 
 
 ORACLE_EPISODES = 50
-"""The most episodes per level the oracle check plays by default."""
-ORACLE_MIN_EPISODES = 5
-"""The fewest episodes per level it plays by default, however slow the env."""
-ORACLE_BUDGET_S = 20.0
-"""Seconds after which the oracle check, by default, adds no more episodes (past the minimum)."""
+"""Episodes per level the oracle check plays by default."""
+ORACLE_EPISODES_EXPENSIVE = 5
+"""Episodes per level it plays by default for envs whose every plan is a search (``EXPENSIVE_PLAN``).
+
+A count, not a time budget, so what is checked does not depend on the machine's load."""
 
 
 def check_oracle(
@@ -631,7 +630,6 @@ def check_oracle(
     first_seed: int = 0,
     levels: Sequence[int] | None = None,
     search: int = 200,
-    budget_s: float = ORACLE_BUDGET_S,
     **kwargs: Any,
 ) -> str:
     """The oracle solves every solvable episode of every level, in exactly ``optimal_steps``.
@@ -642,17 +640,17 @@ def check_oracle(
     over 50 ms are not searched. Episodes use EVAL seeds from ``first_seed`` on (offsets into the
     range), played in rounds: one seed at every level, then the next seed; messages print the seed.
     ``episodes`` fixes the episodes per level; by default (``None``) the check plays
-    ``ORACLE_EPISODES`` per level but adds no round once ``budget_s`` seconds have passed and every
-    level has had ``ORACLE_MIN_EPISODES``: cheap envs play all their seeds, slow ones (a planner at
-    every episode) the first seeds of every level that their cost allows."""
+    ``ORACLE_EPISODES`` per level, or ``ORACLE_EPISODES_EXPENSIVE`` for ``EXPENSIVE_PLAN`` envs
+    (a search per episode: MiniWorld's planner, ALFWorld's Fast Downward)."""
     card = env_card(env_id)
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     levels = list(range(len(card.levels)) if levels is None else levels)
     solvable, solved, played, total = (dict.fromkeys(levels, 0) for _ in range(4))
     searched = None
-    start = time.perf_counter()
-    for i in range(first_seed, first_seed + (ORACLE_EPISODES if episodes is None else episodes)):
+    if episodes is None:
+        episodes = ORACLE_EPISODES_EXPENSIVE if base.EXPENSIVE_PLAN else ORACLE_EPISODES
+    for i in range(first_seed, first_seed + episodes):
         for level in levels:
             seed = EVAL_SEEDS.start + i
             obs, info = env.reset(seed=seed, options={"level": level})
@@ -684,9 +682,6 @@ def check_oracle(
                     f"{at}: optimal_steps is None (-1) but the oracle solved the episode in {steps} steps; "
                     "report that length (or set CHANCE for a game of chance)"
                 )
-        rounds = i - first_seed + 1
-        if episodes is None and rounds >= ORACLE_MIN_EPISODES and time.perf_counter() - start > budget_s:
-            break
     env.close()
     report = []
     for level in levels:

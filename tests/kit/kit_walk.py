@@ -316,6 +316,12 @@ class SaltedGoal(Walk):
         self.goal = cells[hash(str(self.np_random.integers(1 << 30))) % len(cells)]
 
 
+class PlannedWalk(Walk):
+    """A correct Walk whose plan counts as a search (``EXPENSIVE_PLAN``): planned only when asked."""
+
+    EXPENSIVE_PLAN = True
+
+
 _PARENT_PID = os.getpid()  # forked workers inherit it; spawned ones import this module anew
 
 
@@ -346,7 +352,7 @@ def register_all() -> list[str]:
     """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
     Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
     ids = []
-    for cls in (Walk, *BROKEN):
+    for cls in (Walk, PlannedWalk, *BROKEN):
         ids.append(env_id(cls))
         register(
             EnvCard(

@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 
 from rl4vlm_gym.registry import unregister
-from rl4vlm_gym.testing import CHECKS, ORACLE_EPISODES, ORACLE_MIN_EPISODES, check_docs, check_oracle, run_checks
+from rl4vlm_gym.testing import CHECKS, ORACLE_EPISODES, ORACLE_EPISODES_EXPENSIVE, check_docs, check_oracle, run_checks
 
 # The test envs' module must import by name in the kit's subprocesses (determinism, spawned
 # vector workers), which get this process's sys.path.
@@ -75,20 +75,25 @@ ORACLE_DEFECTS = [defect for defect in DEFECTS if defect[1] == "oracle"]
 
 
 @pytest.mark.parametrize(("cls", "check", "pattern"), ORACLE_DEFECTS, ids=[c.__name__ for c, _, _ in ORACLE_DEFECTS])
-def test_the_oracle_check_names_the_defect_at_its_smallest_budget(cls: type, check: str, pattern: str) -> None:
-    # A slow env gets the fewest episodes (budget_s=0): every defect must still be caught.
+def test_the_oracle_check_names_the_defect_in_the_fewest_episodes_it_plays(cls: type, check: str, pattern: str) -> None:
+    # An EXPENSIVE_PLAN env gets the fewest episodes: every defect must still be caught in them.
     with pytest.raises(AssertionError) as caught:
-        check_oracle(env_id(cls), budget_s=0.0)
+        check_oracle(env_id(cls), episodes=ORACLE_EPISODES_EXPENSIVE)
     assert re.search(pattern, str(caught.value)), f"oracle failed {cls.__name__} for another reason: {caught.value}"
 
 
 @pytest.mark.parametrize(
-    ("options", "per_level"),
-    [({}, ORACLE_EPISODES), ({"budget_s": 0.0}, ORACLE_MIN_EPISODES), ({"episodes": 7, "budget_s": 0.0}, 7), ({"episodes": 3}, 3)],
+    ("cls", "options", "per_level"),
+    [
+        (Walk, {}, ORACLE_EPISODES),
+        (kit_walk.PlannedWalk, {}, ORACLE_EPISODES_EXPENSIVE),
+        (kit_walk.PlannedWalk, {"episodes": 7}, 7),
+        (Walk, {"episodes": 3}, 3),
+    ],
 )
-def test_the_oracle_check_plays_what_its_budget_allows_at_every_level(options: dict[str, float], per_level: int) -> None:
-    # Walk is cheap: within the default budget it plays every seed; out of budget, the minimum at every level.
-    report = check_oracle(env_id(Walk), **options)
+def test_the_oracle_check_plays_a_fixed_number_of_episodes_at_every_level(cls: type, options: dict[str, int], per_level: int) -> None:
+    # A count, never a time budget: the same episodes are checked however loaded the machine is.
+    report = check_oracle(env_id(cls), **options)
     assert f"L0 {per_level}/{per_level} solvable solved" in report and f"L1 {per_level}/{per_level} solvable solved" in report, report
 
 
