@@ -209,6 +209,11 @@ class VLMEnv(gym.Env[ObsDict, str]):
     NEEDS_DATA: ClassVar[bool] = False
     """The env plays files users download themselves; without them ``make`` raises
     :class:`MissingDataError`, and the docs show no example episode."""
+    FIXED_EPISODES: ClassVar[bool] = False
+    """Episodes replay a fixed set of recorded games (ALFWorld's game files) instead of being
+    generated: each game has one start state and its own mission, so the mission may name the start
+    state. The kit then skips its check that the mission does not give the state away (which a
+    generated env must pass). Needing data (``NEEDS_DATA``) alone does not make episodes fixed."""
     REWARD_ALIASES: ClassVar[Mapping[str, str]] = {}
     """Other accepted ``reward_variant`` names -> a key of ``REWARDS`` (e.g. a paper's name for the
     ``native`` table). ``"default"`` always names the first variant, and ``"native"`` does too

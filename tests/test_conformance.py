@@ -21,10 +21,6 @@ PROCESS_CHECKS = ("determinism", "vector")
 # Defects the stricter kit found on the last day of the session that added it, not fixed yet (each
 # is a real finding; the next session fixes the env, or the check if the check is wrong).
 KNOWN_DEFECTS = {
-    ("rl4vlm/ALFWorld-v0", "observations"): "the mission gives the state away: a fixed set of data games, "
-    "one start state per mission (the check or the env must learn about envs that replay files)",
-    ("rl4vlm/MiniWorld-PutNext-v0", "rules"): "oracle_action raises Unsolvable from a state reached by "
-    "random moves (20,001 poses expanded): the oracle must answer from any state",
     ("rl4vlm/WebShop-Browser-v1", "observations"): "two steps with the same text show different screenshots "
     "(seed 4, steps 2 and 3): the text omits something the page shows",
 }

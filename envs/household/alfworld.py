@@ -363,6 +363,7 @@ class ALFWorld(HouseholdBase):
 
     LEVELS: ClassVar[tuple[str, ...]] = ("the real ALFWorld games of the chosen split and task types",)
     NEEDS_DATA: ClassVar[bool] = True
+    FIXED_EPISODES: ClassVar[bool] = True  # a seed picks one of the split's game files, each one start state
     EXPENSIVE_PLAN: ClassVar[bool] = True  # Fast Downward: a median 3 s per game, minutes on a few
 
     def __init__(

@@ -20,6 +20,7 @@ import resource
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -29,6 +30,7 @@ __all__ = ["BoundExceeded", "call_bounded"]
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1
+_WATCH_S = 0.005  # how often the child's watchdog reads its resident memory
 
 
 class BoundExceeded(RuntimeError):
@@ -76,8 +78,11 @@ def _child(fn: Callable[[], object], parent: int, read_fd: int, write_fd: int, m
         quiet = os.open(os.devnull, os.O_WRONLY)
         os.dup2(quiet, 1)
         os.dup2(quiet, 2)
-        _limit_memory(memory_mb)
-        data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
+        limit = _limit_memory(memory_mb)
+        result = fn()
+        if limit is not None and _peak_resident() > limit:  # grew past the bound between two watchdog reads
+            return
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view) :]
@@ -96,16 +101,54 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _limit_memory(memory_mb: int) -> None:
-    """Cap the address space at what is mapped now plus ``memory_mb``: the child starts with all of
-    its parent's mappings, which may be gigabytes of libraries and reserved arenas."""
+def _limit_memory(memory_mb: int) -> int | None:
+    """Bound the child to ``memory_mb`` MiB beyond what it starts with, whatever its parent did before.
+
+    The child starts with all of its parent's mappings (gigabytes of libraries and reserved arenas,
+    and heap the parent freed but kept). ``RLIMIT_AS`` caps new mappings at what is mapped now plus
+    ``memory_mb``, but freed heap is reused without a new mapping, so alone it would grant the
+    parent's slack too (more after a long-running process has freed more). So the child first gives
+    its free heap pages back (``malloc_trim``); its resident memory may then grow by ``memory_mb``
+    (reused pages fault in again and count): a watchdog thread ends it past that, and its peak is
+    checked once more when ``fn`` returns. Returns that resident limit (None without procfs)."""
     try:
-        with open("/proc/self/statm") as statm:
-            mapped = int(statm.read().split()[0]) * resource.getpagesize()
+        mapped, resident = _statm()
     except OSError:  # no procfs: cap the new memory only where the OS tells us the size
-        return
+        return None
     limit = mapped + memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    with contextlib.suppress(OSError, AttributeError):  # glibc only; elsewhere the address-space cap alone
+        ctypes.CDLL(None).malloc_trim(0)
+        _, resident = _statm()
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # the peak resident size (VmHWM) starts again from now
+    resident_limit = resident + memory_mb * 2**20
+    threading.Thread(target=_watch_resident, args=(resident_limit,), daemon=True).start()
+    return resident_limit
+
+
+def _peak_resident() -> int:
+    """The process's peak resident bytes since its last reset (VmHWM), 0 if unknown."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _statm() -> tuple[int, int]:
+    """The process's mapped and resident bytes."""
+    with open("/proc/self/statm") as statm:
+        size, resident = statm.read().split()[:2]
+    return int(size) * resource.getpagesize(), int(resident) * resource.getpagesize()
+
+
+def _watch_resident(limit: int) -> None:
+    """End the child (a failed call) once its resident memory passes ``limit`` bytes. The planner runs
+    in C through ctypes, which releases the GIL, so this thread keeps running beside it."""
+    while _statm()[1] <= limit:
+        time.sleep(_WATCH_S)
+    os._exit(1)
 
 
 def _read(fd: int, deadline: float) -> bytes | None:

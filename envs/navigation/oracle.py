@@ -30,7 +30,12 @@ _GRID = 0.2  # metres per cell of the heuristic's occupancy grid: coarse is fast
 
 
 class Unsolvable(RuntimeError):
-    """No plan exists within the search budget."""
+    """No plan exists within the search budget; ``nearest`` leads to the pose the search found
+    nearest the goal (empty if none beats the start)."""
+
+    def __init__(self, message: str, nearest: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.nearest = nearest or []
 
 
 @dataclass(frozen=True)
@@ -115,13 +120,22 @@ class Planner:
 
     # Planning ---------------------------------------------------------------------------------------
 
-    def plan(self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None) -> list[str]:
-        """Actions that accomplish every phase from the current state; the world is left unchanged."""
+    def plan(self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None, *, partial: bool = False) -> list[str]:
+        """Actions that accomplish every phase from the current state; the world is left unchanged.
+
+        With ``partial``, a phase the search budget cannot solve ends the plan with the way to the
+        pose the search found nearest its goal (by the heuristic) instead of raising
+        :class:`Unsolvable`: a plan that makes progress, for an oracle asked from any state."""
         snap = self.snapshot()
         try:
             actions: list[str] = []
             for phase in phases:
-                actions += self._search(phase, rooms)
+                try:
+                    actions += self._search(phase, rooms)
+                except Unsolvable as err:
+                    if not partial:
+                        raise
+                    return actions + err.nearest
                 if phase.then is not None:
                     actions.append(phase.then)
                     if phase.effect is not None:
@@ -141,6 +155,7 @@ class Planner:
         parents: list[tuple[int, str | None]] = [(-1, None)]
         frontier = [(field(start), 0, 0, start, self._key(start))]
         expansions = 0
+        nearest, nearest_h = 0, field(start)
         while frontier:
             _, steps, node, pose, key = heapq.heappop(frontier)
             if steps > best.get(key, steps):
@@ -167,9 +182,16 @@ class Planner:
                     continue
                 best[child_key] = steps + 1
                 parents.append((node, action))
-                heapq.heappush(frontier, (steps + 1 + self.weight * field(child), steps + 1, len(parents) - 1, child, child_key))
+                h = field(child)
+                if h < nearest_h:
+                    nearest, nearest_h = len(parents) - 1, h
+                heapq.heappush(frontier, (steps + 1 + self.weight * h, steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
-        raise Unsolvable(f"no plan found ({expansions} poses expanded)")
+        path = []
+        while parents[nearest][1] is not None:
+            nearest, act = parents[nearest]
+            path.append(act)
+        raise Unsolvable(f"no plan found ({expansions} poses expanded)", path[::-1])  # type: ignore[arg-type]
 
     def _distance_field(self, targets: Sequence[np.ndarray], rooms: Sequence[Any] | None) -> Callable[[tuple[np.ndarray, float]], float]:
         """Geodesic distance (in steps) from a floor point to the nearest target, on an occupancy grid

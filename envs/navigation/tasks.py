@@ -225,11 +225,16 @@ class NavigationEnv(VLMEnv):
         goal = world.goal_entity()
         return [Phase(reached=lambda: bool(world.near(goal)), targets=lambda: [goal.pos])]
 
-    def _replan(self) -> None:
+    def _replan(self, *, partial: bool = False) -> None:
+        """Plan from the current state. ``partial`` (the oracle, asked from any state): past the
+        search budget, head for the pose nearest the goal instead of raising, and turn if even that
+        is the current pose (a new heading gives the next search a new start)."""
         if self._goal_holds():
             self._plan = [TURN_LEFT]  # any step ends the episode: the task's check runs after every step
         else:
-            self._plan = self.planner.plan(self._phases(), rooms=self._rooms())
+            self._plan = self.planner.plan(self._phases(), rooms=self._rooms(), partial=partial)
+            if partial and not self._plan:
+                self._plan = [TURN_LEFT]
         self._plan_state = self._exact_state()
 
     def _goal_holds(self) -> bool:
@@ -248,7 +253,7 @@ class NavigationEnv(VLMEnv):
 
     def oracle_action(self) -> str:
         if not self._plan or self._exact_state() != self._plan_state:
-            self._replan()
+            self._replan(partial=True)
         return self._plan[0]
 
     # Pickling: the GL world cannot cross processes; rebuild it and replay the episode -----------------
@@ -519,6 +524,14 @@ class PutNext(NavigationEnv):
             return bool(np.linalg.norm(dropped - yellow.pos) < red.radius + yellow.radius + 1.1 * world.max_forward_step)
 
         phases = []
+        carrying = world.agent.carrying
+        if carrying is not None and carrying is not red:  # holding another box (a random move picked it): put it down first
+
+            def put_down() -> None:
+                carrying.pos[1] = 0  # as MiniWorld's drop
+                world.agent.carrying = None
+
+            phases.append(Phase(reached=lambda: True, targets=lambda: [red.pos], then=DROP, effect=put_down))
         if world.agent.carrying is not red:
             phases.append(Phase(reached=lambda: world.in_reach() is red, targets=lambda: [red.pos], then=PICK_UP, effect=pick))
         phases.append(Phase(reached=drop_would_touch, targets=lambda: [yellow.pos], then=DROP))

@@ -228,6 +228,30 @@ class MissionGivesAway(Walk):
         return f"Walk from {self.start} to {self.goal}."
 
 
+class ReplayedGames(Walk):
+    """Plays a fixed set of recorded games (``FIXED_EPISODES``), whose missions name the game: a
+    mission then comes with its game's single start state, by design."""
+
+    FIXED_EPISODES: ClassVar[bool] = True
+    GAMES: ClassVar[tuple[tuple[tuple[int, int], tuple[int, int]], ...]] = (((0, 0), (1, 1)), ((1, 0), (0, 1)), ((0, 1), (1, 0)))
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        self.side = config.side
+        self.game = int(self.np_random.integers(len(self.GAMES)))
+        self.agent, self.goal = self.GAMES[self.game]
+        self.start = self.agent
+
+    def _mission(self) -> str:
+        return f"Game {self.game}: walk to the green goal square."
+
+
+class MissionNamesGame(ReplayedGames):
+    """The same recorded games, without saying it (``FIXED_EPISODES`` left False): to the kit its
+    missions give the state away."""
+
+    FIXED_EPISODES: ClassVar[bool] = False
+
+
 class IgnoresImageSize(Walk):
     """The image is always drawn at the default size."""
 
@@ -337,7 +361,7 @@ class HangsInForkedWorkers(Walk):
 
 BROKEN: tuple[type[Walk], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
-    ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway,
+    ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
     IgnoresImageSize, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
     SaltedGoal, HangsInForkedWorkers,
@@ -352,7 +376,7 @@ def register_all() -> list[str]:
     """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
     Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
     ids = []
-    for cls in (Walk, PlannedWalk, *BROKEN):
+    for cls in (Walk, PlannedWalk, ReplayedGames, *BROKEN):
         ids.append(env_id(cls))
         register(
             EnvCard(

@@ -197,11 +197,6 @@ def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(mo
     env.close()
 
 
-@pytest.mark.xfail(
-    reason="order-dependent: failed once under -n 2 after other ALFWorld tests in the same worker, passes alone "
-    "and with its module; the 1 MiB bound counts from what the forked child already maps (to be made robust)",
-    strict=False,
-)
 def test_planner_past_its_memory_bound_hands_over_too(monkeypatch: pytest.MonkeyPatch) -> None:
     from rl4vlm_gym.envs.household import alfworld as module
 

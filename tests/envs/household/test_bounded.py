@@ -42,6 +42,25 @@ def test_memory_bound_stops_a_growing_child() -> None:
     assert call_bounded(grow, seconds=30, memory_mb=512) == 256 * 2**20
 
 
+def test_memory_bound_counts_heap_the_owner_freed_but_kept() -> None:
+    # A long-running owner (a pytest worker, a trainer) keeps freed heap mapped: the child inherits
+    # it, and reusing it maps nothing new. The bound must not grant that slack (else the same call
+    # passes or fails depending on what ran before in the owner).
+    chunks = [bytes(1000) for _ in range(96_000)]  # ~96 MB of malloc'd chunks (too big for pymalloc)
+    kept = chunks[::10]  # a chunk in ten stays alive: the freed rest is fragmented, so never trimmed
+    del chunks
+
+    def fill() -> int:
+        return len([bytes(1000) for _ in range(24_000)])  # ~24 MB, fitting in the owner's slack
+
+    try:
+        with pytest.raises(BoundExceeded, match="within 8 MiB"):
+            call_bounded(fill, seconds=30, memory_mb=8)
+        assert call_bounded(fill, seconds=30, memory_mb=64) == 24_000
+    finally:
+        del kept
+
+
 def test_an_error_in_the_child_is_a_bound_exceeded() -> None:
     with pytest.raises(BoundExceeded, match="exit code 1"):
         call_bounded(lambda: 1 / 0, seconds=30, memory_mb=64)
