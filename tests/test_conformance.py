@@ -22,7 +22,9 @@ PROCESS_CHECKS = ("determinism", "vector")
 # is a real finding; the next session fixes the env, or the check if the check is wrong).
 KNOWN_DEFECTS = {
     ("rl4vlm/WebShop-Browser-v1", "observations"): "two steps with the same text show different screenshots "
-    "(seed 4, steps 2 and 3): the text omits something the page shows",
+    "(seed 4, steps 2 and 3: click[white] on a product page): the page highlights the chosen option (.btn.selected), "
+    "which WebShop's default `text` format omits (as WebShop's own does; with text_format='text_rich' the check passes). Any fix changes "
+    "what v1 shows (a -v2), and the built-in transfer-modality suite pins v1: the maintainer's call",
 }
 
 

@@ -48,6 +48,10 @@ _FLAGS = (
 _READY_JS = "return [document.readyState, document.fonts ? document.fonts.status : 'loaded', location.href]"
 _SET_QUERY_JS = "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
 _TIMEOUT = 20.0
+_QUIT_TIMEOUT = 5.0
+COMMAND_TIMEOUT = 30.0
+"""Seconds any one driver command may take (Selenium's default for Chromium is 120 s): past it the
+command raises, and the env restarts the browser. A screenshot has been seen to hang in CDP."""
 
 
 class BrowserError(RuntimeError):
@@ -110,6 +114,7 @@ class Browser:
         except Exception as err:
             self._kill_leftovers()
             raise BrowserError(f"Chromium did not start ({binary}, {driver}): {err}") from err
+        self._driver.command_executor.client_config.timeout = COMMAND_TIMEOUT  # a hung browser raises, never hangs us
         self._driver.set_page_load_timeout(_TIMEOUT)
         self._driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
@@ -195,10 +200,14 @@ class Browser:
         """Quit Chromium and its driver, kill any leftover process, delete the profile."""
         leftovers = self.processes()
         with contextlib.suppress(Exception):
+            # A hung browser is killed at once: quit() would end in the service's stop(), which waits
+            # a minute for a driver that ignores its SIGTERM.
+            self._driver.command_executor.client_config.timeout = min(_QUIT_TIMEOUT, COMMAND_TIMEOUT)
+            self._driver.execute_script("return 1")
             self._driver.quit()
+        self._kill(leftovers)
         with contextlib.suppress(Exception):
             self._service.stop()
-        self._kill(leftovers)
         self._kill_leftovers()
 
     def _kill_leftovers(self) -> None:

@@ -93,6 +93,28 @@ def test_a_killed_browser_is_restarted_at_the_same_page() -> None:
     assert not [p for p in old if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
+def test_a_hung_browser_is_restarted_after_the_command_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.webshop import browser as module
+
+    monkeypatch.setattr(module, "COMMAND_TIMEOUT", 3.0)
+    env, twin = make(), make()
+    for e in (env, twin):
+        e.reset(seed=5)
+        e.step(e.unwrapped.oracle_action())
+    base = env.unwrapped
+    old = base._site.browser.processes()
+    for process in old:  # Chromium and its driver stop answering (as in a hung CDP screenshot)
+        process.suspend()
+    start = time.monotonic()
+    action = base.oracle_action()
+    obs, *_ = env.step(action)
+    assert time.monotonic() - start < 30  # one command timeout, then a new browser
+    expected, *_ = twin.step(action)
+    assert obs["text"] == expected["text"] and np.array_equal(obs["image"], expected["image"])
+    env.close(), twin.close()
+    assert not [p for p in old if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
 def test_a_dead_server_is_restarted_on_a_new_port() -> None:
     env = make()
     env.reset(seed=2)
