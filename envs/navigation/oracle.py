@@ -120,18 +120,29 @@ class Planner:
 
     # Planning ---------------------------------------------------------------------------------------
 
-    def plan(self, phases: Sequence[Phase], rooms: Sequence[Any] | None = None, *, partial: bool = False) -> list[str]:
+    def plan(
+        self,
+        phases: Sequence[Phase],
+        rooms: Sequence[Any] | None = None,
+        *,
+        partial: bool = False,
+        max_expansions: int | None = None,
+        weight: float | None = None,
+    ) -> list[str]:
         """Actions that accomplish every phase from the current state; the world is left unchanged.
+        ``max_expansions`` and ``weight`` override the planner's own for this call.
 
         With ``partial``, a phase the search budget cannot solve ends the plan with the way to the
         pose the search found nearest its goal (by the heuristic) instead of raising
         :class:`Unsolvable`: a plan that makes progress, for an oracle asked from any state."""
         snap = self.snapshot()
+        budget = self.max_expansions if max_expansions is None else max_expansions
+        weight = self.weight if weight is None else weight
         try:
             actions: list[str] = []
             for phase in phases:
                 try:
-                    actions += self._search(phase, rooms)
+                    actions += self._search(phase, rooms, budget, weight)
                 except Unsolvable as err:
                     if not partial:
                         raise
@@ -144,7 +155,7 @@ class Planner:
         finally:
             self.restore(snap)
 
-    def _search(self, phase: Phase, rooms: Sequence[Any] | None) -> list[str]:
+    def _search(self, phase: Phase, rooms: Sequence[Any] | None, budget: int, weight: float) -> list[str]:
         start = self._pose()
         if phase.reached():
             return []
@@ -161,7 +172,7 @@ class Planner:
             if steps > best.get(key, steps):
                 continue
             expansions += 1
-            if expansions > self.max_expansions:
+            if expansions > budget:
                 break
             for action in self.moves:
                 self._set_pose(pose)
@@ -185,7 +196,7 @@ class Planner:
                 h = field(child)
                 if h < nearest_h:
                     nearest, nearest_h = len(parents) - 1, h
-                heapq.heappush(frontier, (steps + 1 + self.weight * h, steps + 1, len(parents) - 1, child, child_key))
+                heapq.heappush(frontier, (steps + 1 + weight * h, steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
         path = []
         while parents[nearest][1] is not None:

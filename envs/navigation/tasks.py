@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import NOT_COMPUTED, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.navigation.levels import LADDERS, NavLevel
 from rl4vlm_gym.envs.navigation.oracle import BACK, FORWARD, TURN_LEFT, TURN_RIGHT, Phase, Planner, Unsolvable
 
@@ -44,6 +44,7 @@ MOVES = (TURN_LEFT, TURN_RIGHT, FORWARD, BACK)  # MiniWorld's action indices 0..
 logger = logging.getLogger(__name__)
 
 _TRIES = 200  # episodes drawn before a level is declared unsatisfiable
+_RETRY_EXPANSIONS, _RETRY_WEIGHT = 20_000, 4.0  # a second, greedier search when the first gives up: solves most
 _CELL = 0.25  # metres per state_key cell: a few steps, so GiGPO finds repeated anchor states
 
 
@@ -58,6 +59,7 @@ class NavigationEnv(VLMEnv):
     NUMBERED_ACTIONS: ClassVar[bool] = True
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (240, 320)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
+    EXPENSIVE_PLAN: ClassVar[bool] = True  # the planner's search takes 0.01 to 10 s
     SYNONYMS: ClassVar = {
         "left": TURN_LEFT, "right": TURN_RIGHT, "forward": FORWARD, "back": BACK, "backward": BACK,
         "move backward": BACK, "go forward": FORWARD, "pickup": PICK_UP, "pick": PICK_UP,
@@ -110,8 +112,9 @@ class NavigationEnv(VLMEnv):
         return world
 
     def _draw(self, level: NavLevel) -> None:
-        """Draw episodes from the env's RNG until one meets the level's start constraints and the
-        planner solves it; the world's RNG is the env's, so a level-0 episode is raw MiniWorld's."""
+        """Draw episodes from the env's RNG until one meets the level's start constraints; the
+        world's RNG is the env's, so a level-0 episode is raw MiniWorld's. The planner runs only
+        when the oracle or ``optimal_steps`` is asked for (it costs far more than the world)."""
         from rl4vlm_gym.envs.navigation.worlds import params_for
 
         world = self.world
@@ -126,12 +129,12 @@ class NavigationEnv(VLMEnv):
             goal = world.goal_entity()
             if goal is not None and _distance(world.agent.pos, goal.pos) < level.min_start_distance:
                 continue
-            try:
-                self._replan()
-            except Unsolvable:
-                continue
+            self._plan: list[str] = []
+            self._plan_state: tuple[Any, ...] | None = None  # the state the plan starts from
+            self._start = self.planner.snapshot(), self._exact_state()
+            self._start_plan: int | None = NOT_COMPUTED  # the plan's length from the start (None: no plan)
             return
-        raise RuntimeError(f"{type(self).__name__}: no solvable episode in {_TRIES} draws at level {self.level}")
+        raise RuntimeError(f"{type(self).__name__}: no episode meets the start constraints in {_TRIES} draws at level {self.level}")
 
     # VLMEnv hooks -------------------------------------------------------------------------------------
 
@@ -212,7 +215,17 @@ class NavigationEnv(VLMEnv):
         return 0.0 if goal is None else _distance(self.world.agent.pos, goal.pos)
 
     def _optimal_steps(self) -> int | None:
-        return len(self._plan)  # VLMEnv asks right after _new_episode, before any step
+        if self._start_plan == NOT_COMPUTED:
+            if self._exact_state() == self._start[1]:
+                self._replan()  # the oracle then follows this very plan
+            else:  # asked after steps: plan from the start, then put the world back
+                now = self.planner.snapshot()
+                self.planner.restore(self._start[0])
+                try:
+                    self._start_plan = _length(self._search())
+                finally:
+                    self.planner.restore(now)
+        return self._start_plan
 
     def _mission(self) -> str:
         return f"Go to the {self.world.goal_label}."
@@ -225,17 +238,31 @@ class NavigationEnv(VLMEnv):
         goal = world.goal_entity()
         return [Phase(reached=lambda: bool(world.near(goal)), targets=lambda: [goal.pos])]
 
-    def _replan(self, *, partial: bool = False) -> None:
-        """Plan from the current state. ``partial`` (the oracle, asked from any state): past the
-        search budget, head for the pose nearest the goal instead of raising, and turn if even that
-        is the current pose (a new heading gives the next search a new start)."""
+    def _replan(self) -> None:
+        """Plan from the current state. Without a plan (the search gave up, even on the second,
+        greedier try), the oracle still answers from any state: it heads for the pose the search
+        found nearest the goal, or turns if that is where it stands (a new heading, a new start)."""
+        plan = self._search()
+        if self._exact_state() == self._start[1]:
+            self._start_plan = _length(plan)
+        if plan is None:
+            plan = self.planner.plan(self._phases(), rooms=self._rooms(), partial=True) or [TURN_LEFT]
+        self._plan, self._plan_state = plan, self._exact_state()
+
+    def _search(self) -> list[str] | None:
+        """The planner's plan from the current state; None if it finds none, even on a second,
+        greedier search (drawn episodes are not filtered by the planner: it would run at every reset)."""
         if self._goal_holds():
-            self._plan = [TURN_LEFT]  # any step ends the episode: the task's check runs after every step
-        else:
-            self._plan = self.planner.plan(self._phases(), rooms=self._rooms(), partial=partial)
-            if partial and not self._plan:
-                self._plan = [TURN_LEFT]
-        self._plan_state = self._exact_state()
+            return [TURN_LEFT]  # any step ends the episode: the task's check runs after every step
+        try:
+            return self.planner.plan(self._phases(), rooms=self._rooms())
+        except Unsolvable:
+            pass
+        try:
+            return self.planner.plan(self._phases(), rooms=self._rooms(), max_expansions=_RETRY_EXPANSIONS, weight=_RETRY_WEIGHT)
+        except Unsolvable as err:
+            logger.info("%s level %d: the planner found no plan (%s)", type(self).__name__, self.level, err)
+            return None
 
     def _goal_holds(self) -> bool:
         goal = self.world.goal_entity()
@@ -252,8 +279,10 @@ class NavigationEnv(VLMEnv):
         return (*world.agent.pos.tolist(), world.agent.dir, carried, len(world.entities))
 
     def oracle_action(self) -> str:
+        """The next action of the planner's plan from the current state, planned anew when the
+        agent has left the plan or finished a partial one."""
         if not self._plan or self._exact_state() != self._plan_state:
-            self._replan(partial=True)
+            self._replan()
         return self._plan[0]
 
     # Pickling: the GL world cannot cross processes; rebuild it and replay the episode -----------------
@@ -271,8 +300,11 @@ class NavigationEnv(VLMEnv):
         now = self.np_random.bit_generator.state
         if episode is not None:
             level, rng_state = episode
+            planned = state.get("_plan_state") is not None
             self.np_random.bit_generator.state = rng_state
             self._new_episode(level)
+            if planned:  # the oracle had planned: follow the same plan, as the original would
+                self._replan()
             for index in log:
                 self._apply(self.ACTIONS[index])
             self._log = log
@@ -291,6 +323,10 @@ def _camera(obs: Any) -> NDArray[np.uint8]:
     return obs["obs"] if isinstance(obs, dict) else obs
 
 
+def _length(plan: list[str] | None) -> int | None:
+    return None if plan is None else len(plan)
+
+
 def _distance(a: np.ndarray, b: np.ndarray) -> float:
     return float(math.hypot(a[0] - b[0], a[2] - b[2]))
 
@@ -302,7 +338,13 @@ The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``i
 (default 240x320, height x width; VL-DAC's setting is MiniWorld's 60x80: ``image_size=(60, 80)``),
 ``reward_variant`` (``miniworld``, ``vl-dac``), ``action_format``, ``action_match``,
 ``render_mode``; and ``render_view``: ``"agent"`` (default) or ``"top"``, MiniWorld's top-down
-map, for what ``render()`` shows (the observation stays the agent's camera)."""
+map, for what ``render()`` shows (the observation stays the agent's camera).
+
+The oracle's planner runs only when asked for (a search of 0.01 to 10 s, many times a reset's cost):
+``info["optimal_steps"]`` is -2 (not computed) until ``env.unwrapped.optimal_steps`` is read,
+or at every reset with ``optimal_steps_at_reset=True``; the oracle follows the same plan. It is the
+length of the planner's plan from the start; -1 on the few episodes where the planner, after a
+second greedier search, finds no plan (the oracle then turns in place)."""
 
 _OBSERVATION = """## Observation
 - ``image``: MiniWorld's first-person camera, rendered by its OpenGL renderer at ``image_size``.

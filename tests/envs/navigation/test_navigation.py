@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import rl4vlm_gym
+from rl4vlm_gym.core import NOT_COMPUTED
 from rl4vlm_gym.testing import check_oracle
 
 if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
@@ -30,10 +32,56 @@ def test_family_registers_the_vl_dac_tasks() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "level"), LEVELS)
 def test_oracle_solves_seeds_50_to_54_in_optimal_steps(env_id: str, level: int) -> None:
-    # The kit's oracle check plays EVAL seeds from 0 (as many as its time budget allows, at least
-    # 5 a level); these seeds are ones it never plays. Each episode costs a planner run.
+    # The kit's oracle check plays EVAL seeds 0..4 of every level (each episode costs a planner run);
+    # these seeds are ones it never plays. The planner no longer filters the drawn episodes (it runs
+    # only when asked): an episode may have no plan it can find (optimal_steps -1), mostly on
+    # Sidewalk's distractor levels; the oracle solves every other in optimal_steps.
     report = check_oracle(env_id, episodes=5, first_seed=50, levels=[level], max_episode_steps=100_000)
-    assert "5/5 solvable solved" in report, report
+    match = re.search(r"(\d+)/(\d+) solvable solved", report)
+    assert match and match[1] == match[2] and int(match[2]) >= 3, report
+
+
+# info["optimal_steps"] of seeds 0, 1, 2 at each id's default level when every reset planned (commit bd24db7)
+EAGER = {
+    "FourRooms": [62, 42, 107], "Hallway": [30, 38, 51], "Maze": [75, 1, 11], "OneRoom": [14, 29, 21],
+    "PickupObjects": [134, 151, 109], "PutNext": [92, 66, 67], "Sidewalk": [63, 66, 64], "Sign": [7, 6, 9],
+    "TMaze": [61, 71, 89], "WallGap": [96, 113, 43], "YMaze": [93, 67, 77],
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", NAV_IDS)
+def test_planner_runs_only_when_asked_and_gives_the_eager_values(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.navigation import oracle
+
+    calls = []
+    real = oracle.Planner.plan
+    monkeypatch.setattr(oracle.Planner, "plan", lambda self, *args, **kwargs: calls.append(1) or real(self, *args, **kwargs))
+    eager = EAGER[env_id.removeprefix("rl4vlm/MiniWorld-").removesuffix("-v0")]
+    env = gym.make(env_id, image_size=(60, 80), obs_mode="text")
+    base = env.unwrapped
+    for seed, optimal in enumerate(eager):
+        calls.clear()
+        _, info = env.reset(seed=seed)
+        assert info["optimal_steps"] == NOT_COMPUTED and not calls, "reset planned"
+        assert base.optimal_steps == optimal
+        planned = len(calls)  # 1, or 0 where the goal holds at the start
+        assert base.optimal_steps == optimal and base.oracle_action() and len(calls) == planned, "planned twice"
+    env.reset(seed=0)
+    for action in ("turn left", "move forward", "turn right"):
+        env.step(action)
+    assert base.optimal_steps == eager[0], "asked after steps, it is still the start's"
+    env.close()
+
+    env = gym.make(env_id, image_size=(60, 80), obs_mode="text", optimal_steps_at_reset=True)
+    _, info = env.reset(seed=1)
+    assert info["optimal_steps"] == eager[1]
+    steps, done = 0, False
+    while not done:  # the oracle meets it
+        _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        steps, done = steps + 1, terminated or truncated
+    assert info["success"] and steps == eager[1]
+    env.close()
 
 
 def test_close_frees_the_worlds_gl_objects() -> None:
@@ -216,8 +264,8 @@ def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late:
     """MiniWorld's ``1 - 0.2 t / T`` with T = 180 (OneRoom), the goal reached on step t = the
     optimal count, T - 2, T - 1 and T (invalid steps count as time: they pad the episode)."""
     env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
-    _, info = env.reset(seed=1)
-    optimal = info["optimal_steps"]
+    env.reset(seed=1)
+    optimal = env.unwrapped.optimal_steps  # planned when asked (MiniWorld's reset does not plan)
     t = max(late, optimal)
     for _ in range(t - optimal):
         assert env.step("not an action")[1:3] == (0.0, False)
@@ -231,10 +279,11 @@ def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late:
 
 def test_vl_dac_pays_the_goal_not_the_timeout_when_both_fall_on_the_last_step() -> None:
     env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", reward_variant="vl-dac")
-    _, info = env.reset(seed=1)
-    for _ in range(180 - info["optimal_steps"]):
+    env.reset(seed=1)
+    optimal = env.unwrapped.optimal_steps
+    for _ in range(180 - optimal):
         env.step("not an action")
-    rewards = [env.step(env.unwrapped.oracle_action())[1:4] for _ in range(info["optimal_steps"])]
+    rewards = [env.step(env.unwrapped.oracle_action())[1:4] for _ in range(optimal)]
     assert rewards[-1] == (pytest.approx(0.8), True, True), "the goal on step T = 180 pays 1 - 0.2, not the -1 of a time-out"
     assert all(r == (0.0, False, False) for r in rewards[:-1])
     env.close()
