@@ -43,7 +43,7 @@ def _round(step, reset, actions: np.ndarray) -> float:
 def measure(task: str, height: int, width: int, rounds: int, steps: int, rng: np.random.Generator) -> dict[str, float]:
     """Median ms/step of raw MiniWorld and of our env in ``image`` and ``image+text`` modes."""
     raw = gym.make(f"MiniWorld-{task}-v0", obs_width=width, obs_height=height, max_episode_steps=10**9).unwrapped
-    ours = {mode: gym.make(f"rl4vlm/MiniWorld-{task}-v0", image_size=(height, width), obs_mode=mode).unwrapped for mode in ("image", "image+text")}
+    ours = {mode: gym.make(f"rl4vlm/MiniWorld-{task}-v1", image_size=(height, width), obs_mode=mode).unwrapped for mode in ("image", "image+text")}
     seeds = iter(range(10**6))
     envs = {
         "raw": (lambda a: bool(raw.step(a)[2]), lambda: raw.reset(seed=next(seeds))),

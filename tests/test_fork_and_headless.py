@@ -78,7 +78,7 @@ FORK = """
     ("env_id", "module"),
     [
         ("rl4vlm/NumberLine-v0", "rl4vlm_gym.envs.cards.numberline"),
-        pytest.param("rl4vlm/MiniWorld-OneRoom-v0", "rl4vlm_gym.envs.navigation.worlds", marks=NAV),
+        pytest.param("rl4vlm/MiniWorld-OneRoom-v1", "rl4vlm_gym.envs.navigation.worlds", marks=NAV),
         pytest.param("rl4vlm/WebShop-Browser-v1", "rl4vlm_gym.envs.webshop.browser", marks=WEB),
         pytest.param("rl4vlm/ALFWorld-v0", "rl4vlm_gym.envs.household.alfworld", marks=ALFWORLD),
     ],
@@ -96,9 +96,9 @@ def test_fork_after_the_parent_rendered_miniworld_raises_an_error_naming_spawn()
         """
         import gymnasium as gym, rl4vlm_gym
         from rl4vlm_gym.envs.navigation.gl import GLForkError
-        parent = gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+        parent = gym.make("rl4vlm/MiniWorld-OneRoom-v1")
         parent.reset(seed=0)  # the parent now holds a GL context, which no forked child can use
-        env = gym.vector.AsyncVectorEnv([lambda: gym.make("rl4vlm/MiniWorld-OneRoom-v0")])
+        env = gym.vector.AsyncVectorEnv([lambda: gym.make("rl4vlm/MiniWorld-OneRoom-v1")])
         try:
             env.reset(seed=0)
         except GLForkError as err:
@@ -122,7 +122,7 @@ def test_making_a_miniworld_env_makes_no_gl_context() -> None:
         """
         import gymnasium as gym, rl4vlm_gym
         from rl4vlm_gym.envs.navigation import gl, worlds  # importing MiniWorld makes none either
-        env = gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1")
         env.observation_space, env.action_space
         env.close()
         import pyglet.gl
@@ -160,13 +160,13 @@ HUMAN = """
         "rl4vlm/Household-v0",
         "rl4vlm/ColourNaming-v0",
         "rl4vlm/WebShop-v1",
-        pytest.param("rl4vlm/MiniWorld-OneRoom-v0", marks=NAV),
+        pytest.param("rl4vlm/MiniWorld-OneRoom-v1", marks=NAV),
         pytest.param("rl4vlm/WebShop-Browser-v1", marks=WEB),
         pytest.param("rl4vlm/ALFWorld-v0", marks=ALFWORLD),
     ],
 )
 def test_human_mode_on_a_headless_machine_warns_and_breaks_nothing(env_id: str) -> None:
-    after = [env_id] + (["rl4vlm/MiniWorld-Hallway-v0"] if importlib.util.find_spec("miniworld") else [])
+    after = [env_id] + (["rl4vlm/MiniWorld-Hallway-v1"] if importlib.util.find_spec("miniworld") else [])
     out = run(HUMAN.format(env_id=env_id, after=after), timeout=240, what=f"human mode of {env_id} headless")
     assert "HUMAN_OK" in out
     assert "LOG WARNING render_mode='human'" in out and "no screen" in out, f"no warning that nothing is shown:\n{out}"
@@ -179,8 +179,8 @@ def test_gymnasium_check_env_on_miniworld_headless_then_a_new_env_renders() -> N
         """
         import gymnasium as gym, rl4vlm_gym
         from gymnasium.utils.env_checker import check_env
-        check_env(gym.make("rl4vlm/MiniWorld-OneRoom-v0").unwrapped)
-        env = gym.make("rl4vlm/MiniWorld-Hallway-v0")
+        check_env(gym.make("rl4vlm/MiniWorld-OneRoom-v1").unwrapped)
+        env = gym.make("rl4vlm/MiniWorld-Hallway-v1")
         obs, _ = env.reset(seed=0)
         assert obs["image"].any()
         print("CHECKED")

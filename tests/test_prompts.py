@@ -79,8 +79,8 @@ def test_rl4vlm_household_prompt_lists_commands_like_numpy():
 
 @pytest.mark.extra("nav")
 def test_vldac_template_numbers_actions_and_counts_steps():
-    env, obs = _episode("rl4vlm/MiniWorld-OneRoom-v0", image_size=(64, 64))
-    builder = PromptBuilder(PromptConfig(template="vl-dac", images=4), "rl4vlm/MiniWorld-OneRoom-v0")
+    env, obs = _episode("rl4vlm/MiniWorld-OneRoom-v1", image_size=(64, 64))
+    builder = PromptBuilder(PromptConfig(template="vl-dac", images=4), "rl4vlm/MiniWorld-OneRoom-v1")
     text = _texts(builder.messages(obs)[0])[0]
     assert "Current observation is starting state." in text
     assert "# Available actions:\n0 : turn left\n1 : turn right\n2 : move forward" in text

@@ -20,7 +20,7 @@ _EXAMPLES = ('{"thoughts": "the box is ahead", "action": 2}', "<action>turn left
 
 def _card(task: str, summary: str, max_steps: int, default_level: int = 0, **overrides: object) -> EnvCard:
     fields: dict[str, object] = {
-        "id": f"rl4vlm/MiniWorld-{task}-v0",
+        "id": f"rl4vlm/MiniWorld-{task}-v1",
         "entry_point": f"rl4vlm_gym.envs.navigation.tasks:{task}",
         "family": "navigation",
         "summary": summary,

@@ -344,7 +344,7 @@ The oracle's planner runs only when asked for (a search of 0.01 to 10 s, many ti
 ``info["optimal_steps"]`` is -2 (not computed) until ``env.unwrapped.optimal_steps`` is read,
 or at every reset with ``optimal_steps_at_reset=True``; the oracle follows the same plan. It is the
 length of the planner's plan from the start; -1 on the few episodes where the planner, after a
-second greedier search, finds no plan (the oracle then turns in place)."""
+second greedier search, finds no plan (the oracle then heads for the nearest pose its search reached)."""
 
 _OBSERVATION = """## Observation
 - ``image``: MiniWorld's first-person camera, rendered by its OpenGL renderer at ``image_size``.
@@ -355,7 +355,10 @@ _OBSERVATION = """## Observation
 - ``actions``: the admissible actions, in MiniWorld's action order (VL-DAC's numbered list)."""
 
 _VERSIONS = """## Version History
-- v0: MiniWorld 2.1.0's task, with text actions, levels and the oracle; time limit on the spec."""
+- v0: MiniWorld 2.1.0's task, with text actions, levels and the oracle; time limit on the spec.
+- v1: reset no longer runs the planner (it runs when the oracle or ``optimal_steps`` is asked for),
+  so draws are no longer filtered by it: a few seeds give another episode than in v0, and a few
+  episodes have no plan the planner finds (``optimal_steps`` -1)."""
 
 
 def _doc(task: str, summary: str, description: str, actions: str, rewards: str) -> str:

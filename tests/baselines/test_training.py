@@ -213,7 +213,7 @@ def test_gigpo_kl_term_is_verls_low_var_kl():
 
 FAMILIES = {
     "cards": ("rl4vlm/EZPoints-v0", {"level": 0, "image_size": 128}),
-    "navigation": ("rl4vlm/MiniWorld-OneRoom-v0", {"level": 0, "image_size": 64}),
+    "navigation": ("rl4vlm/MiniWorld-OneRoom-v1", {"level": 0, "image_size": 64}),
     "household": ("rl4vlm/Household-PickPlace-v0", {"level": 0, "image_size": 64}),
     "webshop": ("rl4vlm/WebShop-v1", {"level": 0, "obs_mode": "text"}),
 }

@@ -24,7 +24,7 @@ LEVELS = [(card.id, level) for card in rl4vlm_gym.list_envs(family="navigation")
 
 
 def test_family_registers_the_vl_dac_tasks() -> None:
-    wanted = {f"rl4vlm/MiniWorld-{task}-v0" for task in ("Hallway", "OneRoom", "FourRooms", "WallGap")}
+    wanted = {f"rl4vlm/MiniWorld-{task}-v1" for task in ("Hallway", "OneRoom", "FourRooms", "WallGap")}
     assert wanted <= set(NAV_IDS)
     assert len(NAV_IDS) >= 10
 
@@ -57,7 +57,7 @@ def test_planner_runs_only_when_asked_and_gives_the_eager_values(env_id: str, mo
     calls = []
     real = oracle.Planner.plan
     monkeypatch.setattr(oracle.Planner, "plan", lambda self, *args, **kwargs: calls.append(1) or real(self, *args, **kwargs))
-    eager = EAGER[env_id.removeprefix("rl4vlm/MiniWorld-").removesuffix("-v0")]
+    eager = EAGER[env_id.removeprefix("rl4vlm/MiniWorld-").removesuffix("-v1")]
     env = gym.make(env_id, image_size=(60, 80), obs_mode="text")
     base = env.unwrapped
     for seed, optimal in enumerate(eager):
@@ -87,13 +87,13 @@ def test_planner_runs_only_when_asked_and_gives_the_eager_values(env_id: str, mo
 def test_close_frees_the_worlds_gl_objects() -> None:
     from pyglet import gl
 
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1")
     env.reset(seed=0)
     world = env.unwrapped.world
     fbos = [world.obs_fb.multi_fbo, world.obs_fb.final_fbo, world.vis_fb.multi_fbo, world.vis_fb.final_fbo]
     env.close()
     env.close()
-    other = gym.make("rl4vlm/MiniWorld-Hallway-v0")  # a live context to ask
+    other = gym.make("rl4vlm/MiniWorld-Hallway-v1")  # a live context to ask
     assert not any(gl.glIsFramebuffer(fbo) for fbo in fbos)
     other.close()
 
@@ -103,7 +103,7 @@ def test_level_zero_is_raw_miniworld_for_the_same_seed() -> None:
 
     import_miniworld()
     raw = gym.make("MiniWorld-FourRooms-v0", obs_width=80, obs_height=60).unwrapped
-    ours = gym.make("rl4vlm/MiniWorld-FourRooms-v0", image_size=(60, 80), obs_mode="image")
+    ours = gym.make("rl4vlm/MiniWorld-FourRooms-v1", image_size=(60, 80), obs_mode="image")
     for seed in (0, 5):
         raw_obs, _ = raw.reset(seed=seed)
         obs, _ = ours.reset(seed=seed)
@@ -118,7 +118,7 @@ def test_level_zero_is_raw_miniworld_for_the_same_seed() -> None:
 
 
 def test_vl_dac_json_action_parses() -> None:
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text")
     env.reset(seed=0)
     _, _, _, _, info = env.step('{"thoughts": "I should walk to the box", "action": 2}')
     assert info["action"]["parsed"] == "move forward" and info["action"]["valid"]
@@ -129,11 +129,11 @@ def test_vl_dac_json_action_parses() -> None:
 
 def test_two_worlds_in_one_process_render_their_own_rooms() -> None:
     # MiniWorld compiles every world into display list 1; our worlds recompile when they switch.
-    alone = gym.make("rl4vlm/MiniWorld-FourRooms-v0", obs_mode="image")
+    alone = gym.make("rl4vlm/MiniWorld-FourRooms-v1", obs_mode="image")
     expected, _ = alone.reset(seed=0)
     alone.close()
-    a = gym.make("rl4vlm/MiniWorld-FourRooms-v0", obs_mode="image")
-    b = gym.make("rl4vlm/MiniWorld-WallGap-v0", obs_mode="image")
+    a = gym.make("rl4vlm/MiniWorld-FourRooms-v1", obs_mode="image")
+    b = gym.make("rl4vlm/MiniWorld-WallGap-v1", obs_mode="image")
     a.reset(seed=0)
     b.reset(seed=0)
     obs, *_ = a.step("turn left")
@@ -146,7 +146,7 @@ def test_two_worlds_in_one_process_render_their_own_rooms() -> None:
 
 @pytest.mark.parametrize(("variant", "expected"), [("miniworld", 0.0), ("vl-dac", -1.0)])
 def test_timeout_reward_is_paid_when_the_spec_time_limit_truncates(variant: str, expected: float) -> None:
-    env = gym.make("rl4vlm/MiniWorld-Hallway-v0", obs_mode="text", reward_variant=variant, max_episode_steps=3)
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v1", obs_mode="text", reward_variant=variant, max_episode_steps=3)
     env.reset(seed=0)
     rewards = [env.step("turn left")[1:4] for _ in range(3)]
     assert rewards[:2] == [(0.0, False, False)] * 2
@@ -155,16 +155,16 @@ def test_timeout_reward_is_paid_when_the_spec_time_limit_truncates(variant: str,
 
 
 def test_time_limit_lives_on_the_spec() -> None:
-    env = gym.make("rl4vlm/MiniWorld-Hallway-v0")
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v1")
     assert env.spec.max_episode_steps == 250
-    vl_dac = gym.make("rl4vlm/MiniWorld-Hallway-v0", max_episode_steps=128)
+    vl_dac = gym.make("rl4vlm/MiniWorld-Hallway-v1", max_episode_steps=128)
     assert vl_dac.spec.max_episode_steps == 128
     env.close()
     vl_dac.close()
 
 
 def test_success_reward_is_miniworlds_time_discounted_one() -> None:
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text")
     _, info = env.reset(seed=1)
     env.step("not an action")  # invalid steps count as time
     total, steps, done = 0.0, 1, False
@@ -178,7 +178,7 @@ def test_success_reward_is_miniworlds_time_discounted_one() -> None:
 
 @pytest.mark.slow
 def test_distractor_levels_name_the_goal_by_colour_and_shape() -> None:
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", level=2)
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text", level=2)
     missions = {env.reset(seed=seed)[0]["mission"] for seed in range(30)}
     assert len(missions) > 5
     assert any("ball" in m for m in missions) and any("key" in m for m in missions)
@@ -186,7 +186,7 @@ def test_distractor_levels_name_the_goal_by_colour_and_shape() -> None:
 
 
 def test_text_mode_draws_nothing_and_keeps_the_description() -> None:
-    env = gym.make("rl4vlm/MiniWorld-Hallway-v0", obs_mode="text")
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v1", obs_mode="text")
     obs, _ = env.reset(seed=0)
     assert not obs["image"].any()
     assert "red box" in obs["text"] and "wall ahead" in obs["text"]
@@ -194,18 +194,18 @@ def test_text_mode_draws_nothing_and_keeps_the_description() -> None:
 
 
 def test_top_view_is_a_render_option() -> None:
-    env = gym.make("rl4vlm/MiniWorld-FourRooms-v0", render_mode="rgb_array", render_view="top", image_size=(120, 160))
+    env = gym.make("rl4vlm/MiniWorld-FourRooms-v1", render_mode="rgb_array", render_view="top", image_size=(120, 160))
     obs, _ = env.reset(seed=0)
     top = env.render()
     assert top.shape == obs["image"].shape == (120, 160, 3)
     assert not np.array_equal(top, obs["image"])
     env.close()
     with pytest.raises(ValueError, match="render_view"):
-        gym.make("rl4vlm/MiniWorld-FourRooms-v0", render_view="side")
+        gym.make("rl4vlm/MiniWorld-FourRooms-v1", render_view="side")
 
 
 def test_state_key_is_the_discretized_pose() -> None:
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text")
     _, info = env.reset(seed=0)
     start = info["state_key"]
     assert env.step("turn left")[4]["state_key"] != start
@@ -214,7 +214,7 @@ def test_state_key_is_the_discretized_pose() -> None:
 
 
 def test_pickup_and_put_next_accept_their_extra_actions() -> None:
-    env = gym.make("rl4vlm/MiniWorld-PutNext-v0", obs_mode="text")
+    env = gym.make("rl4vlm/MiniWorld-PutNext-v1", obs_mode="text")
     obs, _ = env.reset(seed=0)
     assert obs["actions"] == ("turn left", "turn right", "move forward", "move back", "pick up", "drop")
     assert env.step('{"action": 5}')[4]["action"]["parsed"] == "drop"
@@ -230,7 +230,7 @@ def test_missing_gl_stack_gives_one_clear_error() -> None:
         pyglet.lib.load_library = missing
         import gymnasium as gym, rl4vlm_gym
         from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
-        env = gym.make("rl4vlm/MiniWorld-OneRoom-v0")  # the GL context comes with the first reset
+        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1")  # the GL context comes with the first reset
         try:
             env.reset(seed=0)
         except GLUnavailableError as err:
@@ -246,7 +246,7 @@ def test_missing_gl_stack_gives_one_clear_error() -> None:
 def test_pickled_env_rebuilds_its_world_and_continues() -> None:
     import pickle
 
-    env = gym.make("rl4vlm/MiniWorld-PutNext-v0", image_size=(60, 80))
+    env = gym.make("rl4vlm/MiniWorld-PutNext-v1", image_size=(60, 80))
     env.reset(seed=4)
     for _ in range(15):
         env.step(env.unwrapped.oracle_action())
@@ -263,7 +263,7 @@ def test_pickled_env_rebuilds_its_world_and_continues() -> None:
 def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late: int) -> None:
     """MiniWorld's ``1 - 0.2 t / T`` with T = 180 (OneRoom), the goal reached on step t = the
     optimal count, T - 2, T - 1 and T (invalid steps count as time: they pad the episode)."""
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text")
     env.reset(seed=1)
     optimal = env.unwrapped.optimal_steps  # planned when asked (MiniWorld's reset does not plan)
     t = max(late, optimal)
@@ -278,7 +278,7 @@ def test_goal_reward_is_one_minus_a_fifth_of_the_time_used_up_to_the_limit(late:
 
 
 def test_vl_dac_pays_the_goal_not_the_timeout_when_both_fall_on_the_last_step() -> None:
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v0", obs_mode="text", reward_variant="vl-dac")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text", reward_variant="vl-dac")
     env.reset(seed=1)
     optimal = env.unwrapped.optimal_steps
     for _ in range(180 - optimal):
@@ -294,7 +294,7 @@ HOLDING_ANOTHER_BOX = ("move back", "turn right", "turn right", "move back", "pi
 
 
 def test_put_next_oracle_puts_down_another_box_then_solves() -> None:
-    env = gym.make("rl4vlm/MiniWorld-PutNext-v0", obs_mode="text", max_episode_steps=300)
+    env = gym.make("rl4vlm/MiniWorld-PutNext-v1", obs_mode="text", max_episode_steps=300)
     env.reset(seed=0)
     for action in HOLDING_ANOTHER_BOX:
         env.step(action)
@@ -309,7 +309,7 @@ def test_put_next_oracle_puts_down_another_box_then_solves() -> None:
     assert info["success"]
 
 
-@pytest.mark.parametrize("env_id", ["rl4vlm/MiniWorld-PutNext-v0", "rl4vlm/MiniWorld-Sidewalk-v0"])
+@pytest.mark.parametrize("env_id", ["rl4vlm/MiniWorld-PutNext-v1", "rl4vlm/MiniWorld-Sidewalk-v1"])
 def test_oracle_past_its_search_budget_still_answers_a_move_toward_the_goal(env_id: str) -> None:
     # From any state the oracle answers (the kit mixes random moves in); past the planner's budget it
     # heads for the pose nearest the goal that the search found, without raising Unsolvable.
@@ -325,5 +325,5 @@ def test_oracle_past_its_search_budget_still_answers_a_move_toward_the_goal(env_
         if terminated:
             break
     assert set(actions) <= set(base.ACTIONS)
-    assert info["success"] or base._goal_distance() < distance or env_id.endswith("PutNext-v0"), actions
+    assert info["success"] or base._goal_distance() < distance or env_id.endswith("PutNext-v1"), actions
     env.close()
