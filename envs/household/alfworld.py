@@ -237,11 +237,12 @@ def _start(game: str, data_dir: Path) -> Any:
     os.environ.setdefault(ENV_VAR, str(data_dir))  # importing alfworld creates this folder (else ~/.cache/alfworld)
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
-    from textworld.envs import PddlEnv
+
+    from .pddl_cache import CachedPddlEnv  # TextWorld's PddlEnv translating each game once per process
 
     with open(game, encoding="utf-8") as file:  # textworld.start(path) leaves the game file open
         data = json.load(file)
-    env = AlfredDemangler(shuffle=False)(PddlEnv(textworld.EnvInfos(won=True, admissible_commands=True, facts=True)))
+    env = AlfredDemangler(shuffle=False)(CachedPddlEnv(textworld.EnvInfos(won=True, admissible_commands=True, facts=True)))
     env.load(data)
     return env
 

@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -221,4 +222,22 @@ class Browser:
         for proc in processes:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
-        psutil.wait_procs(processes, timeout=5)
+        # Until each is gone or a zombie (dead, its memory freed), 5 s at most. Not psutil.wait_procs:
+        # it waits for zombies to be reaped, and Chromium's are reaped by PID 1 (reparented once the
+        # driver dies), which in containers can take seconds; our own child, the driver, is reaped here.
+        deadline = time.monotonic() + 5
+        while (processes := [proc for proc in processes if not _dead(proc)]) and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+
+def _dead(proc: psutil.Process) -> bool:
+    try:
+        proc.wait(timeout=0)  # reaps it if it is our child
+        return True
+    except psutil.TimeoutExpired:
+        try:
+            return proc.status() == psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return True
+    except psutil.Error:
+        return True

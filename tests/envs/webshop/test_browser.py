@@ -187,3 +187,35 @@ def test_nothing_outlives_a_killed_owner(sig: signal.Signals) -> None:
     while os.path.exists(made["profile"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(made["profile"])
+
+
+_PARENT_OF_A_SLEEPER = """
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(60)
+    os._exit(0)
+print(pid, flush=True)
+time.sleep(60)  # never reaps its child: once killed, the child stays a zombie
+"""
+
+
+def test_a_killed_process_counts_as_dead_as_a_zombie_and_our_own_child_is_reaped() -> None:
+    from rl4vlm_gym.envs.webshop.browser import _dead
+
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT_OF_A_SLEEPER], stdout=subprocess.PIPE, text=True)
+    try:
+        child, grandchild = psutil.Process(parent.pid), psutil.Process(int(parent.stdout.readline()))
+        assert not _dead(child) and not _dead(grandchild)
+        grandchild.kill()
+        deadline = time.monotonic() + 5
+        while not _dead(grandchild) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert grandchild.status() == psutil.STATUS_ZOMBIE and _dead(grandchild)  # not reaped, yet dead
+        child.kill()
+        while not _dead(child) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _dead(child) and not psutil.pid_exists(parent.pid)  # reaped by _dead: no zombie left here
+    finally:
+        parent.kill()
+        parent.wait()

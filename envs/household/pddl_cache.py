@@ -1,0 +1,178 @@
+"""TextWorld's PDDL env paying a game's PDDL translation once per process.
+
+``textworld.envs.PddlEnv`` parses the game's grammar with tatsu in ``load`` and translates the PDDL
+domain + problem to Fast Downward's SAS format twice (plain, then optimized for replanning) every time
+it builds a ``PddlState``: once in ``load`` and again in every ``reset``. That is ~0.3 s per
+translation on a kitchen, and users replay the same games many times. Translation is a pure function of
+the PDDL text, so :class:`CachedPddlEnv` keeps the results in bounded LRU caches keyed by a content
+hash; everything after it (loading the SAS into the env's own copy of Fast Downward's library,
+the facts, the text) runs as in TextWorld, so the game state is the same as a fresh load's.
+
+TextWorld (1.7, pinned through alfworld 0.4.2) gives no hook for the translation, so ``PddlState``'s
+constructor and ``PddlEnv.load``/``reset`` are restated here with the cache in; the tests compare
+observations, admissible commands and rollouts with TextWorld's own env.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
+
+import fast_downward
+import textworld
+from textworld.core import GameState
+from textworld.envs import PddlEnv
+from textworld.envs.pddl import logic as pddl_logic
+from textworld.logic import Proposition, Variable
+from textworld.utils import check_flag
+
+T = TypeVar("T")
+
+GAMES = 16
+"""How many games' translations (and grammars) a process keeps."""
+
+
+class _LRU:
+    """A small bounded LRU map (functools.lru_cache cannot key on a hash we compute of the arguments)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        value = make()
+        self.items[key] = value
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self.items.clear()
+
+
+_translations = _LRU(2 * GAMES)  # plain + optimized per game
+_logics = _LRU(GAMES)
+
+
+def _digest(*texts: str) -> str:
+    hasher = hashlib.sha256()
+    for text in texts:
+        hasher.update(text.encode("utf-8"))
+        hasher.update(b"\0")
+    return hasher.hexdigest()
+
+
+def translate(domain: str, problem: str, optimize: bool) -> tuple[Any, str]:
+    """Fast Downward's ``pddl2sas(domain, problem)``: the parsed task and the SAS text, cached.
+    The task is only read by ``PddlState``. ``pddl2sas`` overwrites ``sys.argv`` (for the
+    translator's option parser): put back, as a user's script may still read it."""
+
+    def make() -> tuple[Any, str]:
+        argv = sys.argv
+        try:
+            return fast_downward.pddl2sas(domain, problem, verbose=check_flag("TW_PDDL_DEBUG"), optimize=optimize)
+        finally:
+            sys.argv = argv
+
+    return _translations.get((_digest(domain, problem), optimize), make)
+
+
+def game_logic(domain: str, grammar: str) -> Any:
+    """TextWorld's ``GameLogic`` (the tatsu-parsed grammar), shared: its grammar and actions are only
+    read, and ``PddlState`` adds the task's types to it idempotently."""
+    return _logics.get(_digest(domain, grammar), lambda: pddl_logic.GameLogic(domain=domain, grammar=grammar))
+
+
+class CachedPddlState(pddl_logic.PddlState):
+    """``textworld.envs.pddl.logic.PddlState`` with the translation from :func:`translate`."""
+
+    def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any) -> None:  # noqa: D107
+        from collections import Counter, defaultdict
+
+        # From here to the end: PddlState.__init__ (textworld 1.7) with the two pddl2sas calls cached.
+        self._facts = defaultdict(set)
+        self._vars_by_name = {}
+        self._vars_by_type = defaultdict(set)
+        self._var_counts = Counter()
+        self._logic = logic
+        self.downward_lib = downward_lib
+        self.pddl_problem = pddl_problem
+        self.task, self.sas = translate(logic.domain, pddl_problem, optimize=False)
+        _, self.sas_replan = translate(logic.domain, pddl_problem, optimize=True)
+        self._actions = {a.name: a for a in self.task.actions}
+        for type_ in self.task.types:
+            try:
+                self._logic.types.add(textworld.logic.Type(type_.name, type_.supertype_names))
+            except ValueError:
+                pass
+        self.downward_lib.load_sas(self.sas.encode("utf-8"))
+        self.downward_lib.load_sas_replan(self.sas_replan.encode("utf-8"))
+        self.name2type = {o.name: o.type_name for o in self.task.objects}
+
+        def _atom2proposition(atom: Any) -> Proposition | None:
+            if isinstance(atom, fast_downward.translate.pddl.conditions.Atom):
+                if atom.predicate == "=":
+                    return None
+                return Proposition(atom.predicate, [Variable(arg, self.name2type[arg]) for arg in atom.args])
+            if isinstance(atom, fast_downward.translate.pddl.f_expression.Assign):
+                if atom.fluent.symbol == "total-cost":
+                    return None
+                name = f"{atom.expression.value}"
+                if str.isdigit(name):  # Discard distance relations.
+                    return None
+                return Proposition(name, [Variable(arg, self.name2type[arg]) for arg in atom.fluent.args])
+            return None
+
+        self.add_facts(list(filter(None, (_atom2proposition(atom) for atom in self.task.init))))
+        atoms = (pddl_logic.Atom * self.downward_lib.get_state_size())()
+        self.downward_lib.get_state(atoms)
+        facts = [atom.get_fact(self.name2type) for atom in atoms]
+        self.add_facts([fact for fact in facts if not fact.is_negation])
+
+
+class CachedPddlEnv(PddlEnv):
+    """``textworld.envs.PddlEnv`` whose ``load`` and ``reset`` reuse the game's parsed grammar and PDDL
+    translation (see the module's docstring); everything else is TextWorld's."""
+
+    def load(self, filename_or_data: str | Mapping[str, Any]) -> None:
+        if isinstance(filename_or_data, Mapping):
+            data, self._game_file = filename_or_data, None
+        else:
+            import json
+
+            with open(filename_or_data, encoding="utf-8") as file:
+                data = json.load(file)
+            self._game_file = filename_or_data
+        # PddlEnv.load (textworld 1.7) with the cached logic and state
+        self._game_data = data
+        self.walkthrough = data.get("walkthrough", None)
+        self._logic = game_logic(data["pddl_domain"], data["grammar"])
+        self._pddl_state = CachedPddlState(self.downward_lib, data["pddl_problem"], self._logic)
+        self._entity_infos = self._get_entity_infos()
+
+    def reset(self) -> GameState:
+        # PddlEnv.reset (textworld 1.7) with the cached state
+        self._pddl_state = CachedPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic)
+        self.prev_state = None
+        self.state = GameState()
+        self._last_action = None
+        self._moves = 0
+        context = {
+            "state": self._pddl_state,
+            "facts": list(self._pddl_state.facts),
+            "variables": {},
+            "mapping": {},
+            "entity_infos": self._entity_infos,
+        }
+        self.state.feedback = self._logic.grammar.derive("#intro#", context)
+        self.state.raw = self.state.feedback
+        self._gather_infos()
+        if "walkthrough" in self.request_infos.extras:
+            self.state["extra.walkthrough"] = self.walkthrough or self._pddl_state.replan(self._entity_infos)
+        return self.state

@@ -1,0 +1,90 @@
+"""TextWorld's PDDL env with the translation cached (envs/household/pddl_cache.py) plays exactly as TextWorld's own.
+
+A cached load or reset must give the same intro, admissible commands, facts, feedback, win and planner
+plan as a fresh ``textworld.envs.PddlEnv``, and must not translate again.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("alfworld", reason="the household extra (alfworld, textworld) is not installed")
+
+from rl4vlm_gym.core import MissingDataError  # noqa: E402
+from rl4vlm_gym.envs.household.alfworld import find_games, task_type  # noqa: E402
+
+SAMPLE = Path("shared", "data", "alfworld_sample")  # as in test_alfworld.py
+DATA = (
+    Path(os.environ["ALFWORLD_DATA"])
+    if os.environ.get("ALFWORLD_DATA")
+    else next((parent / SAMPLE for parent in Path(__file__).resolve().parents if (parent / SAMPLE).is_dir()), SAMPLE)
+)
+try:
+    GAME = next(g for g in find_games(DATA) if task_type(g) == "pick_and_place_simple")  # a bedroom: cheap
+except (MissingDataError, StopIteration):
+    pytest.skip(f"no ALFWorld pick_and_place_simple game in {DATA}", allow_module_level=True)
+
+pytestmark = pytest.mark.slow  # TextWorld's fresh loads: ~2 s each
+
+
+def _wrap(env_class: type) -> object:
+    import textworld
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+
+    return AlfredDemangler(shuffle=False)(env_class(textworld.EnvInfos(won=True, admissible_commands=True, facts=True)))
+
+
+def _rollout(env: object, game: str, steps: int = 12) -> list:
+    """Load, reset twice, and play seeded random admissible commands (then one the game rejects)."""
+    env.load(game)
+    seen = []
+    for _ in range(2):
+        state = env.reset()
+        seen.append((state.feedback, state["admissible_commands"], sorted(map(str, state["facts"])), state["won"]))
+    rng = random.Random(0)
+    for command in [*(None for _ in range(steps)), "fly to the moon"]:
+        command = command or rng.choice(state["admissible_commands"])
+        state, score, done = env.step(command)
+        seen.append((command, state.feedback, state["admissible_commands"], sorted(map(str, state["facts"])), score, done))
+    game_env = env.unwrapped
+    seen.append(game_env._pddl_state.replan(game_env._entity_infos))
+    env.close()
+    return seen
+
+
+def test_cached_env_plays_as_textworlds_own_and_translates_each_game_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fast_downward
+    from textworld.envs import PddlEnv
+
+    from rl4vlm_gym.envs.household import pddl_cache
+
+    game = GAME
+    expected = _rollout(_wrap(PddlEnv), game)
+    pddl_cache._translations.clear()
+    pddl_cache._logics.clear()
+    calls = []
+    real = fast_downward.pddl2sas
+    monkeypatch.setattr(fast_downward, "pddl2sas", lambda *a, **k: calls.append(k["optimize"]) or real(*a, **k))
+    argv = list(sys.argv)
+    assert _rollout(_wrap(pddl_cache.CachedPddlEnv), game) == expected  # first load: translates
+    assert calls == [False, True]  # plain + optimized, once for the load and both resets
+    assert _rollout(_wrap(pddl_cache.CachedPddlEnv), game) == expected  # a new env on the same game: all cached
+    assert calls == [False, True]
+    assert sys.argv == argv  # pddl2sas overwrites it; the cache puts it back
+
+
+def test_cache_is_bounded_and_keyed_by_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.household import pddl_cache
+
+    monkeypatch.setattr(pddl_cache, "_translations", pddl_cache._LRU(2))
+    made = []
+    for key in ["a", "b", "a", "c", "b"]:
+        pddl_cache._translations.get(key, lambda key=key: made.append(key) or key)
+    assert made == ["a", "b", "c", "b"]  # "a" was used last before "c" came: "b" went
+    assert len(pddl_cache._translations.items) == 2
+    assert pddl_cache._digest("ab", "c") != pddl_cache._digest("a", "bc")
