@@ -289,7 +289,7 @@ class NavigationEnv(VLMEnv):
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        for name in ("planner", "_obs"):
+        for name in ("planner", "_obs", "_start"):  # the start's snapshot holds the world's entities
             state.pop(name, None)
         state["_world"] = None
         return state

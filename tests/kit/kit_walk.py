@@ -346,6 +346,14 @@ class PlannedWalk(Walk):
     EXPENSIVE_PLAN = True
 
 
+class PlannerGivesUp(PlannedWalk):
+    """An EXPENSIVE_PLAN env whose planner gives up on every episode (optimal_steps -1), though the
+    oracle solves them."""
+
+    def _optimal_steps(self) -> int | None:
+        return None
+
+
 _PARENT_PID = os.getpid()  # forked workers inherit it; spawned ones import this module anew
 
 
@@ -364,7 +372,7 @@ BROKEN: tuple[type[Walk], ...] = (
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
     IgnoresImageSize, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
-    SaltedGoal, HangsInForkedWorkers,
+    SaltedGoal, HangsInForkedWorkers, PlannerGivesUp,
 )  # fmt: skip
 
 
