@@ -56,6 +56,8 @@ DEFECTS = [
     (kit_walk.StateKeyCollision, "rules", r"state_key 'goal=\(\d, \d\)' names two different states"),
     (kit_walk.LevelsIgnored, "arguments", r"level 1 plays level 0's episodes"),
     (kit_walk.SaltedGoal, "determinism", r"rollouts differ across processes"),
+    (kit_walk.OracleFreeReportsPlan, "oracle", r"an oracle-free env \(ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
+    (kit_walk.OracleFreeHidesOracle, "oracle", r"sets ORACLE = False but defines oracle_action"),
 ]
 
 
@@ -69,6 +71,13 @@ def test_check_names_the_defect(cls: type, check: str, pattern: str) -> None:
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_every_check_passes_the_reference_env(check: str) -> None:
     CHECKS[check](env_id(Walk))
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_every_check_passes_an_oracle_free_env_moving_without_an_oracle(check: str) -> None:
+    report = CHECKS[check](env_id(kit_walk.OracleFree))
+    if check == "oracle":
+        assert report.startswith("SKIPPED: oracle-free"), report
 
 
 ORACLE_DEFECTS = [defect for defect in DEFECTS if defect[1] == "oracle"]
