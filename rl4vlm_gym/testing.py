@@ -192,15 +192,15 @@ def _digest(image: np.ndarray) -> str:
 def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator, random_moves: float = 0.5) -> str:
     """Oracle or random admissible action: reaches deep states and explores off-plan."""
     actions = obs["actions"]
-    if actions and (rng.random() < random_moves or not env.ORACLE):
+    if actions and (rng.random() < random_moves or not env.HAS_ORACLE):
         return actions[int(rng.integers(len(actions)))]
     return _move(env)
 
 
 def _move(env: VLMEnv) -> str:
-    """A move that advances the episode: the oracle's, or for oracle-free envs (``ORACLE = False``)
+    """A move that advances the episode: the oracle's, or for oracle-free envs (``HAS_ORACLE = False``)
     the admissible actions in turn (deterministic, so clones and replays see the same moves)."""
-    if env.ORACLE:
+    if env.HAS_ORACLE:
         return env.oracle_action()
     actions = env._admissible or ("look",)
     return actions[env._elapsed % len(actions)]
@@ -658,7 +658,7 @@ def check_oracle(
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     levels = list(range(len(card.levels)) if levels is None else levels)
-    if not base.ORACLE:
+    if not base.HAS_ORACLE:
         return _check_oracle_free(env, base, levels, first_seed)
     solvable, solved, played, total = (dict.fromkeys(levels, 0) for _ in range(4))
     searched = None
@@ -746,21 +746,21 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
 
 
 def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed: int) -> str:
-    """An oracle-free env (``ORACLE = False``) reports no plan and defines no oracle to skip checks with."""
+    """An oracle-free env (``HAS_ORACLE = False``) reports no plan and defines no oracle to skip checks with."""
     name = type(base).__name__
     assert type(base).oracle_action is VLMEnv.oracle_action, (
-        f"{name} sets ORACLE = False but defines oracle_action: an env with an oracle may not claim to be oracle-free"
+        f"{name} sets HAS_ORACLE = False but defines oracle_action: an env with an oracle may not claim to be oracle-free"
     )
-    assert "oracle-free" in (type(base).__doc__ or ""), f"{name} sets ORACLE = False but its docstring (the docs page) does not say 'oracle-free'"
+    assert "oracle-free" in (type(base).__doc__ or ""), f"{name} sets HAS_ORACLE = False but its docstring (the docs page) does not say 'oracle-free'"
     for level in levels:
         seed = EVAL_SEEDS.start + first_seed
         _, info = env.reset(seed=seed, options={"level": level})
         optimal = base.optimal_steps
         assert optimal == -1 and info["optimal_steps"] in (NOT_COMPUTED, -1), (
-            f"level {level} seed {seed}: an oracle-free env (ORACLE = False) reports optimal_steps={optimal}; it must be -1"
+            f"level {level} seed {seed}: an oracle-free env (HAS_ORACLE = False) reports optimal_steps={optimal}; it must be -1"
         )
     env.close()
-    return f"SKIPPED: oracle-free (ORACLE = False); optimal_steps is -1 on {len(levels)} level(s)"
+    return f"SKIPPED: oracle-free (HAS_ORACLE = False); optimal_steps is -1 on {len(levels)} level(s)"
 
 
 def check_vector(env_id: str, num_envs: int = 2, steps: int = 6, **kwargs: Any) -> str:

@@ -330,9 +330,9 @@ class HangsInForkedWorkers(Walk):
 
 
 class OracleFree(Walk):
-    """Walk played as an oracle-free env (``ORACLE = False``): correct, so every check passes."""
+    """Walk played as an oracle-free env (``HAS_ORACLE = False``): correct, so every check passes."""
 
-    ORACLE = False
+    HAS_ORACLE = False
     oracle_action = VLMEnv.oracle_action  # Walk's oracle is taken away
 
     def _optimal_steps(self) -> int | None:
@@ -349,7 +349,7 @@ class OracleFreeReportsPlan(OracleFree):
 class OracleFreeHidesOracle(Walk):
     """An env with an oracle claims to be oracle-free (to skip the oracle check)."""
 
-    ORACLE = False
+    HAS_ORACLE = False
 
     def _optimal_steps(self) -> int | None:
         return None

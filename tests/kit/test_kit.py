@@ -56,8 +56,8 @@ DEFECTS = [
     (kit_walk.StateKeyCollision, "rules", r"state_key 'goal=\(\d, \d\)' names two different states"),
     (kit_walk.LevelsIgnored, "arguments", r"level 1 plays level 0's episodes"),
     (kit_walk.SaltedGoal, "determinism", r"rollouts differ across processes"),
-    (kit_walk.OracleFreeReportsPlan, "oracle", r"an oracle-free env \(ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
-    (kit_walk.OracleFreeHidesOracle, "oracle", r"sets ORACLE = False but defines oracle_action"),
+    (kit_walk.OracleFreeReportsPlan, "oracle", r"an oracle-free env \(HAS_ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
+    (kit_walk.OracleFreeHidesOracle, "oracle", r"sets HAS_ORACLE = False but defines oracle_action"),
 ]
 
 
