@@ -202,6 +202,12 @@ class VLMEnv(gym.Env[ObsDict, str]):
     """Outcomes depend on chance during the episode (cards drawn after reset), so no plan is
     fixed at reset: ``_optimal_steps()`` returns ``None`` and the oracle maximises the expected
     return. Otherwise an oracle that solves an episode must report its length as ``optimal_steps``."""
+    HAS_ORACLE: ClassVar[bool] = True
+    """The env has an oracle (``oracle_action``). Set ``False`` for games no solver plays (Crafter,
+    NetHack): ``_optimal_steps()`` then returns ``None`` (-1), ``oracle_action`` is not defined,
+    and the kit skips the oracle check (saying so) and moves with admissible actions instead. An
+    env that defines ``oracle_action`` may not claim to be oracle-free (the kit refuses it), and
+    its docstring says "oracle-free"."""
     CONTINUOUS: ClassVar[bool] = False
     """The state is continuous (a 3-D pose, say): the text describes it at a coarser grain than the
     image (distances in 0.5 m, headings in compass points), so two situations with equal text may
@@ -346,7 +352,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
 
     def oracle_action(self) -> str:
         """The oracle's next action from the true state, as a plain admissible action. Played from
-        the reset, it solves every solvable episode in exactly ``optimal_steps`` (the kit checks)."""
+        the reset, it solves every solvable episode in exactly ``optimal_steps`` (the kit checks).
+        Oracle-free envs (``HAS_ORACLE = False``) leave it undefined."""
+        if not self.HAS_ORACLE:
+            raise NotImplementedError(f"{type(self).__name__} is oracle-free (HAS_ORACLE = False): it has no oracle_action")
         raise NotImplementedError
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:

@@ -191,9 +191,18 @@ def _digest(image: np.ndarray) -> str:
 def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator, random_moves: float = 0.5) -> str:
     """Oracle or random admissible action: reaches deep states and explores off-plan."""
     actions = obs["actions"]
-    if actions and rng.random() < random_moves:
+    if actions and (rng.random() < random_moves or not env.HAS_ORACLE):
         return actions[int(rng.integers(len(actions)))]
-    return env.oracle_action()
+    return _move(env)
+
+
+def _move(env: VLMEnv) -> str:
+    """A move that advances the episode: the oracle's, or for oracle-free envs (``HAS_ORACLE = False``)
+    the admissible actions in turn (deterministic, so clones and replays see the same moves)."""
+    if env.HAS_ORACLE:
+        return env.oracle_action()
+    actions = env._admissible or ("look",)
+    return actions[env._elapsed % len(actions)]
 
 
 def _state_lines(text: str) -> list[str]:
@@ -305,7 +314,7 @@ def _check_image_size(env_id: str, **kwargs: Any) -> None:
     env = _make(env_id, **{**kwargs, "image_size": size, "render_mode": "rgb_array"})
     obs, _ = env.reset(seed=0)
     shapes = {"reset": obs["image"].shape}
-    obs, *_ = env.step(_base(env).oracle_action())
+    obs, *_ = env.step(_move(_base(env)))
     shapes["step"] = obs["image"].shape
     frame = env.render()
     env.close()
@@ -541,7 +550,7 @@ def _assert_end_is_final(
 ) -> None:
     actions = obs["actions"] or ("look",)
     key, described = info["state_key"], base._describe()
-    for action in (base.oracle_action(), actions[0]):
+    for action in (_move(base), actions[0]):
         _, reward, terminated, truncated, after = base.step(action)
         assert not after["action"]["valid"], f"{at}: a move ({action!r}) was accepted after the episode ended"
         assert after["state_key"] == key and base._describe() == described, f"{at}: a move after the episode ended changed the state"
@@ -653,6 +662,8 @@ def check_oracle(
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     levels = list(range(len(card.levels)) if levels is None else levels)
+    if not base.HAS_ORACLE:
+        return _check_oracle_free(env, base, levels, first_seed)
     solvable, solved, played, total, gave_up = (dict.fromkeys(levels, 0) for _ in range(5))
     searched = None
     if episodes is None:
@@ -743,6 +754,24 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
                 visited.add(info["state_key"])
                 frontier.append((pickle.dumps(env), path + (action,)))
     return True
+
+
+def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed: int) -> str:
+    """An oracle-free env (``HAS_ORACLE = False``) reports no plan and defines no oracle to skip checks with."""
+    name = type(base).__name__
+    assert type(base).oracle_action is VLMEnv.oracle_action, (
+        f"{name} sets HAS_ORACLE = False but defines oracle_action: an env with an oracle may not claim to be oracle-free"
+    )
+    assert "oracle-free" in (type(base).__doc__ or ""), f"{name} sets HAS_ORACLE = False but its docstring (the docs page) does not say 'oracle-free'"
+    for level in levels:
+        seed = EVAL_SEEDS.start + first_seed
+        _, info = env.reset(seed=seed, options={"level": level})
+        optimal = base.optimal_steps
+        assert optimal == -1 and info["optimal_steps"] in (NOT_COMPUTED, -1), (
+            f"level {level} seed {seed}: an oracle-free env (HAS_ORACLE = False) reports optimal_steps={optimal}; it must be -1"
+        )
+    env.close()
+    return f"SKIPPED: oracle-free (HAS_ORACLE = False); optimal_steps is -1 on {len(levels)} level(s)"
 
 
 def check_vector(env_id: str, num_envs: int = 2, steps: int = 6, **kwargs: Any) -> str:
@@ -895,10 +924,10 @@ def check_pickle(env_id: str, **kwargs: Any) -> str:
     env = _make(env_id, **kwargs)
     env.reset(seed=3)
     base = _base(env)
-    env.step(base.oracle_action())
+    env.step(_move(base))
     clone = pickle.loads(pickle.dumps(env))
     for _ in range(3):
-        action = base.oracle_action()
+        action = _move(base)
         a, b = env.step(action), clone.step(action)
         assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"], "pickled env diverged"
         assert a[1:] == b[1:], f"pickled env diverged: {a[1:]} != {b[1:]}"
@@ -928,7 +957,7 @@ def check_render(env_id: str, **kwargs: Any) -> str:
                 assert isinstance(out, str) and obs["mission"] in out, "ansi render must hold the mission and state"
             else:
                 assert out is None, "human render must return None"
-                env.step(base.oracle_action())
+                env.step(_move(base))
             env.close()
             env.close()
     return "rgb_array, ansi and human render; close() twice is safe"
@@ -1039,7 +1068,7 @@ def measure_throughput(
     start = time.perf_counter()
     for _ in range(steps):
         actions = obs["actions"]
-        action = base.oracle_action() if policy == "oracle" else actions[int(rng.integers(len(actions)))]
+        action = _move(base) if policy == "oracle" else actions[int(rng.integers(len(actions)))]
         obs, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             episode += 1

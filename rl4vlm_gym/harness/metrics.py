@@ -153,3 +153,29 @@ def _estimate(mean: float, boot: np.ndarray) -> dict[str, Any]:
 
 def _round(x: float) -> float:
     return round(x, 6)
+
+
+def balrog_progression(progressions: Sequence[float]) -> dict[str, float | int]:
+    """BALROG's per-env figure (``balrog/utils.py``): the mean progression and its standard error,
+    both in percent, with the population SD: ``SE = sqrt(sum((p - m)^2) / N) / sqrt(N)``, 0 when
+    ``N <= 1``. Unlike BALROG, pass every episode played: a crashed one counts as progression 0
+    (BALROG drops it silently). Written here (a few lines) so that our numbers sit next to theirs."""
+    values = np.asarray(progressions, dtype=float)
+    n = len(values)
+    if n == 0:
+        return {"progression_percentage": 0.0, "standard_error": 0.0, "episodes_played": 0}
+    if not np.all((values >= 0.0) & (values <= 1.0)):
+        raise ValueError(f"progressions must be in [0, 1], got {values[(values < 0.0) | (values > 1.0)][:3].tolist()}")
+    mean = float(values.mean())
+    se = float(np.sqrt(np.sum((values - mean) ** 2) / n) / np.sqrt(n)) if n > 1 else 0.0
+    return {"progression_percentage": 100.0 * mean, "standard_error": 100.0 * se, "episodes_played": n}
+
+
+def balrog_average(per_env: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """BALROG's overall figure: the unweighted mean of the envs' percentages, and
+    ``sqrt(sum(SE_env^2)) / n_envs`` as its standard error."""
+    if not per_env:
+        return {"average_progress": 0.0, "standard_error": 0.0}
+    means = [env["progression_percentage"] for env in per_env.values()]
+    errors = [env["standard_error"] for env in per_env.values()]
+    return {"average_progress": float(np.mean(means)), "standard_error": float(np.sqrt(np.sum(np.square(errors))) / len(errors))}

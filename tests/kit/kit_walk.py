@@ -367,12 +367,38 @@ class HangsInForkedWorkers(Walk):
         super().__init__(**kwargs)
 
 
+class OracleFree(Walk):
+    """Walk played as an oracle-free env (``HAS_ORACLE = False``): correct, so every check passes."""
+
+    HAS_ORACLE = False
+    oracle_action = VLMEnv.oracle_action  # Walk's oracle is taken away
+
+    def _optimal_steps(self) -> int | None:
+        return None
+
+
+class OracleFreeReportsPlan(OracleFree):
+    """An oracle-free env that still reports a plan length."""
+
+    def _optimal_steps(self) -> int | None:
+        return self._distance(self.start)
+
+
+class OracleFreeHidesOracle(Walk):
+    """An env with an oracle claims to be oracle-free (to skip the oracle check)."""
+
+    HAS_ORACLE = False
+
+    def _optimal_steps(self) -> int | None:
+        return None
+
+
 BROKEN: tuple[type[Walk], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
     IgnoresImageSize, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
-    SaltedGoal, HangsInForkedWorkers, PlannerGivesUp,
+    SaltedGoal, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
 )  # fmt: skip
 
 
@@ -384,7 +410,7 @@ def register_all() -> list[str]:
     """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
     Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
     ids = []
-    for cls in (Walk, PlannedWalk, ReplayedGames, *BROKEN):
+    for cls in (Walk, PlannedWalk, ReplayedGames, OracleFree, *BROKEN):
         ids.append(env_id(cls))
         register(
             EnvCard(

@@ -58,6 +58,8 @@ DEFECTS = [
     (kit_walk.StateKeyCollision, "rules", r"state_key 'goal=\(\d, \d\)' names two different states"),
     (kit_walk.LevelsIgnored, "arguments", r"level 1 plays level 0's episodes"),
     (kit_walk.SaltedGoal, "determinism", r"rollouts differ across processes"),
+    (kit_walk.OracleFreeReportsPlan, "oracle", r"an oracle-free env \(HAS_ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
+    (kit_walk.OracleFreeHidesOracle, "oracle", r"sets HAS_ORACLE = False but defines oracle_action"),
 ]
 
 
@@ -78,6 +80,13 @@ def test_observations_lets_replayed_games_name_their_start() -> None:
     # state per mission by design; the same env unflagged fails (MissionNamesGame, in DEFECTS), and a
     # generated env whose mission leaks the state still fails (MissionGivesAway).
     assert "missions of replayed games" in CHECKS["observations"](env_id(kit_walk.ReplayedGames))
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_every_check_passes_an_oracle_free_env_moving_without_an_oracle(check: str) -> None:
+    report = CHECKS[check](env_id(kit_walk.OracleFree))
+    if check == "oracle":
+        assert report.startswith("SKIPPED: oracle-free"), report
 
 
 ORACLE_DEFECTS = [defect for defect in DEFECTS if defect[1] == "oracle"]

@@ -1,0 +1,67 @@
+"""Steps per second and reset time of every ``balrog/`` id, beside BALROG's own figures where known.
+
+    .venv/bin/python benchmarks/balrog_throughput.py [--resets 20] [--steps 500] [--obs-mode image+text]
+
+One process. For each registered ``balrog/`` id: ``--resets`` resets on seeds 0.. (median and 95th
+percentile in ms), then ``--steps`` steps of random admissible actions (fixed RNG), resetting on the
+next seed when an episode ends (those resets are not timed); steps/s is the median over 5 chunks.
+BALROG publishes no speed figures (its repository holds no results; see
+shared/reference/balrog.md §6), so the BALROG column says so rather than inventing one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import rl4vlm_gym  # noqa: F401 (registers the families)
+from rl4vlm_gym.registry import list_envs
+
+
+def measure(env_id: str, resets: int, steps: int, obs_mode: str) -> tuple[list[float], float]:
+    env = gym.make(env_id, obs_mode=obs_mode)
+    times = []
+    for seed in range(resets):
+        start = time.perf_counter()
+        env.reset(seed=seed)
+        times.append(1000 * (time.perf_counter() - start))
+    rng, episode = np.random.default_rng(0), resets
+    obs, _ = env.reset(seed=episode)
+    rates = []
+    for chunk in np.array_split(np.arange(steps), 5):
+        start = time.perf_counter()
+        for _ in chunk:
+            actions = obs["actions"]
+            obs, _, terminated, truncated, _ = env.step(actions[int(rng.integers(len(actions)))])
+            if terminated or truncated:
+                episode += 1
+                obs, _ = env.reset(seed=episode)
+        rates.append(len(chunk) / (time.perf_counter() - start))
+    env.close()
+    return times, float(np.median(rates))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--resets", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--obs-mode", default="image+text")
+    args = parser.parse_args()
+    table = Table(title=f"balrog/ ids: {args.resets} resets, {args.steps} random steps, obs_mode={args.obs_mode}")
+    for column in ("id", "reset p50 ms", "reset p95 ms", "steps/s (median of 5)", "BALROG's figure"):
+        table.add_column(column)
+    for env_id in (card.id for card in list_envs(family="balrog")):
+        times, rate = measure(env_id, args.resets, args.steps, args.obs_mode)
+        table.add_row(
+            env_id, f"{np.percentile(times, 50):.2f}", f"{np.percentile(times, 95):.2f}", f"{rate:,.0f}", "none published"
+        )
+    Console(width=140).print(table)
+
+
+if __name__ == "__main__":
+    main()
