@@ -49,9 +49,18 @@ def test_check_passes_one_env_and_rejects_unknown_checks() -> None:
         terminal_width=250,
     )
     assert result.exit_code == 0, result.output
-    assert "all checks passed" in result.output and "steps/s" in result.output
+    assert "all checks passed" in result.output and "steps/s" in result.output and "(oracle," in result.output
     bad = runner.invoke(app, ["check", "rl4vlm/NumberLine-v0", "--only", "nope"])
     assert bad.exit_code == 2 and "unknown checks" in bad.output
+
+
+@pytest.mark.extra("nav")
+def test_check_measures_envs_whose_plans_are_searches_with_random_moves() -> None:
+    result = runner.invoke(
+        app, ["check", "rl4vlm/MiniWorld-PutNext-v1", "--only", "docs", "--throughput-steps", "20"], terminal_width=250
+    )
+    assert result.exit_code == 0, result.output
+    assert "steps/s" in result.output and "(random," in result.output  # no planning per episode
 
 
 def test_play_reads_actions_from_the_terminal_and_saves_frames(tmp_path: Path) -> None:

@@ -18,15 +18,6 @@ ENV_IDS = [card.id for card in rl4vlm_gym.list_envs()]
 # extra's simulator (a GL world, ALFWorld's engine, a browser), where each episode costs.
 PROCESS_CHECKS = ("determinism", "vector")
 
-# Defects the stricter kit found on the last day of the session that added it, not fixed yet (each
-# is a real finding; the next session fixes the env, or the check if the check is wrong).
-KNOWN_DEFECTS = {
-    ("rl4vlm/WebShop-Browser-v1", "observations"): "two steps with the same text show different screenshots "
-    "(seed 4, steps 2 and 3: click[white] on a product page): the page highlights the chosen option (.btn.selected), "
-    "which WebShop's default `text` format omits (as WebShop's own does; with text_format='text_rich' the check passes). Any fix changes "
-    "what v1 shows (a -v2), and the built-in transfer-modality suite pins v1: the maintainer's call",
-}
-
 
 def _cases() -> list[pytest.param]:
     cases = []
@@ -34,8 +25,6 @@ def _cases() -> list[pytest.param]:
         for check in CHECKS:
             slow = check in PROCESS_CHECKS or (card.extra is not None and check != "docs")
             marks = [pytest.mark.slow] if slow else []
-            if (card.id, check) in KNOWN_DEFECTS:
-                marks.append(pytest.mark.xfail(reason=KNOWN_DEFECTS[card.id, check], strict=False))
             cases.append(pytest.param(card.id, check, marks=marks, id=f"{card.id}-{check}"))
     return cases
 

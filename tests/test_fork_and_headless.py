@@ -79,7 +79,7 @@ FORK = """
     [
         ("rl4vlm/NumberLine-v0", "rl4vlm_gym.envs.cards.numberline"),
         pytest.param("rl4vlm/MiniWorld-OneRoom-v1", "rl4vlm_gym.envs.navigation.worlds", marks=NAV),
-        pytest.param("rl4vlm/WebShop-Browser-v1", "rl4vlm_gym.envs.webshop.browser", marks=WEB),
+        pytest.param("rl4vlm/WebShop-Browser-v2", "rl4vlm_gym.envs.webshop.browser", marks=WEB),
         pytest.param("rl4vlm/ALFWorld-v0", "rl4vlm_gym.envs.household.alfworld", marks=ALFWORLD),
     ],
 )
@@ -161,7 +161,7 @@ HUMAN = """
         "rl4vlm/ColourNaming-v0",
         "rl4vlm/WebShop-v1",
         pytest.param("rl4vlm/MiniWorld-OneRoom-v1", marks=NAV),
-        pytest.param("rl4vlm/WebShop-Browser-v1", marks=WEB),
+        pytest.param("rl4vlm/WebShop-Browser-v2", marks=WEB),
         pytest.param("rl4vlm/ALFWorld-v0", marks=ALFWORLD),
     ],
 )

@@ -2,7 +2,7 @@
 
 ``register`` is this family's ``rl4vlm_gym.envs`` entry point; it imports only the level ladder.
 ``rl4vlm/WebShop-v1`` needs the core install; screenshots (``renderer="browser"``,
-``rl4vlm/WebShop-Browser-v1``) need the ``webshop`` extra (Flask, Selenium) and Debian's
+``rl4vlm/WebShop-Browser-v2``) need the ``webshop`` extra (Flask, Selenium) and Debian's
 ``chromium`` and ``chromium-driver``; ``rl4vlm/WebShop-Amazon-v1`` needs WebShop's data files.
 The ``webshop`` extra also installs spaCy's ``en_core_web_sm``, with which the reward's title
 nouns are WebShop's own (``nouns.py``).
@@ -59,11 +59,12 @@ def _card(name: str, summary: str, **fields: object) -> EnvCard:
 CARDS = (
     _card("WebShop-v1", "Search a procedural web shop and buy the product, options and price the instruction asks for."),
     _card(
-        "WebShop-Browser-v1",
-        "WebShop-v1 seen through a real browser: screenshots of the shop's pages taken by headless Chromium.",
+        "WebShop-Browser-v2",
+        "WebShop-v1 seen through a real browser: screenshots of the shop's pages taken by headless Chromium; "
+        "the text is WebShop's text_rich, which names the chosen options the page highlights.",
         obs_modes=("image+text", "image", "text"),
         extra="webshop",
-        kwargs={"renderer": "browser"},
+        kwargs={"renderer": "browser", "text_format": "text_rich"},
         skills=(*_SKILLS, "gui-reading"),
     ),
     _card(

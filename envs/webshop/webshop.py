@@ -125,6 +125,9 @@ class WebShop(VLMEnv):
     ``text_format`` (``"text"`` or ``"text_rich"``), ``catalog_seed`` (which catalog).
 
     ## Version History
+    - v2 (``WebShop-Browser`` only): the text is ``text_rich`` by default, which names the options
+      chosen so far, as the page highlights them (the kit found screenshots differing where
+      WebShop's ``text`` did not: the image told more than the text).
     - v1: WebShop's own colour list and order; title nouns from spaCy's ``en_core_web_sm`` when
       installed; an empty attribute list stays empty; the oracle prefers the exact option value;
       the ``webshop-corrected`` variant.
