@@ -354,6 +354,26 @@ class PlannerGivesUp(PlannedWalk):
         return None
 
 
+class PlannerGivesUpOnSome(PlannedWalk):
+    """A correct EXPENSIVE_PLAN env whose planner gives up on one episode in five; without a plan
+    its oracle would search at every step (here: it refuses to answer), so nothing may ask it."""
+
+    episodes_drawn = 0
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.episodes_drawn += 1
+        self.gave_up = self.episodes_drawn % 5 == 1
+
+    def _optimal_steps(self) -> int | None:
+        return None if self.gave_up else super()._optimal_steps()
+
+    def oracle_action(self) -> str:
+        if self.gave_up:
+            raise AssertionError("the oracle of an episode whose planner gave up was asked to play it")
+        return super().oracle_action()
+
+
 _PARENT_PID = os.getpid()  # forked workers inherit it; spawned ones import this module anew
 
 
@@ -410,7 +430,7 @@ def register_all() -> list[str]:
     """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
     Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
     ids = []
-    for cls in (Walk, PlannedWalk, ReplayedGames, OracleFree, *BROKEN):
+    for cls in (Walk, PlannedWalk, PlannerGivesUpOnSome, ReplayedGames, OracleFree, *BROKEN):
         ids.append(env_id(cls))
         register(
             EnvCard(

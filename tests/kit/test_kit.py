@@ -115,6 +115,13 @@ def test_the_oracle_check_plays_a_fixed_number_of_episodes_at_every_level(cls: t
     assert f"L0 {per_level}/{per_level} solvable solved" in report and f"L1 {per_level}/{per_level} solvable solved" in report, report
 
 
+def test_the_oracle_check_does_not_play_episodes_whose_planner_gave_up() -> None:
+    # Without a plan, MiniWorld's oracle searches again at every step: minutes per episode, checking nothing.
+    report = check_oracle(env_id(kit_walk.PlannerGivesUpOnSome))
+    assert "L0 4/4 solvable solved (1 without a plan: the planner gave up)" in report
+    assert "L1 4/4 solvable solved (1 without a plan: the planner gave up)" in report, report
+
+
 def test_every_defect_is_caught_by_the_checks_it_names() -> None:
     broken = {cls for cls, _, _ in DEFECTS} | {kit_walk.HangsInForkedWorkers}  # tested below
     assert broken == set(kit_walk.BROKEN), "every broken env in kit_walk.py has a test above, and only those"
