@@ -90,7 +90,8 @@ def check(
             table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
         if throughput_steps:
             # An env whose every plan is a search would spend minutes planning: random moves there.
-            policy = "random" if _env_class(env_id).EXPENSIVE_PLAN else "oracle"
+            cls = _env_class(env_id)
+            policy = "random" if cls.EXPENSIVE_PLAN or not cls.HAS_ORACLE else "oracle"
             figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy=policy)
             table.add_row(
                 env_id, "throughput", "-", "-",

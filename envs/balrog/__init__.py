@@ -44,6 +44,30 @@ CARDS = tuple(
 )
 
 
+_CRAFTER = "Crafter (Hafner 2022, arXiv 2109.06780) on crafter 1.8.3 (danijar/crafter)"
+
+CARDS += (
+    EnvCard(
+        id="balrog/Crafter-v0",
+        entry_point="rl4vlm_gym.envs.balrog.crafter:Crafter",
+        family="balrog",
+        summary="BALROG's Crafter: survive in a generated 2-D open world and unlock as many of its 22 achievements as you can (crafter).",
+        skills=("visual-reading", "navigation", "planning", "long-horizon"),
+        levels=("BALROG's setting: a 64x64 world seen 9x7 cells around you, inventory below",),
+        default_level=0,
+        action_grammar="one of BALROG's 17 names: 'Noop', 'Move West', 'Move East', 'Move North', 'Move South', 'Do', "
+        "'Sleep', 'Place Stone', 'Place Table', 'Place Furnace', 'Place Plant', 'Make Wood Pickaxe', 'Make Stone Pickaxe', "
+        "'Make Iron Pickaxe', 'Make Wood Sword', 'Make Stone Sword', 'Make Iron Sword'",
+        action_examples=("Do", '{"thoughts": "a tree is to my west", "action": "Move West"}', "<action>Place Table</action>"),
+        reward_variants=("native",),
+        success="all 22 achievements unlocked (BALROG's progression is the share unlocked: info['progress'])",
+        max_episode_steps=2000,
+        references=(_BALROG.replace("env babyai", "env crafter"), _CRAFTER),
+        extra="balrog",
+    ),
+)
+
+
 def register() -> None:
     """Register the balrog envs (called through the ``rl4vlm_gym.envs`` entry point)."""
     for card in CARDS:

@@ -1,0 +1,177 @@
+"""Rules of balrog/Crafter-v0 (tests/test_conformance.py runs the conformance kit on it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rl4vlm_gym  # noqa: F401  (registers the ids)
+
+pytestmark = [pytest.mark.extra("balrog"), pytest.mark.slow]  # each reset generates a 64x64 world
+
+ENV = "balrog/Crafter-v0"
+
+
+def make(**kwargs: Any) -> gym.Env:
+    return gym.make(ENV, **kwargs)
+
+
+def clear_view(env: gym.Env, material: str = "grass") -> tuple[Any, Any]:
+    """Fill the 9x7 view with one material and remove its creatures: a scene to write on."""
+    world, player = env.unwrapped.game._world, env.unwrapped.game._player
+    for dx in range(-4, 5):
+        for dy in range(-3, 4):
+            pos = player.pos + np.array((dx, dy))
+            _, obj = world[pos]
+            if obj is not None and obj is not player:
+                world.remove(obj)
+            world[pos] = material
+    return world, player
+
+
+def test_actions_are_balrogs_names_in_crafters_order() -> None:
+    from crafter import constants
+
+    from rl4vlm_gym.envs.balrog.crafter import ACTIONS
+
+    renamed = {"move_left": "move_west", "move_right": "move_east", "move_up": "move_north", "move_down": "move_south"}
+    assert [a.lower().replace(" ", "_") for a in ACTIONS] == [renamed.get(a, a) for a in constants.actions]
+    assert len(ACTIONS) == 17 and make().unwrapped.game._world.area == (64, 64)
+
+
+def test_balrog_text_names_the_nearest_cell_of_each_kind_in_semantic_order() -> None:
+    env = make(text_format="balrog", obs_mode="text")
+    env.reset(seed=0)
+    world, player = clear_view(env)
+    x, y = player.pos
+    world[x - 2, y - 1] = "tree"  # 3 steps, north-west
+    world[x + 1, y + 3] = "tree"  # 4 steps: not the nearest
+    world[x, y - 2] = "water"  # 2 steps north
+    world[x + 4, y] = "stone"  # 4 steps east
+    world[x, y + 1] = "sand"  # the player faces south at reset: what it faces
+    player.inventory.update(wood=3, sapling=1, food=4)
+    text = env.unwrapped._describe()
+    assert text == (
+        "You see:\n- water 2 steps to your north\n- grass 1 step to your west\n- stone 4 steps to your east\n"
+        "- sand 1 step to your south\n- tree 3 steps to your north-west\n\nYou face sand at your front.\n\n"
+        "Your status:\n- health: 9/9\n- food: 4/9\n- drink: 9/9\n- energy: 9/9\n\n"
+        "Your inventory:\n- sapling: 1\n- wood: 3"
+    )
+    player.inventory.update(wood=0, sapling=0)
+    assert env.unwrapped._describe().endswith("You have nothing in your inventory.")
+
+
+def test_full_text_adds_every_cell_creature_facing_and_time_of_day() -> None:
+    from crafter import objects
+
+    env = make(obs_mode="text")
+    env.reset(seed=0)
+    world, player = clear_view(env, "sand")
+    x, y = player.pos
+    world[x - 4, y - 3] = "tree"  # the first cell of the first row
+    world[x + 2, y] = "grass"
+    world.add(objects.Cow(world, (x + 2, y)))
+    world.add(objects.Plant(world, (x - 1, y + 2)))
+    text = env.unwrapped._describe()
+    rows = text.split("(9 cells by 7; you are the middle cell of row 4):\n")[1].splitlines()[:7]
+    assert rows[0] == "tree " + " ".join(["sand"] * 8) and rows[3] == " ".join(["sand"] * 6 + ["grass"] + ["sand"] * 2)
+    assert "- sapling 1 step west and 2 steps south, on sand\n- cow 2 steps east, on grass" in text
+    assert f"You face south, standing on sand. Day step {env.unwrapped.game._step} of 300." in text
+    player.sleeping = True
+    asleep = env.unwrapped._describe()
+    assert "You are asleep, standing on sand." in asleep and "You face" not in asleep  # the image hides the facing
+
+
+def test_reward_and_progress_are_crafters_and_balrogs() -> None:
+    env = make(obs_mode="text")
+    env.reset(seed=0)
+    world, player = clear_view(env)
+    world[player.pos + np.array(player.facing)] = "tree"
+    _, reward, _, _, info = env.step("Do")  # collect_wood: the first achievement
+    assert reward == 1.0 and info["progress"] == pytest.approx(1 / 22) and not info["success"]
+    assert env.unwrapped.achievements == ("collect_wood",)
+    world[player.pos + np.array(player.facing)] = "tree"  # collecting wood left grass
+    _, reward, _, _, info = env.step("Do")  # wood again: no new achievement
+    assert reward == 0.0 and info["progress"] == pytest.approx(1 / 22)
+    player.health = 5  # lost 4 since the last step
+    _, reward, *_ = env.step("Noop")
+    assert reward == pytest.approx(-0.4)
+
+
+def test_death_terminates_and_all_achievements_succeed() -> None:
+    env = make(obs_mode="text")
+    env.reset(seed=1)
+    env.unwrapped.game._player.health = 0
+    _, _, terminated, _, info = env.step("Noop")
+    assert terminated and not info["success"]
+    env.reset(seed=1)
+    player = env.unwrapped.game._player
+    for name in list(player.achievements)[:21]:
+        player.achievements[name] = 1
+    _, _, terminated, _, info = env.step("Noop")
+    assert not terminated and info["progress"] == pytest.approx(21 / 22)
+    player.achievements[list(player.achievements)[21]] = 1
+    _, _, terminated, _, info = env.step("Noop")
+    assert terminated and info["success"] and info["progress"] == 1.0
+
+
+def test_rendering_never_changes_the_game_at_night() -> None:
+    """crafter draws the night's noise from the world's random stream; here drawing frames (or not,
+    in text mode) leaves the episode as it was. Steps 150-270 of each day are night (daylight below 0.5)."""
+    keys = {}
+    for mode in ("text", "image+text"):
+        env = make(obs_mode=mode)
+        env.reset(seed=3)
+        keys[mode] = [env.step(("Noop", "Move West", "Move East")[t % 3])[4]["state_key"] for t in range(230)]
+        assert env.unwrapped.game._world.daylight < 0.5 and not env.unwrapped.game._player.health <= 0  # alive at night
+    assert keys["text"] == keys["image+text"]
+
+
+def test_the_same_view_draws_the_same_night() -> None:
+    env = make()
+    env.reset(seed=3)
+    for t in range(200):  # into the night (this seed's player lives until step 240)
+        env.step(("Noop", "Move West", "Move East")[t % 3])
+    base = env.unwrapped
+    assert base.game._world.daylight < 0.5
+    first = base._render()
+    base.game._world.random.uniform(size=5)  # the game's stream moves on; the view does not
+    assert np.array_equal(first, base._render())
+
+
+def test_reset_seed_decides_the_world_in_any_process() -> None:
+    """Played 300 steps (creatures spawn and despawn every 10), the digest is the same in another
+    process: crafter picks which creature despawns by the order of a set of objects (memory
+    addresses); CrafterGame takes them in creation order."""
+    from rl4vlm_gym.testing import rollout_digest
+
+    here = rollout_digest(ENV, 7, 300, {"obs_mode": "text"})
+    code = f"import rl4vlm_gym.testing as t; print(t.rollout_digest({ENV!r}, 7, 300, {json.dumps({'obs_mode': 'text'})}))"
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300).stdout.strip()
+    assert here == there
+    first = make(obs_mode="text")
+    assert first.reset(seed=7)[1]["state_key"] == first.reset(seed=7)[1]["state_key"] != first.reset(seed=8)[1]["state_key"]
+
+
+def test_compiled_noise_builds_the_worlds_pure_python_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba (in the balrog extra) compiles opensimplex's noise: worlds must not change with it."""
+    from opensimplex import api, internals
+
+    if not hasattr(internals._noise3, "py_func"):
+        pytest.skip("numba is not installed: the noise is pure Python already")
+    env = make(obs_mode="text")
+    compiled = [env.reset(seed=seed)[1]["state_key"] for seed in (11, 12)]
+    monkeypatch.setattr(api, "_noise3", internals._noise3.py_func)
+    monkeypatch.setattr(internals, "_extrapolate3", internals._extrapolate3.py_func)
+    assert [env.reset(seed=seed)[1]["state_key"] for seed in (11, 12)] == compiled
+
+
+def test_unknown_text_format_is_named() -> None:
+    with pytest.raises(ValueError, match="text_format='json' is unknown"):
+        make(text_format="json")
