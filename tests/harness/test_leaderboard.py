@@ -176,7 +176,7 @@ def test_replay_refuses_steps_after_the_end(submission):
     """Issue 18: steps recorded after the episode ended (a forger's padding) must not replay."""
 
     def edit(records):
-        r = records[2]  # numberline/text 1320224556: won at step 8
+        r = records[3]  # numberline/text 1320224556: won at step 8
         assert r["terminated"] and r["num_steps"] == 8
         r["steps"].append(dict(r["steps"][-1], reward=0.0))
         r["num_steps"] += 1
@@ -184,7 +184,7 @@ def test_replay_refuses_steps_after_the_end(submission):
     submission.edit_records(edit)
     assert validate_submission(submission.folder, replay=False).ok  # only the replay can tell
     problem = submission.problem()
-    assert "episodes.jsonl:3: episode (numberline/text, 1320224556): the log goes on after the episode ended at step 8" in problem
+    assert "episodes.jsonl:4: episode (numberline/text, 1320224556): the log goes on after the episode ended at step 8" in problem
 
 
 def test_replay_checks_optimal_steps(submission):
@@ -262,7 +262,7 @@ def test_replay_refuses_a_log_cut_short(submission):
 
 
 def test_replay_refuses_an_agent_error_after_the_end(submission):
-    submission.edit_records(lambda rs: rs[2].update(error="agent raised TimeoutError: x", success=False))
+    submission.edit_records(lambda rs: rs[3].update(error="agent raised TimeoutError: x", success=False))
     assert "the log records an agent error, but the env had ended the episode at step 8" in submission.problem()
 
 
