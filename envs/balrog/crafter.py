@@ -66,7 +66,7 @@ def describe_balrog(world: Any, player: Any) -> tuple[str, str]:
     Crafter wrapper): the nearest cell of each kind in view, in the order of crafter's semantic ids
     (materials, then player, cow, zombie, skeleton, arrow, plant), what the player faces, its
     vitals out of 9 and its non-zero inventory."""
-    order = {**{name: i for i, name in enumerate([None, *constants.materials])}}
+    order = {name: i for i, name in enumerate([None, *constants.materials])}
     order.update({name: len(order) + i for i, name in enumerate(("player", "cow", "zombie", "skeleton", "arrow", "plant"))})
     nearest: dict[str, tuple[int, int, int]] = {}
     for dx, dy, material, obj in view_cells(world, player.pos):
@@ -250,7 +250,7 @@ class Crafter(VLMEnv):
         world = self.game._world
         game_random = world.random
         # The night's noise from the view itself (not the game's random stream): see Description.
-        view = "\n\n".join(describe_full(world, self.game._player, self.game._step))
+        view = self._full_view()
         world.random = np.random.RandomState(int.from_bytes(hashlib.sha256(view.encode()).digest()[:4], "little"))
         try:
             frame = self.game.render(size=(width, height))
@@ -258,8 +258,12 @@ class Crafter(VLMEnv):
             world.random = game_random
         return np.ascontiguousarray(frame, dtype=np.uint8)
 
+    def _full_view(self) -> str:
+        """The full text, whatever ``text_format``: it determines the image (frame key, noise seed)."""
+        return "\n\n".join(describe_full(self.game._world, self.game._player, self.game._step))
+
     def _frame_key(self) -> Any:
-        return ("\n\n".join(describe_full(self.game._world, self.game._player, self.game._step)), self.image_size)
+        return (self._full_view(), self.image_size)
 
     def _state_key(self) -> str:
         game, world = self.game, self.game._world
