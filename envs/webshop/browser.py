@@ -6,8 +6,9 @@ handled here (reference/platform.md §1):
 
 - ``--window-size`` leaves a smaller viewport; the CDP ``Emulation.setDeviceMetricsOverride``
   sets it exactly, so a screenshot is exactly ``image_size``;
-- a click does not wait for the next page: :meth:`Browser.click` waits until the page at the
-  expected URL has loaded, with its fonts;
+- a click does not wait for the next page: :meth:`Browser.click` waits until a new document at
+  the expected URL has loaded, with its fonts (the URL alone is not enough: a link may reload the
+  page already shown);
 - every browser gets its own profile folder; the processes whose command line names it (and the
   driver's process tree) are killed on ``close()``, so a crashed or killed driver leaves no
   Chromium behind;
@@ -46,7 +47,10 @@ _FLAGS = (
     "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--force-color-profile=srgb",
     "--font-render-hinting=none", "--disable-features=Translate,MediaRouter,OptimizationHints",
 )  # fmt: skip
-_READY_JS = "return [document.readyState, document.fonts ? document.fonts.status : 'loaded', location.href]"
+_READY_JS = "return [document.readyState, document.fonts ? document.fonts.status : 'loaded', location.href, !!window.rl4vlmLeft]"
+# Marks the page being left: a link to the page already shown (an option already chosen) reloads
+# the same URL, and until the new document replaces the marked one the old one looks arrived.
+_LEAVE_JS = "window.rl4vlmLeft = true;"
 _SET_QUERY_JS = "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
 _TIMEOUT = 20.0
 _QUIT_TIMEOUT = 5.0
@@ -133,7 +137,9 @@ class Browser:
         """Click the element ``element_id`` and wait for a page whose URL satisfies ``arrived``."""
         from selenium.webdriver.common.by import By
 
-        self._driver.find_element(By.ID, element_id).click()
+        element = self._driver.find_element(By.ID, element_id)
+        self._driver.execute_script(_LEAVE_JS)
+        element.click()
         self._wait(arrived)
 
     def search(self, query: str, arrived: Callable[[str], bool]) -> None:
@@ -141,7 +147,7 @@ class Browser:
         from selenium.webdriver.common.by import By
 
         # The value is set by script, not typed: typing 10 kB key by key takes seconds.
-        self._driver.execute_script(_SET_QUERY_JS, query)
+        self._driver.execute_script(_LEAVE_JS + _SET_QUERY_JS, query)
         self._driver.find_element(By.ID, "search-button").click()
         self._wait(arrived)
 
@@ -161,8 +167,8 @@ class Browser:
         from selenium.webdriver.support.wait import WebDriverWait
 
         def ready(driver: Any) -> bool:
-            state, fonts, href = driver.execute_script(_READY_JS)
-            return state == "complete" and fonts == "loaded" and arrived(href)
+            state, fonts, href, left = driver.execute_script(_READY_JS)
+            return state == "complete" and fonts == "loaded" and arrived(href) and not left
 
         try:
             WebDriverWait(self._driver, _TIMEOUT, poll_frequency=0.002).until(ready)

@@ -52,6 +52,49 @@ def test_oracle_buys_through_the_browser_on_every_level() -> None:
     env.close()
 
 
+def test_a_click_that_reloads_the_page_shown_waits_for_the_new_document() -> None:
+    """Choosing an option already chosen links to the page already shown: the old document has the
+    expected URL and is complete, so only a new document may end the wait (the screenshot was
+    once taken mid-reload under load, when the navigation began after the click returned)."""
+    import http.server
+    import threading
+
+    from rl4vlm_gym.envs.webshop.browser import Browser
+
+    served = []
+
+    class SlowPage(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+            if self.path != "/page":  # the favicon
+                self.send_error(404)
+                return
+            served.append(self.path)
+            # the navigation starts after the click returns, as it may on a loaded machine
+            again = "setTimeout(() => { location.href = '/page'; }, 200); return false;"
+            body = f'<a id="again" href="/page" onclick="{again}">again</a><p id="n">{len(served)}</p>'.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/page"
+    browser = Browser((120, 160))
+    try:
+        browser.open(url)
+        browser.click("again", lambda href: href == url)
+        assert len(served) == 2
+        assert browser._driver.execute_script("return document.getElementById('n').textContent") == "2"
+    finally:
+        browser.close()
+        server.shutdown()
+
+
 def _port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1)
