@@ -51,6 +51,12 @@ _READY_JS = "return [document.readyState, document.fonts ? document.fonts.status
 # Marks the page being left: a link to the page already shown (an option already chosen) reloads
 # the same URL, and until the new document replaces the marked one the old one looks arrived.
 _LEAVE_JS = "window.rl4vlmLeft = true;"
+# Once a page has arrived: its images decoded, so that the next frame (the screenshot) draws them.
+_SETTLE_JS = (
+    "const done = arguments[arguments.length - 1];"
+    "Promise.all(Array.from(document.images, (image) => image.decode().catch(() => null)))"
+    ".then(() => done(true));"
+)
 _SET_QUERY_JS = "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
 _TIMEOUT = 20.0
 _QUIT_TIMEOUT = 5.0
@@ -121,6 +127,7 @@ class Browser:
             raise BrowserError(f"Chromium did not start ({binary}, {driver}): {err}") from err
         self._driver.command_executor.client_config.timeout = COMMAND_TIMEOUT  # a hung browser raises, never hangs us
         self._driver.set_page_load_timeout(_TIMEOUT)
+        self._driver.set_script_timeout(_TIMEOUT)
         self._driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
             {"width": size[1], "height": size[0], "deviceScaleFactor": 1, "mobile": False},
@@ -172,6 +179,7 @@ class Browser:
 
         try:
             WebDriverWait(self._driver, _TIMEOUT, poll_frequency=0.002).until(ready)
+            self._driver.execute_async_script(_SETTLE_JS)
         except Exception as err:
             raise BrowserError(f"the page did not arrive within {_TIMEOUT:.0f} s (at {self.url})") from err
 
