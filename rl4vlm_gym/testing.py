@@ -514,9 +514,10 @@ def _assert_state(base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any],
     progress = info["progress"]
     assert isinstance(progress, float) and 0.0 <= progress <= 1.0, f"{at}: progress {progress!r} is outside [0, 1]"
     if base.obs_mode != "text":
-        assert np.array_equal(obs["image"], base._render()), (
-            f"{at}: the observed image differs from a fresh _render() of the same state: the frame "
-            "cache key (_frame_key) leaves out part of what is drawn"
+        fresh = base._render()
+        assert np.array_equal(obs["image"], fresh), (
+            f"{at}: the observed image differs from a fresh _render() of the same state ({_pixels_differing(obs['image'], fresh)}): "
+            "the frame cache key (_frame_key) leaves out part of what is drawn"
         )
     facts = (actions, info["success"])
     earlier = seen.setdefault(info["state_key"], facts)
@@ -524,6 +525,14 @@ def _assert_state(base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any],
         f"{at}: state_key {info['state_key']!r} names two different states (actions {earlier[0]} vs {facts[0]}, "
         f"success {earlier[1]} vs {facts[1]}): the key leaves out part of the state"
     )
+
+
+def _pixels_differing(a: np.ndarray, b: np.ndarray) -> str:
+    """Where two frames differ, to tell a missing key part (a region) from noise (scattered pixels)."""
+    if a.shape != b.shape:
+        return f"shapes {a.shape} and {b.shape}"
+    rows, cols = np.nonzero((a != b).any(axis=-1))
+    return f"{rows.size} pixels in rows {rows.min()}-{rows.max()}, columns {cols.min()}-{cols.max()}"
 
 
 def _assert_reward(
@@ -589,9 +598,10 @@ def check_observations(env_id: str, seeds: int = 12, steps: int = 3, **kwargs: A
             leaked = set(_state_lines(described)) & set(_state_lines(obs["text"]))
             assert not leaked, f"{at}: obs_mode='image' carries state text in obs['text']: {sorted(leaked)}"
             assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
-            assert np.array_equal(obs["image"], base._render()), (
-                f"{at}: the observed image differs from a fresh _render() of the same state: the frame "
-                "cache key (_frame_key) leaves out part of what is drawn"
+            fresh = base._render()
+            assert np.array_equal(obs["image"], fresh), (
+                f"{at}: the observed image differs from a fresh _render() of the same state ({_pixels_differing(obs['image'], fresh)}): "
+                "the frame cache key (_frame_key) leaves out part of what is drawn"
             )
             image = _digest(obs["image"])
             texts = by_image[(mission, image)]
@@ -652,8 +662,11 @@ def check_oracle(
     ``optimal_steps`` must be an int, or -1 only when there is no plan: an unsolvable episode, an
     env of chance (``CHANCE``), or a search that gave up (``EXPENSIVE_PLAN`` envs, on fewer than
     half the episodes of a level: their oracle may still reach the goal); a breadth-first search trying up to ``search`` moves (from the
-    first episode of the default level) must find no shorter solution; envs whose copies take
-    over 50 ms are not searched. Episodes use EVAL seeds from ``first_seed`` on (offsets into the
+    first episode of the default level) must find no shorter solution. ``EXPENSIVE_PLAN`` envs are
+    not searched: their plan is itself a search (MiniWorld's hybrid A* over a continuous pose is
+    short, not provably shortest; a copy of an ALFWorld game loads the game), so their
+    ``optimal_steps`` is their planner's length, as their docs say. Whether to search is decided by
+    the flag, not by timing, so the verdict is the same on every machine. Episodes use EVAL seeds from ``first_seed`` on (offsets into the
     range), played in rounds: one seed at every level, then the next seed; messages print the seed.
     ``episodes`` fixes the episodes per level; by default (``None``) the check plays
     ``ORACLE_EPISODES`` per level, or ``ORACLE_EPISODES_EXPENSIVE`` for ``EXPENSIVE_PLAN`` envs
@@ -665,7 +678,7 @@ def check_oracle(
     if not base.HAS_ORACLE:
         return _check_oracle_free(env, base, levels, first_seed)
     solvable, solved, played, total, gave_up = (dict.fromkeys(levels, 0) for _ in range(5))
-    searched = None
+    searched = False
     if episodes is None:
         episodes = ORACLE_EPISODES_EXPENSIVE if base.EXPENSIVE_PLAN else ORACLE_EPISODES
     for i in range(first_seed, first_seed + episodes):
@@ -682,8 +695,9 @@ def check_oracle(
             )
             if base.CHANCE:
                 assert optimal == -1, f"{at}: a game of chance (CHANCE) reports optimal_steps={optimal}; it has no fixed plan"
-            if optimal > 1 and i == first_seed and level == card.default_level and search:
-                searched = _assert_no_shorter_solution(base, optimal, search, at)
+            if optimal > 1 and i == first_seed and level == card.default_level and search and not base.EXPENSIVE_PLAN:
+                _assert_no_shorter_solution(base, optimal, search, at)
+                searched = True
             if optimal < 0 and base.EXPENSIVE_PLAN:
                 played[level] += 1
                 gave_up[level] += 1  # a search that gave up (the contract's -1): nothing to hold its oracle to
@@ -716,25 +730,18 @@ def check_oracle(
         if gave_up[level]:
             solved_text += f" ({gave_up[level]} without a plan: the planner gave up)"
         report.append(f"L{level} {solved_text}, mean return {total[level] / max(played[level], 1):+.2f}")
-    if searched is not None:
-        report.append("no shorter solution found" if searched else "shorter solutions not searched (copies are too slow)")
+    if searched:
+        report.append("no shorter solution found")
+    elif base.EXPENSIVE_PLAN and search:
+        report.append("shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the planner's length)")
     return "; ".join(report)
 
 
-_SEARCH_COPY_LIMIT_S = 0.05
-
-
-def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str) -> bool:
+def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str) -> None:
     """Breadth-first search over copies of the env (its RNG copied too), trying at most ``budget``
     moves, for a solution shorter than ``optimal``: sound (a find is a real action sequence),
     complete only for small envs."""
-    start = time.perf_counter()
     frontier: deque[tuple[bytes, tuple[str, ...]]] = deque([(pickle.dumps(base), ())])
-    probe = pickle.loads(frontier[0][0])
-    if probe.admissible_actions:
-        probe.step(probe.admissible_actions[0])  # some envs (ALFWorld) load their game at a copy's first step
-    if time.perf_counter() - start > _SEARCH_COPY_LIMIT_S:
-        return False  # copies of this env are too dear to search (a fresh GL context or game load each, say)
     visited = {base._state_key()}
     tried = 0
     while frontier and tried < budget:
@@ -755,7 +762,6 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
             if not (terminated or truncated) and info["state_key"] not in visited:
                 visited.add(info["state_key"])
                 frontier.append((pickle.dumps(env), path + (action,)))
-    return True
 
 
 def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed: int) -> str:
