@@ -264,6 +264,9 @@ def eval_command(
     template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
     history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
     images: Annotated[int | None, typer.Option(help="Observations whose image is sent (overrides the suite's).")] = None,
+    output_format: Annotated[
+        str | None, typer.Option(help="What the model is asked to write (overrides the suite's): json, tags, plain, or a BALROG agent, balrog-cot ...")
+    ] = None,
     baseline: Annotated[Path | None, typer.Option(help="Another run folder to compare with, seed by seed.")] = None,
     report: Annotated[bool, typer.Option(help="Write report.md and report.html into the run folder.")] = True,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -277,7 +280,8 @@ def eval_command(
 
     try:
         loaded = load_suite(suite)
-        overrides = {k: v for k, v in {"template": template, "history": history, "images": images}.items() if v is not None}
+        overrides = {"template": template, "history": history, "images": images, "output_format": output_format}
+        overrides = {k: v for k, v in overrides.items() if v is not None}
         prompt = PromptConfig(**{**loaded.prompt.as_dict(), **overrides})
     except (SuiteError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
@@ -322,7 +326,32 @@ def _print_summary(summary: dict[str, Any]) -> None:
     failed = summary["overall"]["failed_episodes"]
     if failed:
         console.print(f"[yellow]{failed} episode(s) failed (agent or env error): see 'error' in episodes.jsonl[/yellow]")
+    if "balrog" in summary:
+        balrog = summary["balrog"]
+        table = Table(Column("BALROG env", no_wrap=True), "n", "progression %", "± SE", "95% CI (bootstrap)", "failed", title="BALROG's figures")
+        for env, e in balrog["envs"].items():
+            low, high = e["ci95"]
+            table.add_row(env, str(e["episodes_played"]), f"{e['progression_percentage']:.1f}", f"{e['standard_error']:.1f}", f"{low:.1f}-{high:.1f}", str(e["episodes_failed"]))
+        table.add_row("average", "", f"{balrog['average_progress']:.1f}", f"{balrog['standard_error']:.1f}", "", "")
+        console.print(table)
     console.print(f"protocol hash {summary['protocol_hash'][:16]}  complete: {summary['complete']}")
+
+
+@app.command("balrog-results")
+def balrog_results_command(
+    run: Annotated[Path, typer.Argument(help="A run folder of a suite with BALROG tasks (rl4vlm-gym eval --suite balrog).")],
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("balrog-results"),
+) -> None:
+    """Write a run in BALROG's result layout (per-episode JSON and CSV, per-env and overall summaries)."""
+    from rl4vlm_gym.harness.balrog_results import write_balrog_results
+    from rl4vlm_gym.harness.runner import RunError
+
+    try:
+        overall = write_balrog_results(run, out)
+    except RunError as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"BALROG average progress {overall['average_progress']:.1f} ± {overall['standard_error']:.1f}: {out}")
 
 
 @app.command("report")

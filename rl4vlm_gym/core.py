@@ -230,6 +230,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
+    DEFAULT_ACTION: ClassVar[str | None] = None
+    """The action BALROG's protocol plays in place of an output that is not a valid action
+    (:class:`~rl4vlm_gym.wrappers.BalrogActions`; BabyAI's "go forward", Crafter's "Noop"). ``None``:
+    an invalid output stays an invalid step, as everywhere else in this contract."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Refuse a subclass that would overwrite the base class's own state (:data:`_BASE_STATE`):
@@ -478,6 +482,13 @@ class VLMEnv(gym.Env[ObsDict, str]):
             self._window = None
 
     # Helpers --------------------------------------------------------------------------------------
+
+    def instruction_prompt(self) -> str | None:
+        """The episode's opening instructions in BALROG's protocol (its env's
+        ``get_instruction_prompt``: the game, the actions and what they do, tips), read after
+        ``reset``; ``None`` (the default): the ``balrog`` prompt template writes generic ones from
+        the mission and the actions."""
+        return None
 
     @property
     def admissible_actions(self) -> tuple[str, ...]:

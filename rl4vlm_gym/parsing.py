@@ -6,7 +6,12 @@ Formats (what the model is asked to write):
 - ``tags``: verl-agent style ``<think>...</think><action>...</action>``;
 - ``plain``: the action itself (``"move forward"``);
 - ``auto``: ``tags`` if an ``<action>`` tag is present, ``json`` if an ``"action":`` key is,
-  else ``plain``.
+  else ``plain``;
+- BALROG's agents (reference/balrog.md §2), for its protocol: ``balrog-naive`` keeps only the
+  letters, white space and colons of the output; ``balrog-cot`` does the same and takes what
+  follows the last ``ACTION:``; ``balrog-robust-naive`` takes the text between ``<|ACTION|>`` and
+  ``<|END|>``, else the whole output; ``balrog-robust-cot`` the same, else nothing (invalid).
+  With ``strict`` matching the value must then equal an action, case included, as in BALROG.
 
 Matching (how the extracted value is compared with the admissible actions):
 
@@ -36,11 +41,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-__all__ = ["ACTION_FORMATS", "MATCH_MODES", "TEMPLATE_SUFFIX", "ActionParser", "ParseResult", "fills_template"]
+__all__ = ["ACTION_FORMATS", "MATCH_MODES", "TEMPLATE_SUFFIX", "ActionParser", "ParseResult", "balrog_extract", "fills_template"]
 
 TEMPLATE_SUFFIX = "[...]"
 
-ActionFormat = Literal["auto", "json", "tags", "plain"]
+ActionFormat = Literal["auto", "json", "tags", "plain", "balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot"]
 MatchMode = Literal["strict", "lenient"]
 ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)
 MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
@@ -54,6 +59,8 @@ _CLOSE_TAG = re.compile(r"<\s*/\s*action\s*>", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 _WORD = r"(?<!\w){}(?!\w)"
 _SYMBOL = r"(?<![^\s\"'`]){}(?![^\s\"'`.,;:!?])"
+_BALROG_KEEP = re.compile(r"[^a-zA-Z\s:]")  # BALROG's filter: what it deletes
+_BALROG_OPEN, _BALROG_CLOSE = "<|ACTION|>", "<|END|>"
 _MAX_FUZZY_CHARS = 1024  # lenient token search is for short action fields, not whole essays
 
 
@@ -138,6 +145,10 @@ class ActionParser:
             return json.dumps({"thoughts": thoughts, "action": action}, ensure_ascii=False)
         if self.format == "tags":
             return f"<think>{thoughts}</think><action>{action}</action>"
+        if self.format == "balrog-cot":
+            return f"{thoughts}\nACTION: {action}".lstrip()
+        if self.format.startswith("balrog-robust"):
+            return f"{thoughts}\n{_BALROG_OPEN}{action}{_BALROG_CLOSE}".lstrip()
         return action
 
     # -- extraction -------------------------------------------------------------------------------
@@ -150,6 +161,8 @@ class ActionParser:
             return self._extract_json(text)
         if fmt == "tags":
             return self._extract_tags(text)
+        if fmt.startswith("balrog-"):
+            return _extract_balrog(fmt, text)
         return self._extract_plain(text)
 
     def _extract_json(self, text: str) -> tuple[Any, bool] | _Failure:
@@ -216,6 +229,29 @@ class ActionParser:
         if self.match == "strict" or not actions:
             return None, _not_admissible(value, actions)
         return _lenient_match(text, tuple(actions), tuple(sorted(self.synonyms.items())))
+
+
+def balrog_extract(agent: str, text: str) -> str | None:
+    """The action text BALROG's ``agent`` (a ``balrog-*`` format) takes from ``text``, before any
+    matching; ``None`` when it finds none (a robust CoT reply without tags)."""
+    extracted = _extract_balrog(agent, text)
+    return None if isinstance(extracted, _Failure) else extracted[0]
+
+
+def _extract_balrog(fmt: str, text: str) -> tuple[Any, bool] | _Failure:
+    """BALROG's agents' ``extract_final_answer`` (naive, CoT and their robust forms)."""
+    if fmt.startswith("balrog-robust"):
+        start = text.find(_BALROG_OPEN)
+        end = text.find(_BALROG_CLOSE, start + len(_BALROG_OPEN)) if start >= 0 else -1
+        if end >= 0:
+            return text[start + len(_BALROG_OPEN) : end], True
+        if fmt == "balrog-robust-cot":
+            return _Failure(f"no {_BALROG_OPEN}...{_BALROG_CLOSE} block found in the output")
+        return text, False
+    kept = _BALROG_KEEP.sub("", text)
+    if fmt == "balrog-cot":
+        return kept.rsplit("ACTION:", 1)[-1].strip(), "ACTION:" in kept
+    return kept, True
 
 
 def _fill_template(text: str, actions: Sequence[str], lenient: bool) -> str | None:

@@ -23,6 +23,18 @@ Templates (``PromptConfig.template``):
   after the last frames as images, for any env; actions are numbered and the answer is
   ``{"thoughts": ..., "action": <action_number>}`` as in VL-DAC's MiniWorld prompt.
 
+- ``"balrog"``: BALROG's protocol (reference/balrog.md §2): the env's instruction prompt as the
+  first user message (:meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`; generic instructions
+  from the mission and actions for envs without one), then past "Observation:" / answer turns and
+  the "Current Observation:", each observation with an image adding "Image observation provided.",
+  and the agent's instruction after it. ``output_format`` picks BALROG's agent: ``balrog-naive``,
+  ``balrog-cot``, ``balrog-robust-naive`` or ``balrog-robust-cot`` (the env's ``action_format``
+  of the same name parses the reply). Past answers are replayed as BALROG keeps them: the action
+  the agent extracted, and for the newest CoT turn "Previous plan:" with the whole reply. Its
+  protocol is ``history=16``; use :class:`~rl4vlm_gym.wrappers.BalrogActions` for its handling
+  of invalid outputs. The instruction texts follow BALROG's structure and wording as described
+  in the reference, not its source byte for byte (BALROG does not install here).
+
 History (BALROG's ``HistoryPromptBuilder``): the last ``history`` steps are replayed as user
 observation / assistant answer turns, and the last ``images`` observations (the current one
 included) carry their image. ``images=0`` gives a text-only prompt (an LLM track).
@@ -40,13 +52,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TEMPLATES", "Message", "PromptBuilder", "PromptConfig", "to_hf", "to_openai"]
+from rl4vlm_gym.parsing import balrog_extract
+
+__all__ = ["BALROG_AGENTS", "TEMPLATES", "Message", "PromptBuilder", "PromptConfig", "to_hf", "to_openai"]
 
 Message = dict[str, Any]
 """``{"role": "system" | "user" | "assistant", "content": [{"type": "text" | "image", ...}]}``"""
 
-TEMPLATES: tuple[str, ...] = ("default", "rl4vlm", "vl-dac")
-OUTPUT_FORMATS: tuple[str, ...] = ("json", "tags", "plain")
+TEMPLATES: tuple[str, ...] = ("default", "rl4vlm", "vl-dac", "balrog")
+BALROG_AGENTS: tuple[str, ...] = ("balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot")
+"""BALROG's agents (``naive``, ``cot``, ``robust_naive``, ``robust_cot``): the ``balrog`` template's
+output formats, and the env's ``action_format`` that parses their replies."""
+OUTPUT_FORMATS: tuple[str, ...] = ("json", "tags", "plain", *BALROG_AGENTS)
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,11 @@ class PromptConfig:
             raise ValueError(f"prompt template {self.template!r} is unknown; choose one of {TEMPLATES}")
         if self.output_format not in OUTPUT_FORMATS:
             raise ValueError(f"prompt output_format {self.output_format!r} is unknown; choose one of {OUTPUT_FORMATS}")
+        if (self.template == "balrog") != (self.output_format in BALROG_AGENTS):
+            raise ValueError(
+                f"prompt output_format {self.output_format!r} does not go with template {self.template!r}: "
+                f"the balrog template takes one of BALROG's agents {BALROG_AGENTS}, and only it does"
+            )
         for name in ("history", "images"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 64:
@@ -89,14 +111,19 @@ class PromptBuilder:
         config: the prompt configuration.
         env_id: the env's id; the ``rl4vlm`` template picks its text by it.
         attach_images: ``False`` when the images carry nothing (``obs_mode="text"``).
+        instructions: the ``balrog`` template's first message (the env's
+            :meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`); ``None``: generic instructions.
 
     Call :meth:`reset` at the start of an episode, :meth:`messages` for each observation and
     :meth:`record` with the model's answer once it has acted.
     """
 
-    def __init__(self, config: PromptConfig | None = None, env_id: str = "", attach_images: bool = True) -> None:
+    def __init__(
+        self, config: PromptConfig | None = None, env_id: str = "", attach_images: bool = True, instructions: str | None = None
+    ) -> None:
         self.config = config or PromptConfig()
         self.env_id = env_id
+        self.instructions = instructions
         self.attach_images = attach_images and self.config.images > 0
         if self.config.template == "rl4vlm":
             _rl4vlm_game(env_id)  # fail at construction, not at the first step
@@ -118,6 +145,8 @@ class PromptBuilder:
             return self._single_turn(obs, _rl4vlm_text(self.env_id, obs))
         if self.config.template == "vl-dac":
             return self._single_turn(obs, _vldac_text(obs, self._steps), frames=True)
+        if self.config.template == "balrog":
+            return self._balrog(obs)
         return self._default(obs)
 
     # Templates ------------------------------------------------------------------------------------
@@ -134,6 +163,30 @@ class PromptBuilder:
             messages.append({"role": "assistant", "content": [_text(answer)]})
         parts = self._image_parts(obs, image_budget[-1])
         parts.append(_text(_observation_text(obs, self.config.show_actions, current=True)))
+        messages.append({"role": "user", "content": parts})
+        return messages
+
+    def _balrog(self, obs: Mapping[str, Any]) -> list[Message]:
+        agent = self.config.output_format
+        instructions = self.instructions or _balrog_generic_instructions(obs)
+        messages: list[Message] = [{"role": "user", "content": [_text(instructions)]}]
+        history = list(self._past)[-self.config.history :] if self.config.history else []
+        image_budget = self._image_budget(len(history))
+        for i, (past, answer) in enumerate(history):
+            newest = i == len(history) - 1
+            parts = self._image_parts(past, image_budget[i])
+            parts.append(_text(_balrog_observation(past, "Observation:", image_budget[i])))
+            messages.append({"role": "user", "content": parts})
+            if agent.endswith("cot") and newest:  # BALROG's max_cot_history = 1
+                said = f"Previous plan:\n{answer}"
+            else:
+                said = balrog_answer(agent, answer)
+            messages.append({"role": "assistant", "content": [_text(said)]})
+        parts = self._image_parts(obs, image_budget[-1])
+        current = _balrog_observation(obs, "Current Observation:", image_budget[-1])
+        if self.instructions is None and self.config.show_actions:  # our envs' actions vary by state
+            current += "\nAdmissible actions: " + ", ".join(obs["actions"])
+        parts.append(_text(f"{current}\n\n{_BALROG_AGENT_INSTRUCTIONS[agent]}"))
         messages.append({"role": "user", "content": parts})
         return messages
 
@@ -187,6 +240,48 @@ def _observation_text(obs: Mapping[str, Any], show_actions: bool, current: bool)
     if show_actions and current:
         lines.append("Admissible actions: " + ", ".join(obs["actions"]))
     return "\n".join(lines)
+
+
+# BALROG's protocol (balrog/prompt_builder/history.py, balrog/agents/) ------------------------------
+
+_BALROG_AGENT_INSTRUCTIONS = {
+    "balrog-naive": "You always have to output one of the above actions at a time and no other text. "
+    "You always have to output an action until the episode terminates.",
+    "balrog-cot": "First think about the best course of action step by step. Then output one of the above actions "
+    "at the end of your reply, in the form: ACTION: <action>. You always have to output an action until the episode "
+    "terminates.",
+    "balrog-robust-naive": "You always have to output one of the above actions at a time and no other text, written "
+    "as <|ACTION|>YOUR_ACTION<|END|>. You always have to output an action until the episode terminates.",
+    "balrog-robust-cot": "First think about the best course of action step by step. Then output one of the above "
+    "actions, written as <|ACTION|>YOUR_ACTION<|END|>. You always have to output an action until the episode "
+    "terminates.",
+}
+
+
+def _balrog_generic_instructions(obs: Mapping[str, Any]) -> str:
+    """Instructions in the shape of BALROG's, for envs that write none."""
+    mission = obs["mission"].rstrip(".")
+    return (
+        f"You are an agent playing a game. Your goal is to {mission}.\n\n"
+        "Each turn you see an observation and answer with one of the admissible actions listed with it.\n\n"
+        "In a moment I will present you an observation.\n\nPLAY!"
+    )
+
+
+def _balrog_observation(obs: Mapping[str, Any], heading: str, with_image: bool) -> str:
+    lines = [heading]
+    if obs["text"]:
+        lines.append(obs["text"])
+    if with_image:
+        lines.append("Image observation provided.")
+    return "\n".join(lines)
+
+
+def balrog_answer(agent: str, reply: str) -> str:
+    """The action BALROG's ``agent`` extracts from ``reply``, as its history keeps it (the text the
+    env matched, valid or not; a robust CoT reply without tags keeps the reply)."""
+    extracted = balrog_extract(agent, reply)
+    return reply if extracted is None else extracted
 
 
 # RL4VLM's prompts (VLM_PPO/a2c_ppo_acktr/rl_utils.py::get_prompt), verbatim ------------------------
@@ -344,6 +439,9 @@ def _export(messages: Sequence[Message], image_part: Any) -> list[dict[str, Any]
 def prompt_fingerprint(config: PromptConfig) -> str:
     """What identifies a prompt in a protocol: the config and the template text it produces."""
     probe = {"image": np.zeros((1, 1, 3), np.uint8), "text": "<text>", "mission": "<mission>", "actions": ("<a>", "<b>")}
+    if config.template == "balrog":  # the env's own instructions are versioned with the env
+        builder = PromptBuilder(PromptConfig(template="balrog", output_format=config.output_format), attach_images=False)
+        return json.dumps({"config": config.as_dict(), "sample": builder.messages(probe)}, sort_keys=True, default=str)
     builder = PromptBuilder(PromptConfig(template="default", output_format=config.output_format), attach_images=False)
     sample = {"default": builder.messages(probe), "vl-dac": _vldac_text(probe, 0)}
     if config.template == "rl4vlm":

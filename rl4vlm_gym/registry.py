@@ -80,6 +80,9 @@ class EnvCard:
         protocol_facts: lazy ``"module:function"`` of a function ``(kwargs) -> {name: text}``
             giving facts of this machine that decide the env's rewards (e.g. which model scores
             them); every run records them in its protocol (see :func:`protocol_facts`).
+        benchmark: ``(env, task)``, the names this id's game has in the published benchmark it
+            reproduces, e.g. BALROG's ``("babyai", "BabyAI-MixedTrainLocal-v0/goto")``: summaries
+            pool episodes by that env, as the benchmark does, and can write its result layout.
     """
 
     id: str
@@ -100,6 +103,7 @@ class EnvCard:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     timeout_reward: bool = False
     protocol_facts: str | None = None
+    benchmark: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not self.levels:

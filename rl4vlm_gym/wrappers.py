@@ -7,6 +7,9 @@ that a step was the last one: VL-DAC's "-1 when the episode ends without reward"
 
 :class:`RewordMission` rewrites the mission in other words: the ``wording`` transfer axis of the
 evaluation suites.
+
+:class:`BalrogActions` handles model output as BALROG's evaluator does: an output that is not a
+valid action plays the env's default action, and the next observation says so.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, ClassVar, SupportsFloat
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-__all__ = ["RewordMission", "TimeoutReward"]
+__all__ = ["BalrogActions", "RewordMission", "TimeoutReward"]
 
 
 class TimeoutReward(gym.Wrapper, RecordConstructorArgs):
@@ -90,3 +93,55 @@ class RewordMission(gym.ObservationWrapper, RecordConstructorArgs):
         found = match.group(0)
         synonym = self.SYNONYMS[found.lower()]
         return synonym[0].upper() + synonym[1:] if found[0].isupper() else synonym
+
+
+class BalrogActions(gym.Wrapper, RecordConstructorArgs):
+    """BALROG's action handling (reference/balrog.md §2, ``EnvWrapper.check_action_validity``).
+
+    An output that the env's parser does not turn into an admissible action (BALROG: no exact,
+    case-sensitive match) is not refused: the env's :attr:`~rl4vlm_gym.core.VLMEnv.DEFAULT_ACTION`
+    is played instead, so the step costs a move of the game as in BALROG, and the next observation's
+    text starts with "Your previous output did not contain a valid action. Defaulted to action: X"
+    (BALROG's ``feedback_on_invalid_action``, on by default). ``info["action"]`` keeps the model's
+    output with ``valid`` False and names the move played in ``"played"``, so invalid outputs are
+    still counted. Envs without a default action keep our contract: the invalid step changes
+    nothing, and the feedback says so.
+    """
+
+    FEEDBACK = "Your previous output did not contain a valid action. Defaulted to action: {action}"
+    FEEDBACK_NO_DEFAULT = "Your previous output did not contain a valid action. Nothing happened."
+
+    def __init__(self, env: gym.Env) -> None:
+        RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        base = env.unwrapped
+        if not hasattr(base, "parser"):
+            raise TypeError(f"BalrogActions wraps RL4VLM Gym envs (VLMEnv), not {type(base).__name__}")
+        self.default_action: str | None = getattr(base, "DEFAULT_ACTION", None)
+        self._actions: tuple[str, ...] = ()
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        self._actions = tuple(obs["actions"])
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        parser = self.env.unwrapped.parser
+        result = parser.parse(action, self._actions)
+        if result.valid:  # a move the rules refuse stays our contract's invalid step (BALROG's envs refuse none)
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            return self._remember(obs), reward, terminated, truncated, info
+        if self.default_action is None:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            feedback = self.FEEDBACK_NO_DEFAULT
+        else:
+            played = parser.format_action(self.default_action)
+            obs, reward, terminated, truncated, info = self.env.step(played)
+            info = dict(info, action={**result.as_info(), "valid": False, "played": self.default_action})
+            feedback = self.FEEDBACK.format(action=self.default_action)
+        obs = dict(obs, text=f"{feedback}\n{obs['text']}" if obs["text"] else feedback)
+        return self._remember(obs), reward, terminated, truncated, info
+
+    def _remember(self, obs: dict[str, Any]) -> dict[str, Any]:
+        self._actions = tuple(obs["actions"])
+        return obs

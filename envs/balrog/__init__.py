@@ -39,6 +39,7 @@ CARDS = tuple(
         references=(_BALROG + f", task BabyAI-MixedTrainLocal-v0/{task}", _BABYAI),
         extra="balrog",
         kwargs={"task": task},
+        benchmark=("babyai", f"BabyAI-MixedTrainLocal-v0/{task}"),
     )
     for name, task, what, where, steps in _BABYAI_TASKS
 )
@@ -64,6 +65,7 @@ CARDS += (
         max_episode_steps=2000,
         references=(_BALROG.replace("env babyai", "env crafter"), _CRAFTER),
         extra="balrog",
+        benchmark=("crafter", "default"),
     ),
 )
 

@@ -23,6 +23,7 @@ from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog import babyai_planner
+from rl4vlm_gym.envs.balrog.instructions import babyai_instructions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -181,6 +182,7 @@ class BabyAI(VLMEnv):
 
     LEVELS: ClassVar[tuple[BabyAILevel, ...]] = (BabyAILevel(),)
     REWARDS: ClassVar = {"native": {"move": 0.0, "goal": 1.0, "fail": 0.0, "invalid": 0.0}}
+    DEFAULT_ACTION: ClassVar[str] = "go forward"  # BALROG's
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (VIEW * TILE, VIEW * TILE)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
 
@@ -226,6 +228,9 @@ class BabyAI(VLMEnv):
 
     def _mission(self) -> str:
         return str(self.game.mission)
+
+    def instruction_prompt(self) -> str:
+        return babyai_instructions(self._mission())
 
     def _render(self) -> NDArray[np.uint8]:
         frame = self.game.get_pov_render(tile_size=TILE)

@@ -11,6 +11,7 @@ import numpy as np
 from crafter import constants
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.balrog.instructions import crafter_instructions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -201,6 +202,7 @@ class Crafter(VLMEnv):
 
     LEVELS: ClassVar[tuple[CrafterLevel, ...]] = (CrafterLevel(),)
     REWARDS: ClassVar = {"native": {"step": 1.0, "invalid": 0.0}}
+    DEFAULT_ACTION: ClassVar[str] = "Noop"  # BALROG's
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = SIZE
     HAS_ORACLE: ClassVar[bool] = False
 
@@ -244,6 +246,9 @@ class Crafter(VLMEnv):
 
     def _mission(self) -> str:
         return "Survive and unlock as many of Crafter's 22 achievements as you can."
+
+    def instruction_prompt(self) -> str:
+        return crafter_instructions(ACHIEVEMENTS)
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size

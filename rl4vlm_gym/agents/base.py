@@ -89,8 +89,10 @@ class ModelAgent(Agent):
 
     def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
         env_id = env.spec.id if env.spec is not None else ""
-        obs_mode = getattr(env.unwrapped, "obs_mode", "image+text")
-        self._builders[index] = PromptBuilder(self.prompt, env_id=env_id, attach_images=obs_mode != "text")
+        base = env.unwrapped
+        obs_mode = getattr(base, "obs_mode", "image+text")
+        instructions = base.instruction_prompt() if hasattr(base, "instruction_prompt") else None
+        self._builders[index] = PromptBuilder(self.prompt, env_id=env_id, attach_images=obs_mode != "text", instructions=instructions)
 
     def act_batch(self, observations: Sequence[Mapping[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
         indices = list(range(len(observations)) if indices is None else indices)

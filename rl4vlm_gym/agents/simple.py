@@ -1,4 +1,7 @@
-"""Agents that need no model: uniform random over the admissible actions, and the env's oracle."""
+"""Agents that need no model: uniform random over the admissible actions, and the env's oracle.
+
+Both write their action the way the env's parser expects (``parser.format_action``: plain for the
+default ``auto`` format, ``ACTION: x`` for BALROG's CoT agent, and so on)."""
 
 from __future__ import annotations
 
@@ -29,15 +32,19 @@ class RandomAgent(Agent):
         super().__init__()
         self.seed = int(seed)
         self._rngs: dict[int, np.random.Generator] = {}
+        self._writers: dict[int, Any] = {}
 
     def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
         entropy = [self.seed] if seed is None else [self.seed, int(seed)]
         self._rngs[index] = np.random.default_rng(entropy)
+        self._writers[index] = _writer(env)
 
     def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
         rng = self._rngs.setdefault(index, np.random.default_rng(self.seed))
         actions = obs["actions"]
-        return str(actions[int(rng.integers(len(actions)))]) if len(actions) else ""
+        if not len(actions):
+            return ""
+        return self._writers.get(index, str)(str(actions[int(rng.integers(len(actions)))]))
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "seed": self.seed}
@@ -58,7 +65,14 @@ class OracleAgent(Agent):
     def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
         if index not in self._envs:
             raise RuntimeError("the oracle agent reads the env's true state: call begin(env, seed) first")
-        return self._envs[index].unwrapped.oracle_action()  # type: ignore[attr-defined]
+        env = self._envs[index]
+        return _writer(env)(env.unwrapped.oracle_action())  # type: ignore[attr-defined]
 
     def close(self) -> None:
         self._envs.clear()
+
+
+def _writer(env: gym.Env) -> Any:
+    """How ``env`` wants an action written: its parser's ``format_action``, else as it is."""
+    parser = getattr(env.unwrapped, "parser", None)
+    return parser.format_action if parser is not None else str

@@ -57,8 +57,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from rl4vlm_gym.agents import Agent
 from rl4vlm_gym.agents.base import Usage
-from rl4vlm_gym.harness.metrics import summarize, timing
-from rl4vlm_gym.harness.runner import make_task_env, play_episode
+from rl4vlm_gym.harness.runner import build_summary, make_task_env, play_episode
 from rl4vlm_gym.harness.suite import SUITES_DIR, Suite, SuiteError, Task, builtin_suites, load_suite
 from rl4vlm_gym.harness.untrusted import Refused, UntrustedFolder, parse_json, shown
 from rl4vlm_gym.prompts import PromptConfig
@@ -309,7 +308,7 @@ def _validate(path: Path, report: ValidationReport, replay: bool) -> None:
         records, digests = _read_episodes(files, episodes_files[0], suite)
         expected = _check_summary(suite, records, claimed, manifest)
         if replay:
-            _replay(files, episodes_files[0], suite, digests)
+            _replay(files, episodes_files[0], suite, digests, PromptConfig(**manifest.prompt))
     report.metadata, report.summary = metadata, expected
 
 
@@ -435,15 +434,7 @@ def _check_record(task: Task, episode: _Episode, where: str) -> None:
 
 def _check_summary(suite: Suite, records: list[dict[str, Any]], claimed: Any, manifest: _Manifest) -> dict[str, Any]:
     """The summary recomputed from the episodes; ``claimed`` (summary.json) must equal it."""
-    expected = {
-        "suite": suite.name,
-        "axis": suite.axis,
-        "protocol_hash": manifest.protocol_hash,
-        "agent": manifest.agent.model_dump(),
-        "complete": True,
-        **summarize(records, [t.name for t in suite.tasks]),
-        "timing": timing(records),
-    }
+    expected = build_summary(suite, records, manifest.protocol_hash, manifest.agent.model_dump(), complete=True)
     differences = list(_differences(expected, claimed))
     if differences:
         path, want, got = differences[0]
@@ -544,7 +535,7 @@ def _replay_problem(env: gym.Env, task: Task, record: Mapping[str, Any]) -> str 
     return None
 
 
-def _replay(files: UntrustedFolder, name: str, suite: Suite, digests: list[bytes]) -> None:
+def _replay(files: UntrustedFolder, name: str, suite: Suite, digests: list[bytes], prompt: PromptConfig) -> None:
     """Replay every episode, in file order (read again: records are not all kept in memory)."""
     envs: OrderedDict[str, gym.Env] = OrderedDict()
     try:
@@ -556,7 +547,7 @@ def _replay(files: UntrustedFolder, name: str, suite: Suite, digests: list[bytes
             env = envs.pop(task.name, None)
             if env is None:
                 try:
-                    env = make_task_env(task)
+                    env = make_task_env(task, prompt)
                 except Exception as err:  # an env that cannot be made here: no replay, no row
                     raise _Rejected(f"{name}:{number}: cannot make {task.env} to replay it ({type(err).__name__})") from None
             envs[task.name] = env

@@ -24,7 +24,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BOOTSTRAP_SAMPLES", "METRICS", "compare", "episode_scores", "summarize", "timing"]
+__all__ = [
+    "BOOTSTRAP_SAMPLES",
+    "METRICS",
+    "balrog_average",
+    "balrog_progression",
+    "balrog_summary",
+    "compare",
+    "episode_scores",
+    "summarize",
+    "timing",
+]
 
 METRICS = ("success", "progress", "normalised_steps", "return")
 BOOTSTRAP_SAMPLES = 2000
@@ -179,3 +189,41 @@ def balrog_average(per_env: Mapping[str, Mapping[str, float]]) -> dict[str, floa
     means = [env["progression_percentage"] for env in per_env.values()]
     errors = [env["standard_error"] for env in per_env.values()]
     return {"average_progress": float(np.mean(means)), "standard_error": float(np.sqrt(np.sum(np.square(errors))) / len(errors))}
+
+
+def balrog_summary(records: Iterable[Mapping[str, Any]], benchmark: Mapping[str, tuple[str, str]]) -> dict[str, Any]:
+    """BALROG's summary (``balrog/utils.py``) of a run: per BALROG env, the episodes of all its tasks
+    pooled into :func:`balrog_progression`, with per-task figures, mean steps and tokens; overall,
+    :func:`balrog_average`. Beside each BALROG figure, ``ci95``: our 95% bootstrap interval of the
+    same pooled mean (in percent, resampled within each task). Episodes that ended in an error
+    count with progression 0, where BALROG drops them.
+
+    Args:
+        records: episode records.
+        benchmark: task name -> ``(BALROG env, BALROG task)`` (``EnvCard.benchmark``); tasks
+            missing from it are left out.
+    """
+    by_env: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r["task"] in benchmark:
+            env, task = benchmark[r["task"]]
+            by_env[env][task].append(r)
+    rng = np.random.default_rng(_BOOTSTRAP_SEED)
+    envs: dict[str, Any] = {}
+    for env in sorted(by_env):
+        tasks = by_env[env]
+        progress = {task: [0.0 if r.get("error") is not None else float(r["progress"]) for r in rows] for task, rows in tasks.items()}
+        pooled = [p for values in progress.values() for p in values]
+        rows = [r for task_rows in tasks.values() for r in task_rows]
+        boot = sum(_bootstrap_means(np.array(v), rng) * len(v) for v in progress.values()) / len(pooled)
+        low, high = np.percentile(boot, [2.5, 97.5])
+        envs[env] = {
+            **balrog_progression(pooled),
+            "ci95": [_round(100.0 * float(low)), _round(100.0 * float(high))],
+            "average_steps": _round(float(np.mean([int(r["num_steps"]) for r in rows]))),
+            "episodes_failed": sum(r.get("error") is not None for r in rows),
+            "tasks": {task: balrog_progression(values) for task, values in sorted(progress.items())},
+            "input_tokens": sum(int(r["input_tokens"]) for r in rows),
+            "output_tokens": sum(int(r["output_tokens"]) for r in rows),
+        }
+    return {"envs": envs, **balrog_average(envs)}

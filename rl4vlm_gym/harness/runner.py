@@ -42,7 +42,7 @@ from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.harness.suite import WRAPPERS, Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
 
-__all__ = ["AgentSpec", "RunError", "load_episodes", "make_task_env", "play_episode", "run_suite", "write_summary"]
+__all__ = ["AgentSpec", "RunError", "build_summary", "load_episodes", "make_task_env", "play_episode", "run_suite", "write_summary"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +70,14 @@ class AgentSpec:
         return {"name": self.name, "kwargs": dict(self.kwargs)}
 
 
-def make_task_env(task: Task) -> gym.Env:
-    """``gym.make`` of a task's env with its kwargs, budget and wrappers."""
-    env = gym.make(task.env, **task.make_kwargs)
+def make_task_env(task: Task, prompt: PromptConfig | None = None) -> gym.Env:
+    """``gym.make`` of a task's env with its kwargs, budget and wrappers. Under the ``balrog``
+    prompt the env parses replies as the prompt's BALROG agent writes them, with exact matching
+    (BALROG's), unless the task says otherwise."""
+    kwargs = task.make_kwargs
+    if prompt is not None and prompt.template == "balrog":
+        kwargs = {"action_format": prompt.output_format, "action_match": "strict", **kwargs}
+    env = gym.make(task.env, **kwargs)
     for name in task.wrappers:
         module, _, attr = WRAPPERS[name].partition(":")
         env = getattr(importlib.import_module(module), attr)(env)
@@ -165,6 +170,7 @@ class _Worker:
 
     def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
         self.tasks = {t.name: t for t in suite.tasks}
+        self.prompt = prompt
         self.agent = agent.make(prompt)
         self.envs: dict[str, gym.Env] = {}
 
@@ -173,7 +179,7 @@ class _Worker:
         env = self.envs.get(task_name)
         if env is None:
             try:
-                env = self.envs[task_name] = make_task_env(task)
+                env = self.envs[task_name] = make_task_env(task, self.prompt)
             except Exception as err:
                 return _failed(task, seed, f"making the env raised {type(err).__name__}: {err}")
         try:
@@ -428,25 +434,34 @@ def _version() -> str:
     return rl4vlm_gym.__version__
 
 
-def write_summary(out: str | Path, suite: Suite, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Write ``summary.json`` for the run in ``out`` and return it.
+def build_summary(suite: Suite, records: list[dict[str, Any]], protocol_hash: str, agent: Any, complete: bool) -> dict[str, Any]:
+    """A run's summary: its identity (suite, protocol hash, agent), whether every episode of the
+    suite is in, the scores of :func:`~rl4vlm_gym.harness.metrics.summarize`, apart the timing, and
+    for suites played with BALROG's prompt, BALROG's own figures
+    (:func:`~rl4vlm_gym.harness.metrics.balrog_summary`)."""
+    from rl4vlm_gym.harness.metrics import balrog_summary, summarize, timing
+    from rl4vlm_gym.registry import env_card
 
-    It holds the run's identity (suite, protocol hash, agent), whether every episode of the suite
-    is in, the scores of :func:`~rl4vlm_gym.harness.metrics.summarize` and, apart, the timing.
-    """
-    from rl4vlm_gym.harness.metrics import summarize, timing
-
-    out = Path(out)
-    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
     summary = {
         "suite": suite.name,
         "axis": suite.axis,
-        "protocol_hash": manifest["protocol_hash"],
-        "agent": manifest["agent"],
-        "complete": len(records) == len(suite.episodes),
+        "protocol_hash": protocol_hash,
+        "agent": agent,
+        "complete": complete,
         **summarize(records, [t.name for t in suite.tasks]),
         "timing": timing(records),
     }
+    if suite.prompt.template == "balrog":
+        benchmark = {t.name: b for t in suite.tasks if (b := env_card(t.env).benchmark) is not None}
+        summary["balrog"] = balrog_summary(records, benchmark)
+    return summary
+
+
+def write_summary(out: str | Path, suite: Suite, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write ``summary.json`` (:func:`build_summary`) for the run in ``out`` and return it."""
+    out = Path(out)
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    summary = build_summary(suite, records, manifest["protocol_hash"], manifest["agent"], len(records) == len(suite.episodes))
     tmp = out / "summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(out / "summary.json")

@@ -51,7 +51,10 @@ PROTOCOL_VERSION = 1
 AXES = ("smoke", "in-distribution", "seeds", "levels", "visual", "wording", "modality", "family")
 """What a suite shifts relative to training: nothing (``in-distribution``), or one axis."""
 
-WRAPPERS: dict[str, str] = {"reword-mission": "rl4vlm_gym.wrappers:RewordMission"}
+WRAPPERS: dict[str, str] = {
+    "reword-mission": "rl4vlm_gym.wrappers:RewordMission",
+    "balrog-actions": "rl4vlm_gym.wrappers:BalrogActions",
+}
 """Wrappers a suite may name (by name only: a suite file never names code to import)."""
 
 # leaderboards/suites/ in the repository, installed as the package rl4vlm_gym.suites (setup.cfg).
