@@ -149,6 +149,27 @@ def _row(rank: int, entry: Mapping[str, Any]) -> list[_Cell]:
     ]
 
 
+def _balrog_table(ranked: Sequence[tuple[int, Mapping[str, Any]]]) -> tuple[list[str], list[list[_Cell]]] | None:
+    """BALROG's per-env progression and average (``summary["balrog"]``), for suites that have it."""
+    figures = [(rank, e, e["summary"].get("balrog")) for rank, e in ranked]
+    if not any(b for _, _, b in figures):
+        return None
+    envs = sorted({env for _, _, b in figures if b for env in b["envs"]})
+
+    def cell(mean: float, error: float) -> _Cell:
+        return _Cell(f"{mean:.1f} +- {error:.1f}", repr(float(mean)))
+
+    rows = []
+    for rank, entry, balrog in figures:
+        row = [_Cell(str(rank), str(rank)), _Cell(str(entry["metadata"]["name"]), submitted=True)]
+        for env in envs:
+            e = (balrog or {}).get("envs", {}).get(env)
+            row.append(cell(e["progression_percentage"], e["standard_error"]) if e else _Cell("-"))
+        row.append(cell(balrog["average_progress"], balrog["standard_error"]) if balrog else _Cell("-"))
+        rows.append(row)
+    return ["#", "name", *(f"{env} %" for env in envs), "average %"], rows
+
+
 def _suites(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     axis = {e["suite"]: e["axis"] for e in entries}
     rank = {a: i for i, a in enumerate(AXES)}
@@ -228,6 +249,12 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
         body.append(f'<h2 id="{_anchor(suite)}">{html.escape(suite)} <small>({html.escape(axis)})</small></h2>\n')
         body.append(f"<p>{html.escape(description)}</p>\n")
         body.append(_html_table(_HEADER, rows))
+        balrog = _balrog_table(ranked)
+        if balrog is not None:
+            header, balrog_rows = balrog
+            intro = "BALROG's figures: progression % +- standard error per BALROG env and their average (its formulas; crashed episodes count as 0)."
+            md += [md_cell(intro), "", *_md_table(header, balrog_rows)]
+            body.append(f"<p>{html.escape(intro)}</p>\n" + _html_table(header, balrog_rows))
         caption = f"Overall success of each entry on {suite} (95% CI; episodes per entry in the table)."
         body.append(f"<figure>{plots.svg_inline(figure)}<figcaption>{html.escape(caption)}</figcaption></figure>\n")
     if len(suites) > 1:

@@ -31,3 +31,16 @@ def test_committed_submission_is_valid(folder, require_envs):
         pytest.skip(f"the run was scored with {recorded}, this machine scores with {here} (install the webshop extra)")
     report = validate_submission(folder, replay=folder.parent.name == "smoke")
     assert report.ok, report.problems
+
+
+def test_balrog_boards_show_balrogs_figures():
+    # The committed site (rl4vlm-gym leaderboard build) shows, under each balrog board, BALROG's
+    # per-env progression +- SE and average from the submissions' summaries.
+    text = (ROOT / "site" / "LEADERBOARD.md").read_text(encoding="utf-8")
+    board = text[text.index("## balrog (family)") :]
+    assert "| # | name | babyai % | crafter % | average % |" in board
+    for folder in (p for p in SUBMISSIONS if p.parent.name == "balrog"):
+        balrog = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["balrog"]
+        crafter = balrog["envs"]["crafter"]
+        cell = f"{crafter['progression_percentage']:.1f} +- {crafter['standard_error']:.1f}"
+        assert cell in board.split("\n## ")[0], folder.name
