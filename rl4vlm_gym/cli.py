@@ -94,7 +94,10 @@ def check(
             policy = "random" if cls.EXPENSIVE_PLAN or not cls.HAS_ORACLE else "oracle"
             figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy=policy)
             table.add_row(
-                env_id, "throughput", "-", "-",
+                env_id,
+                "throughput",
+                "-",
+                "-",
                 f"{figures['steps_per_s']:,.0f} steps/s, reset p50 {figures['reset_ms_p50']:.2f} ms ({policy}, image+text, default size)",
             )
     console.print(table)
@@ -158,10 +161,14 @@ def play(
             typed = obs["actions"][int(typed)]
         obs, reward, terminated, truncated, info = env.step(typed)
         episode_return += reward
-        console.print(f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}")
+        console.print(
+            f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}"
+        )
         if terminated or truncated:
             console.print(obs["text"].split("\n", 1)[0], markup=False)
-            console.print(f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}")
+            console.print(
+                f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}"
+            )
             break
     env.close()
 
@@ -201,8 +208,12 @@ def docs(
 def new_env_command(
     family: Annotated[str, typer.Argument(help="The family's name: lower case, e.g. gridgames.")],
     name: Annotated[str, typer.Option(help="The example env's class, CamelCase; the id is NAMESPACE/NAME-v0.")] = "GridWalk",
-    plugin: Annotated[bool, typer.Option(help="Write a standalone plugin package instead of a family of this repository.")] = False,
-    dest: Annotated[Path | None, typer.Option(help="Repository root (default .) or the plugin's new folder (default ./rl4vlm-FAMILY).")] = None,
+    plugin: Annotated[
+        bool, typer.Option(help="Write a standalone plugin package instead of a family of this repository.")
+    ] = False,
+    dest: Annotated[
+        Path | None, typer.Option(help="Repository root (default .) or the plugin's new folder (default ./rl4vlm-FAMILY).")
+    ] = None,
     namespace: Annotated[str | None, typer.Option(help="The ids' namespace (default rl4vlm; a plugin's: FAMILY).")] = None,
 ) -> None:
     """Scaffold an env family with a small working example env, its card, tests and docs page."""
@@ -259,13 +270,18 @@ def eval_command(
     agent: Annotated[str, typer.Option(help="random, oracle, hf, openai, or package.module:Class.")],
     suite: Annotated[str, typer.Option(help="A built-in suite name or a YAML file.")] = "smoke",
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/SUITE-AGENT); re-run to resume.")] = None,
-    agent_arg: Annotated[list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")] = None,
+    agent_arg: Annotated[
+        list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")
+    ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
     template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
     history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
     images: Annotated[int | None, typer.Option(help="Observations whose image is sent (overrides the suite's).")] = None,
     output_format: Annotated[
-        str | None, typer.Option(help="What the model is asked to write (overrides the suite's): json, tags, plain, or a BALROG agent, balrog-cot ...")
+        str | None,
+        typer.Option(
+            help="What the model is asked to write (overrides the suite's): json, tags, plain, or a BALROG agent, balrog-cot ..."
+        ),
     ] = None,
     baseline: Annotated[Path | None, typer.Option(help="Another run folder to compare with, seed by seed.")] = None,
     report: Annotated[bool, typer.Option(help="Write report.md and report.html into the run folder.")] = True,
@@ -288,11 +304,20 @@ def eval_command(
         raise typer.Exit(2) from None
     spec = AgentSpec(agent, _agent_kwargs(agent_arg))
     out = out or Path("runs") / f"{loaded.name}-{agent.rsplit(':', 1)[-1].lower()}"
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, disable=not progress)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not progress,
+    )
     job = bar.add_task(f"{loaded.name} / {agent}", total=len(loaded.episodes))
     try:
         with bar:
-            records = run_suite(loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n))
+            records = run_suite(
+                loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n)
+            )
     except (SuiteError, RunError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
@@ -316,11 +341,25 @@ def _print_summary(summary: dict[str, Any]) -> None:
     def interval(score: dict[str, Any] | None) -> str:
         return "-" if score is None else f"{score['ci95'][0]:.2f}-{score['ci95'][1]:.2f}"
 
-    table = Table(Column("task", no_wrap=True), "n", "success", "95% CI", "progress", "SPL", "invalid", title=f"{summary['suite']} / {summary['agent']['name']}")
+    table = Table(
+        Column("task", no_wrap=True),
+        "n",
+        "success",
+        "95% CI",
+        "progress",
+        "SPL",
+        "invalid",
+        title=f"{summary['suite']} / {summary['agent']['name']}",
+    )
     for name, t in [*summary["tasks"].items(), ("overall", summary["overall"])]:
         table.add_row(
-            name, str(t["episodes"]), mean(t["success"]), interval(t["success"]), mean(t["progress"]),
-            mean(t["normalised_steps"]), f"{t['invalid_action_rate']:.3f}",
+            name,
+            str(t["episodes"]),
+            mean(t["success"]),
+            interval(t["success"]),
+            mean(t["progress"]),
+            mean(t["normalised_steps"]),
+            f"{t['invalid_action_rate']:.3f}",
         )
     console.print(table)
     failed = summary["overall"]["failed_episodes"]
@@ -328,10 +367,25 @@ def _print_summary(summary: dict[str, Any]) -> None:
         console.print(f"[yellow]{failed} episode(s) failed (agent or env error): see 'error' in episodes.jsonl[/yellow]")
     if "balrog" in summary:
         balrog = summary["balrog"]
-        table = Table(Column("BALROG env", no_wrap=True), "n", "progression %", "± SE", "95% CI (bootstrap)", "failed", title="BALROG's figures")
+        table = Table(
+            Column("BALROG env", no_wrap=True),
+            "n",
+            "progression %",
+            "± SE",
+            "95% CI (bootstrap)",
+            "failed",
+            title="BALROG's figures",
+        )
         for env, e in balrog["envs"].items():
             low, high = e["ci95"]
-            table.add_row(env, str(e["episodes_played"]), f"{e['progression_percentage']:.1f}", f"{e['standard_error']:.1f}", f"{low:.1f}-{high:.1f}", str(e["episodes_failed"]))
+            table.add_row(
+                env,
+                str(e["episodes_played"]),
+                f"{e['progression_percentage']:.1f}",
+                f"{e['standard_error']:.1f}",
+                f"{low:.1f}-{high:.1f}",
+                str(e["episodes_failed"]),
+            )
         table.add_row("average", "", f"{balrog['average_progress']:.1f}", f"{balrog['standard_error']:.1f}", "", "")
         console.print(table)
     console.print(f"protocol hash {summary['protocol_hash'][:16]}  complete: {summary['complete']}")
@@ -425,6 +479,52 @@ def train_command(
         raise typer.Exit(130) from None
     _print_summary(summary)
     console.print(f"report: {out / 'report' / 'report.html'}")
+
+
+@app.command("study")
+def study_command(
+    algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop or gigpo.")] = "vl-dac",
+    k: Annotated[
+        list[int] | None, typer.Option("--k", help="Set sizes: families per training set (repeatable; default 1 2).")
+    ] = None,
+    draws: Annotated[int, typer.Option(min=1, help="Sets drawn per size.")] = 2,
+    family: Annotated[
+        list[str] | None, typer.Option(help="Families to draw from (repeatable; default all of the study's).")
+    ] = None,
+    target: Annotated[list[str] | None, typer.Option(help="Target suites (repeatable; default balrog-smoke).")] = None,
+    held_out_episodes: Annotated[int, typer.Option(min=0, help="Seeds per task of each held-out family (0: none).")] = 4,
+    image_size: Annotated[int, typer.Option(min=128, help="Image side for every env (a mixture shares one observation space).")] = 128,
+    config: Annotated[Path | None, typer.Option(help="Training config (default: configs/ALGO/cpu.yaml).")] = None,
+    override: Annotated[
+        list[str] | None, typer.Option("--set", "-o", help="Config field KEY=VALUE, dotted (repeatable).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the set draws.")] = 0,
+    out: Annotated[Path, typer.Option(help="Study folder; re-run to resume.")] = Path("runs/study"),
+) -> None:
+    """Env-set scaling study: train on sets of k families, measure transfer to BALROG and held-out families."""
+    import logging
+
+    from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config
+    from rl4vlm_gym.baselines.study import FAMILIES, StudySpec, run_study
+
+    try:
+        loaded = load_config(config or default_config_path(algo, None, "cpu"), _agent_kwargs(override))
+        unknown = sorted(set(family or ()) - set(FAMILIES))
+        if unknown:
+            raise ValueError(f"unknown families {unknown}; choose from {sorted(FAMILIES)}")
+        families = {f: FAMILIES[f] for f in (family or FAMILIES)}
+        spec = StudySpec(
+            loaded, families, tuple(k or (1, 2)), draws, seed, tuple(target or ("balrog-smoke",)), held_out_episodes, (image_size, image_size)
+        )
+        spec.sets()  # a k out of range fails here
+    except (ConfigError, ValueError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    study = run_study(spec, out)
+    for name, per_k in study["gain_by_k"].items():
+        console.print(f"{name}: " + ", ".join(f"k={k} gain {g['mean']:+.3f}" for k, g in per_k.items()))
+    console.print(f"report: {out / 'report.md'}")
 
 
 @app.command("serve-model")

@@ -334,6 +334,11 @@ def test_every_shipped_config_is_valid():
     from rl4vlm_gym.registry import env_card
 
     paths = sorted(CONFIGS_DIR.glob("*/*.yaml"))
+    study = [p for p in paths if p.stem == "study-gpu"]  # the scaling study's: its env is each set's mixture
+    assert [p.parent.name for p in study] == ["vl_dac"]
+    config = load_config(study[0])
+    assert config.env.id is None and not config.env.mixture and config.model.device == "cuda" and config.eval.every == 0
+    paths = [p for p in paths if p not in study]
     assert len(paths) == 4 * 5  # a CPU config and a GPU config per family, for each method
     for path in paths:
         config = load_config(path)
