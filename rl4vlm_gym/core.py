@@ -79,7 +79,7 @@ batch them."""
 
 # The base class's own state: a subclass that assigns one of these breaks the contract silently
 # (e.g. ``self._optimal`` is what ``info["optimal_steps"]`` reports), so defining such a class fails.
-_BASE_STATE = frozenset({"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window"})
+_BASE_STATE = frozenset({"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window", "appearance"})
 
 
 def _codes(code: CodeType) -> Iterator[CodeType]:
@@ -162,6 +162,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_format: ``"auto"``, ``"json"``, ``"tags"`` or ``"plain"``.
         action_match: ``"strict"`` or ``"lenient"``.
         render_mode: ``"rgb_array"``, ``"ansi"``, ``"human"`` or ``None``.
+        appearance: one of the env's ``APPEARANCES`` (default: the first): how the image looks.
         optimal_steps_at_reset: whether ``reset`` computes :attr:`optimal_steps` and reports it in
             ``info["optimal_steps"]``; ``None`` (default) does so unless the env sets
             ``EXPENSIVE_PLAN``.
@@ -230,6 +231,11 @@ class VLMEnv(gym.Env[ObsDict, str]):
     INVALID_FEEDBACK: ClassVar[str | None] = None
     """The feedback of an invalid action, for envs that reproduce a suite's exact text (ALFWorld's
     "Nothing happens."); by default the feedback names the parser's error."""
+    APPEARANCES: ClassVar[tuple[str, ...]] = ("default",)
+    """Looks the image can be drawn in (the ``appearance`` argument), the first the default. Another
+    appearance changes only pixels (textures, colours, lighting, fonts), never the text, the rules
+    or what a seed draws: the ``visual`` transfer axis. ``"held-out"`` names a look that no level
+    and no randomization of the env shows, for evaluating what training never saw."""
     DEFAULT_ACTION: ClassVar[str | None] = None
     """The action BALROG's protocol plays in place of an output that is not a valid action
     (:class:`~rl4vlm_gym.wrappers.BalrogActions`; BabyAI's "go forward", Crafter's "Noop"). ``None``:
@@ -262,8 +268,12 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_match: str = "lenient",
         render_mode: str | None = None,
         optimal_steps_at_reset: bool | None = None,
+        appearance: str | None = None,
     ) -> None:
         self.level = self._check_level(self.DEFAULT_LEVEL if level is None else level, "level")
+        if appearance is not None and appearance not in self.APPEARANCES:
+            raise ValueError(f"appearance={appearance!r} is unknown for {type(self).__name__}; choose one of {self.APPEARANCES}")
+        self.appearance = self.APPEARANCES[0] if appearance is None else appearance
         if obs_mode not in OBS_MODES:
             raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
         self.obs_mode = obs_mode

@@ -249,8 +249,10 @@ def check_api(env_id: str, **kwargs: Any) -> str:
 
 
 def check_arguments(env_id: str, **kwargs: Any) -> str:
-    """Bad arguments raise ``ValueError`` naming themselves; ``image_size`` and every level are obeyed."""
+    """Bad arguments raise ``ValueError`` naming themselves; ``image_size``, every level and every
+    appearance are obeyed (an appearance changes the image and nothing else)."""
     bad = {
+        "appearance": ["nope"],
         "level": [-1, 10_000, "hard", 1.5],
         "obs_mode": ["video", ""],
         "image_size": [0, (1, 1), (300,), "big", (300.0, 300.0), (100_000, 100_000)],
@@ -285,7 +287,50 @@ def check_arguments(env_id: str, **kwargs: Any) -> str:
     env.close()
     _check_image_size(env_id, **kwargs)
     _check_obs_modes(env_id, **kwargs)
-    return f"{sum(map(len, bad.values())) + 3} bad arguments rejected with named errors; {len(card.levels)} levels reachable and distinct; image_size obeyed"
+    looks = _check_appearances(env_id, **kwargs)
+    return (
+        f"{sum(map(len, bad.values())) + 3} bad arguments rejected with named errors; {len(card.levels)} levels reachable "
+        f"and distinct; image_size obeyed; {looks}"
+    )
+
+
+def _check_appearances(env_id: str, seeds: int = 3, steps: int = 2, **kwargs: Any) -> str:
+    """Each appearance besides the default plays the default's episodes (same text, mission, actions,
+    state and rewards for the same seeds and moves) and shows other images."""
+    probe = _make(env_id, **kwargs)
+    looks = type(_base(probe)).APPEARANCES
+    probe.close()
+    if len(looks) == 1:
+        return "one appearance"
+    envs = {look: _make(env_id, **{**kwargs, "appearance": look, "obs_mode": "image+text"}) for look in looks}
+    default, others = looks[0], looks[1:]
+    differs = dict.fromkeys(others, False)
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        seen = {look: env.reset(seed=seed) for look, env in envs.items()}  # look -> (obs, info)
+        for t in range(steps + 1):
+            obs, info = seen[default]
+            for look in others:
+                at = f"appearance={look!r}, seed {seed}, {'reset' if t == 0 else f'step {t}'}"
+                other, other_info = seen[look]
+                for key in ("text", "mission", "actions"):
+                    assert other[key] == obs[key], f"{at}: obs[{key!r}] differs from the default appearance's: an appearance changes only the image"
+                assert other_info["state_key"] == info["state_key"], f"{at}: the state differs from the default appearance's"
+                differs[look] |= not np.array_equal(other["image"], obs["image"])
+            if t == steps:
+                break
+            action = _policy_action(_base(envs[default]), obs, rng)
+            results = {look: env.step(action) for look, env in envs.items()}
+            rewards = {r[1] for r in results.values()}
+            assert len(rewards) == 1, f"seed {seed}, step {t + 1}: the appearances paid different rewards {sorted(rewards)}"
+            seen = {look: (r[0], r[4]) for look, r in results.items()}
+            if results[default][2] or results[default][3]:
+                break
+    for env in envs.values():
+        env.close()
+    unchanged = [look for look, changed in differs.items() if not changed]
+    assert not unchanged, f"appearance {unchanged[0]!r} shows the default's images on {seeds} seeds: it changes nothing"
+    return f"{len(looks)} appearances: same episodes, other images"
 
 
 def _first_observation(env: gym.Env, seed: int, level: int) -> tuple[Any, ...]:

@@ -60,6 +60,7 @@ class NavigationEnv(VLMEnv):
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (240, 320)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
     EXPENSIVE_PLAN: ClassVar[bool] = True  # the planner's search takes 0.01 to 10 s
+    APPEARANCES: ClassVar[tuple[str, ...]] = ("default", "held-out")
     SYNONYMS: ClassVar = {
         "left": TURN_LEFT, "right": TURN_RIGHT, "forward": FORWARD, "back": BACK, "backward": BACK,
         "move backward": BACK, "go forward": FORWARD, "pickup": PICK_UP, "pick": PICK_UP,
@@ -101,7 +102,9 @@ class NavigationEnv(VLMEnv):
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):  # MiniWorld prints its MSAA fall-back on stdout
-                world = WORLDS[self.TASK](obs_width=width, obs_height=height, window_width=width, window_height=height)
+                world = WORLDS[self.TASK](
+                    obs_width=width, obs_height=height, window_width=width, window_height=height, appearance=self.appearance
+                )
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             if type(err).__module__.startswith("pyglet"):
                 raise gl.explain(err) from err
@@ -120,7 +123,7 @@ class NavigationEnv(VLMEnv):
         world = self.world
         world.level = level
         world.set_size(level.size)
-        world.params = params_for(level)
+        world.params = params_for(level, self.appearance)
         world.domain_rand = level.domain_rand
         world._np_random = self.np_random
         self.planner = Planner(world, forward_step=level.forward_step, turn_step=level.turn_step, can_back=BACK in self.ACTIONS)
@@ -337,8 +340,12 @@ _ARGUMENTS = """## Arguments
 The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
 (default 240x320, height x width; VL-DAC's setting is MiniWorld's 60x80: ``image_size=(60, 80)``),
 ``reward_variant`` (``miniworld``, ``vl-dac``), ``action_format``, ``action_match``,
-``render_mode``; and ``render_view``: ``"agent"`` (default) or ``"top"``, MiniWorld's top-down
-map, for what ``render()`` shows (the observation stays the agent's camera).
+``render_mode``, ``appearance``; and ``render_view``: ``"agent"`` (default) or ``"top"``,
+MiniWorld's top-down map, for what ``render()`` shows (the observation stays the agent's camera).
+
+``appearance="held-out"`` (the ``visual`` transfer axis) draws every room with textures no
+MiniWorld world uses (wood-plank walls, a marble floor, a plain tiled ceiling) under a warm light
+outside domain randomization's ranges; the episode, the text and the rules are the default's.
 
 The oracle's planner runs only when asked for (a search of 0.01 to 10 s, many times a reset's cost):
 ``info["optimal_steps"]`` is -2 (not computed) until ``env.unwrapped.optimal_steps`` is read,

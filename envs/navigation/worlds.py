@@ -45,12 +45,23 @@ def make_entity(shape: str, color: str) -> Entity:
     return SHAPES[shape](color=color)
 
 
-def params_for(level: NavLevel) -> DomainParams:
-    """MiniWorld's params for a level: its dynamics fixed, its visual ranges randomized or not."""
+HELD_OUT_TEXTURES = {"wall": "wood_planks", "floor": "marble", "ceil": "ceiling_tile_noborder"}
+"""The ``held-out`` appearance's textures: MiniWorld ships them, and none of its worlds (nor domain
+randomization, which draws variants of a world's own textures) uses them."""
+HELD_OUT_LIGHT = {"light_color": (0.95, 0.78, 0.55), "light_ambient": (0.62, 0.56, 0.5)}
+"""A warm light, outside domain randomization's grey ranges (colour 0.45-0.8, ambient 0.35-0.55)."""
+
+
+def params_for(level: NavLevel, appearance: str = "default") -> DomainParams:
+    """MiniWorld's params for a level: its dynamics fixed, its visual ranges randomized or not;
+    the ``held-out`` appearance fixes the light at :data:`HELD_OUT_LIGHT`."""
     params = DEFAULT_PARAMS.copy() if level.domain_rand else DEFAULT_PARAMS.no_random()
     # Dynamics stay fixed under domain randomization, so the oracle's plan is exact.
     for name, value in (("forward_step", level.forward_step), ("turn_step", level.turn_step), ("forward_drift", 0), ("bot_radius", 0.4)):
         params.set(name, value, value, value)
+    if appearance == "held-out":
+        for name, rgb in HELD_OUT_LIGHT.items():
+            params.set(name, list(rgb), list(rgb), list(rgb))
     return params
 
 
@@ -62,6 +73,18 @@ class LevelledWorld:
 
     level: NavLevel | None = None
     render_enabled: bool = True
+
+    def __init__(self, *args: Any, appearance: str = "default", **kwargs: Any) -> None:
+        # Set before MiniWorld's constructor resets: it loads the textures once, at its first reset.
+        self.appearance = appearance
+        super().__init__(*args, **kwargs)
+
+    def add_room(self, **kwargs: Any) -> Any:
+        # Every room is made here (add_rect_room and connect_rooms call it), before the first
+        # place_entity loads the textures.
+        if self.appearance == "held-out":
+            kwargs.update(wall_tex=HELD_OUT_TEXTURES["wall"], floor_tex=HELD_OUT_TEXTURES["floor"], ceil_tex=HELD_OUT_TEXTURES["ceil"])
+        return super().add_room(**kwargs)  # type: ignore[misc]
 
     def _gen_world(self) -> None:
         super()._gen_world()  # type: ignore[misc]

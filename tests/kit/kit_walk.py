@@ -64,6 +64,8 @@ class Walk(VLMEnv):
     }
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (32, 32)
     MIN_IMAGE_SIDE: ClassVar[int] = 16
+    APPEARANCES: ClassVar[tuple[str, ...]] = ("default", "grey")
+    BACKGROUND: ClassVar[dict[str, int]] = {"default": 255, "grey": 128}
 
     def _new_episode(self, config: WalkLevel) -> None:
         self.side = config.side
@@ -92,7 +94,7 @@ class Walk(VLMEnv):
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size
-        image = np.full((height, width, 3), 255, np.uint8)
+        image = np.full((height, width, 3), self.BACKGROUND[self.appearance], np.uint8)
         for (r, c), colour in ((self.goal, (0, 160, 0)), (self.agent, (200, 0, 0))):
             top, left = r * height // self.side, c * width // self.side
             image[top + 1 : (r + 1) * height // self.side - 1, left + 1 : (c + 1) * width // self.side - 1] = colour
@@ -263,6 +265,19 @@ class IgnoresImageSize(Walk):
             self.image_size = size
 
 
+class AppearanceIgnored(Walk):
+    """The grey appearance is declared but drawn as the default one."""
+
+    BACKGROUND: ClassVar[dict[str, int]] = {"default": 255, "grey": 255}
+
+
+class AppearanceChangesText(Walk):
+    """The grey appearance also rewrites the state text."""
+
+    def _describe(self) -> str:
+        return super()._describe() + ("\nLights: dim" if self.appearance == "grey" else "")
+
+
 class RefusedPaysMove(Walk):
     """A rule rewrites every invalid step into an ordinary move, which pays 0."""
 
@@ -416,7 +431,7 @@ class OracleFreeHidesOracle(Walk):
 BROKEN: tuple[type[Walk], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
-    IgnoresImageSize, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
+    IgnoresImageSize, AppearanceIgnored, AppearanceChangesText, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
     SaltedGoal, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
 )  # fmt: skip

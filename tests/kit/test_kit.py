@@ -47,6 +47,8 @@ DEFECTS = [
     (kit_walk.MissionGivesAway, "observations", r"the mission gives the state away"),
     (kit_walk.MissionNamesGame, "observations", r"the mission gives the state away.*set FIXED_EPISODES = True"),
     (kit_walk.IgnoresImageSize, "arguments", r"image_size=\(\d+, \d+\) ignored"),
+    (kit_walk.AppearanceIgnored, "arguments", r"appearance 'grey' shows the default's images on 3 seeds: it changes nothing"),
+    (kit_walk.AppearanceChangesText, "arguments", r"appearance='grey', seed 0, reset: obs\['text'\] differs from the default appearance's"),
     (kit_walk.RefusedPaysMove, "rules", r"refused or invalid move \(.*\) paid 0.0, not the invalid reward -1.0"),
     (kit_walk.DuplicateActions, "rules", r"actions has duplicates: \['up'\]"),
     (kit_walk.AcceptsAfterEnd, "rules", r"a move \('\w+'\) was accepted after the episode ended"),
