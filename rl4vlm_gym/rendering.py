@@ -23,14 +23,19 @@ if TYPE_CHECKING:
 
 __all__ = ["HumanWindow", "font", "has_screen", "to_array"]
 
-_FONT_FILES = {False: "DejaVuSans.ttf", True: "DejaVuSans-Bold.ttf"}
+_FONT_FILES = {
+    (False, False): "DejaVuSans.ttf",
+    (True, False): "DejaVuSans-Bold.ttf",
+    (False, True): "DejaVuSerif.ttf",  # serif faces: the typography of held-out appearances
+    (True, True): "DejaVuSerif-Bold.ttf",
+}
 logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=64)
-def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
-    """Return the packaged DejaVu Sans font at ``size`` pixels (cached: loading costs ~1 ms)."""
-    path = resources.files("rl4vlm_gym") / "assets" / "fonts" / _FONT_FILES[bold]
+def font(size: int, bold: bool = False, serif: bool = False) -> ImageFont.FreeTypeFont:
+    """Return the packaged DejaVu Sans (or Serif) font at ``size`` pixels (cached: loading costs ~1 ms)."""
+    path = resources.files("rl4vlm_gym") / "assets" / "fonts" / _FONT_FILES[bool(bold), bool(serif)]
     with resources.as_file(path) as file:
         return ImageFont.truetype(str(file), size)
 

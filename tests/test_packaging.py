@@ -118,6 +118,8 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/baselines/__init__.py",
         "rl4vlm_gym/assets/fonts/DejaVuSans.ttf",
         "rl4vlm_gym/assets/fonts/DejaVuSans-Bold.ttf",
+        "rl4vlm_gym/assets/fonts/DejaVuSerif.ttf",
+        "rl4vlm_gym/assets/fonts/DejaVuSerif-Bold.ttf",
         "rl4vlm_gym/assets/fonts/LICENSE-DejaVu.txt",
         "rl4vlm_gym/py.typed",
         "rl4vlm_gym/templates/new_env/env.py.tmpl",

@@ -56,7 +56,9 @@ class Blackjack(VLMEnv):
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
     ``image_size`` (default 300x300), ``reward_variant`` (``rl4vlm``, ``verl-agent``),
-    ``action_format``, ``action_match``, ``render_mode``.
+    ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
+    a wine cloth, cream serif lettering and a dark page, a look no training frame shows; the cards'
+    faces, the text and the rules stay the same).
 
     ## Version History
     - v0: RL4VLM's rules and layout with our own card art; 10s drawn as 10, J, Q or K; no
@@ -64,6 +66,7 @@ class Blackjack(VLMEnv):
     """
 
     LEVELS: ClassVar[tuple[BlackjackLevel, ...]] = BLACKJACK_LEVELS
+    APPEARANCES: ClassVar[tuple[str, ...]] = tuple(layout.LOOKS)
     MIN_IMAGE_SIDE: ClassVar[int] = 128  # smaller, the cards are no longer legible
     CHANCE: ClassVar[bool] = True  # cards drawn after reset decide the hand
     REWARDS: ClassVar = {
@@ -136,7 +139,7 @@ class Blackjack(VLMEnv):
         sx, sy = width / 300, height / 300
         font_size = max(8, round(16 * min(sx, sy)))
         labels = (("Dealer", 5 * sx, 4 * sy, font_size), ("Player", 5 * sx, 129 * sy, font_size))
-        frame = layout.labelled_table((width, height), labels).copy()
+        frame = layout.labelled_table((width, height), labels, layout.LOOKS[self.appearance]).copy()
         dealer = [(c.rank, c.suit) for c in self.dealer]
         if self.result is None:
             dealer = [dealer[0], None]  # the hole card lies face down
@@ -156,7 +159,8 @@ class Blackjack(VLMEnv):
         if len(cards) > 1 and left + (len(cards) - 1) * step + card_w > width - left:
             step = (room - card_w) // (len(cards) - 1)  # overlap: each card's left edge stays visible
         for i, card in enumerate(cards):
-            tile = layout.back_tile(size) if card is None else layout.card_tile(*card, size)
+            look = layout.LOOKS[self.appearance]
+            tile = layout.back_tile(size, look) if card is None else layout.card_tile(*card, size, look)
             layout.blit(frame, tile, (left + i * step, top))
 
     def _frame_key(self) -> tuple[tuple[Card, ...], tuple[Card, ...], bool]:

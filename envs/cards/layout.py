@@ -8,7 +8,7 @@ keeps a 300x300 frame under ~0.1 ms, where drawing it with Pillow each step cost
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -20,6 +20,27 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Size = tuple[int, int]  # (width, height), as Pillow and render.py use
+RGB = tuple[int, int, int]
+
+
+class Look(NamedTuple):
+    """An appearance of the card tables: the cloth, the lettering on it, and NumberLine's page."""
+
+    felt: RGB
+    lettering: RGB
+    serif: bool
+    paper: RGB
+    ink: RGB
+
+
+LOOKS: dict[str, Look] = {
+    "default": Look(render.FELT, (255, 255, 255), False, (255, 255, 255), (0, 0, 0)),
+    # RL4VLM's green felt and sans lettering never change in training: a wine cloth, cream serif
+    # lettering and a dark page are a look no training frame shows.
+    "held-out": Look((0x5C, 0x22, 0x2E), (0xF2, 0xE3, 0xB6), True, (0x1E, 0x26, 0x33), (0xF2, 0xE3, 0xB6)),
+}
+"""The cards family's ``APPEARANCES``; the face of each card is the same in every look."""
+DEFAULT = LOOKS["default"]
 
 
 def _frozen(array: NDArray[np.uint8]) -> NDArray[np.uint8]:
@@ -28,37 +49,37 @@ def _frozen(array: NDArray[np.uint8]) -> NDArray[np.uint8]:
 
 
 @functools.lru_cache(maxsize=1024)
-def card_tile(rank: str, suit: str, size: Size) -> NDArray[np.uint8]:
+def card_tile(rank: str, suit: str, size: Size, look: Look = DEFAULT) -> NDArray[np.uint8]:
     """The card face composited on felt: an opaque ``uint8[h, w, 3]`` tile (read-only)."""
-    tile = render.table(size)
+    tile = render.table(size, look.felt)
     render.paste(tile, render.card_face(rank, suit, size), (0, 0))
     return _frozen(tile)
 
 
 @functools.lru_cache(maxsize=16)
-def back_tile(size: Size) -> NDArray[np.uint8]:
+def back_tile(size: Size, look: Look = DEFAULT) -> NDArray[np.uint8]:
     """The card back composited on felt (read-only)."""
-    tile = render.table(size)
+    tile = render.table(size, look.felt)
     render.paste(tile, render.card_back(size), (0, 0))
     return _frozen(tile)
 
 
 @functools.lru_cache(maxsize=4096)
-def text_tile(text: str, size: Size, font_size: int, bold: bool = False) -> NDArray[np.uint8]:
-    """White ``text`` centred on a felt band of ``size`` (read-only)."""
-    band = Image.fromarray(render.table(size))
+def text_tile(text: str, size: Size, font_size: int, bold: bool = False, look: Look = DEFAULT) -> NDArray[np.uint8]:
+    """``text`` centred on a felt band of ``size``, in the look's lettering (read-only)."""
+    band = Image.fromarray(render.table(size, look.felt))
     draw = ImageDraw.Draw(band)
-    draw.text((size[0] / 2, size[1] / 2), text, fill="white", font=font(font_size, bold), anchor="mm")
+    draw.text((size[0] / 2, size[1] / 2), text, fill=look.lettering, font=font(font_size, bold, look.serif), anchor="mm")
     return _frozen(np.asarray(band).copy())
 
 
 @functools.lru_cache(maxsize=64)
-def labelled_table(size: Size, labels: tuple[tuple[str, float, float, int], ...]) -> NDArray[np.uint8]:
-    """A felt frame with bold white ``(text, x, y, font_size)`` labels (read-only)."""
-    image = Image.fromarray(render.table(size))
+def labelled_table(size: Size, labels: tuple[tuple[str, float, float, int], ...], look: Look = DEFAULT) -> NDArray[np.uint8]:
+    """A felt frame with bold ``(text, x, y, font_size)`` labels in the look's lettering (read-only)."""
+    image = Image.fromarray(render.table(size, look.felt))
     draw = ImageDraw.Draw(image)
     for text, x, y, font_size in labels:
-        draw.text((x, y), text, fill="white", font=font(font_size, bold=True))
+        draw.text((x, y), text, fill=look.lettering, font=font(font_size, bold=True, serif=look.serif))
     return _frozen(np.asarray(image).copy())
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.cards.layout import LOOKS
 from rl4vlm_gym.envs.cards.levels import NUMBERLINE_LEVELS, NumberLineLevel
 from rl4vlm_gym.rendering import font, to_array
 
@@ -49,7 +50,9 @@ class NumberLine(VLMEnv):
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
     ``image_size`` (default 300x300), ``reward_variant`` (``rl4vlm``, ``verl-agent``),
-    ``action_format``, ``action_match``, ``render_mode``.
+    ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
+    a wine cloth, cream serif lettering and a dark page, a look no training frame shows; the cards'
+    faces, the text and the rules stay the same).
 
     ## Version History
     - v0: RL4VLM's rules and image; seeded through ``reset(seed)``; no random action on
@@ -62,6 +65,7 @@ class NumberLine(VLMEnv):
         "verl-agent": {"reach": 1.0, "closer": 0.0, "not_closer": -1.0, "invalid": 0.0},
     }
     ACTIONS: ClassVar[tuple[str, ...]] = ("-", "+")
+    APPEARANCES: ClassVar[tuple[str, ...]] = tuple(LOOKS)
     SYNONYMS: ClassVar = {"minus": "-", "subtract": "-", "plus": "+", "add": "+"}
 
     def _new_episode(self, config: NumberLineLevel) -> None:
@@ -101,11 +105,12 @@ class NumberLine(VLMEnv):
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size
-        image = Image.new("RGB", (width, height), "white")
+        look = LOOKS[self.appearance]
+        image = Image.new("RGB", (width, height), look.paper)
         draw = ImageDraw.Draw(image)
-        face = font(max(8, round(36 * min(height, width) / 300)), bold=True)
-        draw.text((30 * width / 300, 60 * height / 300), f"Target: {self.target}", fill="black", font=face)
-        draw.text((30 * width / 300, 180 * height / 300), f"Current: {self.position}", fill="black", font=face)
+        face = font(max(8, round(36 * min(height, width) / 300)), bold=True, serif=look.serif)
+        draw.text((30 * width / 300, 60 * height / 300), f"Target: {self.target}", fill=look.ink, font=face)
+        draw.text((30 * width / 300, 180 * height / 300), f"Current: {self.position}", fill=look.ink, font=face)
         return to_array(image)
 
     def _frame_key(self) -> tuple[int, int]:

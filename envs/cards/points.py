@@ -43,6 +43,7 @@ class PointsGame(VLMEnv):
     FONT_SIZE: ClassVar[int]
     """Formula font size at 300x300."""
     LABEL_ON_OWN_LINE: ClassVar[bool] = False
+    APPEARANCES: ClassVar[tuple[str, ...]] = tuple(layout.LOOKS)
 
     # -- episode --------------------------------------------------------------------------------
 
@@ -138,7 +139,8 @@ class PointsGame(VLMEnv):
         frame = self._hand_frame(tuple(self.cards))
         font_size, band = self._text_band()
         text = "".join(self.formula) if self.LABEL_ON_OWN_LINE else f"Formula: {''.join(self.formula)}"
-        layout.blit(frame, layout.text_tile(text, band, font_size), (0, round(self.FORMULA_Y * height - band[1] / 2)))
+        look = layout.LOOKS[self.appearance]
+        layout.blit(frame, layout.text_tile(text, band, font_size, look=look), (0, round(self.FORMULA_Y * height - band[1] / 2)))
         return frame
 
     def _hand_frame(self, cards: tuple[Card, ...]) -> NDArray[np.uint8]:
@@ -151,15 +153,16 @@ class PointsGame(VLMEnv):
         card_w = max(render.MIN_SIZE, min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n))
         card_h = min(round(card_w * 1.4), round(0.62 * height))
         card_w = min(card_w, round(card_h / 1.4))
-        frame = render.table((width, height))
+        look = layout.LOOKS[self.appearance]
+        frame = render.table((width, height), look.felt)
         if self.LABEL_ON_OWN_LINE:
             font_size, band = self._text_band()
-            label = layout.text_tile("Formula:", band, font_size)
+            label = layout.text_tile("Formula:", band, font_size, look=look)
             layout.blit(frame, label, (0, round((self.FORMULA_Y - 0.10) * height - band[1] / 2)))
         left = (width - n * card_w - (n - 1) * gap) // 2
         top = round(0.06 * height)
         for i, card in enumerate(cards):
-            layout.blit(frame, layout.card_tile(card.rank, card.suit, (card_w, card_h)), (left + i * (card_w + gap), top))
+            layout.blit(frame, layout.card_tile(card.rank, card.suit, (card_w, card_h), look), (left + i * (card_w + gap), top))
         self._hand_cache = (cards, frame)
         return frame.copy()
 

@@ -412,25 +412,26 @@ def paste(frame: NDArray[np.uint8], card_rgba: NDArray[np.uint8], xy: tuple[int,
 
 
 @functools.lru_cache(maxsize=16)
-def _felt(size: tuple[int, int]) -> NDArray[np.uint8]:
+def _felt(size: tuple[int, int], felt: tuple[int, int, int]) -> NDArray[np.uint8]:
     """Read-only felt template; ``table`` hands out copies (a memcpy beats refilling)."""
     width, height = size
     array = np.empty((height, width, 3), dtype=np.uint8)
-    array[...] = FELT
+    array[...] = felt
     array.flags.writeable = False
     return array
 
 
-def table(size: tuple[int, int]) -> NDArray[np.uint8]:
-    """Return a fresh, writable felt-green frame.
+def table(size: tuple[int, int], felt: tuple[int, int, int] = FELT) -> NDArray[np.uint8]:
+    """Return a fresh, writable felt frame.
 
     Args:
         size: ``(width, height)`` in pixels.
+        felt: the cloth's colour (``FELT``'s green by default).
 
     Returns:
-        ``uint8[height, width, 3]`` filled with ``FELT``; the caller owns it.
+        ``uint8[height, width, 3]`` filled with ``felt``; the caller owns it.
 
     Raises:
         ValueError: If ``size`` is not a pair of positive integers.
     """
-    return _felt(_check_size(size, minimum=1)).copy()
+    return _felt(_check_size(size, minimum=1), tuple(felt)).copy()
