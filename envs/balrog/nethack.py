@@ -243,15 +243,18 @@ class NLEGame(VLMEnv):
 def _draw(obs: dict[str, Any], messages: list[str], size: tuple[int, int]) -> NDArray[np.uint8]:
     """The tty screen with the map in 16x16 tiles (BALROG's VLM image), and the inventory beside it.
 
-    Row 0 (the message), rows 22-23 (the status lines) and any map cell where the screen does not
-    show the map (a menu drawn over it) are the tty's characters in its colours; the cursor is
-    outlined. The image thus shows everything the text says."""
+    Row 0 (the message), rows 22-23 (the status lines) and the box of map cells where the screen
+    does not show the map (a menu drawn over it) are the tty's characters in its colours; the
+    cursor is outlined. The image thus shows everything the text says."""
     height, width = ROWS * TILE, COLS * TILE + INVENTORY_WIDTH
     canvas = np.zeros((height, width, 3), np.uint8)
     glyphs, chars = obs["glyphs"], obs["chars"]
     tty, colours = obs["tty_chars"], obs["tty_colors"]
     tiles = _tiles()[glyphs]  # (21, 79, 16, 16, 3)
     on_map = tty[1 : 1 + MAP_ROWS, :MAP_COLS] == chars
+    if not on_map.all():  # a window over the map (a menu, a text page): all of its box is text, even
+        rows, cols = np.nonzero(~on_map)  # where a character happens to equal the map's ("-" of "a - ...")
+        on_map[rows.min() : rows.max() + 1, cols.min() :] = False
     tiles[~on_map] = 0
     canvas[TILE : TILE * (1 + MAP_ROWS), : TILE * MAP_COLS] = tiles.transpose(0, 2, 1, 3, 4).reshape(
         MAP_ROWS * TILE, MAP_COLS * TILE, 3

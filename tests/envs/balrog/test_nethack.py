@@ -174,3 +174,21 @@ def test_minihack_reaching_the_stairs_pays_one_and_succeeds() -> None:
     else:
         pytest.fail("the stairs were not reached in 100 steps")
     env.close()
+
+
+def test_a_window_over_the_map_is_drawn_as_text_even_where_a_character_equals_the_maps() -> None:
+    from rl4vlm_gym.envs.balrog.nethack import _draw
+
+    env = gym.make(NETHACK, obs_mode="text")
+    env.reset(seed=5)
+    obs = {key: value.copy() for key, value in env.unwrapped.obs.items()}
+    row, col = (int(v) for v in np.argwhere(obs["chars"] == ord("-"))[0])  # a wall: '-' on the map
+    tile = _draw(obs, [], (384, 1760))[(row + 1) * 16 : (row + 2) * 16, col * 16 : col * 16 + 16]
+    line = b"b - a menu line"  # its '-' lands on the wall's cell, its other letters differ from the map
+    obs["tty_chars"][row + 1, col - 2 : col - 2 + len(line)] = np.frombuffer(line, np.uint8)
+    image = _draw(obs, [], (384, 1760))
+    cell = image[(row + 1) * 16 : (row + 2) * 16, col * 16 : col * 16 + 16]
+    assert not np.array_equal(cell, tile) and len(np.unique(cell.reshape(-1, 3), axis=0)) < len(
+        np.unique(tile.reshape(-1, 3), axis=0)
+    )
+    env.close()
