@@ -77,7 +77,8 @@ class MiniHack(NLEGame):
     ## Observation
     As :class:`~rl4vlm_gym.envs.balrog.nethack.NetHack`: the tty screen with the map in 16x16
     tiles and the inventory beside it; BALROG's hybrid text (``message:``, ``language
-    observation:``, ``cursor:``, ``map:``, ``inventory:``). ``mission``: the task's goal line,
+    observation:``, ``cursor:``, ``map:``, ``inventory:``), or with ``text_format="vlm"`` BALROG's
+    VLM-mode text (no map, ``statistics:`` added). ``mission``: the task's goal line,
     "Reach the stairs down." (MazeWalk: "Get as far as possible."). ``actions``: the task's own
     actions by the language wrapper's names (MazeWalk and CorridorBattle: the eight compass
     directions; Corridor-R3 adds ``open``, ``kick``, ``search``; the quests offer 85).
@@ -95,6 +96,7 @@ class MiniHack(NLEGame):
 
     ## Arguments
     - ``task``: the MiniHack id, one of the keys of ``GOALS``.
+    - ``text_format``: ``"hybrid"`` (default, BALROG's LLM mode) or ``"vlm"`` (BALROG's VLM mode).
     - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
       (default 384x1760), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 

@@ -44,6 +44,7 @@ ROWS, COLS = 24, 80  # the tty
 MAP_ROWS, MAP_COLS = 21, 79  # the glyph map (tty rows 1..21)
 INVENTORY_WIDTH = 480  # the inventory column right of the screen
 INVENTORY_LINE = 12  # px per inventory line: 32 lines fit beside the 24 tty rows
+TEXT_FORMATS = ("hybrid", "vlm")  # BALROG's LLM mode's text, its VLM mode's
 MAX_MORE = 64  # --More-- prompts dismissed in a row at most (a bound; NetHack shows a few at a time)
 _RETURN = 13  # the key that dismisses --More--
 
@@ -104,7 +105,10 @@ class NLEGame(VLMEnv):
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (ROWS * TILE, COLS * TILE + INVENTORY_WIDTH)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, text_format: str = "hybrid", **kwargs: Any) -> None:
+        if text_format not in TEXT_FORMATS:
+            raise ValueError(f"text_format={text_format!r} is unknown; choose one of {TEXT_FORMATS}")
+        self.text_format = text_format
         super().__init__(**kwargs)
         self.game = self._make_game()
         self.language = NLELanguageWrapper(self.game)  # BALROG's text of an NLE observation
@@ -181,15 +185,15 @@ class NLEGame(VLMEnv):
         return self.language.nle_obsv_to_language(self.obs)
 
     def _describe(self) -> str:
-        """BALROG's LLM ("hybrid") text: long-term (message, language observation, cursor, map), then
-        short-term (inventory)."""
+        """BALROG's text: long-term (message, language observation, cursor; the map in "hybrid",
+        its LLM mode), then short-term (BALROG's VLM mode adds the statistics; the inventory)."""
         text = self._language()
         message = " ".join([*self.messages, text["text_message"].strip()]).strip()
+        long_term = f"message:\n{message}\n\nlanguage observation:\n{text['text_glyphs']}\n\ncursor:\n{text['text_cursor']}"
+        if self.text_format == "vlm":
+            return f"{long_term}\n\nstatistics:\n{text['text_blstats']}\n\ninventory:\n{text['text_inventory']}"
         screen = "\n".join(tty_lines(self.obs["tty_chars"], 1))
-        return (
-            f"message:\n{message}\n\nlanguage observation:\n{text['text_glyphs']}\n\n"
-            f"cursor:\n{text['text_cursor']}\n\nmap:\n{screen}\n\ninventory:\n{text['text_inventory']}"
-        )
+        return f"{long_term}\n\nmap:\n{screen}\n\ninventory:\n{text['text_inventory']}"
 
     def _render(self) -> NDArray[np.uint8]:
         return _draw(self.obs, self.messages, self.image_size)
@@ -348,8 +352,8 @@ class NetHack(NLEGame):
     dismissed screen's message is kept and shown before the last one), and the progression
     table, whose levels between the listed ones (Dlvl 16-19, 21-24...) count as the lower listed
     level. ``reset(seed)`` decides the game (NetHack's two RNGs from the env's, never reseeded);
-    BALROG draws a fresh seed per episode. BALROG's VLM mode drops the map from the text; here the
-    text is always the LLM ("hybrid") mode's.
+    BALROG draws a fresh seed per episode. BALROG's text depends on its agent's mode (LLM or VLM);
+    here on ``text_format``.
 
     ## Observation
     - ``image``: the tty screen, 24x80 cells of 16x16 pixels: the map in NetHack's tiles
@@ -360,7 +364,11 @@ class NetHack(NLEGame):
       ``message:`` (this step's messages), ``language observation:`` (the language wrapper's
       description of what is in view, "tree very far east"), ``cursor:`` ("Yourself a ..." with
       (x=, y=)), ``map:`` (the tty screen below the message line, status lines included) and
-      ``inventory:`` (BALROG's short-term context). In ``image`` mode only the step's feedback.
+      ``inventory:`` (BALROG's short-term context). ``text_format="vlm"``: BALROG's VLM-mode
+      text, for numbers comparable with its VLM runs: no ``map:``, and ``statistics:`` (the
+      language wrapper's bottom-line stats, "Depth: 1", "HP: 15/15") before the inventory; the
+      image then shows more than the text (the map), as in BALROG. In ``image`` mode only the
+      step's feedback.
     - ``mission``: "Win NetHack: descend as deep as you can and gain experience."
     - ``actions``: BALROG's names: NLE's useful actions by the language wrapper's names
       (``north``, ``far east``, ``up``, ``down``, ``wait``, ``more``, ``apply``, ``eat``, ``esc``,
@@ -378,8 +386,10 @@ class NetHack(NLEGame):
     0: BALROG's setting, the only one.
 
     ## Arguments
-    The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
-    (default 384x1760), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
+    - ``text_format``: ``"hybrid"`` (default, BALROG's LLM mode) or ``"vlm"`` (BALROG's VLM mode;
+      see Observation).
+    - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+      (default 384x1760), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 
     ## Version History
     - v0: initial release (``balrog-nle`` 0.9.0).

@@ -164,6 +164,7 @@ def test_the_balrog_suites_load_with_balrogs_protocol() -> None:
     budgets = {t.name: t.max_steps for t in suite.tasks}
     assert budgets["babyai-goto"] == 64 and budgets["babyai-open"] == 128 and budgets["crafter"] == 2000
     assert all(budgets[name] == 100 for name in minihack) and budgets["nle"] == 2000  # NetHack: not BALROG's 100,000
+    assert all(t.kwargs == {"text_format": "vlm"} for t in suite.tasks if t.name in {"nle", *minihack})  # images: BALROG's VLM text
     assert {t.name for t in load_suite("balrog-smoke").tasks} == set(counts)
 
 

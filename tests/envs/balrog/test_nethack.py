@@ -192,3 +192,13 @@ def test_a_window_over_the_map_is_drawn_as_text_even_where_a_character_equals_th
         np.unique(tile.reshape(-1, 3), axis=0)
     )
     env.close()
+
+
+def test_vlm_text_format_is_balrogs_vlm_mode_text() -> None:
+    hybrid = gym.make(CORRIDOR, obs_mode="text").reset(seed=4)[0]["text"]
+    vlm = gym.make(CORRIDOR, obs_mode="text", text_format="vlm").reset(seed=4)[0]["text"]
+    assert "\nmap:\n" in hybrid and "\nmap:\n" not in vlm and "statistics:" not in hybrid
+    assert vlm.split("\n\nstatistics:\n")[0] == hybrid.split("\n\nmap:\n")[0]  # message, language observation, cursor
+    assert "\nDepth: 1\n" in vlm and vlm.endswith(hybrid.split("\n\ninventory:\n")[1])
+    with pytest.raises(ValueError, match="text_format='ascii' is unknown"):
+        gym.make(NETHACK, text_format="ascii")
