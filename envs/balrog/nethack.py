@@ -168,7 +168,7 @@ class NLEGame(VLMEnv):
         obs, reward, done, info = self.game.step(index)
         self._keep(obs)
         aborted = info.get("end_status") == self.game.StepStatus.ABORTED
-        done = self._more() or done
+        done = done or self._more()  # a game that ended takes no more keys
         return float(reward), done, aborted
 
     def _apply(self, action: str) -> StepOutcome:
