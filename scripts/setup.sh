@@ -64,6 +64,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
       PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" ;;
   esac
   PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q -e "$spec"
+  # BALROG's MiniHack: minihack 0.1.6 without its pin nle==0.9.0 (balrog-nle, of the nethack extra,
+  # provides the same nle module; BALROG's fork of minihack changes only that pin).
+  case " ${extras[*]:-} " in *" nethack "*|*" all "*)
+    PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --no-deps minihack==0.1.6 ;;
+  esac
   echo "$want" > "$stamp"
 fi
 log "ready: $venv ($("$venv/bin/python" --version))"

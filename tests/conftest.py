@@ -44,6 +44,7 @@ EXTRAS = {
     "hf": ("torch", "transformers"),
     "train": ("torch", "transformers", "peft"),
     "balrog": ("minigrid", "crafter"),
+    "nethack": ("nle", "minihack"),  # minihack: setup.sh installs it apart (setup.cfg's nethack extra)
     "games": ("pettingzoo", "pyspiel"),
     "ray": ("ray",),
 }

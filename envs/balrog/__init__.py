@@ -32,7 +32,11 @@ CARDS = tuple(
         levels=("BALROG's setting: one 8x8 room (two for open), no distractors",),
         default_level=0,
         action_grammar="one of 'turn left', 'turn right', 'go forward', 'pick up', 'drop', 'toggle'",
-        action_examples=("go forward", '{"thoughts": "the ball is to my left", "action": "turn left"}', "<action>pick up</action>"),
+        action_examples=(
+            "go forward",
+            '{"thoughts": "the ball is to my left", "action": "turn left"}',
+            "<action>pick up</action>",
+        ),
         reward_variants=("native",),
         success="minigrid's verifier reports the mission accomplished (BALROG's progression 1)",
         max_episode_steps=steps,
@@ -67,6 +71,63 @@ CARDS += (
         extra="balrog",
         benchmark=("crafter", "default"),
     ),
+)
+
+
+_NLE = "NLE (Kuettler et al. 2020, arXiv 2006.13760) 0.9.0 as balrog-nle 0.9.0 (balrog-ai/nle fix_dungeons), NetHack 3.6.6"
+_MINIHACK = "MiniHack (Samvelyan et al. 2021, arXiv 2109.13202) 0.1.6, the release of BALROG's fork (balrog-ai/minihack)"
+
+CARDS += (
+    EnvCard(
+        id="balrog/NetHack-v0",
+        entry_point="rl4vlm_gym.envs.balrog.nethack:NetHack",
+        family="balrog",
+        summary="BALROG's NetHack: the full game (NetHackChallenge-v0), descend and gain experience; BALROG's progression table (NLE).",
+        skills=("visual-reading", "navigation", "planning", "long-horizon"),
+        levels=("BALROG's setting: NetHackChallenge-v0, a random character",),
+        default_level=0,
+        action_grammar="one of BALROG's names: NLE's useful actions ('north', 'far east', 'down', 'search', 'esc', ...) "
+        "or a key 'a'-'z', 'A'-'Z', '0'-'9'",
+        action_examples=("far east", '{"thoughts": "the stairs are below", "action": "down"}', "<action>search</action>"),
+        reward_variants=("native",),
+        success="never (no ascension is reachable); BALROG's progression from the deepest Dlvl and highest Xp level: info['progress']",
+        max_episode_steps=100_000,
+        references=(_BALROG.replace("env babyai", "env nle"), _NLE),
+        extra="nethack",
+        benchmark=("nle", "NetHackChallenge-v0"),
+    ),
+)
+
+# (id name, what the task asks); Boxoban-Hard/Medium are left out: their levels come from a file host
+_MINIHACK_TASKS = (
+    ("Corridor-R3", "reach the stairs down through corridors joining three rooms"),
+    ("CorridorBattle-Dark", "reach the stairs down along a dark corridor full of monsters"),
+    ("MazeWalk-9x9", "find the stairs down in a 9x9 maze"),
+    ("MazeWalk-15x15", "find the stairs down in a 15x15 maze"),
+    ("Quest-Easy", "the easy quest: use items and fight monsters on the way to the stairs down"),
+    ("Quest-Medium", "the medium quest: a longer way with more monsters to the stairs down"),
+)
+
+CARDS += tuple(
+    EnvCard(
+        id=f"balrog/MiniHack-{name}-v0",
+        entry_point="rl4vlm_gym.envs.balrog.minihack:MiniHack",
+        family="balrog",
+        summary=f"BALROG's MiniHack {name}: {what} (minihack on NLE).",
+        skills=("visual-reading", "navigation", "planning"),
+        levels=("BALROG's setting: the task's own level, 100 steps",),
+        default_level=0,
+        action_grammar="one of the task's actions by the language wrapper's names ('north', 'southeast', ...)",
+        action_examples=("north", '{"thoughts": "the corridor goes east", "action": "east"}', "<action>southwest</action>"),
+        reward_variants=("native",),
+        success="the episode ends with a reward of at least 1.0 (the stairs down reached; BALROG's progression 1)",
+        max_episode_steps=100,
+        references=(_BALROG.replace("env babyai", "env minihack") + f", task MiniHack-{name}-v0", _MINIHACK, _NLE),
+        extra="nethack",
+        kwargs={"task": f"MiniHack-{name}-v0"},
+        benchmark=("minihack", f"MiniHack-{name}-v0"),
+    )
+    for name, what in _MINIHACK_TASKS
 )
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import crafter
 import numpy as np
-from crafter import constants
+
+# crafter builds on gym when it is installed (the nethack extra brings gym 0.23, as BALROG's setup
+# does), and gym's import prints a notice that it is unmaintained: not ours to show.
+with contextlib.redirect_stderr(io.StringIO()):
+    import crafter
+    from crafter import constants
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.instructions import crafter_instructions
