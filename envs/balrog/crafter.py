@@ -130,7 +130,23 @@ def describe_full(world: Any, player: Any, step: int) -> tuple[str, str]:
 class CrafterGame(crafter.Env):
     """``crafter.Env`` with each chunk's creatures in creation order. crafter keeps them in a set,
     whose order (by object id, a memory address) picks the creature that despawns, so one seed
-    played out differently in another process."""
+    played out differently in another process.
+
+    With ``draw_frames`` False, ``step`` and ``reset`` return no image: the env draws its own frames
+    (:meth:`Crafter._render`), and crafter's would be two thirds of a step's time, thrown away. The
+    game's random stream still advances as crafter's drawing advances it (the night's noise), so
+    the game plays exactly as crafter's."""
+
+    draw_frames: bool = True
+
+    def _obs(self) -> Any:
+        if self.draw_frames:
+            return super()._obs()
+        if self._world.daylight < 0.5:
+            # engine.LocalView._noise: one uniform(32, 127) per pixel of the local view
+            shape = tuple(int(n) for n in self._local_view._grid * (self._size // self._view))
+            self._world.random.uniform(32, 127, shape)
+        return None
 
     def _balance_chunk(self, chunk: Any, objs: Any) -> None:
         created = self._world._obj_map  # an object's index in the world's list: its creation order
@@ -220,6 +236,7 @@ class Crafter(VLMEnv):
         # seed and length given: crafter would draw the seed from NumPy's global RNG and end
         # episodes itself at 10,000 steps (the registered TimeLimit of 2,000 is BALROG's)
         self.game = CrafterGame(area=AREA, view=VIEW, size=SIZE, length=None, seed=0)
+        self.game.draw_frames = False
 
     def _new_episode(self, config: CrafterLevel) -> None:
         # crafter seeds each world with hash((seed, episode)); setting both makes reset(seed) decide it

@@ -175,3 +175,28 @@ def test_compiled_noise_builds_the_worlds_pure_python_builds(monkeypatch: pytest
 def test_unknown_text_format_is_named() -> None:
     with pytest.raises(ValueError, match="text_format='json' is unknown"):
         make(text_format="json")
+
+
+def test_a_game_without_frames_plays_as_crafters_own() -> None:
+    # The env skips crafter's per-step image (it draws its own); the game's random stream must
+    # still advance as crafter's drawing of the night advances it, or the worlds drift apart.
+    from rl4vlm_gym.envs.balrog.crafter import AREA, SIZE, VIEW, CrafterGame
+
+    def play(draw_frames: bool) -> tuple[Any, ...]:
+        game = CrafterGame(area=AREA, view=VIEW, size=SIZE, length=None, seed=0)
+        game.draw_frames = draw_frames
+        game._seed, game._episode = 1234, 0
+        game.reset()
+        rng, nights = np.random.default_rng(0), 0
+        for _ in range(400):
+            nights += game._world.daylight < 0.5
+            obs, _, done, _ = game.step(int(rng.integers(17)))
+            assert (obs is None) != draw_frames
+            if done:
+                break
+        objects = sorted((type(o).__name__, tuple(o.pos), getattr(o, "health", None)) for o in game._world.objects)
+        return game._world.random.get_state()[1].tobytes(), objects, nights
+
+    drawn, skipped = play(True), play(False)
+    assert drawn[2] > 0, "the episode saw no night: nothing is tested"
+    assert skipped == drawn
