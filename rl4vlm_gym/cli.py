@@ -189,7 +189,7 @@ def docs(
     out: Annotated[Path, typer.Argument(help="Output folder.")] = Path("docs/envs"),
     family: Annotated[list[str] | None, typer.Option(help="Only this family (repeatable; default: every registered id).")] = None,
 ) -> None:
-    """Write one Markdown page per env (from its card and docstring) plus an index."""
+    """Write one Markdown page per env (from its card and docstring) plus an index of every env."""
     from rl4vlm_gym.docs import write_docs
 
     ids = None
@@ -200,7 +200,8 @@ def docs(
             console.print(f"[red]unknown families {unknown}; registered: {sorted(known)}[/red]")
             raise typer.Exit(2)
         ids = [card.id for card in list_envs() if card.family in family]
-    pages = write_docs(out, ids)
+    # The index keeps listing every id: regenerating one family's pages must not drop the others'.
+    pages = write_docs(out, ids, index_ids=[card.id for card in list_envs()])
     console.print(f"wrote {len(pages)} pages to {out}")
 
 

@@ -43,3 +43,12 @@ def test_write_docs_writes_only_the_ids_asked_for(tmp_path: Path) -> None:
     assert [p.relative_to(tmp_path).as_posix() for p in pages] == ["index.md", "rl4vlm/ColourNaming-v0.md"]
     assert (tmp_path / "rl4vlm" / "img" / "ColourNaming-v0.png").is_file()
     assert "](rl4vlm/ColourNaming-v0.md)" in pages[0].read_text(encoding="utf-8")
+
+
+def test_an_index_lists_other_ids_than_the_pages_written(tmp_path: Path) -> None:
+    # `rl4vlm-gym docs --family cards` writes the cards' pages and keeps the whole index
+    pages = write_docs(tmp_path, ["rl4vlm/ColourNaming-v0"], index_ids=["rl4vlm/ColourNaming-v0", "rl4vlm/NumberLine-v0"])
+    assert [p.relative_to(tmp_path).as_posix() for p in pages] == ["index.md", "rl4vlm/ColourNaming-v0.md"]
+    index = pages[0].read_text(encoding="utf-8")
+    assert "](rl4vlm/NumberLine-v0.md)" in index and "](rl4vlm/ColourNaming-v0.md)" in index
+    assert not (tmp_path / "rl4vlm" / "NumberLine-v0.md").exists()
