@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -210,13 +211,25 @@ class TextWorld(VLMEnv):
 
     def _new_episode(self, config: TextWorldLevel) -> None:
         self.index = int(self.np_random.integers(POOL))
-        if self.index not in self.games:
-            self.games[self.index] = textworld.start(str(make_game(self.task, self.index)), request_infos=INFOS)
-        self.state = self.games[self.index].reset()
+        # the interpreter's random seed (jericho's default, -1, changes with the time)
+        self.interpreter_seed = int(self.np_random.integers(2**31 - 1))
+        self.commands: list[str] = []  # sent since reset: a pickled env replays them
+        self.state = self._restart()
         self.objective = tidy(self.state.objective or "")
         self.reply = tidy(after_objective(self.state.feedback, self.state.objective or ""))
         self.plan = list(self.state.policy_commands)
         self.walkthrough = len(self.plan)
+
+    def _restart(self) -> Any:
+        """Start (or restart) the episode's game and return its first state."""
+        # jericho warns that it does not know textworld's generated games (its list is of
+        # published ones): only its own score and move detection are off, which textworld does not use.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*is not fully supported")
+            if self.index not in self.games:
+                self.games[self.index] = textworld.start(str(make_game(self.task, self.index)), request_infos=INFOS)
+            self.games[self.index].seed(self.interpreter_seed)
+            return self.games[self.index].reset()
 
     @property
     def game(self) -> Any:
@@ -229,6 +242,7 @@ class TextWorld(VLMEnv):
     def _apply(self, action: str) -> StepOutcome:
         before = self.state.score
         self.state, _, done = self.game.step(action)
+        self.commands.append(action)
         self.reply = tidy(self.state.feedback)
         self.plan = self.plan[1:] if self.plan and self.plan[0] == action else []
         return StepOutcome("step", terminated=bool(done), scale=float(self.state.score - before))
@@ -279,5 +293,12 @@ class TextWorld(VLMEnv):
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        state["games"] = {}  # interpreters do not cross processes; restarted on demand
+        state["games"], state["state"] = {}, None  # an interpreter cannot be pickled: rebuilt by replay
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.index >= 0:  # the game is deterministic: replaying the episode's commands restores it
+            self.state = self._restart()
+            for command in self.commands:
+                self.state, _, _ = self.game.step(command)
