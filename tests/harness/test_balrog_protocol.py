@@ -155,10 +155,13 @@ def test_the_balrog_suites_load_with_balrogs_protocol() -> None:
     suite = load_suite("balrog")
     assert suite.prompt == PromptConfig(template="balrog", output_format="balrog-naive", history=16, images=1)
     counts = {t.name: len(t.seeds) for t in suite.tasks}
-    assert counts == dict.fromkeys(["babyai-goto", "babyai-pickup", "babyai-open", "babyai-putnext", "babyai-pick_up_seq_go_to", "crafter"], 10)
+    textworld = ["textworld-treasure_hunter", "textworld-the_cooking_game", "textworld-coin_collector"]
+    babyai = ["babyai-goto", "babyai-pickup", "babyai-open", "babyai-putnext", "babyai-pick_up_seq_go_to"]
+    assert counts == dict.fromkeys([*babyai, "crafter", *textworld], 10)
     assert all(t.wrappers == ("balrog-actions",) for t in suite.tasks)
     budgets = {t.name: t.max_steps for t in suite.tasks}
     assert budgets["babyai-goto"] == 64 and budgets["babyai-open"] == 128 and budgets["crafter"] == 2000
+    assert all(budgets[name] == 80 and suite.task(name).kwargs == {"free_commands": True} for name in textworld)
     assert {t.name for t in load_suite("balrog-smoke").tasks} == set(counts)
 
 
@@ -190,6 +193,7 @@ def test_balrog_summary_pools_an_envs_tasks_and_counts_failed_episodes() -> None
 
 
 @pytest.mark.extra("balrog")
+@pytest.mark.slow  # 13 s with TextWorld's games cached; a cold cache makes a treasure hunter game (~30 s)
 def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> None:
     from rl4vlm_gym.harness.balrog_results import write_balrog_results
 
@@ -197,8 +201,8 @@ def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> 
     records = run_suite(suite, AgentSpec("random"), tmp_path / "run")
     summary = write_summary(tmp_path / "run", suite, records)
     balrog = summary["balrog"]
-    assert set(balrog["envs"]) == {"babyai", "crafter"}
-    assert balrog["envs"]["babyai"]["episodes_played"] == 5
+    assert set(balrog["envs"]) == {"babyai", "crafter", "textworld"}
+    assert balrog["envs"]["babyai"]["episodes_played"] == 5 and balrog["envs"]["textworld"]["episodes_played"] == 3
     pooled = [r["progress"] for r in records if r["env_id"].startswith("balrog/BabyAI")]
     assert balrog["envs"]["babyai"]["progression_percentage"] == pytest.approx(balrog_progression(pooled)["progression_percentage"])
     overall = write_balrog_results(tmp_path / "run", tmp_path / "out")
@@ -211,3 +215,4 @@ def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> 
     assert rows[0] == ["Step", "Action", "Reasoning", "Observation", "Reward", "Done"] and len(rows) == goto["num_steps"] + 1
     assert (tmp_path / "out/crafter/default/default_run_00.json").exists()
     assert json.loads((tmp_path / "out/crafter/crafter_summary.json").read_text())["episodes_played"] == 1
+    assert (tmp_path / "out/textworld/coin_collector/coin_collector_run_00.json").exists()
