@@ -1,10 +1,13 @@
 """Steps per second and reset time of every ``balrog/`` id, beside BALROG's own figures where known.
 
-    .venv/bin/python benchmarks/balrog_throughput.py [--resets 20] [--steps 500] [--obs-mode image+text]
+    .venv/bin/python benchmarks/balrog_throughput.py [--resets 20] [--steps 500] [--obs-mode image+text] [--only TextWorld]
 
 One process. For each registered ``balrog/`` id: ``--resets`` resets on seeds 0.. (median and 95th
 percentile in ms), then ``--steps`` steps of random admissible actions (fixed RNG), resetting on the
 next seed when an episode ends (those resets are not timed); steps/s is the median over 5 chunks.
+``--only`` keeps the ids containing that text. TextWorld's games are made at first use and cached
+(``rl4vlm_gym.envs.balrog.textworld_games``): the games the seeds pick are made before the timing,
+so a timed reset is the game's start (its interpreter, once per game and env) and the game's reset.
 BALROG publishes no speed figures (its repository holds no results; see
 shared/reference/balrog.md §6), so the BALROG column says so rather than inventing one.
 """
@@ -25,6 +28,12 @@ from rl4vlm_gym.registry import list_envs
 
 def measure(env_id: str, resets: int, steps: int, obs_mode: str) -> tuple[list[float], float]:
     env = gym.make(env_id, obs_mode=obs_mode)
+    task = getattr(env.unwrapped, "task", None)
+    if env_id.startswith("balrog/TextWorld-"):  # make the games first: generation is not a reset's cost
+        from rl4vlm_gym.envs.balrog.textworld_games import POOL, make_game
+
+        for seed in range(resets + steps):  # at most every seed of the run (the pool is 25 games)
+            make_game(task, int(np.random.default_rng(seed).integers(POOL)))
     times = []
     for seed in range(resets):
         start = time.perf_counter()
@@ -51,11 +60,12 @@ def main() -> None:
     parser.add_argument("--resets", type=int, default=20)
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--obs-mode", default="image+text")
+    parser.add_argument("--only", default="", help="only the ids containing this text")
     args = parser.parse_args()
     table = Table(title=f"balrog/ ids: {args.resets} resets, {args.steps} random steps, obs_mode={args.obs_mode}")
     for column in ("id", "reset p50 ms", "reset p95 ms", "steps/s (median of 5)", "BALROG's figure"):
         table.add_column(column)
-    for env_id in (card.id for card in list_envs(family="balrog")):
+    for env_id in (card.id for card in list_envs(family="balrog") if args.only in card.id):
         times, rate = measure(env_id, args.resets, args.steps, args.obs_mode)
         table.add_row(
             env_id, f"{np.percentile(times, 50):.2f}", f"{np.percentile(times, 95):.2f}", f"{rate:,.0f}", "none published"

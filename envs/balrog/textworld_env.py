@@ -140,7 +140,9 @@ class TextWorld(VLMEnv):
     cache, and the cost: seconds, minutes for some treasure hunter games). ``reset(seed)`` draws the
     game index from the env's RNG (``np_random.integers(25)``), so a seed decides the game in any
     process; BALROG takes ``seed mod 25`` (or a per-process counter without a seed, so most of its
-    episodes play game 1). ``info["game"]`` names the index.
+    episodes play game 1). ``env.unwrapped.index`` names the game, and ``state_key`` starts with it.
+    Seeds pick games independently, so 10 seeds may play a game twice (the ``balrog`` suite's 10
+    treasure hunter seeds play 8 games).
 
     Against BALROG (``balrog-ai/BALROG`` af7d1f17, on a fork of textworld 1.6.2rc1 that changes no
     game logic): the generators, settings, step limit, text, score and progression are BALROG's;
