@@ -35,6 +35,13 @@ def test_registry_is_not_empty() -> None:
 
 @pytest.mark.parametrize(("env_id", "check"), _cases())
 def test_conformance(env_id: str, check: str) -> None:
+    if env_id == "balrog/TextWorld-TreasureHunter-v0" and check != "docs":
+        # The kit's seeds play most of its 25 games, each minutes to tens of minutes to make on first
+        # use (envs/balrog/textworld_games.py): checked where the pool is made, not made here.
+        from rl4vlm_gym.envs.balrog.textworld_games import missing_games
+
+        if missing := missing_games("treasure_hunter"):
+            pytest.skip(f"{env_id}: games {missing} not made (python -m rl4vlm_gym.envs.balrog.textworld_games)")
     try:
         CHECKS[check](env_id)
     except MissingDataError as err:  # envs on downloaded data (conftest points at the samples)

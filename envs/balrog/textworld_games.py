@@ -12,9 +12,12 @@ and the settings, so another version or setting never reads stale games. Several
 one game at once (``pytest -n auto``): each builds in its own temporary folder and moves the files in
 with ``os.replace`` (the ``.json`` first, so a ``.z8`` in place means the game is complete).
 
-Cost (2 busy cores): a coin collector or cooking game takes 2-3 s to make; a treasure hunter game of
-level 30 from 7 s to about 3 minutes (textworld's backward quest search over 20 rooms).
-``python -m rl4vlm_gym.envs.balrog.textworld_games [task ...]`` makes a whole pool ahead of time.
+Cost (2 cores shared with other work): a coin collector game takes 2-7 s to make, a cooking game
+3-5 s, a treasure hunter game of level 30 from 7 s to over 20 minutes: textworld shortens the
+quest's walkthrough (``EventProgression.compress_policy``, whose result the objective's text is
+written from) by walking a dependency tree that repeats shared sub-quests, exponential in the
+locked doors and containers on the way. ``python -m rl4vlm_gym.envs.balrog.textworld_games
+[task ...]`` makes whole pools ahead of time; a treasure hunter pool takes hours.
 """
 
 from __future__ import annotations
@@ -74,6 +77,11 @@ def game_path(task: str, index: int) -> Path:
     if not 0 <= index < POOL:
         raise ValueError(f"game index {index} is outside the pool 0..{POOL - 1}")
     return cache_root() / task / _tag(task) / f"game-{index:02d}.z8"
+
+
+def missing_games(task: str) -> list[int]:
+    """The indices of ``task``'s pool not yet in the cache."""
+    return [index for index in range(POOL) if not game_path(task, index).is_file()]
 
 
 def make_game(task: str, index: int) -> Path:

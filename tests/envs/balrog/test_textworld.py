@@ -181,8 +181,10 @@ def test_two_processes_make_one_game_at_once(tmp_path: Path) -> None:
         textworld_games.game_path("zork", 0)
 
 
-@pytest.mark.slow  # a treasure hunter game takes 7 s to minutes to make on a cold cache
-def test_treasure_hunter_oracle_wins_and_the_wrong_object_loses() -> None:
+@pytest.mark.slow
+def test_treasure_hunter_oracle_wins() -> None:
+    if 21 in textworld_games.missing_games("treasure_hunter"):  # the game of seed 0: over 20 minutes to make
+        pytest.skip("treasure hunter game 21 is not made; run python -m rl4vlm_gym.envs.balrog.textworld_games treasure_hunter")
     env = make("treasure_hunter")
     env.reset(seed=0)
     base = env.unwrapped
