@@ -8,6 +8,9 @@ next seed when an episode ends (those resets are not timed); steps/s is the medi
 ``--match`` keeps the ids containing a string (``MiniHack``, ``NetHack``: the nethack extra's).
 NetHack and MiniHack draw a 384x1760 frame per step in image modes; ``--obs-mode text`` shows
 the game and its language wrapper alone.
+TextWorld's games are made at first use and cached
+(``rl4vlm_gym.envs.balrog.textworld_games``): the games the seeds pick are made before the timing,
+so a timed reset is the game's start (its interpreter, once per game and env) and the game's reset.
 BALROG publishes no speed figures (its repository holds no results; see
 shared/reference/balrog.md §6), so the BALROG column says so rather than inventing one.
 """
@@ -28,6 +31,12 @@ from rl4vlm_gym.registry import list_envs
 
 def measure(env_id: str, resets: int, steps: int, obs_mode: str) -> tuple[list[float], float]:
     env = gym.make(env_id, obs_mode=obs_mode)
+    task = getattr(env.unwrapped, "task", None)
+    if env_id.startswith("balrog/TextWorld-"):  # make the games first: generation is not a reset's cost
+        from rl4vlm_gym.envs.balrog.textworld_games import POOL, make_game
+
+        for seed in range(resets + steps):  # at most every seed of the run (the pool is 25 games)
+            make_game(task, int(np.random.default_rng(seed).integers(POOL)))
     times = []
     for seed in range(resets):
         start = time.perf_counter()

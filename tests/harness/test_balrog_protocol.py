@@ -155,16 +155,16 @@ def test_the_balrog_suites_load_with_balrogs_protocol() -> None:
     suite = load_suite("balrog")
     assert suite.prompt == PromptConfig(template="balrog", output_format="balrog-naive", history=16, images=1)
     counts = {t.name: len(t.seeds) for t in suite.tasks}
+    babyai = ["babyai-goto", "babyai-pickup", "babyai-open", "babyai-putnext", "babyai-pick_up_seq_go_to"]
     minihack = ["minihack-corridor-r3", "minihack-corridorbattle-dark", "minihack-mazewalk-9x9", "minihack-mazewalk-15x15", "minihack-quest-easy", "minihack-quest-medium"]
-    assert counts == {
-        **dict.fromkeys(["babyai-goto", "babyai-pickup", "babyai-open", "babyai-putnext", "babyai-pick_up_seq_go_to", "crafter"], 10),
-        **dict.fromkeys(["nle", *minihack], 5),  # BALROG's episodes per task
-    }
+    textworld = ["textworld-the_cooking_game", "textworld-coin_collector"]  # treasure_hunter: not registered (game making)
+    assert counts == {**dict.fromkeys([*babyai, "crafter", *textworld], 10), **dict.fromkeys(["nle", *minihack], 5)}  # BALROG's episodes per task
     assert all(t.wrappers == ("balrog-actions",) for t in suite.tasks)
     budgets = {t.name: t.max_steps for t in suite.tasks}
     assert budgets["babyai-goto"] == 64 and budgets["babyai-open"] == 128 and budgets["crafter"] == 2000
     assert all(budgets[name] == 100 for name in minihack) and budgets["nle"] == 2000  # NetHack: not BALROG's 100,000
     assert all(t.kwargs == {"text_format": "vlm"} for t in suite.tasks if t.name in {"nle", *minihack})  # images: BALROG's VLM text
+    assert all(budgets[name] == 80 and suite.task(name).kwargs == {"free_commands": True} for name in textworld)
     assert {t.name for t in load_suite("balrog-smoke").tasks} == set(counts)
 
 
@@ -196,6 +196,7 @@ def test_balrog_summary_pools_an_envs_tasks_and_counts_failed_episodes() -> None
 
 
 @pytest.mark.extra("balrog", "nethack")
+@pytest.mark.slow  # ~15 s; a cold cache first makes two TextWorld games (~10 s)
 def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> None:
     from rl4vlm_gym.harness.balrog_results import write_balrog_results
 
@@ -203,8 +204,9 @@ def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> 
     records = run_suite(suite, AgentSpec("random"), tmp_path / "run")
     summary = write_summary(tmp_path / "run", suite, records)
     balrog = summary["balrog"]
-    assert set(balrog["envs"]) == {"babyai", "crafter", "minihack", "nle"}
-    assert balrog["envs"]["babyai"]["episodes_played"] == 5 and balrog["envs"]["minihack"]["episodes_played"] == 6
+    assert set(balrog["envs"]) == {"babyai", "crafter", "minihack", "nle", "textworld"}
+    envs = balrog["envs"]
+    assert envs["babyai"]["episodes_played"] == 5 and envs["minihack"]["episodes_played"] == 6 and envs["textworld"]["episodes_played"] == 2
     pooled = [r["progress"] for r in records if r["env_id"].startswith("balrog/BabyAI")]
     assert balrog["envs"]["babyai"]["progression_percentage"] == pytest.approx(balrog_progression(pooled)["progression_percentage"])
     overall = write_balrog_results(tmp_path / "run", tmp_path / "out")
@@ -219,3 +221,4 @@ def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> 
     assert json.loads((tmp_path / "out/crafter/crafter_summary.json").read_text())["episodes_played"] == 1
     assert (tmp_path / "out/nle/NetHackChallenge-v0/NetHackChallenge-v0_run_00.json").exists()
     assert (tmp_path / "out/minihack/MiniHack-MazeWalk-9x9-v0/MiniHack-MazeWalk-9x9-v0_run_00.json").exists()
+    assert (tmp_path / "out/textworld/coin_collector/coin_collector_run_00.json").exists()

@@ -1,0 +1,306 @@
+"""BALROG's TextWorld: treasure hunter, the cooking game and coin collector on ``textworld``."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import textworld
+from PIL import Image, ImageDraw
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.balrog.instructions import textworld_instructions
+from rl4vlm_gym.envs.balrog.textworld_games import POOL, TASKS, make_game
+from rl4vlm_gym.parsing import ActionParser
+from rl4vlm_gym.rendering import font, to_array
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+# BALROG requests objective, description, score, max_score and won; the rest is for our contract
+# (admissible commands, the walkthrough for the oracle, facts and progress for the state key).
+INFOS = textworld.EnvInfos(
+    objective=True, description=True, score=True, max_score=True, won=True, lost=True,
+    admissible_commands=True, policy_commands=True, facts=True, feedback=True,
+)  # fmt: skip
+MAX_COMMAND = 200  # characters of a free command (free_commands=True)
+# Interpreter commands that would end, restart or rewind the game under textworld: refused even as
+# free commands (they are not game moves; BALROG would pass them on).
+META_VERBS = frozenset({"quit", "q", "restart", "restore", "save", "undo", "script", "unscript", "transcript", "noscript"})
+_SPACES = re.compile(r"[ \t]+")
+_BLANKS = re.compile(r"\n{3,}")
+_BG, _FG = (16, 16, 16), (230, 230, 230)
+_MIN_FONT = 6
+
+
+def tidy(text: str) -> str:
+    """The game's text with its whitespace tidied: runs of spaces (the status line's padding) to
+    one, spaces at line ends dropped, at most one blank line in a row, no blank lines around."""
+    lines = [_SPACES.sub(" ", line).strip() for line in text.replace("\r", "").split("\n")]
+    return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+
+
+def after_objective(feedback: str, objective: str) -> str:
+    """BALROG's first observation: the feedback with everything up to and including the objective removed."""
+    start = feedback.find(objective) if objective else -1
+    return feedback[start + len(objective) :] if start >= 0 else feedback
+
+
+def _wrap(text: str, face: Any, width: float) -> list[str]:
+    # Own wrapping (textwrap counts characters, not pixels of a proportional font).
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if line and face.getlength(candidate) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = candidate
+        lines.append(line)
+    return lines
+
+
+def draw_text(text: str, size: tuple[int, int]) -> NDArray[np.uint8]:
+    """``text`` drawn as a page, light on dark, wrapped, in the largest font (down to 6 px) that fits;
+    at 6 px what does not fit is cut at a line's end and marked "[...]"."""
+    height, width = size
+    margin = max(2, width // 64)
+    px = max(_MIN_FONT, min(width, height) // 28)
+    while True:
+        face = font(px)
+        step = px + max(1, px // 4)
+        lines = _wrap(text, face, width - 2 * margin)
+        if len(lines) * step <= height - 2 * margin or px == _MIN_FONT:
+            break
+        px = max(_MIN_FONT, px * 9 // 10)
+    rows = max(1, (height - 2 * margin) // step)
+    if len(lines) > rows:
+        lines = [*lines[: rows - 1], "[...]"]
+    image = Image.new("RGB", (width, height), _BG)
+    pen = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        pen.text((margin, margin + i * step), line, fill=_FG, font=face)
+    return to_array(image)
+
+
+@dataclass(frozen=True)
+class CommandParser(ActionParser):
+    """Our parser, then any other one-line command up to ``MAX_COMMAND`` characters as it is (BALROG
+    passes every string to the game); interpreter commands (``META_VERBS``) stay refused."""
+
+    def _match(self, value: Any, actions: Any) -> tuple[str | None, str | None]:
+        action, error = super()._match(value, actions)
+        if action is None and isinstance(value, str):
+            command = " ".join(value.split())
+            if "\n" in value.strip():
+                return None, f"{error}; a free command is one line"
+            if not command or len(command) > MAX_COMMAND:
+                return None, f"{error}; a free command has 1 to {MAX_COMMAND} characters"
+            if command.split()[0].lower() in META_VERBS:
+                return None, f"{command!r} is an interpreter command (quit, restart, undo, ...), not a game move"
+            return command, None
+        return action, error
+
+
+@dataclass(frozen=True)
+class TextWorldLevel:
+    """BALROG's only setting per task (``textworld_games.SETTINGS``)."""
+
+    def describe(self) -> str:
+        return "BALROG's setting: one of 25 games generated by textworld with BALROG's settings"
+
+
+class TextWorld(VLMEnv):
+    """BALROG's TextWorld tasks (treasure hunter, the cooking game, coin collector) on ``textworld``.
+
+    ## Description
+    Text adventures generated by TextWorld (Côté et al. 2018) and played by its z-machine
+    interpreter. ``treasure_hunter`` (level 30): find and take one object in a 20-room house of
+    locked doors and containers (the keys are in the house), without taking the wrong object;
+    ``the_cooking_game``: read the cookbook in the kitchen, find its 5 ingredients in 6 rooms,
+    cut and cook them as it says, prepare the meal and eat it (burning or misusing an ingredient
+    loses); ``coin_collector`` (level 220): take the coin at the end of a 20-room chain with 40
+    dead-end rooms around it. The objective spells out what to do (for treasure hunter and coin
+    collector every move). An episode ends when the game is won or lost, or at BALROG's limit of
+    80 steps. The oracle plays TextWorld's walkthrough (``policy_commands``, re-planned from the
+    current state if the episode left it); ``optimal_steps`` is the walkthrough's length at reset,
+    the length of the quest the generator chained, short but not proven shortest (the kit's
+    search for a shorter solution is skipped: ``EXPENSIVE_PLAN``, as MiniWorld's).
+
+    Games: each task plays a fixed pool of 25 games, like BALROG, which downloads its 25 from Google
+    Drive; here game ``k`` is made by textworld's own generator with BALROG's settings and seed ``k``
+    at first use and cached (:mod:`~rl4vlm_gym.envs.balrog.textworld_games`: the settings, the
+    cache, and the cost: seconds, minutes for some treasure hunter games). ``reset(seed)`` draws the
+    game index from the env's RNG (``np_random.integers(25)``), so a seed decides the game in any
+    process; BALROG takes ``seed mod 25`` (or a per-process counter without a seed, so most of its
+    episodes play game 1). ``env.unwrapped.index`` names the game, and ``state_key`` starts with it.
+    Seeds pick games independently, so 10 seeds may play a game twice (the ``balrog`` suite's 10
+    treasure hunter seeds play 8 games).
+
+    Against BALROG (``balrog-ai/BALROG`` af7d1f17, on a fork of textworld 1.6.2rc1 that changes no
+    game logic): the generators, settings, step limit, text, score and progression are BALROG's;
+    the games are not its 25 (made from seeds 0..24 here). BALROG's cooking setting names only the
+    5 ingredients: taking them all in 6 rooms with opening, cooking and cutting is our choice. The
+    z-machine (``.z8``) replaces BALROG's Glulx ``.ulx`` for two tasks (textworld 1.7 dropped Glulx).
+
+    ## Observation
+    - ``image``: the text below drawn as a page (light on dark, wrapped; the font shrinks to 6 px
+      to fit, and only a text that does not fit even then is cut, marked "[...]").
+    - ``text`` (``image+text`` and ``text`` modes): BALROG's text, the game's reply to the last
+      command (at reset, the opening with everything up to and including the objective removed:
+      the first room), whitespace tidied (the status line's padding); in ``image`` mode only our
+      feedback on an invalid action. As in BALROG the text is the reply alone: "look" describes
+      the room, "inventory" what you carry.
+    - ``mission``: the game's objective.
+    - ``actions``: TextWorld's admissible commands in this state ("go east", "take coin",
+      "open fridge", "examine cookbook", "look", "inventory"...).
+
+    ## Actions
+    ``free_commands=False`` (default): one of the admissible commands; anything else is our
+    contract's invalid step (the game does not see it, the state stays, the step counts). Under
+    BALROG's protocol (wrapper ``balrog-actions``) that is the faithful outcome too: the env has no
+    default action (``DEFAULT_ACTION = None``, BALROG has none for TextWorld), and a command that is
+    not admissible changes nothing in these games, as the game's own reply ("That's not a verb I
+    recognise.") would not. ``free_commands=True``: as in BALROG, any other one-line command is
+    passed to the game, which answers it (interpreter commands such as "quit", "restart", "undo"
+    excepted); the ``balrog`` suites play so.
+
+    ## Rewards
+    ``native``: the change in the game's score (coin collector and treasure hunter: 1 for the
+    object; the cooking game: 1 per recipe step done, up to its ``max_score``). BALROG's
+    progression is ``max(score / max_score, won)`` at the end; ``info["progress"]`` is that value
+    at every step (BALROG reports it only at the end). ``info["success"]``: the game is won.
+
+    ## Levels
+    0: BALROG's setting, the only one.
+
+    ## Arguments
+    - ``task``: ``treasure_hunter``, ``the_cooking_game`` or ``coin_collector`` (set by the id).
+    - ``free_commands``: pass commands that are not admissible to the game (see Actions).
+    - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+      (default 448x448), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
+
+    ## Version History
+    - v0: initial release (textworld 1.7.0).
+    """
+
+    LEVELS: ClassVar[tuple[TextWorldLevel, ...]] = (TextWorldLevel(),)
+    REWARDS: ClassVar = {"native": {"step": 1.0, "invalid": 0.0}}
+    DEFAULT_ACTION: ClassVar[str | None] = None  # BALROG has none: every string is valid in its TextWorld
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (448, 448)
+    FIXED_EPISODES: ClassVar[bool] = True  # a pool of 25 games, each with its own objective
+    EXPENSIVE_PLAN: ClassVar[bool] = True  # the walkthrough is short, not proven shortest (see Description)
+
+    def __init__(self, *, task: str = "coin_collector", free_commands: bool = False, **kwargs: Any) -> None:
+        if task not in TASKS:
+            raise ValueError(f"task={task!r} is unknown; choose one of {TASKS}")
+        if not isinstance(free_commands, bool):
+            raise ValueError(f"free_commands={free_commands!r} must be True or False")
+        self.task = task
+        self.free_commands = free_commands
+        super().__init__(**kwargs)
+        if free_commands:
+            self.parser = CommandParser(**{f.name: getattr(self.parser, f.name) for f in dataclasses.fields(self.parser)})
+        self.games: dict[int, Any] = {}  # started games by index: a start costs 0.2-0.8 s
+        self.index = -1
+
+    def _new_episode(self, config: TextWorldLevel) -> None:
+        self.index = int(self.np_random.integers(POOL))
+        # the interpreter's random seed (jericho's default, -1, changes with the time)
+        self.interpreter_seed = int(self.np_random.integers(2**31 - 1))
+        self.commands: list[str] = []  # sent since reset: a pickled env replays them
+        self.state = self._restart()
+        self.objective = tidy(self.state.objective or "")
+        self.reply = tidy(after_objective(self.state.feedback, self.state.objective or ""))
+        self.plan = list(self.state.policy_commands)
+        self.walkthrough = len(self.plan)
+
+    def _restart(self) -> Any:
+        """Start (or restart) the episode's game and return its first state."""
+        # jericho warns that it does not know textworld's generated games (its list is of
+        # published ones): only its own score and move detection are off, which textworld does not use.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*is not fully supported")
+            if self.index not in self.games:
+                self.games[self.index] = textworld.start(str(make_game(self.task, self.index)), request_infos=INFOS)
+            self.games[self.index].seed(self.interpreter_seed)
+            return self.games[self.index].reset()
+
+    @property
+    def game(self) -> Any:
+        """textworld's env of the game being played."""
+        return self.games[self.index]
+
+    def _actions(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.state.admissible_commands))
+
+    def _apply(self, action: str) -> StepOutcome:
+        before = self.state.score
+        self.state, _, done = self.game.step(action)
+        self.commands.append(action)
+        self.reply = tidy(self.state.feedback)
+        self.plan = self.plan[1:] if self.plan and self.plan[0] == action else []
+        return StepOutcome("step", terminated=bool(done), scale=float(self.state.score - before))
+
+    def _describe(self) -> str:
+        return self.reply
+
+    def _mission(self) -> str:
+        return self.objective
+
+    def instruction_prompt(self) -> str:
+        return textworld_instructions(self.task)
+
+    def _render(self) -> NDArray[np.uint8]:
+        return draw_text(self.reply, self.image_size)
+
+    def _frame_key(self) -> Any:
+        return (self.reply, self.image_size)
+
+    def _state_key(self) -> str:
+        state = self.state
+        facts = sorted(str(fact) for fact in state.facts)
+        # the quests' progress too: textworld tracks it from the commands, not only from the facts
+        digest = hashlib.sha256(repr((facts, state.score, state.won, state.lost, list(state.policy_commands))).encode())
+        return f"{self.task}|game={self.index}|score={state.score}|{digest.hexdigest()[:32]}"
+
+    def _success(self) -> bool:
+        return bool(self.state.won)
+
+    def _progress(self) -> float:
+        if self.state.won:
+            return 1.0
+        return max(0.0, min(1.0, self.state.score / self.state.max_score)) if self.state.max_score else 0.0
+
+    def _optimal_steps(self) -> int | None:
+        return self.walkthrough
+
+    def oracle_action(self) -> str:
+        if not self.plan and not (self.state.won or self.state.lost):
+            self.plan = list(self.state.policy_commands)  # re-plan from where the episode went
+        return self.plan[0] if self.plan else self._actions()[0]
+
+    def close(self) -> None:
+        for game in self.games.values():
+            game.close()
+        self.games.clear()
+        super().close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["games"], state["state"] = {}, None  # an interpreter cannot be pickled: rebuilt by replay
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.index >= 0:  # the game is deterministic: replaying the episode's commands restores it
+            self.state = self._restart()
+            for command in self.commands:
+                self.state, _, _ = self.game.step(command)
