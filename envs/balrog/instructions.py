@@ -109,6 +109,9 @@ def minihack_instructions(goal: str, actions: tuple[str, ...]) -> str:
         "In a moment I will present a history of actions and observations from the game.\n"
         f"Your goal is to {goal}.\n\n"
         "Tips:\n" + "\n".join(_NLE_TIPS) + "\n\nPLAY!"
+    )
+
+
 # TextWorld's command list, as its games' "help" gives it (BALROG lists these in its prompts).
 _TEXTWORLD_COMMANDS = (
     ("look", "describe the current room"),
