@@ -29,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,7 @@ def make_game(task: str, index: int) -> Path:
     path = game_path(task, index)
     if path.is_file():
         return path
+    import textworld
     from textworld import GameOptions
     from textworld.challenges import CHALLENGES
     from textworld.generator import compile_game
@@ -102,8 +104,11 @@ def make_game(task: str, index: int) -> Path:
         options.path = str(work / "game.z8")
         options.file_ext = ".z8"
         options.force_recompile = True
-        # textworld's generators print progress; a library keeps stdout clean.
-        with contextlib.redirect_stdout(io.StringIO()):
+        # textworld's generators print progress and warn about their own grammar files ("Not enough
+        # variation ... falling back on an adjective": the game is made, with another name); a
+        # library keeps stdout clean, and the warnings would reach the env's users as theirs.
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore", textworld.GenerationWarning)
             game = CHALLENGES[challenge][1](dict(settings), options)
             compiled = Path(compile_game(game, options))
         os.replace(compiled.with_suffix(".json"), path.with_suffix(".json"))
