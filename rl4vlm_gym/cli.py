@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 import rl4vlm_gym
-from rl4vlm_gym.registry import env_card, list_envs, protocol_facts
+from rl4vlm_gym.registry import env_card, env_class, list_envs, protocol_facts
 
 app = typer.Typer(help="RL4VLM Gym: environments for vision-language agents.", no_args_is_help=True, add_completion=False)
 console = Console()
@@ -90,7 +90,7 @@ def check(
             table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
         if throughput_steps:
             # An env whose every plan is a search would spend minutes planning: random moves there.
-            cls = _env_class(env_id)
+            cls = env_class(env_id)
             policy = "random" if cls.EXPENSIVE_PLAN or not cls.HAS_ORACLE else "oracle"
             figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy=policy)
             table.add_row(
@@ -105,15 +105,6 @@ def check(
         console.print(f"[red]{failures} check(s) failed[/red]")
         raise typer.Exit(1)
     console.print(f"[green]all checks passed for {len(ids)} env(s)[/green]")
-
-
-def _env_class(env_id: str) -> type:
-    """The class an id makes, imported without making an env."""
-    import gymnasium as gym
-    from gymnasium.envs.registration import load_env_creator
-
-    entry_point = gym.spec(env_id).entry_point
-    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
 
 
 def _missing_data(env_id: str) -> str | None:

@@ -32,6 +32,7 @@ __all__ = [
     "TRAIN_SEEDS",
     "EnvCard",
     "env_card",
+    "env_class",
     "list_envs",
     "load_plugins",
     "protocol_facts",
@@ -156,6 +157,13 @@ def unregister(env_id: str) -> None:
     registers a test-only env removes it afterwards, so other tests never list it."""
     _CARDS.pop(env_id, None)
     gym.registry.pop(env_id, None)
+
+
+def env_class(env_id: str) -> Any:
+    """What the id's entry point names (its env class, or a factory), imported without making an env."""
+    from gymnasium.envs.registration import load_env_creator
+
+    return load_env_creator(env_card(env_id).entry_point)
 
 
 def env_card(env_id: str) -> EnvCard:

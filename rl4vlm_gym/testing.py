@@ -47,12 +47,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.envs.registration import EnvSpec, load_env_creator
+from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils.env_checker import check_env
 
 from rl4vlm_gym.core import NOT_COMPUTED, StepOutcome, VLMEnv
 from rl4vlm_gym.parsing import fills_template
-from rl4vlm_gym.registry import EVAL_SEEDS, env_card
+from rl4vlm_gym.registry import EVAL_SEEDS, env_card, env_class
 
 __all__ = [
     "CHECKS",
@@ -297,9 +297,7 @@ def check_arguments(env_id: str, **kwargs: Any) -> str:
 def _check_appearances(env_id: str, seeds: int = 3, steps: int = 2, **kwargs: Any) -> str:
     """Each appearance besides the default plays the default's episodes (same text, mission, actions,
     state and rewards for the same seeds and moves) and shows other images."""
-    probe = _make(env_id, **kwargs)
-    looks = type(_base(probe)).APPEARANCES
-    probe.close()
+    looks = _env_class(env_id, **kwargs).APPEARANCES
     if len(looks) == 1:
         return "one appearance"
     envs = {look: _make(env_id, **{**kwargs, "appearance": look, "obs_mode": "image+text"}) for look in looks}
@@ -1019,8 +1017,7 @@ def check_render(env_id: str, **kwargs: Any) -> str:
 def _env_class(env_id: str, **kwargs: Any) -> type:
     """The id's env class from its entry point, without building an env (a GL world, a game
     engine); a factory function's env is built to find its class."""
-    entry_point = gym.spec(env_id).entry_point
-    found = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    found = env_class(env_id)
     if isinstance(found, type) and issubclass(found, VLMEnv):
         return found
     env = _make(env_id, **kwargs)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import importlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -31,7 +30,7 @@ from rl4vlm_gym.harness.metrics import balrog_summary
 from rl4vlm_gym.harness.runner import RunError, load_episodes
 from rl4vlm_gym.harness.suite import Suite, SuiteError, load_suite
 from rl4vlm_gym.prompts import PromptConfig, balrog_answer
-from rl4vlm_gym.registry import env_card
+from rl4vlm_gym.registry import env_card, env_class
 
 __all__ = ["write_balrog_results"]
 
@@ -123,5 +122,4 @@ def _write_csv(path: Path, record: dict[str, Any], prompt: PromptConfig) -> None
 @functools.cache
 def _default_action(env_id: str) -> str | None:
     """The env class's ``DEFAULT_ACTION`` (its module is imported, the env not made)."""
-    module, _, name = env_card(env_id).entry_point.partition(":")
-    return getattr(getattr(importlib.import_module(module), name), "DEFAULT_ACTION", None)
+    return getattr(env_class(env_id), "DEFAULT_ACTION", None)
