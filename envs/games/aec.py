@@ -77,7 +77,7 @@ def describe(game: BoardGame, board: Board, piece: int | None, turn: bool) -> st
     return f"{game.title}.{seat} {status}\nThe board ({legend(game)}):\n" + "\n".join([header, *rows])
 
 
-def agent_spaces(agents: list[str], side: int) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+def agent_spaces(agents: list[str], side: int, max_actions: int = 16, max_length: int = 16) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
     """Each agent's observation space (our four keys, a ``side`` x ``side`` image) and action space
     (free text), built once: PettingZoo's api_test wants the same objects on every call."""
     observation = {
@@ -86,7 +86,7 @@ def agent_spaces(agents: list[str], side: int) -> tuple[dict[str, spaces.Space],
                 "image": spaces.Box(0, 255, (side, side, 3), np.uint8),
                 "text": Unicode(16384),
                 "mission": Unicode(16384),
-                "actions": UnicodeTuple(16, 16),
+                "actions": UnicodeTuple(max_actions, max_length),
             }
         )
         for a in agents

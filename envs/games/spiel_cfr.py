@@ -2,12 +2,15 @@
 
     .venv/bin/python -m rl4vlm_gym.envs.games.spiel_cfr leduc [--iterations 2000]
     .venv/bin/python -m rl4vlm_gym.envs.games.spiel_cfr liars_dice_1 [--iterations 1000]
+    .venv/bin/python -m rl4vlm_gym.envs.games.spiel_cfr liars_dice_1_br
 
 OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``, Tammelin 2014) on its ``leduc_poker`` and
 ``liars_dice(numdice=1)``; the average policy's exploitability (``pyspiel.exploitability``: the
 exact best responses' mean gain, in chips for Leduc, in wins for Liar's dice) is written beside
 it. Shipped as gzipped JSON so that making an env never runs a solver; the file is deterministic
-(CFR+ is, and ``gzip`` writes no time stamp here). Two-dice Liar's dice is out of reach (its tree
+(CFR+ is, and ``gzip`` writes no time stamp here). ``liars_dice_1_br`` writes OpenSpiel's exact best
+responses (``pyspiel.TabularBestResponse``) to each one-die opponent (random, heuristic, CFR+), the
+view's oracle, with their values: building them takes seconds, too slow for a first oracle call. Two-dice Liar's dice is out of reach (its tree
 holds 2^24 bid sequences per roll), so that level's opponent is a heuristic (``liars_dice.py``).
 """
 
@@ -74,17 +77,52 @@ def solve(name: str, iterations: int) -> dict[str, object]:
     }
 
 
+def best_responses() -> dict[str, object]:
+    """The best response of each seat to each one-die Liar's dice opponent, and its value."""
+    import pyspiel
+
+    from rl4vlm_gym.envs.games.liars_dice import POLICIES, SPECS, equilibrium
+
+    game = pyspiel.load_game(SPECS[0])
+    root = game.new_initial_state().history_str()
+    actions: dict[str, dict[str, int]] = {}
+    values: dict[str, list[float]] = {}
+    for name, policy in sorted(POLICIES.items()):
+        table = {k: list(zip(p, policy(k, list(p)), strict=True)) for k, p in equilibrium().items()}
+        actions[name], values[name] = {}, []
+        for seat in (0, 1):
+            response = pyspiel.TabularBestResponse(game, seat, table)
+            actions[name].update(response.get_best_response_actions())
+            values[name].append(response.value(root))
+        actions[name] = dict(sorted(actions[name].items()))
+    return {
+        "game": SPECS[0],
+        "solver": "pyspiel.TabularBestResponse of each seat to each opponent's policy at every information state",
+        "values": values,
+        "actions": actions,
+    }
+
+
+def write(path: Path, data: dict[str, object]) -> None:
+    with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
+        out.write((json.dumps(data, separators=(",", ":")) + "\n").encode())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("game", choices=sorted(GAMES))
+    parser.add_argument("game", choices=[*sorted(GAMES), "liars_dice_1_br"])
     parser.add_argument("--iterations", type=int)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
+    if args.game == "liars_dice_1_br":
+        data = best_responses()
+        write(DATA / "liars_dice_1_br.json.gz", data)
+        logging.info("wrote %s (best response values by seat: %s)", DATA / "liars_dice_1_br.json.gz", data["values"])
+        return
     _, filename, default = GAMES[args.game]
     data = solve(args.game, args.iterations or default)
     path = DATA / filename
-    with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
-        out.write((json.dumps(data, separators=(",", ":")) + "\n").encode())
+    write(path, data)
     logging.info("wrote %s (%d information states, exploitability %.6f)", path, len(data["policy"]), data["exploitability"])  # type: ignore[arg-type]
 
 

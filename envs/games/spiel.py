@@ -1,0 +1,415 @@
+"""OpenSpiel's two-player imperfect-information games behind our contract, hidden information hidden.
+
+A game module (``leduc.py``, ``liars_dice.py``) describes its game as a :class:`SpielGame`: the
+OpenSpiel game string of each level, the names of the moves, what one player may know
+(``view``: built from that player's information only, so nothing hidden can leak into its image
+or text) and how that is drawn and said. Two envs are built on it here:
+
+- :class:`SpielView`: one seat against a built-in opponent behind ``VLMEnv`` (the single-agent
+  ids). The seed draws the seat, every chance outcome (OpenSpiel's chance nodes, sampled with the
+  env's RNG) and every opponent move.
+- :class:`SpielAEC`: both seats behind PettingZoo's AEC API, chance sampled the same way.
+
+OpenSpiel plays the rules and pays the returns; the opponents read only their own information
+state string (``policy(info_state, legal_actions)``), never the true state.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.games.aec import agent_spaces
+from rl4vlm_gym.parsing import ActionParser
+from rl4vlm_gym.registry import OBS_MODES
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from rl4vlm_gym.rendering import HumanWindow
+
+# A policy: (information state string, legal actions) -> probability of each legal action
+Policy = Callable[[str, Sequence[int]], Sequence[float]]
+
+
+@functools.cache
+def load(spec: str) -> Any:
+    """OpenSpiel's game (cached: loading parses the parameters and builds tables)."""
+    import pyspiel
+
+    return pyspiel.load_game(spec)
+
+
+def sample(rng: np.random.Generator, actions: Sequence[int], probs: Sequence[float]) -> int:
+    """One of ``actions`` drawn with ``probs`` from ``rng`` (in the given order: the same draw in
+    every process)."""
+    if len(actions) == 1:
+        return int(actions[0])
+    p = np.asarray(probs, dtype=float)
+    return int(actions[int(rng.choice(len(actions), p=p / p.sum()))])
+
+
+def uniform(info_state: str, legal: Sequence[int]) -> list[float]:
+    """The random opponent: every legal move alike."""
+    return [1.0 / len(legal)] * len(legal)
+
+
+def most_likely(policy: Policy, info_state: str, legal: Sequence[int]) -> int:
+    """The policy's most likely move (the first of equals, in OpenSpiel's action order)."""
+    probs = list(policy(info_state, legal))
+    return int(legal[probs.index(max(probs))])
+
+
+@dataclass(frozen=True)
+class SpielLevel:
+    """A level: the OpenSpiel game string and the built-in opponent's name."""
+
+    spec: str
+    opponent: str
+    label: str
+
+
+class SpielGame:
+    """What differs between the OpenSpiel games (override every method)."""
+
+    title: ClassVar[str]
+    synonyms: ClassVar[dict[str, str]] = {}
+    max_payoff: ClassVar[float] = 1.0
+
+    def action_name(self, action: int, spec: str) -> str:
+        raise NotImplementedError
+
+    def view(self, state: Any, seat: int) -> Any:
+        """A hashable record of what ``seat`` may know in ``state``: its information state and,
+        once the game is over, whatever the rules reveal (a showdown's cards, the dice)."""
+        raise NotImplementedError
+
+    def text(self, view: Any) -> str:
+        raise NotImplementedError
+
+    def image(self, view: Any, size: tuple[int, int]) -> NDArray[np.uint8]:
+        raise NotImplementedError
+
+    def mission(self, spec: str) -> str:
+        raise NotImplementedError
+
+    def chance_feedback(self, state: Any, action: int, seat: int) -> str:
+        """What ``seat`` is told of a chance outcome (a public card), before it is applied."""
+        return ""
+
+    def policy(self, name: str, spec: str) -> Policy:
+        """The opponent ``name``'s policy at the level whose game is ``spec``."""
+        raise NotImplementedError
+
+    def best_response(self, name: str, spec: str, seat: int) -> Callable[[Any], int] | None:
+        """The exact best response of ``seat`` to opponent ``name`` (state -> action), or
+        ``None`` where none is computed (the oracle then plays ``fallback``)."""
+        return None
+
+    def fallback(self, spec: str) -> Policy:
+        """The oracle's policy where no exact best response exists."""
+        raise NotImplementedError(f"{self.title} has no oracle player at {spec}")
+
+    def name_moves(self, state: Any, spec: str) -> list[str]:
+        return [self.action_name(a, spec) for a in state.legal_actions()]
+
+
+def tabular_best_response(spec: str, seat: int, table: dict[str, list[tuple[int, float]]]) -> dict[str, int]:
+    """OpenSpiel's exact best response of ``seat`` to the opponent's tabular policy ``table``
+    (``pyspiel.TabularBestResponse``): the best action at each of its information states."""
+    import pyspiel
+
+    return dict(pyspiel.TabularBestResponse(load(spec), seat, table).get_best_response_actions())
+
+
+def replay(spec: str, history: Sequence[int]) -> Any:
+    state = load(spec).new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
+
+
+class SpielView(VLMEnv):
+    """Base of the single-agent OpenSpiel game views (see the subclasses' docstrings)."""
+
+    GAME: ClassVar[SpielGame]
+    LEVELS: ClassVar[tuple[SpielLevel, ...]]
+    CHANCE: ClassVar[bool] = True  # chance nodes and the opponent's moves are drawn as the game goes
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
+    MIN_IMAGE_SIDE: ClassVar[int] = 64
+
+    @property
+    def config(self) -> SpielLevel:
+        return self.LEVELS[self.level]
+
+    def _new_episode(self, config: SpielLevel) -> None:
+        self.seat = int(self.np_random.integers(2))  # OpenSpiel's player id: 0 acts first
+        self.history: tuple[int, ...] = ()  # every action, chance included: the true state
+        self.state = load(config.spec).new_initial_state()
+        self._advance()  # the deal, and the opponent's first move when it opens: the view shows it
+
+    def _play(self, action: int) -> None:
+        self.state.apply_action(action)
+        self.history += (action,)
+
+    def _advance(self) -> str:
+        """Play chance and the opponent until it is our turn or the game is over."""
+        policy, said = self.GAME.policy(self.config.opponent, self.config.spec), []
+        while not self.state.is_terminal() and self.state.current_player() != self.seat:
+            if self.state.is_chance_node():
+                actions, probs = zip(*self.state.chance_outcomes(), strict=True)
+                action = sample(self.np_random, actions, probs)
+                said.append(self.GAME.chance_feedback(self.state, action, self.seat))
+            else:
+                legal = self.state.legal_actions()
+                action = sample(self.np_random, legal, policy(self.state.information_state_string(), legal))
+                said.append(f"Your opponent chose {self.GAME.action_name(action, self.config.spec)}.")
+            self._play(action)
+        return " ".join(s for s in said if s)
+
+    def _actions(self) -> tuple[str, ...]:
+        if self.state.is_terminal():
+            return ()
+        return tuple(self.GAME.name_moves(self.state, self.config.spec))
+
+    def _apply(self, action: str) -> StepOutcome:
+        move = self.state.legal_actions()[self.GAME.name_moves(self.state, self.config.spec).index(action)]
+        self._play(move)
+        feedback = f"You chose {action}. " + self._advance()
+        if self.state.is_terminal():
+            chips = float(self.state.returns()[self.seat])
+            event = "won" if chips > 0 else "lost" if chips < 0 else "tie"
+            scale = abs(chips) / self.GAME.max_payoff if chips else 1.0
+            return StepOutcome(event, terminated=True, scale=scale, feedback=feedback.strip())
+        return StepOutcome("move", feedback=feedback.strip())
+
+    def _seen(self) -> Any:
+        return self.GAME.view(self.state, self.seat)
+
+    def _describe(self) -> str:
+        return self.GAME.text(self._seen())
+
+    def _mission(self) -> str:
+        return self.GAME.mission(self.config.spec)
+
+    def _render(self) -> NDArray[np.uint8]:
+        return self.GAME.image(self._seen(), self.image_size)
+
+    def _frame_key(self) -> Any:
+        return (self._seen(), self.image_size)  # the picture shows only what our seat knows
+
+    def _state_key(self) -> str:
+        return f"{self.level}:{self.seat}:" + ",".join(map(str, self.history))
+
+    def _success(self) -> bool:
+        return self.state.is_terminal() and self.state.returns()[self.seat] > 0
+
+    def _progress(self) -> float:
+        return float(self._success())
+
+    def _optimal_steps(self) -> int | None:
+        return None  # chance and the opponent's moves are drawn as the game goes (CHANCE)
+
+    def oracle_action(self) -> str:
+        """The exact best response to the opponent's known policy where the game computes one
+        (at the move's information state), else the game's fallback player."""
+        if self.state.is_terminal():
+            return "pass"  # the game is over: any move is refused
+        spec, legal = self.config.spec, self.state.legal_actions()
+        respond = self.GAME.best_response(self.config.opponent, spec, self.seat)
+        if respond is not None:
+            move = respond(self.state)
+        else:
+            move = most_likely(self.GAME.fallback(spec), self.state.information_state_string(), legal)
+        return self.GAME.action_name(move, spec)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["state"] = None  # OpenSpiel states are rebuilt from the moves
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "history" in state:
+            self.state = replay(self.config.spec, self.history)
+
+
+class SpielAEC(AECEnv):
+    """Base of the two-player OpenSpiel games behind PettingZoo's AEC API (see the subclasses)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_spiel_v0", "is_parallelizable": False, "render_fps": 2}
+    GAME: ClassVar[SpielGame]
+    SPECS: ClassVar[tuple[str, ...]]  # the OpenSpiel game string of each level
+    EQUILIBRIUM: ClassVar[tuple[str, ...]]  # the name of the policy the oracle plays, by level
+    MAX_ACTIONS: ClassVar[int] = 16
+
+    def __init__(
+        self,
+        *,
+        level: int = 0,
+        obs_mode: str = "image+text",
+        image_size: int = 256,
+        action_format: str = "auto",
+        action_match: str = "lenient",
+        render_mode: str | None = None,
+        max_cycles: int = 100,
+        render_fps: int = 2,
+    ) -> None:
+        super().__init__()
+        if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(self.SPECS):
+            raise ValueError(f"level={level!r} is not valid: give an int in 0..{len(self.SPECS) - 1}")
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
+        if isinstance(image_size, bool) or not isinstance(image_size, int) or not 64 <= image_size <= 4096:
+            raise ValueError(f"image_size={image_size!r} is not valid: give an int in 64..4096")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
+        if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
+            raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
+        self.metadata = {**self.metadata, "render_fps": render_fps}
+        self.level, self.spec = level, self.SPECS[level]
+        self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
+        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.GAME.synonyms))  # type: ignore[arg-type]
+        self.possible_agents = ["player_0", "player_1"]  # OpenSpiel's players 0 and 1
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, self.MAX_ACTIONS)
+        self._window: HumanWindow | None = None
+        self.np_random, _ = seeding.np_random(None)
+        self.reset()
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new game from the env's RNG (``options`` are accepted and unused, as PettingZoo asks)."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.history: tuple[int, ...] = ()
+        self.state = load(self.spec).new_initial_state()
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.feedback = dict.fromkeys(self.agents, "")
+        self.num_steps = 0
+        self._chance()
+        self.agent_selection = self.possible_agents[self.state.current_player()]
+        self._update_vocabulary()
+        self._render_human()
+
+    def _chance(self) -> None:
+        """Sample chance nodes (deals, public cards) with the env's RNG until a player moves."""
+        while self.state.is_chance_node():
+            actions, probs = zip(*self.state.chance_outcomes(), strict=True)
+            action = sample(self.np_random, actions, probs)
+            for agent in self.possible_agents:
+                said = self.GAME.chance_feedback(self.state, action, self._seat(agent))
+                if said:
+                    self.feedback[agent] = f"{self.feedback[agent]} {said}".strip()
+            self.state.apply_action(action)
+            self.history += (action,)
+
+    def _seat(self, agent: str) -> int:
+        return self.possible_agents.index(agent)
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        if agent != self.agent_selection or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+            return ()
+        return tuple(self.GAME.name_moves(self.state, self.spec))
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        seat = self._seat(agent)
+        text = [self.feedback[agent]] if self.feedback.get(agent) else []
+        if self.obs_mode != "image":
+            text.append(self.GAME.text(self.GAME.view(self.state, seat)))
+        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(seat)
+        return {"image": image, "text": "\n".join(text), "mission": self.GAME.mission(self.spec), "actions": self.legal_moves(agent)}
+
+    def _image(self, seat: int) -> NDArray[np.uint8]:
+        return self.GAME.image(self.GAME.view(self.state, seat), (self.image_size, self.image_size))
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        moves = self.legal_moves(agent)
+        result = self.parser.parse(action if isinstance(action, str) else str(action), moves)
+        self.infos[agent] = {"action": result.as_info()}
+        self.num_steps += 1
+        if result.parsed is None:
+            self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
+        else:
+            move = self.state.legal_actions()[moves.index(result.parsed)]
+            self.state.apply_action(move)
+            self.history += (move,)
+            other = self.agents[1 - self.agents.index(agent)]
+            self.feedback[agent] = f"You chose {result.parsed}."
+            self.feedback[other] = f"Your opponent chose {result.parsed}."
+            self._chance()
+            if self.state.is_terminal():
+                returns = self.state.returns()
+                self.rewards = {a: float(returns[self._seat(a)]) for a in self.agents}
+                self.terminations = dict.fromkeys(self.agents, True)
+            else:
+                self.agent_selection = self.possible_agents[self.state.current_player()]
+        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
+            self.truncations = dict.fromkeys(self.agents, True)
+        self._update_vocabulary()
+        self._accumulate_rewards()
+        self._render_human()
+
+    def _update_vocabulary(self) -> None:
+        for agent in self.possible_agents:
+            self.action_spaces[agent].vocabulary = self.legal_moves(agent)
+
+    def oracle_action(self, agent: str | None = None) -> str:
+        """The equilibrium policy's most likely move for ``agent`` (default: the one to move)."""
+        agent = agent or self.agent_selection
+        if not self.legal_moves(agent):
+            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+        legal = self.state.legal_actions()
+        policy = self.GAME.policy(self.EQUILIBRIUM[self.level], self.spec)
+        return self.GAME.action_name(most_likely(policy, self.state.information_state_string(), legal), self.spec)
+
+    def render(self) -> NDArray[np.uint8] | str | None:
+        if self.render_mode is None:
+            return None
+        seat = self._seat(self.agent_selection)
+        if self.render_mode == "ansi":
+            return self.GAME.text(self.GAME.view(self.state, seat)) + "\n"
+        if self.render_mode == "human":
+            self._render_human()
+            return None
+        return self._image(seat)
+
+    def _render_human(self) -> None:
+        if self.render_mode != "human":
+            return
+        if self._window is None:
+            from rl4vlm_gym.rendering import HumanWindow
+
+            self._window = HumanWindow(self.GAME.title, self.metadata["render_fps"])
+        self._window.show(self._image(self._seat(self.agent_selection)))
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    def __str__(self) -> str:
+        return type(self).__name__
