@@ -1,8 +1,10 @@
-"""Games family of RL4VLM Gym: two-player board games on PettingZoo's ``classic`` envs.
+"""Games family of RL4VLM Gym: two-player board, card, dice and cooperative games.
 
-The multi-agent envs (PettingZoo's AEC API) are :func:`rl4vlm_gym.envs.games.aec.tictactoe_env`
-and :func:`~rl4vlm_gym.envs.games.aec.connect_four_env`; the ids registered here are single-agent
-views, one seat against a built-in opponent (extra ``games``).
+The multi-agent envs (PettingZoo's AEC API) are :func:`rl4vlm_gym.envs.games.aec.tictactoe_env`,
+:func:`~rl4vlm_gym.envs.games.aec.connect_four_env`, :func:`~rl4vlm_gym.envs.games.kuhn_aec.kuhn_poker_env`,
+:func:`~rl4vlm_gym.envs.games.leduc.leduc_env`, :func:`~rl4vlm_gym.envs.games.liars_dice.liars_dice_env`
+and :func:`~rl4vlm_gym.envs.games.referential.referential_env`; the ids registered here are
+single-agent views, one seat against a built-in opponent or partner (extra ``games``).
 
 ``register`` is this family's ``rl4vlm_gym.envs`` entry point. Keep this module light: it runs on
 every ``import rl4vlm_gym``, so it imports no env module (the entry point string below is
@@ -96,6 +98,97 @@ CARDS += tuple(
         extra="games",
     )
     for name, entry, who in _KUHN
+)
+
+_OPENSPIEL = "OpenSpiel (Lanctot et al. 2019), github.com/google-deepmind/open_spiel"
+_LEDUC = (
+    ("Random", "LeducHoldem", "a uniformly random opponent"),
+    ("CFR", "LeducHoldemVsCFR", "the equilibrium opponent (OpenSpiel's CFR+)"),
+)
+CARDS += tuple(
+    EnvCard(
+        id=f"rl4vlm/LeducHoldem-vs-{name}-v0",
+        entry_point=f"rl4vlm_gym.envs.games.leduc:{entry}",
+        family="games",
+        summary=f"Win chips at Leduc hold'em against {who}; its card stays hidden (OpenSpiel's leduc_poker).",
+        skills=("visual-reading", "game-play", "hidden-information"),
+        levels=(f"one opponent ({name}); the seed draws seat, deal and its moves",),
+        default_level=0,
+        action_grammar="'fold', 'call' or 'raise' among the legal moves listed ('check' means call, 'bet' raise)",
+        action_examples=("<think>a pair with the public card</think><action>raise</action>", '{"action": "call"}', "fold"),
+        reward_variants=("native", "penalty"),
+        success="you end the hand with more chips than you started",
+        max_episode_steps=20,
+        references=(f"{_OPENSPIEL}: leduc_poker, CFR+ and exact best responses", "F. Southey et al., Bayes' bluff: opponent modelling in poker, UAI 2005"),
+        extra="games",
+    )
+    for name, entry, who in _LEDUC
+)
+
+_LIARS_DICE = (
+    ("Random", "LiarsDice", "a uniformly random opponent", ("one die each", "two dice each")),
+    ("Heuristic", "LiarsDiceVsHeuristic", "an opponent who bids and calls by the odds of its own dice", ("one die each", "two dice each")),
+    ("CFR", "LiarsDiceVsCFR", "the equilibrium opponent (OpenSpiel's CFR+)", ("one die each",)),
+)
+CARDS += tuple(
+    EnvCard(
+        id=f"rl4vlm/LiarsDice-vs-{name}-v0",
+        entry_point=f"rl4vlm_gym.envs.games.liars_dice:{entry}",
+        family="games",
+        summary=f"Win Liar's dice against {who}; its dice stay hidden until the call (OpenSpiel's liars_dice).",
+        skills=("visual-reading", "game-play", "hidden-information", "probabilistic-reasoning"),
+        levels=tuple(f"{dice}; the seed draws seat, dice and the opponent's moves" for dice in levels),
+        default_level=0,
+        action_grammar="a bid 'q-f' higher than the last (at least q dice show face f; 6 is wild), or 'liar' to challenge",
+        action_examples=("<think>I hold a 4 and a 6</think><action>2-4</action>", '{"action": "liar"}', "1-3"),
+        reward_variants=("native", "sparse", "penalty"),
+        success="you win the challenge",
+        max_episode_steps=40,
+        references=(f"{_OPENSPIEL}: liars_dice, CFR+ and exact best responses",),
+        extra="games",
+    )
+    for name, entry, who, levels in _LIARS_DICE
+)
+
+_REFERENTIAL_LEVELS = (
+    "3 candidates varying in colour and shape",
+    "4 candidates varying in size, colour and shape",
+    "6 candidates varying in size, colour and shape",
+)
+_LAZARIDOU = "A. Lazaridou, A. Peysakhovich, M. Baroni, Multi-agent cooperation and the emergence of (natural) language, ICLR 2017"
+CARDS += (
+    EnvCard(
+        id="rl4vlm/ReferentialGame-Listener-v0",
+        entry_point="rl4vlm_gym.envs.games.referential:ReferentialListener",
+        family="games",
+        summary="Cooperative referential game, as the listener: a built-in speaker describes a target shape; pick it among candidates.",
+        skills=("visual-reading", "communication", "cooperation"),
+        levels=_REFERENTIAL_LEVELS,
+        default_level=0,
+        action_grammar="the number of a candidate, '1' to 'n'",
+        action_examples=("<think>only one green triangle</think><action>2</action>", '{"action": "3"}', "1"),
+        reward_variants=("native", "penalty"),
+        success="you pick the target",
+        max_episode_steps=5,
+        references=(_LAZARIDOU, "D. Lewis, Convention, 1969 (signalling games)"),
+        extra="games",
+    ),
+    EnvCard(
+        id="rl4vlm/ReferentialGame-Speaker-v0",
+        entry_point="rl4vlm_gym.envs.games.referential:ReferentialSpeaker",
+        family="games",
+        summary="Cooperative referential game, as the speaker: describe the framed target so that a built-in literal listener picks it.",
+        skills=("visual-reading", "communication", "cooperation"),
+        levels=_REFERENTIAL_LEVELS,
+        default_level=0,
+        action_grammar="a phrase of one word or none per attribute, in the order size, colour, shape, from the listed vocabulary",
+        action_examples=("<think>two triangles, one green</think><action>green triangle</action>", '{"action": "large square"}', "red"),
+        reward_variants=("native", "penalty"),
+        success="the listener picks the target",
+        max_episode_steps=5,
+        references=(_LAZARIDOU, "D. Lewis, Convention, 1969 (signalling games)"),
+        extra="games",
+    ),
 )
 
 
