@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from PIL import Image, ImageDraw
 from pettingzoo import AECEnv
+from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import agent_spaces
