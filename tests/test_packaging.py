@@ -127,6 +127,9 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/suites/smoke.yaml",
         "rl4vlm_gym/suites/transfer-modality.yaml",
         "rl4vlm_gym/envs/games/data/kuhn_cfr.json",
+        "rl4vlm_gym/envs/games/data/leduc_cfr.json.gz",
+        "rl4vlm_gym/envs/games/data/liars_dice_1_cfr.json.gz",
+        "rl4vlm_gym/envs/games/data/liars_dice_1_br.json.gz",
     ],
 )
 def test_wheel_contains(names: list[str], path: str) -> None:

@@ -96,7 +96,14 @@ class Leduc(SpielGame):
             else:
                 rounds[int(public is not None)].append((step.player, step.action))
         over = state.is_terminal()
-        seen = LeducSeen(seat, private[seat], public, (tuple(rounds[0]), tuple(rounds[1])), None, float(state.returns()[seat]) if over else None)
+        seen = LeducSeen(
+            seat,
+            private[seat],
+            public,
+            (tuple(rounds[0]), tuple(rounds[1])),
+            None,
+            float(state.returns()[seat]) if over else None,
+        )
         if over and not seen.folded:
             return LeducSeen(seat, private[seat], public, seen.rounds, private[1 - seat], seen.result)  # showdown
         return seen
@@ -168,8 +175,20 @@ def _card(draw: ImageDraw.ImageDraw, box: tuple[int, int, int, int], card: int |
     draw.rounded_rectangle(box, radius=max(2, unit // 40), fill=face, outline=(0, 0, 0), width=max(1, unit // 128))
     if card is not None:
         colour = (200, 0, 0) if card % 2 else (0, 0, 0)
-        draw.text(((x0 + x1) // 2, (y0 + y1) // 2 - (y1 - y0) // 7), RANKS[card // 2][0], fill=colour, font=font(max(8, (y1 - y0) // 3), bold=True), anchor="mm")
-        draw.text(((x0 + x1) // 2, (y0 + y1) // 2 + (y1 - y0) // 5), SUIT_SIGNS[card % 2], fill=colour, font=font(max(8, (y1 - y0) // 3)), anchor="mm")
+        draw.text(
+            ((x0 + x1) // 2, (y0 + y1) // 2 - (y1 - y0) // 7),
+            RANKS[card // 2][0],
+            fill=colour,
+            font=font(max(8, (y1 - y0) // 3), bold=True),
+            anchor="mm",
+        )
+        draw.text(
+            ((x0 + x1) // 2, (y0 + y1) // 2 + (y1 - y0) // 5),
+            SUIT_SIGNS[card % 2],
+            fill=colour,
+            font=font(max(8, (y1 - y0) // 3)),
+            anchor="mm",
+        )
 
 
 def leduc_image(view: LeducSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
@@ -190,10 +209,16 @@ def leduc_image(view: LeducSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
     lines = [f"you act {'first' if view.seat == 0 else 'second'}"]
     for r, moves in enumerate(view.rounds):
         if r == 0 or view.public is not None:
-            lines.append(f"round {r + 1}: " + (" ".join(("you " if p == view.seat else "opp ") + ACTIONS[a] for p, a in moves) or "-"))
+            lines.append(
+                f"round {r + 1}: " + (" ".join(("you " if p == view.seat else "opp ") + ACTIONS[a] for p, a in moves) or "-")
+            )
     lines.append(f"pot {mine + theirs} (you {mine}, opp {theirs})")
     if view.result is not None:
-        lines.append(f"you {'won' if view.result > 0 else 'lost' if view.result < 0 else 'split'} {abs(view.result):g}" if view.result else "pot split")
+        lines.append(
+            f"you {'won' if view.result > 0 else 'lost' if view.result < 0 else 'split'} {abs(view.result):g}"
+            if view.result
+            else "pot split"
+        )
     small = font(max(6, unit // 22))
     y = height // 10
     for line in lines:

@@ -134,7 +134,9 @@ class Dice(SpielGame):
         n = len(chance) // 2  # OpenSpiel rolls player 0's dice first
         rolled = (tuple(sorted(chance[:n])), tuple(sorted(chance[n:])))
         over = state.is_terminal()
-        return DiceSeen(seat, rolled[seat], moves, rolled[1 - seat] if over else None, float(state.returns()[seat]) if over else None)
+        return DiceSeen(
+            seat, rolled[seat], moves, rolled[1 - seat] if over else None, float(state.returns()[seat]) if over else None
+        )
 
     def text(self, view: DiceSeen) -> str:
         dice = len(view.dice)
@@ -142,7 +144,9 @@ class Dice(SpielGame):
         lines = [
             f"Liar's dice with {dice} {'die' if dice == 1 else 'dice'} each. You bid {'first' if view.seat == 0 else 'second'}. "
             f"Your {'die' if dice == 1 else 'dice'}: {' and '.join(map(str, view.dice))}. Opponent's: {shown}.",
-            "Bids: " + (", ".join(f"{'you' if p == view.seat else 'opponent'} {move_name(a, dice)}" for p, a in view.moves) or "none yet") + ".",
+            "Bids: "
+            + (", ".join(f"{'you' if p == view.seat else 'opponent'} {move_name(a, dice)}" for p, a in view.moves) or "none yet")
+            + ".",
         ]
         if view.result is not None:
             caller = "You" if view.moves[-1][0] == view.seat else "Your opponent"
@@ -181,11 +185,21 @@ LIARS_DICE = Dice()
 def _die(draw: ImageDraw.ImageDraw, x: int, y: int, side: int, face: int | None) -> None:
     """A die with its pips, or a hidden one (a dark cup with a question mark)."""
     if face is None:
-        draw.rounded_rectangle((x, y, x + side, y + side), radius=side // 6, fill=(60, 40, 30), outline=(0, 0, 0), width=max(1, side // 24))
+        draw.rounded_rectangle(
+            (x, y, x + side, y + side), radius=side // 6, fill=(60, 40, 30), outline=(0, 0, 0), width=max(1, side // 24)
+        )
         draw.text((x + side // 2, y + side // 2), "?", fill=(230, 210, 160), font=font(max(6, side // 2), bold=True), anchor="mm")
         return
-    draw.rounded_rectangle((x, y, x + side, y + side), radius=side // 6, fill=(250, 250, 245), outline=(0, 0, 0), width=max(1, side // 24))
-    spots = {1: [(1, 1)], 2: [(0, 0), (2, 2)], 3: [(0, 0), (1, 1), (2, 2)], 4: [(0, 0), (0, 2), (2, 0), (2, 2)], 5: [(0, 0), (0, 2), (1, 1), (2, 0), (2, 2)]}
+    draw.rounded_rectangle(
+        (x, y, x + side, y + side), radius=side // 6, fill=(250, 250, 245), outline=(0, 0, 0), width=max(1, side // 24)
+    )
+    spots = {
+        1: [(1, 1)],
+        2: [(0, 0), (2, 2)],
+        3: [(0, 0), (1, 1), (2, 2)],
+        4: [(0, 0), (0, 2), (2, 0), (2, 2)],
+        5: [(0, 0), (0, 2), (1, 1), (2, 0), (2, 2)],
+    }
     pips = spots.get(face, [(0, 0), (0, 1), (0, 2), (2, 0), (2, 1), (2, 2)])
     r = max(1, side // 10)
     colour = (190, 20, 20) if face == WILD else (0, 0, 0)  # the wild face in red
@@ -221,7 +235,13 @@ def dice_image(view: DiceSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
         draw.text((x, y), label, fill=colour, font=f)
         x += w
     if view.result is not None:
-        draw.text((width // 2, height - height // 30 - side - unit // 14), "you won" if view.result > 0 else "you lost", fill=(255, 255, 255), font=font(max(6, unit // 16), bold=True), anchor="mm")
+        draw.text(
+            (width // 2, height - height // 30 - side - unit // 14),
+            "you won" if view.result > 0 else "you lost",
+            fill=(255, 255, 255),
+            font=font(max(6, unit // 16), bold=True),
+            anchor="mm",
+        )
     return to_array(image)
 
 

@@ -60,7 +60,10 @@ class Level:
         return f"{self.candidates} candidates varying in {', '.join(self.attributes)}"
 
     def things(self) -> list[Thing]:
-        return [tuple(zip(self.attributes, values, strict=True)) for values in itertools.product(*(VALUES[a] for a in self.attributes))]
+        return [
+            tuple(zip(self.attributes, values, strict=True))
+            for values in itertools.product(*(VALUES[a] for a in self.attributes))
+        ]
 
     def phrases(self) -> tuple[str, ...]:
         """Every message: one value or none per attribute (not all none), in ORDER."""
@@ -111,7 +114,13 @@ class Round:
         picked = [near[int(i)] for i in rng.choice(len(near), size=config.candidates - 1, replace=False)]
         n = config.candidates
         candidates = tuple(sorted([target, *picked]))
-        return Round(level, candidates, candidates.index(target), tuple(int(i) for i in rng.permutation(n)), tuple(int(i) for i in rng.permutation(n)))
+        return Round(
+            level,
+            candidates,
+            candidates.index(target),
+            tuple(int(i) for i in rng.permutation(n)),
+            tuple(int(i) for i in rng.permutation(n)),
+        )
 
     @property
     def config(self) -> Level:
@@ -125,11 +134,15 @@ class Round:
 def speaker_text(r: Round, message: str | None, picked: int | None) -> str:
     target = r.candidates[r.target]
     others = ", ".join(name(r.candidates[i]) for i in r.speaker_order)
-    lines = [f"You are the speaker. The target (framed): the {name(target)}. The candidates, which the listener sees in another order: {others}."]
+    lines = [
+        f"You are the speaker. The target (framed): the {name(target)}. The candidates, which the listener sees in another order: {others}."
+    ]
     lines.append(f'You said: "{message}".' if message is not None else "You have not spoken yet.")
     if picked is not None:
         chosen = r.candidates[r.listener_order[picked - 1]]
-        lines.append(f"The listener picked the {name(chosen)}: {'the target, success' if r.listener_order[picked - 1] == r.target else 'not the target, failure'}.")
+        lines.append(
+            f"The listener picked the {name(chosen)}: {'the target, success' if r.listener_order[picked - 1] == r.target else 'not the target, failure'}."
+        )
     return "\n".join(lines)
 
 
@@ -139,7 +152,9 @@ def listener_text(r: Round, message: str | None, picked: int | None) -> str:
     lines.append(f'The speaker said: "{message}".' if message is not None else "The speaker has not spoken yet.")
     if picked is not None:
         right = r.listener_order[picked - 1] == r.target
-        lines.append(f"You picked {picked}: {'the target, success' if right else f'not the target (it was {r.target_position()}), failure'}.")
+        lines.append(
+            f"You picked {picked}: {'the target, success' if right else f'not the target (it was {r.target_position()}), failure'}."
+        )
     return "\n".join(lines)
 
 
@@ -184,7 +199,9 @@ def round_image(size: tuple[int, int], r: Round, role: str, message: str | None,
         if role == "listener":
             draw.text((x + line * 2, y + line), str(k + 1), fill=(0, 0, 0), font=font(max(6, cell // 5), bold=True))
         if picked is not None and r.listener_order[picked - 1] == index:
-            draw.rectangle((x + 3 * line, y + 3 * line, x + cell - 3 * line, y + cell - 3 * line), outline=(90, 90, 90), width=line)
+            draw.rectangle(
+                (x + 3 * line, y + 3 * line, x + cell - 3 * line, y + cell - 3 * line), outline=(90, 90, 90), width=line
+            )
     return to_array(image)
 
 
@@ -250,7 +267,9 @@ class _ReferentialView(VLMEnv):
 
     def _outcome(self, feedback: str) -> StepOutcome:
         won = self._success()
-        return StepOutcome("success" if won else "failure", terminated=True, feedback=f"{feedback} {'Success.' if won else 'Failure.'}")
+        return StepOutcome(
+            "success" if won else "failure", terminated=True, feedback=f"{feedback} {'Success.' if won else 'Failure.'}"
+        )
 
 
 class ReferentialListener(_ReferentialView):
@@ -418,7 +437,12 @@ class ReferentialAEC(AECEnv):
     the shortest description for the speaker, the one fitting candidate for the listener.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_referential_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["rgb_array", "ansi", "human"],
+        "name": "rl4vlm_referential_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     REWARDS: ClassVar = _ReferentialView.REWARDS
 
     def __init__(
@@ -452,7 +476,9 @@ class ReferentialAEC(AECEnv):
         self.render_mode, self.max_cycles = render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match)  # type: ignore[arg-type]
         self.possible_agents = ["speaker", "listener"]
-        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, max_actions=128, max_length=32)
+        self.observation_spaces, self.action_spaces = agent_spaces(
+            self.possible_agents, image_size, max_actions=128, max_length=32
+        )
         self._window: HumanWindow | None = None
         self.np_random, _ = seeding.np_random(None)
         self.reset()
@@ -501,7 +527,12 @@ class ReferentialAEC(AECEnv):
         if self.obs_mode != "image":
             text.append(self._text(agent))
         image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
-        return {"image": image, "text": "\n".join(text), "mission": mission(agent, self.round.config), "actions": self.legal_moves(agent)}
+        return {
+            "image": image,
+            "text": "\n".join(text),
+            "mission": mission(agent, self.round.config),
+            "actions": self.legal_moves(agent),
+        }
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -245,7 +245,12 @@ class SpielView(VLMEnv):
 class SpielAEC(AECEnv):
     """Base of the two-player OpenSpiel games behind PettingZoo's AEC API (see the subclasses)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_spiel_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["rgb_array", "ansi", "human"],
+        "name": "rl4vlm_spiel_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     GAME: ClassVar[SpielGame]
     SPECS: ClassVar[tuple[str, ...]]  # the OpenSpiel game string of each level
     EQUILIBRIUM: ClassVar[tuple[str, ...]]  # the name of the policy the oracle plays, by level
@@ -335,7 +340,12 @@ class SpielAEC(AECEnv):
         if self.obs_mode != "image":
             text.append(self.GAME.text(self.GAME.view(self.state, seat)))
         image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(seat)
-        return {"image": image, "text": "\n".join(text), "mission": self.GAME.mission(self.spec), "actions": self.legal_moves(agent)}
+        return {
+            "image": image,
+            "text": "\n".join(text),
+            "mission": self.GAME.mission(self.spec),
+            "actions": self.legal_moves(agent),
+        }
 
     def _image(self, seat: int) -> NDArray[np.uint8]:
         return self.GAME.image(self.GAME.view(self.state, seat), (self.image_size, self.image_size))
