@@ -222,12 +222,13 @@ def leduc_image(view: LeducSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
     small = font(max(6, unit // 22))
     y = height // 10
     for line in lines:
-        # long bet lines wrap after three moves so that they stay left of the cards
-        words = line.split(" ")
+        # long bet lines wrap so that they stay left of the cards
+        words, chunk = line.split(" "), []
         while words:
-            chunk, words = words[:7], words[7:]
-            draw.text((width // 30, y), " ".join(chunk), fill=(255, 255, 255), font=small)
-            y += unit // 14
+            chunk.append(words.pop(0))
+            if not words or draw.textlength(" ".join([*chunk, words[0]]), font=small) > x - width // 15:
+                draw.text((width // 30, y), " ".join(chunk), fill=(255, 255, 255), font=small)
+                y, chunk = y + unit // 14, []
     return to_array(image)
 
 
