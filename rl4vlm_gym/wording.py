@@ -15,7 +15,6 @@ same in any process, and different seeds read different phrasings.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,9 +46,10 @@ def salt(rng: np.random.Generator) -> int:
 
 
 def choose(phrasings: Sequence[str], seed: int, key: str) -> str:
-    """The phrasing an episode with salt ``seed`` reads for the template ``key``; crc32, unlike
-    ``hash()``, is the same in every process."""
-    return phrasings[zlib.crc32(f"{seed}|{key}".encode()) % len(phrasings)]
+    """The phrasing an episode with salt ``seed`` reads for the template ``key`` (SHA-256, unlike
+    ``hash()``, is the same in every process)."""
+    digest = hashlib.sha256(f"{seed}|{key}".encode()).digest()
+    return phrasings[int.from_bytes(digest[:8], "big") % len(phrasings)]
 
 
 def say(book: Phrasebook, key: str, seed: int, **fields: Any) -> str:
