@@ -341,7 +341,7 @@ def _check_wordings(env_id: str, seeds: int = 3, steps: int = 3, **kwargs: Any) 
     """Each wording besides the first (``"train"``) plays train's episodes (same images, actions,
     state, rewards and ends for the same seeds and moves), says every mission in other words, and
     rewords every feedback sentence: wherever train's text carries feedback (its text is not the
-    bare state description), the other wording's text differs. The second step is an output that
+    bare state description), the other wording's text differs. The first step is an output that
     does not parse, so the invalid-action feedback is checked in every episode."""
     wordings = _env_class(env_id, **kwargs).WORDINGS
     if len(wordings) == 1:
@@ -352,6 +352,7 @@ def _check_wordings(env_id: str, seeds: int = 3, steps: int = 3, **kwargs: Any) 
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
         seen = {w: env.reset(seed=seed) for w, env in envs.items()}  # wording -> (obs, info)
+        ended = False
         for t in range(steps + 1):
             obs, info = seen[train]
             described = _base(envs[train])._describe()
@@ -369,15 +370,14 @@ def _check_wordings(env_id: str, seeds: int = 3, steps: int = 3, **kwargs: Any) 
                 elif obs["text"] != described:  # train's text carries feedback
                     feedback_steps += 1
                     assert other["text"] != obs["text"], f"{at}: the text is the train wording's, feedback included: the feedback is not reworded ({obs['text'][:80]!r})"
-            if t == steps:
+            if t == steps or ended:
                 break
-            action = _GARBLED if t == 1 else _policy_action(_base(envs[train]), obs, rng)
+            action = _GARBLED if t == 0 else _policy_action(_base(envs[train]), obs, rng)
             results = {w: env.step(action) for w, env in envs.items()}
             outcomes = {(r[1], r[2], r[3]) for r in results.values()}
             assert len(outcomes) == 1, f"seed {seed}, step {t + 1}: the wordings ended differently (reward, terminated, truncated): {sorted(outcomes)}"
             seen = {w: (r[0], r[4]) for w, r in results.items()}
-            if results[train][2] or results[train][3]:
-                break
+            ended = results[train][2] or results[train][3]
     for env in envs.values():
         env.close()
     return f"{len(wordings)} wordings: same episodes, missions and {feedback_steps} feedbacks in other words"

@@ -19,7 +19,11 @@ NUMBERLINE = {
         "Your job is to make the current number equal the target. Write '+' to increase it by one or '-' to decrease it by one.",
         "Bring the current value onto the goal value one unit at a time, with '+' for one more and '-' for one less.",
     ),
-    "reach": ("The current number now equals the target.", "Done: both numbers match.", "Target hit: the two numbers are the same."),
+    "reach": (
+        "The current number now equals the target.",
+        "Done: both numbers match.",
+        "Target hit: the two numbers are the same.",
+    ),
     "out_of_steps": ("No moves are left.", "The step budget is used up.", "Time is up: the episode ends here."),
 }
 
@@ -87,7 +91,11 @@ BLACKJACK = {
         "A natural 21 beats the dealer and pays 3:2.",
         "Blackjack: your natural wins at 3 to 2.",
     ),
-    "stand_push": ("You stop drawing; the hand is a tie.", "The dealer matches you: nobody wins.", "It is a draw with the dealer."),
+    "stand_push": (
+        "You stop drawing; the hand is a tie.",
+        "The dealer matches you: nobody wins.",
+        "It is a draw with the dealer.",
+    ),
     "stand_lose": (
         "You stop drawing, and the dealer's hand is better.",
         "The dealer wins this hand.",
