@@ -337,7 +337,7 @@ def _check_appearances(env_id: str, seeds: int = 3, steps: int = 2, **kwargs: An
 _GARBLED = "<<< not an action >>>"
 
 
-def _check_wordings(env_id: str, seeds: int = 3, steps: int = 3, **kwargs: Any) -> str:
+def _check_wordings(env_id: str, seeds: int = 2, steps: int = 3, **kwargs: Any) -> str:
     """Each wording besides the first (``"train"``) plays train's episodes (same images, actions,
     state, rewards and ends for the same seeds and moves), says every mission in other words, and
     rewords every feedback sentence: wherever train's text carries feedback (its text is not the
