@@ -434,7 +434,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
             raise ValueError(f"reset got unknown options {unknown}; the supported option is 'level'")
         if options and "level" in options:
             self.level = self._check_level(options["level"], 'options["level"]')
-        self._wording_salt = _wording.salt(self.np_random)  # read before the episode draws, drawing nothing
+        if self.wording != self.WORDINGS[0]:  # read before the episode draws, drawing nothing
+            self._wording_salt = _wording.salt(self.np_random)
         self._new_episode(self.LEVELS[self.level])
         self._started = True
         self._ended = None

@@ -40,8 +40,9 @@ phrasebook has its own."""
 
 
 def salt(rng: np.random.Generator) -> int:
-    """A number fixed by ``rng``'s state, read without drawing from it (the episode stays the same)."""
-    state = repr(rng.bit_generator.state).encode()
+    """A number fixed by ``rng``'s state, read without drawing from it (the episode stays the same);
+    0 for a stand-in generator without a bit generator (a test's scripted draws)."""
+    state = repr(getattr(getattr(rng, "bit_generator", None), "state", None)).encode()
     return int.from_bytes(hashlib.sha256(state).digest()[:8], "big")
 
 
