@@ -108,13 +108,21 @@ class PointsGame(VLMEnv):
             feedback = self._say("wrong_cards", f"Wrong: {shown} does not use every card exactly once.", shown=shown)
             return StepOutcome("wrong", terminated=True, feedback=feedback)
         if value is None:
-            return StepOutcome("wrong", terminated=True, feedback=self._say("not_formula", f"Wrong: {shown} is not a valid formula.", shown=shown))
+            return StepOutcome(
+                "wrong",
+                terminated=True,
+                feedback=self._say("not_formula", f"Wrong: {shown} is not a valid formula.", shown=shown),
+            )
         if value != self.target:
             train = f"Wrong: {shown} = {_show(value)}, not {self.target}."
             feedback = self._say("wrong_value", train, shown=shown, value=_show(value), target=self.target)
             return StepOutcome("wrong", terminated=True, feedback=feedback)
         self.won = True
-        return StepOutcome("win", terminated=True, feedback=self._say("correct", f"Correct: {shown} = {self.target}.", shown=shown, target=self.target))
+        return StepOutcome(
+            "win",
+            terminated=True,
+            feedback=self._say("correct", f"Correct: {shown} = {self.target}.", shown=shown, target=self.target),
+        )
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
         # RL4VLM truncates with -1 at the first step that finds the formula longer than its limit

@@ -143,7 +143,11 @@ class Sokoban(VLMEnv):
             return StepOutcome("move", feedback=self._say("move", f"You moved {action}.", action=action))
         beyond = (step[0] + dr, step[1] + dc)
         if beyond in self.room.walls or beyond in self.boxes:
-            return StepOutcome("invalid", feedback=self._say("box_blocked", "The box cannot move there."), error="the box is blocked on that side")
+            return StepOutcome(
+                "invalid",
+                feedback=self._say("box_blocked", "The box cannot move there."),
+                error="the box is blocked on that side",
+            )
         self.boxes = (self.boxes - {step}) | {beyond}
         self.player = step
         targets = self.room.targets
@@ -153,7 +157,9 @@ class Sokoban(VLMEnv):
         if on and not off:
             return StepOutcome("box_on", feedback=self._say("box_on", f"You pushed a box {action} onto a target.", action=action))
         if off and not on:
-            return StepOutcome("box_off", feedback=self._say("box_off", f"You pushed a box {action} off a target.", action=action))
+            return StepOutcome(
+                "box_off", feedback=self._say("box_off", f"You pushed a box {action} off a target.", action=action)
+            )
         return StepOutcome("push", feedback=self._say("push", f"You pushed a box {action}.", action=action))
 
     def _grid(self) -> list[str]:
