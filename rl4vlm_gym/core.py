@@ -43,6 +43,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rl4vlm_gym import wording as _wording
 from rl4vlm_gym.parsing import ActionParser, ParseResult
 from rl4vlm_gym.registry import OBS_MODES
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
@@ -79,7 +80,9 @@ batch them."""
 
 # The base class's own state: a subclass that assigns one of these breaks the contract silently
 # (e.g. ``self._optimal`` is what ``info["optimal_steps"]`` reports), so defining such a class fails.
-_BASE_STATE = frozenset({"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window", "appearance"})
+_BASE_STATE = frozenset(
+    {"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window", "appearance", "wording", "_wording_salt"}
+)
 
 
 def _codes(code: CodeType) -> Iterator[CodeType]:
@@ -163,6 +166,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
         action_match: ``"strict"`` or ``"lenient"``.
         render_mode: ``"rgb_array"``, ``"ansi"``, ``"human"`` or ``None``.
         appearance: one of the env's ``APPEARANCES`` (default: the first): how the image looks.
+        wording: one of the env's ``WORDINGS`` (default: the first, ``"train"``): the words of the
+            mission and the feedback (:mod:`rl4vlm_gym.wording`).
         optimal_steps_at_reset: whether ``reset`` computes :attr:`optimal_steps` and reports it in
             ``info["optimal_steps"]``; ``None`` (default) does so unless the env sets
             ``EXPENSIVE_PLAN``.
@@ -236,6 +241,15 @@ class VLMEnv(gym.Env[ObsDict, str]):
     appearance changes only pixels (textures, colours, lighting, fonts), never the text, the rules
     or what a seed draws: the ``visual`` transfer axis. ``"held-out"`` names a look that no level
     and no randomization of the env shows, for evaluating what training never saw."""
+    WORDINGS: ClassVar[tuple[str, ...]] = (_wording.TRAIN,)
+    """Wordings the mission and the feedback can be said in (the ``wording`` argument), the first,
+    ``"train"``, the env's own text. Another wording (``"held-out"``: templates no training text
+    uses) changes only the words of the mission and of the feedback sentences, never the images,
+    the rules, the actions, the state or what a seed draws: the ``wording`` transfer axis. An env
+    says each such sentence through :meth:`_say`, and its family's templates are in ``PHRASES``."""
+    PHRASES: ClassVar[Mapping[str, _wording.Phrasebook]] = {}
+    """``{wording: {key: phrasings}}`` for every wording but the first (:mod:`rl4vlm_gym.wording`);
+    the base class's ``"invalid"`` feedback falls back on :data:`rl4vlm_gym.wording.INVALID`."""
     DEFAULT_ACTION: ClassVar[str | None] = None
     """The action BALROG's protocol plays in place of an output that is not a valid action
     (:class:`~rl4vlm_gym.wrappers.BalrogActions`; BabyAI's "go forward", Crafter's "Noop"). ``None``:
@@ -269,11 +283,16 @@ class VLMEnv(gym.Env[ObsDict, str]):
         render_mode: str | None = None,
         optimal_steps_at_reset: bool | None = None,
         appearance: str | None = None,
+        wording: str | None = None,
     ) -> None:
         self.level = self._check_level(self.DEFAULT_LEVEL if level is None else level, "level")
         if appearance is not None and appearance not in self.APPEARANCES:
             raise ValueError(f"appearance={appearance!r} is unknown for {type(self).__name__}; choose one of {self.APPEARANCES}")
         self.appearance = self.APPEARANCES[0] if appearance is None else appearance
+        if wording is not None and wording not in self.WORDINGS:
+            raise ValueError(f"wording={wording!r} is unknown for {type(self).__name__}; choose one of {self.WORDINGS}")
+        self.wording = self.WORDINGS[0] if wording is None else wording
+        self._wording_salt = 0
         if obs_mode not in OBS_MODES:
             raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
         self.obs_mode = obs_mode
@@ -415,6 +434,8 @@ class VLMEnv(gym.Env[ObsDict, str]):
             raise ValueError(f"reset got unknown options {unknown}; the supported option is 'level'")
         if options and "level" in options:
             self.level = self._check_level(options["level"], 'options["level"]')
+        if self.wording != self.WORDINGS[0]:  # read before the episode draws, drawing nothing
+            self._wording_salt = _wording.salt(self.np_random)
         self._new_episode(self.LEVELS[self.level])
         self._started = True
         self._ended = None
@@ -462,7 +483,18 @@ class VLMEnv(gym.Env[ObsDict, str]):
         return self._observation(feedback), self._reward("invalid"), terminated, truncated, self._info(result.rejected(error))
 
     def _invalid_feedback(self, error: str | None) -> str:
-        return self.INVALID_FEEDBACK or f"Invalid action: {error}. Nothing happened."
+        return self._say("invalid", self.INVALID_FEEDBACK or f"Invalid action: {error}. Nothing happened.", error=error)
+
+    def _say(self, key: str, train: str, **fields: Any) -> str:
+        """A sentence of the mission or the feedback in the env's wording: ``train`` (the env's own
+        text) in the first wording, else the episode's phrasing of template ``key`` of
+        ``PHRASES[wording]`` filled with ``fields`` (see :mod:`rl4vlm_gym.wording`)."""
+        if self.wording == self.WORDINGS[0]:
+            return train
+        book = self.PHRASES.get(self.wording, {})
+        if key == "invalid" and key not in book:
+            book = {**book, key: _wording.INVALID}
+        return _wording.say(book, key, self._wording_salt, **fields)
 
     def _reward(self, event: str) -> float:
         table = self.REWARDS[self.reward_variant]

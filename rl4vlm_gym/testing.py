@@ -249,10 +249,12 @@ def check_api(env_id: str, **kwargs: Any) -> str:
 
 
 def check_arguments(env_id: str, **kwargs: Any) -> str:
-    """Bad arguments raise ``ValueError`` naming themselves; ``image_size``, every level and every
-    appearance are obeyed (an appearance changes the image and nothing else)."""
+    """Bad arguments raise ``ValueError`` naming themselves; ``image_size``, every level, every
+    appearance and every wording are obeyed (an appearance changes the image and nothing else; a
+    wording changes the words of the mission and the feedback and nothing else)."""
     bad = {
         "appearance": ["nope"],
+        "wording": ["nope"],
         "level": [-1, 10_000, "hard", 1.5],
         "obs_mode": ["video", ""],
         "image_size": [0, (1, 1), (300,), "big", (300.0, 300.0), (100_000, 100_000)],
@@ -288,9 +290,10 @@ def check_arguments(env_id: str, **kwargs: Any) -> str:
     _check_image_size(env_id, **kwargs)
     _check_obs_modes(env_id, **kwargs)
     looks = _check_appearances(env_id, **kwargs)
+    words = _check_wordings(env_id, **kwargs)
     return (
         f"{sum(map(len, bad.values())) + 3} bad arguments rejected with named errors; {len(card.levels)} levels reachable "
-        f"and distinct; image_size obeyed; {looks}"
+        f"and distinct; image_size obeyed; {looks}; {words}"
     )
 
 
@@ -329,6 +332,55 @@ def _check_appearances(env_id: str, seeds: int = 3, steps: int = 2, **kwargs: An
     unchanged = [look for look, changed in differs.items() if not changed]
     assert not unchanged, f"appearance {unchanged[0]!r} shows the default's images on {seeds} seeds: it changes nothing"
     return f"{len(looks)} appearances: same episodes, other images"
+
+
+_GARBLED = "<<< not an action >>>"
+
+
+def _check_wordings(env_id: str, seeds: int = 2, steps: int = 3, **kwargs: Any) -> str:
+    """Each wording besides the first (``"train"``) plays train's episodes (same images, actions,
+    state, rewards and ends for the same seeds and moves), says every mission in other words, and
+    rewords every feedback sentence: wherever train's text carries feedback (its text is not the
+    bare state description), the other wording's text differs. The first step is an output that
+    does not parse, so the invalid-action feedback is checked in every episode."""
+    wordings = _env_class(env_id, **kwargs).WORDINGS
+    if len(wordings) == 1:
+        return "one wording"
+    envs = {w: _make(env_id, **{**kwargs, "wording": w, "obs_mode": "image+text"}) for w in wordings}
+    train, others = wordings[0], wordings[1:]
+    feedback_steps = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        seen = {w: env.reset(seed=seed) for w, env in envs.items()}  # wording -> (obs, info)
+        ended = False
+        for t in range(steps + 1):
+            obs, info = seen[train]
+            described = _base(envs[train])._describe()
+            for w in others:
+                at = f"wording={w!r}, seed {seed}, {'reset' if t == 0 else f'step {t}'}"
+                other, other_info = seen[w]
+                assert np.array_equal(other["image"], obs["image"]), f"{at}: the image differs from the train wording's: a wording changes only words"
+                assert other["actions"] == obs["actions"], f"{at}: obs['actions'] differs from the train wording's: a wording keeps the action vocabulary"
+                for key in ("state_key", "success", "progress", "level"):
+                    assert other_info[key] == info[key], f"{at}: info[{key!r}] differs from the train wording's: a wording changes only words"
+                if t == 0:
+                    assert other["mission"] != obs["mission"], (
+                        f"wording {w!r} gives the train wording's mission at seed {seed}: {obs['mission']!r} is not in other words"
+                    )
+                elif obs["text"] != described:  # train's text carries feedback
+                    feedback_steps += 1
+                    assert other["text"] != obs["text"], f"{at}: the text is the train wording's, feedback included: the feedback is not reworded ({obs['text'][:80]!r})"
+            if t == steps or ended:
+                break
+            action = _GARBLED if t == 0 else _policy_action(_base(envs[train]), obs, rng)
+            results = {w: env.step(action) for w, env in envs.items()}
+            outcomes = {(r[1], r[2], r[3]) for r in results.values()}
+            assert len(outcomes) == 1, f"seed {seed}, step {t + 1}: the wordings ended differently (reward, terminated, truncated): {sorted(outcomes)}"
+            seen = {w: (r[0], r[4]) for w, r in results.items()}
+            ended = results[train][2] or results[train][3]
+    for env in envs.values():
+        env.close()
+    return f"{len(wordings)} wordings: same episodes, missions and {feedback_steps} feedbacks in other words"
 
 
 def _first_observation(env: gym.Env, seed: int, level: int) -> tuple[Any, ...]:

@@ -5,8 +5,9 @@ registered ``TimeLimit`` truncates an episode. The limit lives on the spec (``ma
 overridable in ``gym.make``), not inside the env, so only a wrapper outside ``TimeLimit`` knows
 that a step was the last one: VL-DAC's "-1 when the episode ends without reward" is such a rule.
 
-:class:`RewordMission` rewrites the mission in other words: the ``wording`` transfer axis of the
-evaluation suites.
+:class:`RewordMission` rewrites the mission with synonyms, for any env. The ``transfer-wording``
+suite now uses the envs' own held-out wordings (``wording="held-out"``, :mod:`rl4vlm_gym.wording`),
+which reword the feedback too and in independent sentences; the wrapper stays for older suites.
 
 :class:`BalrogActions` handles model output as BALROG's evaluator does: an output that is not a
 valid action plays the env's default action, and the next observation says so.
@@ -44,7 +45,8 @@ class TimeoutReward(gym.Wrapper, RecordConstructorArgs):
 
 
 class RewordMission(gym.ObservationWrapper, RecordConstructorArgs):
-    """Say ``obs["mission"]`` in other words, keeping its meaning: the ``wording`` transfer axis.
+    """Say ``obs["mission"]`` in other words, keeping its meaning (envs with a held-out wording
+    offer more: ``wording="held-out"``).
 
     Verbs and phrases are replaced by synonyms (whole words, case kept on the first letter) and
     the sentence is framed differently. The rewording is a fixed function of the mission, so a

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.cards import layout, render
+from rl4vlm_gym.envs.cards import layout, render, wording
 from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value, optimal_action
 from rl4vlm_gym.envs.cards.deck import Card, random_card
 from rl4vlm_gym.envs.cards.levels import BLACKJACK_LEVELS, BlackjackLevel
@@ -58,7 +58,9 @@ class Blackjack(VLMEnv):
     ``image_size`` (default 300x300), ``reward_variant`` (``rl4vlm``, ``verl-agent``),
     ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
     a wine cloth, cream serif lettering and a dark page, a look no training frame shows; the cards'
-    faces, the text and the rules stay the same).
+    faces, the text and the rules stay the same), ``wording`` (``train``; ``held-out``: the mission
+    and the feedback in sentences no training episode reads, three phrasings of each, the seed
+    picking one; the episode, the images and the actions stay the same).
 
     ## Version History
     - v0: RL4VLM's rules and layout with our own card art; 10s drawn as 10, J, Q or K; no
@@ -67,6 +69,8 @@ class Blackjack(VLMEnv):
 
     LEVELS: ClassVar[tuple[BlackjackLevel, ...]] = BLACKJACK_LEVELS
     APPEARANCES: ClassVar[tuple[str, ...]] = tuple(layout.LOOKS)
+    WORDINGS: ClassVar[tuple[str, ...]] = wording.WORDINGS
+    PHRASES: ClassVar = wording.PHRASES["blackjack"]
     MIN_IMAGE_SIDE: ClassVar[int] = 128  # smaller, the cards are no longer legible
     CHANCE: ClassVar[bool] = True  # cards drawn after reset decide the hand
     REWARDS: ClassVar = {
@@ -92,13 +96,14 @@ class Blackjack(VLMEnv):
             self.player.append(random_card(self.np_random))
             if self._total(self.player) > 21:
                 self.result = "bust"
-                return StepOutcome("bust", terminated=True, feedback="You bust.")
-            return StepOutcome("hit", feedback="You take a card.")
+                return StepOutcome("bust", terminated=True, feedback=self._say("bust", "You bust."))
+            return StepOutcome("hit", feedback=self._say("hit", "You take a card."))
         while self._dealer_draws():
             self.dealer.append(random_card(self.np_random))
         self.result = self._settle()
         # Feedback names the outcome only: cards and totals are state, shown per obs_mode.
-        return StepOutcome(self.result, terminated=True, feedback=f"You stand: {_VERDICT[self.result]}")
+        feedback = self._say(f"stand_{self.result}", f"You stand: {_VERDICT[self.result]}")
+        return StepOutcome(self.result, terminated=True, feedback=feedback)
 
     def _dealer_draws(self) -> bool:
         total, soft = hand_value([c.value() for c in self.dealer])
@@ -128,11 +133,12 @@ class Blackjack(VLMEnv):
 
     def _mission(self) -> str:
         dealer = "hits" if self.rules.dealer_hits_soft_17 else "stands on"
-        return (
+        train = (
             "Play blackjack: get closer to 21 than the dealer without going over. Answer 'hit' "
             f"to take a card or 'stand' to stop. Aces count 1 or 11, J, Q and K count 10; the "
             f"dealer draws to 17 and {dealer} soft 17."
         )
+        return self._say("mission", train, soft17=wording.SOFT17[self.rules.dealer_hits_soft_17])
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size

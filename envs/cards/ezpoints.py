@@ -48,7 +48,9 @@ class EZPoints(PointsGame):
     ``image_size`` (default 300x300), ``reward_variant`` (``rl4vlm``, ``verl-agent``),
     ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
     a wine cloth, cream serif lettering and a dark page, a look no training frame shows; the cards'
-    faces, the text and the rules stay the same).
+    faces, the text and the rules stay the same), ``wording`` (``train``; ``held-out``: the mission
+    and the feedback in sentences no training episode reads, three phrasings of each, the seed
+    picking one; the episode, the images and the actions stay the same).
 
     ## Version History
     - v0: RL4VLM's rules, deal and layout with our own card art; seeded through

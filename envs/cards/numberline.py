@@ -10,6 +10,7 @@ from PIL import Image, ImageDraw
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.cards.layout import LOOKS
 from rl4vlm_gym.envs.cards.levels import NUMBERLINE_LEVELS, NumberLineLevel
+from rl4vlm_gym.envs.cards.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ class NumberLine(VLMEnv):
     ``image_size`` (default 300x300), ``reward_variant`` (``rl4vlm``, ``verl-agent``),
     ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
     a wine cloth, cream serif lettering and a dark page, a look no training frame shows; the cards'
-    faces, the text and the rules stay the same).
+    faces, the text and the rules stay the same), ``wording`` (``train``; ``held-out``: the mission
+    and the feedback in sentences no training episode reads, three phrasings of each, the seed
+    picking one; the episode, the images and the actions stay the same).
 
     ## Version History
     - v0: RL4VLM's rules and image; seeded through ``reset(seed)``; no random action on
@@ -66,6 +69,8 @@ class NumberLine(VLMEnv):
     }
     ACTIONS: ClassVar[tuple[str, ...]] = ("-", "+")
     APPEARANCES: ClassVar[tuple[str, ...]] = tuple(LOOKS)
+    WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
+    PHRASES: ClassVar = PHRASES["numberline"]
     SYNONYMS: ClassVar = {"minus": "-", "subtract": "-", "plus": "+", "add": "+"}
 
     def _new_episode(self, config: NumberLineLevel) -> None:
@@ -86,21 +91,20 @@ class NumberLine(VLMEnv):
         self.position = min(max(self.position + move, 0), self.config.max_position)
         after = abs(self.target - self.position)
         if after == 0:
-            return StepOutcome("reach", terminated=True, feedback="You reached the target.")
+            return StepOutcome("reach", terminated=True, feedback=self._say("reach", "You reached the target."))
         return StepOutcome("closer" if after < before else "not_closer")
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
         if not outcome.terminated and self.elapsed_steps >= self.config.max_steps:
-            return StepOutcome(outcome.event, truncated=True, feedback=outcome.feedback or "Out of steps.")
+            return StepOutcome(outcome.event, truncated=True, feedback=outcome.feedback or self._say("out_of_steps", "Out of steps."))
         return outcome
 
     def _describe(self) -> str:
         return f"Target: {self.target}\nCurrent: {self.position}"
 
     def _mission(self) -> str:
-        return (
-            "Move the current number to the target number by adding or subtracting one: "
-            "answer '+' or '-'."
+        return self._say(
+            "mission", "Move the current number to the target number by adding or subtracting one: answer '+' or '-'."
         )
 
     def _render(self) -> NDArray[np.uint8]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.cards import formula, layout, render
+from rl4vlm_gym.envs.cards import formula, layout, render, wording
 from rl4vlm_gym.envs.cards.deck import RANKS, Card, random_card
 from rl4vlm_gym.envs.cards.levels import PointsLevel
 
@@ -44,6 +44,8 @@ class PointsGame(VLMEnv):
     """Formula font size at 300x300."""
     LABEL_ON_OWN_LINE: ClassVar[bool] = False
     APPEARANCES: ClassVar[tuple[str, ...]] = tuple(layout.LOOKS)
+    WORDINGS: ClassVar[tuple[str, ...]] = wording.WORDINGS
+    PHRASES: ClassVar = wording.PHRASES["points"]
 
     # -- episode --------------------------------------------------------------------------------
 
@@ -93,7 +95,8 @@ class PointsGame(VLMEnv):
             used = Counter(formula.numbers_in(self.formula))[number]
             if used >= self.values.count(number):
                 error = f"no unused card is worth {number}"
-                return StepOutcome("invalid", error=error, feedback=f"Invalid action: {error}. Nothing happened.")
+                feedback = self._say("no_card", f"Invalid action: {error}. Nothing happened.", number=number)
+                return StepOutcome("invalid", error=error, feedback=feedback)
         self.formula.append(action)
         return StepOutcome("token")
 
@@ -102,13 +105,24 @@ class PointsGame(VLMEnv):
         shown = "".join(self.formula) or "(empty)"
         value = formula.evaluate(self.formula)
         if sorted(formula.numbers_in(self.formula)) != sorted(self.values):
-            return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} does not use every card exactly once.")
+            feedback = self._say("wrong_cards", f"Wrong: {shown} does not use every card exactly once.", shown=shown)
+            return StepOutcome("wrong", terminated=True, feedback=feedback)
         if value is None:
-            return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} is not a valid formula.")
+            return StepOutcome(
+                "wrong",
+                terminated=True,
+                feedback=self._say("not_formula", f"Wrong: {shown} is not a valid formula.", shown=shown),
+            )
         if value != self.target:
-            return StepOutcome("wrong", terminated=True, feedback=f"Wrong: {shown} = {_show(value)}, not {self.target}.")
+            train = f"Wrong: {shown} = {_show(value)}, not {self.target}."
+            feedback = self._say("wrong_value", train, shown=shown, value=_show(value), target=self.target)
+            return StepOutcome("wrong", terminated=True, feedback=feedback)
         self.won = True
-        return StepOutcome("win", terminated=True, feedback=f"Correct: {shown} = {self.target}.")
+        return StepOutcome(
+            "win",
+            terminated=True,
+            feedback=self._say("correct", f"Correct: {shown} = {self.target}.", shown=shown, target=self.target),
+        )
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
         # RL4VLM truncates with -1 at the first step that finds the formula longer than its limit
@@ -116,7 +130,7 @@ class PointsGame(VLMEnv):
         # blank), so it applies limit + 1 steps, and here the episode ends after them.
         if outcome.terminated or self.elapsed_steps < self.config.max_steps:
             return outcome
-        feedback = " ".join(filter(None, [outcome.feedback, "The formula is too long: out of steps."]))
+        feedback = " ".join(filter(None, [outcome.feedback, self._say("too_long", "The formula is too long: out of steps.")]))
         return StepOutcome("timeout", truncated=True, feedback=feedback)
 
     # -- observation ------------------------------------------------------------------------------
@@ -128,11 +142,12 @@ class PointsGame(VLMEnv):
     def _mission(self) -> str:
         faces = "10" if self.config.face_values == 10 else "11, 12 and 13"
         ops = " ".join(op for op in self.OPERATORS)
-        return (
+        train = (
             f"Make a formula that equals {self.target} using every card exactly once and the "
             f"operators {ops}. J, Q and K count as {faces}. Append one number or operator per "
             "step, then '=' to submit."
         )
+        return self._say("mission", train, target=self.target, ops=ops, faces=faces)
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size

@@ -11,6 +11,7 @@ from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv, generate_random_m
 from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.frozenlake.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import offscreen_sdl
 
 if TYPE_CHECKING:
@@ -78,7 +79,9 @@ class FrozenLake(VLMEnv):
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
     ``image_size`` (default 256x256), ``reward_variant``, ``action_format``, ``action_match``,
-    ``render_mode``.
+    ``render_mode``, ``wording`` (``train``; ``held-out``: the mission and the feedback in
+    sentences no training episode reads, three phrasings of each, the seed picking one; the
+    episode, the images and the actions stay the same).
 
     ## Version History
     - v0: initial release.
@@ -89,6 +92,8 @@ class FrozenLake(VLMEnv):
     REWARD_ALIASES: ClassVar = {"sparse": "native", "gymnasium": "native"}
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
+    WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
+    PHRASES: ClassVar = PHRASES
     SYNONYMS: ClassVar = {"west": "left", "south": "down", "east": "right", "north": "up"}
 
     def _new_episode(self, config: FrozenLakeLevel) -> None:
@@ -115,11 +120,11 @@ class FrozenLake(VLMEnv):
         row, col = self._cell
         tile = self.desc[row][col]
         if tile == "G":
-            return StepOutcome("goal", terminated=True, feedback="You reached the goal.")
+            return StepOutcome("goal", terminated=True, feedback=self._say("goal", "You reached the goal."))
         if tile == "H":
-            return StepOutcome("hole", terminated=True, feedback="You fell into a hole.")
+            return StepOutcome("hole", terminated=True, feedback=self._say("hole", "You fell into a hole."))
         slid = " (the ice made you slide)" if self.slippery else ""
-        return StepOutcome("move", feedback=f"You moved {action}{slid}.")
+        return StepOutcome("move", feedback=self._say("slide" if slid else "move", f"You moved {action}{slid}.", action=action))
 
     def _grid(self) -> list[str]:
         row, col = self._cell
@@ -134,7 +139,7 @@ class FrozenLake(VLMEnv):
         )
 
     def _mission(self) -> str:
-        return "Walk to the goal without falling into a hole."
+        return self._say("mission", "Walk to the goal without falling into a hole.")
 
     def _render(self) -> NDArray[np.uint8]:
         # Gymnasium's renderer, kept apart (its pygame surfaces do not pickle) and reused while the

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.envs.household.render import render
 from rl4vlm_gym.envs.household.view import View, describe, without_view
+from rl4vlm_gym.envs.household.wording import reword
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,8 +49,14 @@ class HouseholdBase(VLMEnv):
         # ALFWorld's observation is its feedback alone (the intro at reset). Without text the
         # image shows the view, so only the part of the feedback that the image cannot show stays.
         if self.obs_mode == "image":
-            return without_view(feedback)
-        return feedback or self._intro()
+            return self._worded(without_view(feedback))
+        return self._worded(feedback) if feedback else self._intro()
+
+    def _worded(self, feedback: str) -> str:
+        """A feedback of ALFWorld's grammar in the env's wording (``wording.py``)."""
+        if self.wording == self.WORDINGS[0]:
+            return feedback
+        return reword(feedback, lambda key, **fields: self._say(key, "", **fields))
 
     def _describe(self) -> str:
         return describe(self._view_state())

@@ -16,6 +16,7 @@ from rl4vlm_gym.envs.household.generator import generate
 from rl4vlm_gym.envs.household.levels import LEVELS, HouseLevel
 from rl4vlm_gym.envs.household.oracle import plan
 from rl4vlm_gym.envs.household.view import View, overview
+from rl4vlm_gym.envs.household.wording import PHRASES, WORDINGS
 from rl4vlm_gym.envs.household.world import COMMAND_STYLES, House
 
 __all__ = ["Clean", "Cool", "Heat", "Household", "Look", "PickPlace", "PickTwo"]
@@ -27,6 +28,8 @@ class Household(HouseholdBase):
     TASK: ClassVar[str | None] = None
     LEVELS = LEVELS
     DEFAULT_LEVEL = 2
+    WORDINGS = WORDINGS
+    PHRASES = PHRASES
 
     def __init__(self, *, commands: str = "move", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -66,13 +69,13 @@ class Household(HouseholdBase):
         return self._house.view()
 
     def _intro(self) -> str:
-        house = self._house
-        return (
-            f"-= Welcome to TextWorld, ALFRED! =-\n\n{overview(house.listing)}\n\nYour task is to: {self._mission()}"
-        )
+        house, mission = self._house, self._mission()
+        train = f"-= Welcome to TextWorld, ALFRED! =-\n\n{overview(house.listing)}\n\nYour task is to: {mission}"
+        return self._say("intro", train, overview=self._worded(overview(house.listing)), mission=mission)
 
     def _mission(self) -> str:
-        return self._house.goal.sentence()
+        goal = self._house.goal
+        return self._say(f"goal_{goal.task}", goal.sentence(), obj=goal.obj, recep=goal.recep, lamp=goal.lamp)
 
     def _state_key(self) -> str:
         return self._house.key()
@@ -176,9 +179,12 @@ def _doc(task: str | None) -> str:
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
     (default 300x300, ALFWorld's THOR frame size), ``reward_variant`` (``alfworld``,
-    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``; and ``commands``:
-    ``"move"`` (ALFWorld 0.4 and later: ``move O to R``) or ``"put"`` (the json_2.1.1 games many
-    papers used: ``put O in/on R``).
+    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``, ``wording`` (``train``:
+    ALFWorld's sentences; ``held-out``: the task, the welcome text and every feedback said in
+    sentence structures ALFWorld never uses, three phrasings of each, the seed picking one; the
+    house, the commands and the image stay the same); and ``commands``: ``"move"`` (ALFWorld 0.4
+    and later: ``move O to R``) or ``"put"`` (the json_2.1.1 games many papers used:
+    ``put O in/on R``).
 
     ## Version History
     - v0: ALFWorld 0.4's rules, goal templates and text; 5 levels; the oracle planner.

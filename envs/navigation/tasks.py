@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from rl4vlm_gym.core import NOT_COMPUTED, StepOutcome, VLMEnv
+from rl4vlm_gym.envs.navigation import wording
 from rl4vlm_gym.envs.navigation.levels import LADDERS, NavLevel
 from rl4vlm_gym.envs.navigation.oracle import BACK, FORWARD, TURN_LEFT, TURN_RIGHT, Phase, Planner, Unsolvable
 
@@ -61,6 +62,8 @@ class NavigationEnv(VLMEnv):
     MIN_IMAGE_SIDE: ClassVar[int] = 32
     EXPENSIVE_PLAN: ClassVar[bool] = True  # the planner's search takes 0.01 to 10 s
     APPEARANCES: ClassVar[tuple[str, ...]] = ("default", "held-out")
+    WORDINGS: ClassVar[tuple[str, ...]] = wording.WORDINGS
+    PHRASES: ClassVar = wording.PHRASES
     SYNONYMS: ClassVar = {
         "left": TURN_LEFT, "right": TURN_RIGHT, "forward": FORWARD, "back": BACK, "backward": BACK,
         "move backward": BACK, "go forward": FORWARD, "pickup": PICK_UP, "pick": PICK_UP,
@@ -231,7 +234,7 @@ class NavigationEnv(VLMEnv):
         return self._start_plan
 
     def _mission(self) -> str:
-        return f"Go to the {self.world.goal_label}."
+        return self._say("goto", f"Go to the {self.world.goal_label}.", goal=self.world.goal_label)
 
     # Oracle -------------------------------------------------------------------------------------------
 
@@ -340,12 +343,16 @@ _ARGUMENTS = """## Arguments
 The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
 (default 240x320, height x width; VL-DAC's setting is MiniWorld's 60x80: ``image_size=(60, 80)``),
 ``reward_variant`` (``miniworld``, ``vl-dac``), ``action_format``, ``action_match``,
-``render_mode``, ``appearance``; and ``render_view``: ``"agent"`` (default) or ``"top"``,
+``render_mode``, ``appearance``, ``wording``; and ``render_view``: ``"agent"`` (default) or ``"top"``,
 MiniWorld's top-down map, for what ``render()`` shows (the observation stays the agent's camera).
 
 ``appearance="held-out"`` (the ``visual`` transfer axis) draws every room with textures no
 MiniWorld world uses (wood-plank walls, a marble floor, a plain tiled ceiling) under a warm light
 outside domain randomization's ranges; the episode, the text and the rules are the default's.
+
+``wording="held-out"`` (the ``wording`` transfer axis) says the mission and the feedback in
+sentences no training episode reads, three phrasings of each, the seed picking one; the episode,
+the images and the actions are train's.
 
 The oracle's planner runs only when asked for (a search of 0.01 to 10 s, many times a reset's cost):
 ``info["optimal_steps"]`` is -2 (not computed) until ``env.unwrapped.optimal_steps`` is read,
@@ -445,10 +452,11 @@ class Sidewalk(NavigationEnv):
         return super()._event(reward, terminated)
 
     def _feedback(self, action: str, event: str) -> str:
-        return "You walked into the street." if event == "street" else ""
+        return self._say("street", "You walked into the street.") if event == "street" else ""
 
     def _mission(self) -> str:
-        return f"Go to the {self.world.goal_label} without stepping into the street."
+        goal = self.world.goal_label
+        return self._say("sidewalk", f"Go to the {goal} without stepping into the street.", goal=goal)
 
     def _phases(self) -> list[Phase]:
         (phase,) = super()._phases()
@@ -474,10 +482,12 @@ class Sign(NavigationEnv):
         return ("goal" if reward > 0 else "wrong" if reward < 0 else "stop"), 1.0
 
     def _feedback(self, action: str, event: str) -> str:
-        return {"wrong": "That is not the object the sign asks for.", "stop": "You stopped."}.get(event, "")
+        train = {"wrong": "That is not the object the sign asks for.", "stop": "You stopped."}.get(event, "")
+        return self._say(event, train) if train else ""
 
     def _mission(self) -> str:
-        return f"Go to the {self.SHAPES[self.world._goal]} whose colour the sign names. Touching any other object fails."
+        shape = self.SHAPES[self.world._goal]
+        return self._say("sign", f"Go to the {shape} whose colour the sign names. Touching any other object fails.", shape=shape)
 
     def _phases(self) -> list[Phase]:
         world = self.world
@@ -508,10 +518,13 @@ class PickupObjects(NavigationEnv):
     def _feedback(self, action: str, event: str) -> str:
         if action != PICK_UP:
             return ""
-        return "You picked it up." if event == "pickup" else "There is nothing to pick up in front of you."
+        if event == "pickup":
+            return self._say("picked", "You picked it up.")
+        return self._say("nothing", "There is nothing to pick up in front of you.")
 
     def _mission(self) -> str:
-        return f"Pick up all {self.world.num_objs} objects."
+        n = self.world.num_objs
+        return self._say("pickup", f"Pick up all {n} objects.", n=n)
 
     def _task_state(self) -> str:
         return f"picked {self.world.num_picked_up}"
@@ -542,11 +555,13 @@ class PutNext(NavigationEnv):
     def _feedback(self, action: str, event: str) -> str:
         carrying = self.world.agent.carrying
         if action == PICK_UP:
-            return "You are holding it." if carrying is not None else "There is nothing to pick up in front of you."
+            if carrying is not None:
+                return self._say("holding", "You are holding it.")
+            return self._say("nothing", "There is nothing to pick up in front of you.")
         return ""
 
     def _mission(self) -> str:
-        return "Put the red box next to the yellow box."
+        return self._say("putnext", "Put the red box next to the yellow box.")
 
     def _task_state(self) -> str:
         carrying = self.world.agent.carrying

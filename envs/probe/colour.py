@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.probe.wording import PHRASES, WORDINGS
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -72,7 +73,9 @@ class ColourNaming(VLMEnv):
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
     ``image_size`` (default 112x112), ``reward_variant`` (``default``), ``action_format``,
-    ``action_match``, ``render_mode``.
+    ``action_match``, ``render_mode``, ``wording`` (``train``; ``held-out``: the mission and the
+    invalid-action feedback in sentences no training episode reads, three phrasings of each, the
+    seed picking one; the episode and the image stay the same).
 
     ## Version History
     - v0: initial release.
@@ -82,6 +85,8 @@ class ColourNaming(VLMEnv):
     REWARDS: ClassVar = {"default": {"right": 1.0, "wrong": 0.0, "invalid": -1.0}}
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (112, 112)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
+    WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
+    PHRASES: ClassVar = PHRASES
 
     def _new_episode(self, config: Any) -> None:
         self._names = tuple(list(COLOURS)[: config.colours])
@@ -108,7 +113,7 @@ class ColourNaming(VLMEnv):
         return f"Colour: {self._colour}"
 
     def _mission(self) -> str:
-        return "Name the colour of the image."
+        return self._say("mission", "Name the colour of the image.")
 
     def _render(self) -> NDArray[np.uint8]:
         h, w = self.image_size

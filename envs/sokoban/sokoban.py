@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS, GenerationError, Room, generate
 from rl4vlm_gym.envs.sokoban.solver import ACTIONS, solve
+from rl4vlm_gym.envs.sokoban.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import to_array
 
 if TYPE_CHECKING:
@@ -93,7 +94,9 @@ class Sokoban(VLMEnv):
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
     ``image_size`` (default 192x192), ``reward_variant``, ``action_format``, ``action_match``,
-    ``render_mode``.
+    ``render_mode``, ``wording`` (``train``; ``held-out``: the mission and the feedback in
+    sentences no training episode reads, three phrasings of each, the seed picking one; the
+    episode, the images and the actions stay the same).
 
     ## Version History
     - v0: initial release.
@@ -108,6 +111,8 @@ class Sokoban(VLMEnv):
     REWARD_ALIASES: ClassVar = {"verl-agent": "native", "gym-sokoban": "native"}
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (192, 192)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
+    WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
+    PHRASES: ClassVar = PHRASES
     SYNONYMS: ClassVar = {
         **{f"push {a}": a for a in ACTIONS}, **{f"move {a}": a for a in ACTIONS},
         "north": "up", "south": "down", "west": "left", "east": "right",
@@ -132,24 +137,30 @@ class Sokoban(VLMEnv):
         dr, dc = MOVES[action]
         step = (self.player[0] + dr, self.player[1] + dc)
         if step in self.room.walls:
-            return StepOutcome("invalid", feedback="A wall blocks the way.", error="a wall blocks that move")
+            return StepOutcome("invalid", feedback=self._say("wall", "A wall blocks the way."), error="a wall blocks that move")
         if step not in self.boxes:
             self.player = step
-            return StepOutcome("move", feedback=f"You moved {action}.")
+            return StepOutcome("move", feedback=self._say("move", f"You moved {action}.", action=action))
         beyond = (step[0] + dr, step[1] + dc)
         if beyond in self.room.walls or beyond in self.boxes:
-            return StepOutcome("invalid", feedback="The box cannot move there.", error="the box is blocked on that side")
+            return StepOutcome(
+                "invalid",
+                feedback=self._say("box_blocked", "The box cannot move there."),
+                error="the box is blocked on that side",
+            )
         self.boxes = (self.boxes - {step}) | {beyond}
         self.player = step
         targets = self.room.targets
         if self.boxes <= targets:
-            return StepOutcome("solved", terminated=True, feedback="Every box is on a target: solved.")
+            return StepOutcome("solved", terminated=True, feedback=self._say("solved", "Every box is on a target: solved."))
         on, off = beyond in targets, step in targets
         if on and not off:
-            return StepOutcome("box_on", feedback=f"You pushed a box {action} onto a target.")
+            return StepOutcome("box_on", feedback=self._say("box_on", f"You pushed a box {action} onto a target.", action=action))
         if off and not on:
-            return StepOutcome("box_off", feedback=f"You pushed a box {action} off a target.")
-        return StepOutcome("push", feedback=f"You pushed a box {action}.")
+            return StepOutcome(
+                "box_off", feedback=self._say("box_off", f"You pushed a box {action} off a target.", action=action)
+            )
+        return StepOutcome("push", feedback=self._say("push", f"You pushed a box {action}.", action=action))
 
     def _grid(self) -> list[str]:
         room, rows = self.room, []
@@ -174,7 +185,7 @@ class Sokoban(VLMEnv):
         return f"The room ({LEGEND}; row 1 is the top):\n{grid}\nBoxes on targets: {on} of {len(self.boxes)}."
 
     def _mission(self) -> str:
-        return "Push every box onto a target."
+        return self._say("mission", "Push every box onto a target.")
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size

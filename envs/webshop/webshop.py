@@ -22,6 +22,7 @@ from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Page, Route, build_page, normalize_query
 from rl4vlm_gym.envs.webshop.reward import MATCH, Reward, get_reward, goal_option_list, option_score
 from rl4vlm_gym.envs.webshop.shop import Shop, data_shop, procedural_shop
+from rl4vlm_gym.envs.webshop.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import to_array
 
 if TYPE_CHECKING:
@@ -120,7 +121,10 @@ class WebShop(VLMEnv):
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode`` (``image``
     needs the browser), ``image_size`` (default 512x512), ``reward_variant`` (``webshop``,
-    ``webshop-corrected``, ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``; and ``renderer``
+    ``webshop-corrected``, ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``,
+    ``wording`` (``train``: the instruction alone; ``held-out``: the instruction framed by the env in
+    sentences no training episode reads, three phrasings, the seed picking one, and the invalid-action
+    feedback reworded; the instruction, the pages and the actions stay WebShop's); and ``renderer``
     (``"none"`` or ``"browser"``; the browser is started only when an image is observed),
     ``text_format`` (``"text"`` or ``"text_rich"``), ``catalog_seed`` (which catalog).
 
@@ -141,6 +145,8 @@ class WebShop(VLMEnv):
     MAX_IMAGE_SIDE: ClassVar[int] = 2048
     REWARDS = REWARDS
     MAX_ACTION_LENGTH: ClassVar[int] = 1024
+    WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
+    PHRASES: ClassVar = PHRASES
 
     def __init__(self, *, renderer: str = "none", text_format: str = "text", catalog_seed: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -216,7 +222,8 @@ class WebShop(VLMEnv):
         return self.page.text(rich=self.text_format == "text_rich")
 
     def _mission(self) -> str:
-        return self.goal.instruction
+        instruction = self.goal.instruction
+        return self._say("mission", instruction, instruction=instruction)
 
     def _render(self) -> NDArray[np.uint8]:
         if self._browsing:

@@ -66,6 +66,16 @@ class Walk(VLMEnv):
     MIN_IMAGE_SIDE: ClassVar[int] = 16
     APPEARANCES: ClassVar[tuple[str, ...]] = ("default", "grey")
     BACKGROUND: ClassVar[dict[str, int]] = {"default": 255, "grey": 128}
+    WORDINGS: ClassVar[tuple[str, ...]] = ("train", "held-out")
+    PHRASES: ClassVar = {
+        "held-out": {
+            "mission": (
+                "Your aim is the green square. Each reply is one of up, down, left or right.",
+                "Steer the red square onto the green one, answering up, down, left or right.",
+            ),
+            "goal": ("The red square now sits on the green one.", "Arrived: you stand on the goal."),
+        }
+    }
 
     def _new_episode(self, config: WalkLevel) -> None:
         self.side = config.side
@@ -83,14 +93,14 @@ class Walk(VLMEnv):
             return StepOutcome("move", error=f"the edge blocks {action}")
         self.agent = (r + dr, c + dc)
         if self.agent == self.goal:
-            return StepOutcome("goal", terminated=True, feedback="You reached the goal.")
+            return StepOutcome("goal", terminated=True, feedback=self._say("goal", "You reached the goal."))
         return StepOutcome("move")
 
     def _describe(self) -> str:
         return f"Agent: row {self.agent[0]}, column {self.agent[1]}\nGoal: row {self.goal[0]}, column {self.goal[1]}"
 
     def _mission(self) -> str:
-        return "Walk to the green goal square: answer up, down, left or right."
+        return self._say("mission", "Walk to the green goal square: answer up, down, left or right.")
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size
@@ -278,6 +288,29 @@ class AppearanceChangesText(Walk):
         return super()._describe() + ("\nLights: dim" if self.appearance == "grey" else "")
 
 
+class WordingIgnored(Walk):
+    """The held-out wording is declared but the mission keeps the train words."""
+
+    def _mission(self) -> str:
+        return "Walk to the green goal square: answer up, down, left or right."
+
+
+class WordingKeepsFeedback(Walk):
+    """The held-out wording rewords the mission but not the feedback of an invalid action."""
+
+    def _invalid_feedback(self, error: str | None) -> str:
+        return f"Invalid action: {error}. Nothing happened."
+
+
+class WordingChangesEpisode(Walk):
+    """The held-out wording draws from the episode's RNG, so its seeds play other episodes."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        if self.wording != "train":
+            self.np_random.random()
+        super()._new_episode(config)
+
+
 class RefusedPaysMove(Walk):
     """A rule rewrites every invalid step into an ordinary move, which pays 0."""
 
@@ -431,7 +464,8 @@ class OracleFreeHidesOracle(Walk):
 BROKEN: tuple[type[Walk], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
-    IgnoresImageSize, AppearanceIgnored, AppearanceChangesText, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
+    IgnoresImageSize, AppearanceIgnored, AppearanceChangesText, WordingIgnored, WordingKeepsFeedback,
+    WordingChangesEpisode, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
     SaltedGoal, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
 )  # fmt: skip
