@@ -1,0 +1,103 @@
+"""Ratings and cross-tables of a tournament's games (:mod:`rl4vlm_gym.harness.matches`).
+
+Ratings are OpenSkill's (Weng and Lin 2011, the ``openskill`` package, extra ``games``): the
+Plackett-Luce model, a Bayesian rating like TrueSkill with a mean ``mu`` and an uncertainty
+``sigma`` per player, draws included. Online updates depend on the order of the games, so games
+are rated in one fixed order (seed, then pairing), the same in every process. The table ranks
+by the ordinal ``mu - 3 sigma`` (OpenSkill's conservative estimate: a player who played few
+games ranks below one with the same mean and more evidence) and shows ``mu +- 1.96 sigma``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["cross_table", "rate", "standings"]
+
+
+def _ordered(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(records, key=lambda r: (r["seed"], r["players"][0], r["players"][1]))
+
+
+def rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> list[dict[str, Any]]:
+    """OpenSkill ratings of ``players`` from two-player game records (``players``, ``scores``).
+
+    Returns:
+        One row per player, best first: ``player``, ``rank``, ``mu``, ``sigma``, ``ordinal``
+        (``mu - 3 sigma``), ``ci95`` (``mu +- 1.96 sigma``), ``games``, ``wins``, ``draws``,
+        ``losses``, ``score`` (points per game: 1 a win, 0.5 a draw) and ``forfeits``.
+    """
+    try:
+        from openskill.models import PlackettLuce
+    except ImportError as err:
+        raise ImportError("match ratings use openskill, in the games extra: pip install 'rl4vlm-gym[games]'") from err
+
+    model = PlackettLuce()
+    ratings = {p: model.rating(name=p) for p in players}
+    tally = {p: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "forfeits": 0} for p in players}
+    for r in _ordered(records):
+        a, b = r["players"]
+        sa, sb = r["scores"]
+        # ranks: lower is better; equal ranks are a draw
+        ranks = [1, 1] if sa == sb else [1, 2] if sa > sb else [2, 1]
+        [[ratings[a]], [ratings[b]]] = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
+        for p, s in ((a, sa), (b, sb)):
+            t = tally[p]
+            t["games"] += 1
+            t["points"] += s
+            t["wins" if s == 1 else "draws" if s == 0.5 else "losses"] += 1
+        if r.get("forfeit") is not None:
+            tally[r["players"][r["forfeit"]]]["forfeits"] += 1
+    rows = []
+    for p in players:
+        mu, sigma = float(ratings[p].mu), float(ratings[p].sigma)
+        t = tally[p]
+        rows.append(
+            {
+                "player": p,
+                "mu": mu,
+                "sigma": sigma,
+                "ordinal": mu - 3 * sigma,
+                "ci95": [mu - 1.96 * sigma, mu + 1.96 * sigma],
+                "games": t["games"],
+                "wins": t["wins"],
+                "draws": t["draws"],
+                "losses": t["losses"],
+                "score": t["points"] / t["games"] if t["games"] else None,
+                "forfeits": t["forfeits"],
+            }
+        )
+    rows.sort(key=lambda row: (-row["ordinal"], row["player"]))
+    for i, row in enumerate(rows, 1):
+        row["rank"] = i
+    return rows
+
+
+def cross_table(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``table[a][b]``: ``a``'s wins, draws and losses against ``b`` over both seats, its points
+    per game (``score``) and its mean return (chips in poker), or ``None`` where they never met."""
+    table: dict[str, dict[str, dict[str, Any]]] = {
+        a: {b: {"wins": 0, "draws": 0, "losses": 0, "games": 0, "points": 0.0, "returns": 0.0} for b in players if b != a}
+        for a in players
+    }
+    for r in records:
+        for i in (0, 1):
+            a, b = r["players"][i], r["players"][1 - i]
+            cell = table[a][b]
+            s = r["scores"][i]
+            cell["games"] += 1
+            cell["points"] += s
+            cell["returns"] += float(r["returns"][i])
+            cell["wins" if s == 1 else "draws" if s == 0.5 else "losses"] += 1
+    for row in table.values():
+        for cell in row.values():
+            n = cell["games"]
+            cell["score"] = cell["points"] / n if n else None
+            cell["mean_return"] = cell["returns"] / n if n else None
+    return table
+
+
+def standings(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> dict[str, Any]:
+    """Ratings and cross-table together (what ``ratings.json`` of a match folder holds)."""
+    return {"ratings": rate(records, players), "cross_table": cross_table(records, players), "games": len(records)}
