@@ -56,8 +56,10 @@ __all__ = [
     "game_spec",
     "list_games",
     "load_matches",
+    "match_exploitability",
     "parse_player",
     "play_game",
+    "player_policy",
     "register_game",
     "run_matches",
     "schedule",
@@ -284,8 +286,9 @@ def play_game(env: Any, seats: Sequence[_Seat], seed: int) -> dict[str, Any]:
 
     Returns the record: each seat's return and score (1 win, 0.5 draw, 0 loss, by return), the
     steps (acting seat, raw output, parsed move, validity, parser error, every seat's reward), the
-    invalid moves per seat, and ``error``/``forfeit`` when a player raised or wrote no text (it
-    loses the game).
+    invalid moves per seat, and ``error``/``forfeit`` when a player raised or wrote no text, or the
+    step limit ended the game and one player wrote more invalid moves (it stalled): that player
+    loses the game.
     """
     env.reset(seed=seed)
     agents = list(env.possible_agents)
@@ -329,6 +332,9 @@ def play_game(env: Any, seats: Sequence[_Seat], seed: int) -> dict[str, Any]:
                 "rewards": rewards,
             }
         )
+    if forfeit is None and truncated and invalid[0] != invalid[1]:
+        forfeit = int(invalid[1] > invalid[0])  # the step limit ended a game one player stalled with invalid moves
+        error = f"the step limit ended the game; {seats[forfeit].spec.label} wrote {invalid[forfeit]} invalid moves"
     if forfeit is not None:
         scores = [0.0 if i == forfeit else 1.0 for i in range(len(agents))]
     else:
@@ -528,3 +534,73 @@ def load_matches(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any
 
 def is_model_agent(spec: PlayerSpec) -> bool:
     return spec.kind == "agent" and issubclass(agent_class(spec.name), ModelAgent)
+
+
+# Exploitability of the players of a poker game -----------------------------------------------------
+
+
+def player_policy(
+    game: GameSpec,
+    player: PlayerSpec,
+    *,
+    game_kwargs: Mapping[str, Any] | None = None,
+    prompt: PromptConfig | None = None,
+    samples: int = 1,
+) -> Callable[[Any], Mapping[int, float]] | None:
+    """``player``'s move distribution at OpenSpiel states of ``game`` (``None`` where it cannot be
+    asked): a built-in player's own ``policy``; uniform for ``random``; any other agent asked
+    ``samples`` times per information state through the game's ``spiel_observation``."""
+    from types import SimpleNamespace
+
+    from rl4vlm_gym.harness.exploitability import agent_policy, uniform
+
+    if player.kind == "builtin":
+        return getattr(game.builtin(player.name), "policy", None)
+    if player.name == "random":
+        return uniform  # RandomAgent: uniform over obs["actions"], exactly
+    if player.name == "oracle" or game.spiel_observation is None:
+        return None
+    observe_state = _load(game.spiel_observation, f"spiel_observation of {game.name!r}")
+    kwargs = dict(game_kwargs or {})
+    agent = AgentSpec(player.name, dict(player.kwargs)).make(prompt or PromptConfig())
+    current: dict[str, Any] = {}
+
+    def observe(state: Any) -> tuple[Mapping[str, Any], Any]:
+        obs, parser = observe_state(state, **kwargs)
+        current["view"] = SimpleNamespace(parser=parser, obs_mode=kwargs.get("obs_mode", "image+text"), spec=None)
+        current["view"].unwrapped = current["view"]
+        return obs, parser
+
+    def act(obs: Mapping[str, Any], k: int) -> str:
+        agent.begin(current["view"], k)  # a fresh stream per answer: no history across states
+        return agent.act(obs)
+
+    return agent_policy(act, observe, samples)
+
+
+def match_exploitability(folder: str | Path, *, samples: int = 1) -> dict[str, Any]:
+    """Each player's exploitability in the match in ``folder`` (its game must name an OpenSpiel
+    game), written to ``exploitability.json``; players that cannot be asked are listed as such."""
+    from rl4vlm_gym.harness.exploitability import exploitability
+
+    folder = Path(folder)
+    manifest, _ = load_matches(folder)
+    spec = (
+        game_spec(manifest["game"])
+        if manifest["game"] in {g.name for g in list_games()}
+        else GameSpec(manifest["game"], manifest["factory"])
+    )
+    if spec.spiel_game is None:
+        raise MatchError(f"game {spec.name!r} names no OpenSpiel game: exploitability is defined for the poker games")
+    prompt = PromptConfig(**manifest.get("prompt", {}))
+    result: dict[str, Any] = {"game": spec.spiel_game, "samples": samples, "players": {}}
+    for label, p in manifest["players"].items():
+        player = PlayerSpec(label, p["kind"], p["name"], p.get("kwargs", {}))
+        policy = player_policy(spec, player, game_kwargs=manifest.get("game_kwargs"), prompt=prompt, samples=samples)
+        if policy is None:
+            result["players"][label] = None
+            continue
+        result["players"][label] = exploitability(spec.spiel_game, policy)["exploitability"]
+    path = folder / "exploitability.json"
+    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result

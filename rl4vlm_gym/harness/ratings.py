@@ -26,7 +26,8 @@ def rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> list[d
     Returns:
         One row per player, best first: ``player``, ``rank``, ``mu``, ``sigma``, ``ordinal``
         (``mu - 3 sigma``), ``ci95`` (``mu +- 1.96 sigma``), ``games``, ``wins``, ``draws``,
-        ``losses``, ``score`` (points per game: 1 a win, 0.5 a draw) and ``forfeits``.
+        ``losses``, ``score`` (points per game: 1 a win, 0.5 a draw), ``mean_return`` (per game:
+        chips in poker, where it says more than wins) and ``forfeits``.
     """
     try:
         from openskill.models import PlackettLuce
@@ -35,16 +36,17 @@ def rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> list[d
 
     model = PlackettLuce()
     ratings = {p: model.rating(name=p) for p in players}
-    tally = {p: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "forfeits": 0} for p in players}
+    tally = {p: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "returns": 0.0, "forfeits": 0} for p in players}
     for r in _ordered(records):
         a, b = r["players"]
         sa, sb = r["scores"]
         # ranks: lower is better; equal ranks are a draw
         ranks = [1, 1] if sa == sb else [1, 2] if sa > sb else [2, 1]
         [[ratings[a]], [ratings[b]]] = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
-        for p, s in ((a, sa), (b, sb)):
+        for p, s, ret in ((a, sa, r["returns"][0]), (b, sb, r["returns"][1])):
             t = tally[p]
             t["games"] += 1
+            t["returns"] += float(ret)
             t["points"] += s
             t["wins" if s == 1 else "draws" if s == 0.5 else "losses"] += 1
         if r.get("forfeit") is not None:
@@ -65,6 +67,7 @@ def rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> list[d
                 "draws": t["draws"],
                 "losses": t["losses"],
                 "score": t["points"] / t["games"] if t["games"] else None,
+                "mean_return": t["returns"] / t["games"] if t["games"] else None,
                 "forfeits": t["forfeits"],
             }
         )
