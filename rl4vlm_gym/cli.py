@@ -408,11 +408,13 @@ def match_command(
         typer.Option("--player", "-p", help="[LABEL=]NAME, repeatable: a built-in player of the game, random, oracle, hf, openai or package.module:Class."),
     ] = None,
     player_arg: Annotated[list[str] | None, typer.Option("--player-arg", "-a", help="LABEL:KEY=VALUE, an agent's argument (repeatable).")] = None,
-    seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Seeds; each pair plays each seed in both seat orders.")] = 10,
+    seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Seeds; each pair plays each seed in both seat orders (swiss: one round per seed).")] = 10,
+    schedule: Annotated[str, typer.Option(help="round-robin, or swiss (n/2 pairings a round).")] = "round-robin",
     first_seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="The first seed (seeds are consecutive).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Match folder (default matches/GAME); re-run to resume or to add players and seeds.")] = None,
     obs_mode: Annotated[str, typer.Option(help="image+text, image or text.")] = "image+text",
     image_size: Annotated[int, typer.Option(min=32, max=4096, help="Square image side.")] = 256,
+    game_arg: Annotated[list[str] | None, typer.Option("--game-arg", "-g", help="The game env's argument KEY=VALUE (repeatable), e.g. max_cycles=40.")] = None,
     exploitability: Annotated[bool, typer.Option(help="Poker games: each player's exploitability (exact best response, OpenSpiel).")] = False,
     samples: Annotated[int, typer.Option(min=1, max=1000, help="Answers asked of an agent per information state for --exploitability.")] = 1,
     report: Annotated[bool, typer.Option(help="Write report.md, report.html and ratings.json into the match folder.")] = True,
@@ -455,8 +457,9 @@ def match_command(
                 players,
                 range(first_seed, first_seed + seeds),
                 out,
-                game_kwargs={"obs_mode": obs_mode, "image_size": image_size},
+                game_kwargs={"obs_mode": obs_mode, "image_size": image_size, **_agent_kwargs(game_arg)},
                 on_game=lambda r, n, total: bar.update(job, completed=n, total=total),
+                kind=schedule,
             )
         if exploitability:
             result = matches.match_exploitability(out, samples=samples)

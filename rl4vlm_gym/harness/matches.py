@@ -16,7 +16,8 @@ A *player* (a seat's occupant) is one of:
   writes text through the same prompt machinery as ``rl4vlm-gym eval``; the game's parser reads it.
 
 :func:`run_matches` plays a round robin: every pair of players, every seed, both seat orders (so
-each deal or opening is played from both sides). A match folder holds ``match.json`` (the game,
+each deal or opening is played from both sides); or a Swiss tournament, one round per seed, each
+player meeting one of similar points it has not met yet (both seat orders). A match folder holds ``match.json`` (the game,
 its arguments and the players) and ``games.jsonl``, one line per finished game, appended and
 flushed as each ends. Re-running on the same folder resumes: finished games are read back and
 never replayed; adding players or seeds plays only the new games. A game depends only on its
@@ -63,6 +64,7 @@ __all__ = [
     "register_game",
     "run_matches",
     "schedule",
+    "swiss_pairings",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,6 +72,7 @@ logger = logging.getLogger(__name__)
 GAME_ENTRY_POINT_GROUP = "rl4vlm_gym.games"
 MAX_PLAYERS = 64
 MAX_SEEDS = 100_000
+SCHEDULES = ("round-robin", "swiss")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 _MAX_ITER = 100_000  # agent turns of one game at most, whatever the env's own limit
 
@@ -394,17 +397,21 @@ def run_matches(
     game_kwargs: Mapping[str, Any] | None = None,
     prompt: PromptConfig | None = None,
     on_game: Callable[[dict[str, Any], int, int], None] | None = None,
+    kind: str = "round-robin",
 ) -> list[dict[str, Any]]:
-    """Play the round robin of ``players`` over ``seeds`` on ``game`` into ``out`` (resumable).
+    """Play the round robin (or the Swiss tournament, ``kind="swiss"``) of ``players`` over ``seeds`` on ``game`` into ``out`` (resumable).
 
     Args:
         game: a registered game's name, a ``"module:factory"`` path, or a :class:`GameSpec`.
         players: two or more players with distinct labels.
-        seeds: the games' seeds (each pair plays each seed in both seat orders).
+        seeds: the games' seeds (each pair plays each seed in both seat orders; in a Swiss
+            tournament, one round per seed, each pairing in both seat orders).
         out: the match folder (created; resumed if it holds the same game).
         game_kwargs: the env's keyword arguments (``obs_mode``, ``image_size``, ...).
         prompt: the prompt of model agents (default: :class:`PromptConfig`'s).
         on_game: called with each record (first those read back), the games done and the total.
+        kind: ``"round-robin"`` or ``"swiss"`` (cheaper for many players: ``n/2`` pairings a
+            round instead of ``n(n-1)/2``; it cannot take new players or seeds once started).
 
     Returns:
         The records of every scheduled game, in schedule order.
@@ -421,50 +428,88 @@ def run_matches(
     game_kwargs = dict(game_kwargs or {})
     prompt = prompt or PromptConfig()
     out = Path(out)
+    if kind not in SCHEDULES:
+        raise MatchError(f"schedule {kind!r} is unknown; choose one of {SCHEDULES}")
     manifest = {
         "game": spec.name,
         "factory": spec.factory,
         "game_kwargs": game_kwargs,
         "players": {p.label: p.as_dict() for p in players},
         "prompt": prompt.as_dict(),
-        "schedule": "round-robin",
+        "schedule": kind,
         "seeds": seeds,
     }
     done = _open(out, manifest)
-    wanted = schedule(labels, seeds)
-    todo = [g for g in wanted if (_task(g[0], g[1]), g[2]) not in done]
-    total = len(wanted)
+    by_label = {p.label: p for p in players}
+    seats: dict[str, _Seat] = {}
+    env: Any = None
+    wanted: list[tuple[str, str, int]] = []
+    # Swiss: one round per seed, pairings from the standings of the rounds before (rebuilt from
+    # the records on a resume: the games are deterministic, so the pairings are the same).
+    rounds = [seeds] if kind == "round-robin" else [[s] for s in seeds]
+    total = len(schedule(labels, seeds)) if kind == "round-robin" else len(seeds) * 2 * (len(labels) // 2)
     if on_game is not None:
         for record in done.values():
             on_game(record, len(done), total)
-    if todo:
-        try:
-            env = spec.make(**game_kwargs)
-        except MatchError:
-            raise
-        except Exception as err:
-            raise MatchError(f"making the game {spec.name!r} with {game_kwargs} raised {type(err).__name__}: {err}") from None
-        by_label = {p.label: p for p in players}
-        seats: dict[str, _Seat] = {}
-        try:
-            with (out / "games.jsonl").open("a", encoding="utf-8") as sink:
-                for first, second, seed in todo:
-                    for label in (first, second):
-                        if label not in seats:
-                            seats[label] = _Seat(by_label[label], spec, prompt)
-                    record = {"task": _task(first, second), "game": spec.name, "seed": seed, "players": [first, second]}
-                    record.update(play_game(env, [seats[first], seats[second]], seed))
+    try:
+        for round_seeds in rounds:
+            games = (
+                schedule(labels, round_seeds)
+                if kind == "round-robin"
+                else swiss_pairings(labels, [done[(_task(a, b), s)] for a, b, s in wanted], round_seeds[0])
+            )
+            wanted += games
+            todo = [g for g in games if (_task(g[0], g[1]), g[2]) not in done]
+            if todo and env is None:
+                env = _make_env(spec, game_kwargs)
+            for first, second, seed in todo:
+                for label in (first, second):
+                    if label not in seats:
+                        seats[label] = _Seat(by_label[label], spec, prompt)
+                record = {"task": _task(first, second), "game": spec.name, "seed": seed, "players": [first, second]}
+                record.update(play_game(env, [seats[first], seats[second]], seed))
+                with (out / "games.jsonl").open("a", encoding="utf-8") as sink:
                     sink.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
                     sink.flush()
                     os.fsync(sink.fileno())
-                    done[(record["task"], seed)] = record
-                    if on_game is not None:
-                        on_game(record, len(done), total)
-        finally:
-            for seat in seats.values():
-                seat.close()
+                done[(record["task"], seed)] = record
+                if on_game is not None:
+                    on_game(record, len(done), total)
+    finally:
+        for seat in seats.values():
+            seat.close()
+        if env is not None:
             env.close()
     return [done[(_task(a, b), s)] for a, b, s in wanted]
+
+
+def _make_env(spec: GameSpec, game_kwargs: Mapping[str, Any]) -> Any:
+    try:
+        return spec.make(**game_kwargs)
+    except MatchError:
+        raise
+    except Exception as err:
+        raise MatchError(f"making the game {spec.name!r} with {dict(game_kwargs)} raised {type(err).__name__}: {err}") from None
+
+
+def swiss_pairings(labels: Sequence[str], records: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[str, str, int]]:
+    """One Swiss round on ``seed``: players ordered by points so far (ties in the order given),
+    each paired with the next one below it it has not met yet (or, having met all, the next one);
+    with an odd number, the last player unpaired sits the round out. Both seat orders are played."""
+    points = dict.fromkeys(labels, 0.0)
+    met: set[frozenset[str]] = set()
+    for r in records:
+        for label, score in zip(r["players"], r["scores"], strict=True):
+            points[label] += score
+        met.add(frozenset(r["players"]))
+    free = sorted(labels, key=lambda p: (-points[p], labels.index(p)))
+    games = []
+    while len(free) >= 2:
+        a = free.pop(0)
+        b = next((q for q in free if frozenset((a, q)) not in met), free[0])
+        free.remove(b)
+        games += [(a, b, seed), (b, a, seed)]
+    return games
 
 
 def _open(out: Path, manifest: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
@@ -474,7 +519,7 @@ def _open(out: Path, manifest: dict[str, Any]) -> dict[tuple[str, int], dict[str
     path = out / "match.json"
     if path.exists():
         old = _read_manifest(path)
-        for key in ("game", "factory", "game_kwargs", "prompt"):
+        for key in ("game", "factory", "game_kwargs", "prompt", "schedule"):
             if old.get(key) != manifest[key]:
                 raise MatchError(
                     f"{out} holds a match with another {key} ({old.get(key)!r}, this one: {manifest[key]!r}); pass another --out"
@@ -484,6 +529,10 @@ def _open(out: Path, manifest: dict[str, Any]) -> dict[tuple[str, int], dict[str
                 raise MatchError(
                     f"{out}: player {label!r} was {old['players'][label]} there, now {player}; give the new one another label"
                 )
+        if manifest["schedule"] == "swiss" and (old["players"] != manifest["players"] or old["seeds"] != manifest["seeds"]):
+            raise MatchError(
+                f"{out} holds a Swiss tournament of other players or seeds: its pairings would change; pass another --out"
+            )
         manifest = {
             **manifest,
             "players": {**old["players"], **manifest["players"]},

@@ -65,6 +65,32 @@ def test_a_match_resumes_after_a_kill_and_is_the_same_in_another_process(tmp_pat
     assert seen == [7] * 7 + list(range(8, 19))  # 7 read back, 11 played
 
 
+def test_a_swiss_tournament_pairs_by_points_without_rematches_and_resumes(tmp_path: Path) -> None:
+    pool = players("tictactoe", "random", "r2=random", "heuristic", "perfect", "odd=random")
+    records = matches.run_matches("tictactoe", pool, [4, 5, 6], tmp_path / "a", game_kwargs=SMALL, kind="swiss")
+    assert len(records) == 3 * 2 * 2  # 5 players: two pairings a round, one sits out
+    rounds = [records[i : i + 4] for i in (0, 4, 8)]
+    assert all({r["seed"] for r in games} == {seed} for games, seed in zip(rounds, (4, 5, 6), strict=True))
+    pairs = [frozenset(r["players"]) for r in records[::2]]
+    assert len(set(pairs)) == len(pairs)  # no rematch
+    assert rounds[0][0]["players"] == ["random", "r2"]  # round 1 in the order given
+    assert all("odd" not in r["players"] for r in rounds[0])  # the last sits round 1 out
+    # round 2: the leader after round 1 (ties in the order given) opens against one it has not met
+    labels = ["random", "r2", "heuristic", "perfect", "odd"]
+    points = {p: sum(r["scores"][r["players"].index(p)] for r in rounds[0] if p in r["players"]) for p in labels}
+    leader = min(labels, key=lambda p: (-points[p], labels.index(p)))
+    assert rounds[1][0]["players"][0] == leader and frozenset(rounds[1][0]["players"]) not in pairs[:2]
+    whole = (tmp_path / "a" / "games.jsonl").read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "b"
+    cut.mkdir()
+    (cut / "match.json").write_bytes((tmp_path / "a" / "match.json").read_bytes())
+    (cut / "games.jsonl").write_bytes(b"".join(whole[:5]))
+    matches.run_matches("tictactoe", pool, [4, 5, 6], cut, game_kwargs=SMALL, kind="swiss")
+    assert (cut / "games.jsonl").read_bytes() == b"".join(whole)
+    with pytest.raises(matches.MatchError, match="Swiss tournament of other players or seeds"):
+        matches.run_matches("tictactoe", pool, [4, 5, 6, 7], cut, game_kwargs=SMALL, kind="swiss")
+
+
 def test_seats_are_swapped_and_seeds_decide_the_games(tmp_path: Path) -> None:
     records = matches.run_matches("kuhn_poker", players("kuhn_poker", "random", "cfr"), [3], tmp_path, game_kwargs=SMALL)
     assert [r["players"] for r in records] == [["random", "cfr"], ["cfr", "random"]]
@@ -244,6 +270,9 @@ def _uniform_file(tmp_path: Path) -> Path:
         (["match", "no.such.module:factory", "-p", "random", "-p", "oracle"], "cannot load 'no.such.module:factory'"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "--seeds", "0"], "Invalid value"),
         (["match"], "name a game"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "--schedule", "knockout"], "schedule 'knockout' is unknown"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "max_cycles=-3"], "max_cycles=-3 is not valid"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "colour=red"], "unexpected keyword argument 'colour'"),
         (["exploitability", "no_such_poker", "--policy", "{policy}"], "OpenSpiel has no game 'no_such_poker'"),
         (["exploitability", "kuhn_poker", "--policy", "{missing}"], "cannot read the policy file"),
         (["exploitability", "kuhn_poker", "--policy", "{garbage}"], "is not valid JSON"),
