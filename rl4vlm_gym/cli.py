@@ -415,6 +415,8 @@ def match_command(
     obs_mode: Annotated[str, typer.Option(help="image+text, image or text.")] = "image+text",
     image_size: Annotated[int, typer.Option(min=32, max=4096, help="Square image side.")] = 256,
     game_arg: Annotated[list[str] | None, typer.Option("--game-arg", "-g", help="The game env's argument KEY=VALUE (repeatable), e.g. max_cycles=40.")] = None,
+    output_format: Annotated[str, typer.Option(help="What model agents are asked to write: json, tags or plain.")] = "json",
+    history: Annotated[int, typer.Option(help="Past turns in a model agent's prompt.")] = 0,
     exploitability: Annotated[bool, typer.Option(help="Poker games: each player's exploitability (exact best response, OpenSpiel).")] = False,
     samples: Annotated[int, typer.Option(min=1, max=1000, help="Answers asked of an agent per information state for --exploitability.")] = 1,
     report: Annotated[bool, typer.Option(help="Write report.md, report.html and ratings.json into the match folder.")] = True,
@@ -426,6 +428,7 @@ def match_command(
 
     from rl4vlm_gym.harness import matches
     from rl4vlm_gym.harness.exploitability import PolicyError
+    from rl4vlm_gym.prompts import PromptConfig
 
     try:
         if list_games:
@@ -460,6 +463,7 @@ def match_command(
                 game_kwargs={"obs_mode": obs_mode, "image_size": image_size, **_agent_kwargs(game_arg)},
                 on_game=lambda r, n, total: bar.update(job, completed=n, total=total),
                 kind=schedule,
+                prompt=PromptConfig(output_format=output_format, history=history),
             )
         if exploitability:
             result = matches.match_exploitability(out, samples=samples)

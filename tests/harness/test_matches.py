@@ -91,6 +91,14 @@ def test_a_swiss_tournament_pairs_by_points_without_rematches_and_resumes(tmp_pa
         matches.run_matches("tictactoe", pool, [4, 5, 6, 7], cut, game_kwargs=SMALL, kind="swiss")
 
 
+def test_games_come_from_the_registry_or_any_aec_factory(tmp_path: Path) -> None:
+    assert {"tictactoe", "connect_four", "kuhn_poker"} <= {g.name for g in matches.list_games()}
+    bare = matches.game_spec("rl4vlm_gym.envs.games.aec:connect_four_env")  # no registration at all
+    assert dict(bare.players) == {}
+    records = matches.run_matches(bare, players(bare.name, "random", "oracle"), [0], tmp_path, game_kwargs=SMALL)
+    assert [r["players"][int(r["scores"][1] == 1.0)] for r in records] == ["oracle", "oracle"]  # alpha-beta beats random
+
+
 def test_seats_are_swapped_and_seeds_decide_the_games(tmp_path: Path) -> None:
     records = matches.run_matches("kuhn_poker", players("kuhn_poker", "random", "cfr"), [3], tmp_path, game_kwargs=SMALL)
     assert [r["players"] for r in records] == [["random", "cfr"], ["cfr", "random"]]
@@ -270,6 +278,7 @@ def _uniform_file(tmp_path: Path) -> Path:
         (["match", "no.such.module:factory", "-p", "random", "-p", "oracle"], "cannot load 'no.such.module:factory'"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "--seeds", "0"], "Invalid value"),
         (["match"], "name a game"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "--history", "999"], "history"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "--schedule", "knockout"], "schedule 'knockout' is unknown"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "max_cycles=-3"], "max_cycles=-3 is not valid"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "colour=red"], "unexpected keyword argument 'colour'"),
