@@ -58,10 +58,23 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
         _Heading("Ratings"),
         _Text(
             "OpenSkill (Plackett-Luce) ratings: mu with a 95% interval (mu +- 1.96 sigma), ranked by the "
-            "ordinal mu - 3 sigma. Score: points per game (1 a win, 0.5 a draw; a game is won by the higher return). Mean return: per game (chips in poker, where it weighs pots that wins and losses do not)."
+            "ordinal mu - 3 sigma. Elo (BT): the Bradley-Terry fit of all games on the Elo scale (mean 1000), as LLM arenas report it, with a bootstrap 95% interval over the games. Score: points per game (1 a win, 0.5 a draw; a game is won by the higher return). Mean return: per game (chips in poker, where it weighs pots that wins and losses do not)."
         ),
         _Table(
-            ["rank", "player", "mu", "95% interval", "ordinal", "games", "W-D-L", "score", "mean return", "forfeits"],
+            [
+                "rank",
+                "player",
+                "mu",
+                "95% interval",
+                "ordinal",
+                "Elo (BT)",
+                "Elo 95% interval",
+                "games",
+                "W-D-L",
+                "score",
+                "mean return",
+                "forfeits",
+            ],
             [
                 [
                     str(r["rank"]),
@@ -69,6 +82,8 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
                     f"{r['mu']:.2f}",
                     f"[{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]",
                     f"{r['ordinal']:.2f}",
+                    f"{r['elo']:.0f}",
+                    f"[{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]",
                     str(r["games"]),
                     f"{r['wins']}-{r['draws']}-{r['losses']}",
                     "-" if r["score"] is None else f"{r['score']:.3f}",

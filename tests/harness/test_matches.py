@@ -18,7 +18,7 @@ from rl4vlm_gym.cli import app
 from rl4vlm_gym.harness import matches
 from rl4vlm_gym.harness.exploitability import PolicyError, exploitability, read_policy, uniform
 from rl4vlm_gym.harness.match_report import write_match_report
-from rl4vlm_gym.harness.ratings import cross_table, rate
+from rl4vlm_gym.harness.ratings import bradley_terry, cross_table, rate
 
 SMALL = {"obs_mode": "text", "image_size": 64}
 CFR_FILE = Path(__file__).resolve().parents[2] / "envs" / "games" / "data" / "kuhn_cfr.json"
@@ -124,6 +124,9 @@ def test_ratings_recover_perfect_over_heuristic_over_random(tmp_path: Path) -> N
     assert rows[0]["mu"] > rows[1]["mu"] > rows[2]["mu"]
     assert rows[1]["ci95"][0] > rows[2]["ci95"][1]  # heuristic's interval clear of random's
     assert rows[0]["losses"] == 0  # perfect play never loses
+    assert rows[0]["elo"] > rows[1]["elo"] > rows[2]["elo"] and rows[1]["elo_ci95"][0] > rows[2]["elo_ci95"][1]
+    shuffled = list(reversed(records))
+    assert bradley_terry(shuffled, list(names)) == bradley_terry(records, list(names))  # order-free, seeded
     table = cross_table(records, list(names))
     assert table["perfect"]["heuristic"]["games"] == 40 and table["perfect"]["heuristic"]["wins"] >= 1
     assert table["heuristic"]["perfect"]["losses"] == table["perfect"]["heuristic"]["wins"]
