@@ -506,8 +506,20 @@ def report_command(
     baseline: Annotated[Path | None, typer.Option(help="A run folder to compare each run with.")] = None,
     training_log: Annotated[list[Path] | None, typer.Option(help="Training log CSV (repeatable): learning curves.")] = None,
 ) -> None:
-    """Write a Markdown and an HTML report (tables and plots) of one or more runs."""
+    """Write a Markdown and an HTML report (tables and plots) of one or more runs, or of a match folder."""
     from rl4vlm_gym.harness.report import write_report
+
+    if len(runs) == 1 and (runs[0] / "match.json").exists():  # a match folder (rl4vlm-gym match)
+        from rl4vlm_gym.harness.match_report import write_match_report
+        from rl4vlm_gym.harness.matches import MatchError
+
+        try:
+            md, html = write_match_report(runs[0], out)
+        except MatchError as err:
+            console.print(f"[red]{escape(str(err))}[/red]")
+            raise typer.Exit(2) from None
+        console.print(f"wrote {md} and {html}")
+        return
 
     md, html = write_report(runs, out, baseline=baseline, training_logs=training_log or ())
     console.print(f"wrote {md} and {html}")

@@ -32,6 +32,18 @@ def _player_text(player: dict[str, Any]) -> str:
     return what + (f" {json.dumps(kwargs, sort_keys=True)}" if kwargs else "")
 
 
+def _exploitability(path: Path) -> dict[str, Any] | None:
+    """``exploitability.json`` (written by ``match --exploitability``), or ``None`` if missing or
+    not one (over 1 MiB, not JSON, no players): the report is written without it."""
+    if not path.exists() or path.stat().st_size > 1 << 20:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("players"), dict) else None
+
+
 def write_match_report(folder: str | Path, out: str | Path | None = None) -> tuple[Path, Path]:
     """Write ``report.md`` (plots in ``plots/``), ``report.html`` and ``ratings.json`` for the
     match in ``folder`` (into ``out``, default the folder itself).
@@ -114,9 +126,8 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
             "Points per game of the row player against the column player.",
         )
     )
-    exploit_path = folder / "exploitability.json"
-    if exploit_path.exists() and exploit_path.stat().st_size < 1 << 20:
-        data = json.loads(exploit_path.read_text(encoding="utf-8"))
+    data = _exploitability(folder / "exploitability.json")
+    if data is not None:
         blocks.append(_Heading("Exploitability"))
         blocks.append(
             _Text(
@@ -126,8 +137,11 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
             )
         )
         rows = [
-            [label, "not asked (no policy at OpenSpiel states)" if v is None else f"{v:.4f}"]
-            for label, v in data.get("players", {}).items()
+            [
+                label,
+                "not asked (no policy at OpenSpiel states)" if v is None else f"{v:.4f}" if isinstance(v, int | float) else "?",
+            ]
+            for label, v in data["players"].items()
         ]
         blocks.append(_Table(["player", "exploitability"], rows))
     failed = [r for r in records if r.get("error")]

@@ -170,6 +170,10 @@ def test_the_report_shows_ratings_cross_table_and_exploitability(tmp_path: Path)
     assert "## Ratings" in text and "## Cross-table" in text and "0.4583" in text
     assert (tmp_path / "plots" / "cross_table.png").stat().st_size > 1000 and "<svg" in html.read_text()
     assert json.loads((tmp_path / "ratings.json").read_text())["games"] == 8
+    (tmp_path / "exploitability.json").write_text('{"players": [1, 2]}')  # damaged: left out, no traceback
+    assert _cli("report", str(tmp_path), "--out", str(tmp_path / "again")).exit_code == 0
+    assert "## Ratings" in (tmp_path / "again" / "report.md").read_text()
+    assert "Exploitability" not in (tmp_path / "again" / "report.md").read_text()
 
 
 def test_exploitability_of_the_shipped_cfr_policy_and_of_uniform_random() -> None:
@@ -333,6 +337,8 @@ def test_a_damaged_match_folder_is_refused_by_name(tmp_path: Path) -> None:
     )
     with pytest.raises(matches.MatchError, match="game 2 is not a record of two of the match's players"):
         write_match_report(tmp_path)
+    damaged = _cli("report", str(tmp_path), "--out", str(tmp_path / "r"))
+    assert damaged.exit_code == 2 and "game 2 is not a record" in " ".join(damaged.output.split())
     (tmp_path / "match.json").write_text("{oops")
     with pytest.raises(matches.MatchError, match="not valid JSON"):
         matches.run_matches("tictactoe", pool, [0], tmp_path, game_kwargs=SMALL)
