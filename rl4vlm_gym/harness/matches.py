@@ -467,7 +467,15 @@ def run_matches(
                     if label not in seats:
                         seats[label] = _Seat(by_label[label], spec, prompt)
                 record = {"task": _task(first, second), "game": spec.name, "seed": seed, "players": [first, second]}
-                record.update(play_game(env, [seats[first], seats[second]], seed))
+                try:
+                    record.update(play_game(env, [seats[first], seats[second]], seed))
+                except MatchError:
+                    raise
+                except Exception as err:  # the game broke (a player's errors are recorded in play_game)
+                    raise MatchError(
+                        f"the game {spec.name!r} raised {type(err).__name__}: {err} in {record['task']}, seed {seed}; "
+                        f"the {len(done)} finished games are saved in {out}"
+                    ) from None
                 with (out / "games.jsonl").open("a", encoding="utf-8") as sink:
                     sink.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
                     sink.flush()
@@ -485,11 +493,15 @@ def run_matches(
 
 def _make_env(spec: GameSpec, game_kwargs: Mapping[str, Any]) -> Any:
     try:
-        return spec.make(**game_kwargs)
+        env = spec.make(**game_kwargs)
     except MatchError:
         raise
     except Exception as err:
         raise MatchError(f"making the game {spec.name!r} with {dict(game_kwargs)} raised {type(err).__name__}: {err}") from None
+    missing = [a for a in ("possible_agents", "reset", "agent_iter", "last", "step", "infos", "rewards") if not hasattr(env, a)]
+    if missing:
+        raise MatchError(f"{spec.factory} made a {type(env).__name__}, not a PettingZoo AEC env (it has no {', '.join(missing)})")
+    return env
 
 
 def swiss_pairings(labels: Sequence[str], records: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[str, str, int]]:

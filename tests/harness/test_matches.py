@@ -132,6 +132,19 @@ def test_ratings_recover_perfect_over_heuristic_over_random(tmp_path: Path) -> N
     assert table["heuristic"]["perfect"]["losses"] == table["perfect"]["heuristic"]["wins"]
 
 
+def broken_game(**kwargs: Any) -> Any:
+    """A game whose rules raise on the first move."""
+    from rl4vlm_gym.envs.games.aec import tictactoe_env
+
+    env = tictactoe_env(**kwargs)
+
+    def step(action: Any) -> None:
+        raise KeyError("no such square")
+
+    env.step = step
+    return env
+
+
 class Raises(Agent):
     def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
         raise RuntimeError("out of tokens")
@@ -285,6 +298,11 @@ def _uniform_file(tmp_path: Path) -> Path:
         (["match", "no.such.module:factory", "-p", "random", "-p", "oracle"], "cannot load 'no.such.module:factory'"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "--seeds", "0"], "Invalid value"),
         (["match"], "name a game"),
+        (["match", "builtins:dict", "-p", "random", "-p", "r2=random"], "made a dict, not a PettingZoo AEC env"),
+        (
+            ["match", f"{__name__}:broken_game", "-p", "random", "-p", "r2=random"],
+            "raised KeyError: 'no such square' in random vs r2, seed 0; the 0 finished games are saved",
+        ),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "--history", "999"], "history"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "--schedule", "knockout"], "schedule 'knockout' is unknown"),
         (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "max_cycles=-3"], "max_cycles=-3 is not valid"),
