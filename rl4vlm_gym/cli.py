@@ -1,4 +1,4 @@
-"""The ``rl4vlm-gym`` command: list, info, check, play, docs, new-env, eval, report, train, serve-model, suite and leaderboard."""
+"""The ``rl4vlm-gym`` command: list, info, check, play, docs, new-env, eval, match, exploitability, report, train, serve-model, suite and leaderboard."""
 
 from __future__ import annotations
 
@@ -400,6 +400,105 @@ def balrog_results_command(
     console.print(f"BALROG average progress {overall['average_progress']:.1f} ± {overall['standard_error']:.1f}: {out}")
 
 
+@app.command("match")
+def match_command(
+    game: Annotated[str | None, typer.Argument(help="A game (see --list) or a PettingZoo AEC env factory 'package.module:function'.")] = None,
+    player: Annotated[
+        list[str] | None,
+        typer.Option("--player", "-p", help="[LABEL=]NAME, repeatable: a built-in player of the game, random, oracle, hf, openai or package.module:Class."),
+    ] = None,
+    player_arg: Annotated[list[str] | None, typer.Option("--player-arg", "-a", help="LABEL:KEY=VALUE, an agent's argument (repeatable).")] = None,
+    seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Seeds; each pair plays each seed in both seat orders (swiss: one round per seed).")] = 10,
+    schedule: Annotated[str, typer.Option(help="round-robin, or swiss (n/2 pairings a round).")] = "round-robin",
+    first_seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="The first seed (seeds are consecutive).")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Match folder (default matches/GAME); re-run to resume or to add players and seeds.")] = None,
+    obs_mode: Annotated[str, typer.Option(help="image+text, image or text.")] = "image+text",
+    image_size: Annotated[int, typer.Option(min=32, max=4096, help="Square image side.")] = 256,
+    game_arg: Annotated[list[str] | None, typer.Option("--game-arg", "-g", help="The game env's argument KEY=VALUE (repeatable), e.g. max_cycles=40.")] = None,
+    output_format: Annotated[str, typer.Option(help="What model agents are asked to write: json, tags or plain.")] = "json",
+    history: Annotated[int, typer.Option(help="Past turns in a model agent's prompt.")] = 0,
+    exploitability: Annotated[bool, typer.Option(help="Poker games: each player's exploitability (exact best response, OpenSpiel).")] = False,
+    samples: Annotated[int, typer.Option(min=1, max=1000, help="Answers asked of an agent per information state for --exploitability.")] = 1,
+    report: Annotated[bool, typer.Option(help="Write report.md, report.html and ratings.json into the match folder.")] = True,
+    list_games: Annotated[bool, typer.Option("--list", help="List the games and their built-in players.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Play a round robin of agents on a multi-agent game (seats swapped), rate them and write a report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from rl4vlm_gym.harness import matches
+    from rl4vlm_gym.harness.exploitability import PolicyError
+    from rl4vlm_gym.prompts import PromptConfig
+
+    try:
+        if list_games:
+            table = Table("game", "built-in players", "OpenSpiel", "summary")
+            for g in matches.list_games():
+                table.add_row(g.name, ", ".join(g.players) or "-", g.spiel_game or "-", g.summary)
+            console.print(table)
+            return
+        if game is None:
+            raise matches.MatchError("name a game (rl4vlm-gym match --list shows them)")
+        spec = matches.game_spec(game)
+        kwargs: dict[str, dict[str, Any]] = {}
+        for pair in player_arg or []:
+            label, sep, rest = pair.partition(":")
+            if not sep:
+                raise matches.MatchError(f"--player-arg {pair!r}: expected LABEL:KEY=VALUE")
+            kwargs.setdefault(label, {}).update(_agent_kwargs([rest]))
+        players = [matches.parse_player(p, spec) for p in player or []]
+        players = [matches.parse_player(p, spec, kwargs.get(q.label)) for p, q in zip(player or [], players, strict=True)]
+        unknown = set(kwargs) - {p.label for p in players}
+        if unknown:
+            raise matches.MatchError(f"--player-arg names no player: {sorted(unknown)}")
+        out = out or Path("matches") / spec.name.rsplit(":", 1)[-1]
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, disable=not progress)
+        job = bar.add_task(spec.name, total=None)
+        with bar:
+            matches.run_matches(
+                spec,
+                players,
+                range(first_seed, first_seed + seeds),
+                out,
+                game_kwargs={"obs_mode": obs_mode, "image_size": image_size, **_agent_kwargs(game_arg)},
+                on_game=lambda r, n, total: bar.update(job, completed=n, total=total),
+                kind=schedule,
+                prompt=PromptConfig(output_format=output_format, history=history),
+            )
+        if exploitability:
+            result = matches.match_exploitability(out, samples=samples)
+            for label, value in result["players"].items():
+                console.print(f"exploitability of {escape(label)}: {'not asked' if value is None else f'{value:.4f}'}")
+        if report:
+            from rl4vlm_gym.harness.match_report import write_match_report
+
+            md, html = write_match_report(out)
+            console.print(f"report: {md} and {html}")
+    except (matches.MatchError, PolicyError, ValueError, ImportError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted: finished games are saved in {out}; run the same command again to resume[/yellow]")
+        raise typer.Exit(130) from None
+    console.print(f"games: {out / 'games.jsonl'}")
+
+
+@app.command("exploitability")
+def exploitability_command(
+    game: Annotated[str, typer.Argument(help="An OpenSpiel game name, e.g. kuhn_poker or leduc_poker.")],
+    policy: Annotated[Path, typer.Option(help="JSON policy table {information state: [probability per action]} (or {\"policy\": {...}}).")],
+) -> None:
+    """The exact exploitability of a tabular policy (OpenSpiel's best response)."""
+    from rl4vlm_gym.harness.exploitability import PolicyError, exploitability, read_policy
+
+    try:
+        result = exploitability(game, read_policy(policy))
+    except (PolicyError, ImportError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"{result['game']}: exploitability {result['exploitability']:.6f} (NashConv {result['nash_conv']:.6f}, {result['information_states']} information states)")
+
+
 @app.command("report")
 def report_command(
     runs: Annotated[list[Path], typer.Argument(help="Run folders.")],
@@ -407,8 +506,20 @@ def report_command(
     baseline: Annotated[Path | None, typer.Option(help="A run folder to compare each run with.")] = None,
     training_log: Annotated[list[Path] | None, typer.Option(help="Training log CSV (repeatable): learning curves.")] = None,
 ) -> None:
-    """Write a Markdown and an HTML report (tables and plots) of one or more runs."""
+    """Write a Markdown and an HTML report (tables and plots) of one or more runs, or of a match folder."""
     from rl4vlm_gym.harness.report import write_report
+
+    if len(runs) == 1 and (runs[0] / "match.json").exists():  # a match folder (rl4vlm-gym match)
+        from rl4vlm_gym.harness.match_report import write_match_report
+        from rl4vlm_gym.harness.matches import MatchError
+
+        try:
+            md, html = write_match_report(runs[0], out)
+        except MatchError as err:
+            console.print(f"[red]{escape(str(err))}[/red]")
+            raise typer.Exit(2) from None
+        console.print(f"wrote {md} and {html}")
+        return
 
     md, html = write_report(runs, out, baseline=baseline, training_logs=training_log or ())
     console.print(f"wrote {md} and {html}")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["DPI", "learning_curves", "overall_bars", "save", "svg_inline", "task_bars", "transfer_matrix"]
+__all__ = ["DPI", "cross_table", "learning_curves", "overall_bars", "save", "svg_inline", "task_bars", "transfer_matrix"]
 
 DPI = 110
 _BOUNDED = ("success", "progress", "normalised_steps")
@@ -260,3 +260,36 @@ def svg_inline(fig: Figure) -> str:
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.DOTALL)  # RDF boilerplate only
     return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto; overflow: visible" ', 1)
+
+
+def cross_table(players: Sequence[str], scores: Sequence[Sequence[float | None]], counts: Sequence[Sequence[Mapping[str, Any] | None]]) -> Figure:
+    """A tournament's cross-table as a heat map: the row player's points per game against the
+    column player (1 all won, 0.5 even, 0 all lost), each cell annotated with wins-draws-losses.
+
+    Args:
+        players: the players, in the order of rows and columns (best first, say).
+        scores: ``scores[i][j]`` in ``[0, 1]``, ``None`` on the diagonal and where they never met.
+        counts: ``counts[i][j]`` with ``wins``, ``draws`` and ``losses``, or ``None``.
+
+    Returns:
+        The figure, with a colour bar over ``[0, 1]``.
+    """
+    import numpy as np
+
+    n = len(players)
+    grid = np.array([[np.nan if v is None else v for v in row] for row in scores], float).reshape(n, n)
+    with _style():
+        fig = _figure(2.4 + 0.9 * n, 1.8 + 0.7 * n)
+        ax = fig.subplots()
+        image = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
+        ax.set_xticks(range(n), [_text(p) for p in players], rotation=30, ha="right")
+        ax.set_yticks(range(n), [_text(p) for p in players])
+        ax.set_xlabel("opponent")
+        for i in range(n):
+            for j in range(n):
+                c = counts[i][j]
+                if c is not None and not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.2f}\n{c['wins']}-{c['draws']}-{c['losses']}", ha="center", va="center", fontsize=7)
+        fig.colorbar(image, ax=ax, label="points per game")
+        fig.tight_layout(pad=1.2)
+    return fig

@@ -1,0 +1,163 @@
+"""The report page of a match folder: ratings table, cross-table (win/draw/loss per pair) and its
+plot, exploitability for the poker games, and the games that ended in an error.
+
+Written like the evaluation report (:mod:`rl4vlm_gym.harness.report`: one Markdown file with PNG
+plots beside it and one self-contained HTML page, from the same blocks; text read from files is
+escaped), into the match folder as ``report.md``/``report.html``, with ``ratings.json``.
+
+Match ratings stay on this page rather than on the leaderboard's boards: a board ranks runs of
+one agent on a fixed suite against fixed opponents, which any submitter can reproduce; a rating
+is relative to the pool of players that met in one tournament, and changes when the pool does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rl4vlm_gym.harness import plots
+from rl4vlm_gym.harness.matches import load_matches
+from rl4vlm_gym.harness.ratings import standings
+from rl4vlm_gym.harness.report import _Figure, _Heading, _html, _markdown, _Table, _Text
+
+__all__ = ["ERRORS_SHOWN", "write_match_report"]
+
+ERRORS_SHOWN = 10
+
+
+def _player_text(player: dict[str, Any]) -> str:
+    what = f"built-in {player.get('name')}" if player.get("kind") == "builtin" else f"agent {player.get('name')}"
+    kwargs = player.get("kwargs") or {}
+    return what + (f" {json.dumps(kwargs, sort_keys=True)}" if kwargs else "")
+
+
+def _exploitability(path: Path) -> dict[str, Any] | None:
+    """``exploitability.json`` (written by ``match --exploitability``), or ``None`` if missing or
+    not one (over 1 MiB, not JSON, no players): the report is written without it."""
+    if not path.exists() or path.stat().st_size > 1 << 20:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("players"), dict) else None
+
+
+def write_match_report(folder: str | Path, out: str | Path | None = None) -> tuple[Path, Path]:
+    """Write ``report.md`` (plots in ``plots/``), ``report.html`` and ``ratings.json`` for the
+    match in ``folder`` (into ``out``, default the folder itself).
+
+    Returns:
+        The Markdown and HTML paths.
+    """
+    folder = Path(folder)
+    out = Path(out) if out is not None else folder
+    manifest, records = load_matches(folder)
+    labels = list(manifest["players"])
+    table = standings(records, labels)
+    ratings, cross = table["ratings"], table["cross_table"]
+    title = f"Match report: {manifest['game']}"
+    seeds = manifest.get("seeds", [])
+    blocks: list[Any] = [
+        _Heading(title, 1),
+        _Text(
+            f"Game `{manifest['game']}` with arguments `{json.dumps(manifest.get('game_kwargs', {}), sort_keys=True)}`; "
+            f"{len(labels)} players, round robin over {len(seeds)} seeds in both seat orders: "
+            f"{len(records)} of {len(seeds) * len(labels) * (len(labels) - 1)} games played."
+        ),
+        _Table(["player", "plays"], [[label, _player_text(manifest["players"][label])] for label in labels]),
+        _Heading("Ratings"),
+        _Text(
+            "OpenSkill (Plackett-Luce) ratings: mu with a 95% interval (mu +- 1.96 sigma), ranked by the "
+            "ordinal mu - 3 sigma. Elo (BT): the Bradley-Terry fit of all games on the Elo scale (mean 1000), as LLM arenas report it, with a bootstrap 95% interval over the games. Score: points per game (1 a win, 0.5 a draw; a game is won by the higher return). Mean return: per game (chips in poker, where it weighs pots that wins and losses do not)."
+        ),
+        _Table(
+            [
+                "rank",
+                "player",
+                "mu",
+                "95% interval",
+                "ordinal",
+                "Elo (BT)",
+                "Elo 95% interval",
+                "games",
+                "W-D-L",
+                "score",
+                "mean return",
+                "forfeits",
+            ],
+            [
+                [
+                    str(r["rank"]),
+                    r["player"],
+                    f"{r['mu']:.2f}",
+                    f"[{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]",
+                    f"{r['ordinal']:.2f}",
+                    f"{r['elo']:.0f}",
+                    f"[{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]",
+                    str(r["games"]),
+                    f"{r['wins']}-{r['draws']}-{r['losses']}",
+                    "-" if r["score"] is None else f"{r['score']:.3f}",
+                    "-" if r["mean_return"] is None else f"{r['mean_return']:+.3f}",
+                    str(r["forfeits"]),
+                ]
+                for r in ratings
+            ],
+        ),
+        _Heading("Cross-table"),
+        _Text("Row player against column player, both seats: wins-draws-losses (mean return per game)."),
+    ]
+    order = [r["player"] for r in ratings]
+
+    def cell(a: str, b: str) -> str:
+        if a == b:
+            return ""
+        c = cross[a][b]
+        return f"{c['wins']}-{c['draws']}-{c['losses']} ({c['mean_return']:+.2f})" if c["games"] else "-"
+
+    blocks.append(_Table(["", *order], [[a, *(cell(a, b) for b in order)] for a in order]))
+    scores = [[None if a == b else cross[a][b]["score"] for b in order] for a in order]
+    counts = [[None if a == b else cross[a][b] for b in order] for a in order]
+    blocks.append(
+        _Figure(
+            "cross_table",
+            lambda: plots.cross_table(order, scores, counts),
+            "Points per game of the row player against the column player.",
+        )
+    )
+    data = _exploitability(folder / "exploitability.json")
+    if data is not None:
+        blocks.append(_Heading("Exploitability"))
+        blocks.append(
+            _Text(
+                f"What the exact best response wins per game against each player's policy in OpenSpiel's "
+                f"`{data.get('game')}` (0 at a Nash equilibrium), the mean over the two seats; agents asked "
+                f"{data.get('samples')} time(s) at each information state."
+            )
+        )
+        rows = [
+            [
+                label,
+                "not asked (no policy at OpenSpiel states)" if v is None else f"{v:.4f}" if isinstance(v, int | float) else "?",
+            ]
+            for label, v in data["players"].items()
+        ]
+        blocks.append(_Table(["player", "exploitability"], rows))
+    failed = [r for r in records if r.get("error")]
+    if failed:
+        blocks.append(_Heading("Games with errors"))
+        blocks.append(
+            _Text(
+                f"{len(failed)} game(s) ended in an error (the player at fault loses them); the first {min(len(failed), ERRORS_SHOWN)}:"
+            )
+        )
+        blocks.append(
+            _Table(["game", "seed", "error"], [[r["task"], str(r["seed"]), str(r["error"])[:300]] for r in failed[:ERRORS_SHOWN]])
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ratings.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    md, page = out / "report.md", out / "report.html"
+    md.write_text(_markdown(blocks, out), encoding="utf-8")
+    page.write_text(_html(blocks, title), encoding="utf-8")
+    return md, page

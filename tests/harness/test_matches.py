@@ -1,0 +1,362 @@
+"""The match harness on the games family: round robin with seats swapped, resumable and the same in
+two processes, ratings, exploitability against OpenSpiel's best response, reports and hostile input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rl4vlm_gym.agents import Agent
+from rl4vlm_gym.cli import app
+from rl4vlm_gym.harness import matches
+from rl4vlm_gym.harness.exploitability import PolicyError, exploitability, read_policy, uniform
+from rl4vlm_gym.harness.match_report import write_match_report
+from rl4vlm_gym.harness.ratings import bradley_terry, cross_table, rate
+
+SMALL = {"obs_mode": "text", "image_size": 64}
+CFR_FILE = Path(__file__).resolve().parents[2] / "envs" / "games" / "data" / "kuhn_cfr.json"
+runner = CliRunner()
+
+
+def players(game: str, *names: str) -> list[matches.PlayerSpec]:
+    spec = matches.game_spec(game)
+    return [matches.parse_player(n, spec) for n in names]
+
+
+def test_round_robin_plays_every_pair_on_every_seed_in_both_seats() -> None:
+    games = matches.schedule(["a", "b", "c"], [5, 9])
+    assert len(games) == 2 * 3 * 2 and len(set(games)) == len(games)
+    for a, b, seed in games:
+        assert (b, a, seed) in games
+
+
+def test_a_match_resumes_after_a_kill_and_is_the_same_in_another_process(tmp_path: Path) -> None:
+    args = ("tictactoe", ("random", "heuristic", "perfect"), range(3))
+    whole = tmp_path / "whole"
+    records = matches.run_matches(args[0], players(args[0], *args[1]), args[2], whole, game_kwargs=SMALL)
+    assert len(records) == 18 and {r["seed"] for r in records} == {0, 1, 2}
+    lines = (whole / "games.jsonl").read_bytes().splitlines(keepends=True)
+    # the same games, byte for byte, played by another process
+    code = (
+        "import sys; from rl4vlm_gym.harness import matches as m; s = m.game_spec('tictactoe'); "
+        "m.run_matches('tictactoe', [m.parse_player(n, s) for n in ('random', 'heuristic', 'perfect')], range(3), sys.argv[1], "
+        "game_kwargs={'obs_mode': 'text', 'image_size': 64})"
+    )
+    other = tmp_path / "other"
+    subprocess.run([sys.executable, "-W", "ignore", "-c", code, str(other)], check=True, timeout=120)
+    assert (other / "games.jsonl").read_bytes() == b"".join(lines)
+    # killed while writing game 8: the cut line is dropped, the 7 finished games are kept, not replayed
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "match.json").write_bytes((whole / "match.json").read_bytes())
+    (cut / "games.jsonl").write_bytes(b"".join(lines[:7]) + lines[7][:40])
+    seen: list[int] = []
+    matches.run_matches(
+        args[0], players(args[0], *args[1]), args[2], cut, game_kwargs=SMALL, on_game=lambda r, n, t: seen.append(n)
+    )
+    assert (cut / "games.jsonl").read_bytes() == b"".join(lines)
+    assert seen == [7] * 7 + list(range(8, 19))  # 7 read back, 11 played
+
+
+def test_a_swiss_tournament_pairs_by_points_without_rematches_and_resumes(tmp_path: Path) -> None:
+    pool = players("tictactoe", "random", "r2=random", "heuristic", "perfect", "odd=random")
+    records = matches.run_matches("tictactoe", pool, [4, 5, 6], tmp_path / "a", game_kwargs=SMALL, kind="swiss")
+    assert len(records) == 3 * 2 * 2  # 5 players: two pairings a round, one sits out
+    rounds = [records[i : i + 4] for i in (0, 4, 8)]
+    assert all({r["seed"] for r in games} == {seed} for games, seed in zip(rounds, (4, 5, 6), strict=True))
+    pairs = [frozenset(r["players"]) for r in records[::2]]
+    assert len(set(pairs)) == len(pairs)  # no rematch
+    assert rounds[0][0]["players"] == ["random", "r2"]  # round 1 in the order given
+    assert all("odd" not in r["players"] for r in rounds[0])  # the last sits round 1 out
+    # round 2: the leader after round 1 (ties in the order given) opens against one it has not met
+    labels = ["random", "r2", "heuristic", "perfect", "odd"]
+    points = {p: sum(r["scores"][r["players"].index(p)] for r in rounds[0] if p in r["players"]) for p in labels}
+    leader = min(labels, key=lambda p: (-points[p], labels.index(p)))
+    assert rounds[1][0]["players"][0] == leader and frozenset(rounds[1][0]["players"]) not in pairs[:2]
+    whole = (tmp_path / "a" / "games.jsonl").read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "b"
+    cut.mkdir()
+    (cut / "match.json").write_bytes((tmp_path / "a" / "match.json").read_bytes())
+    (cut / "games.jsonl").write_bytes(b"".join(whole[:5]))
+    matches.run_matches("tictactoe", pool, [4, 5, 6], cut, game_kwargs=SMALL, kind="swiss")
+    assert (cut / "games.jsonl").read_bytes() == b"".join(whole)
+    with pytest.raises(matches.MatchError, match="Swiss tournament of other players or seeds"):
+        matches.run_matches("tictactoe", pool, [4, 5, 6, 7], cut, game_kwargs=SMALL, kind="swiss")
+
+
+def test_games_come_from_the_registry_or_any_aec_factory(tmp_path: Path) -> None:
+    assert {"tictactoe", "connect_four", "kuhn_poker"} <= {g.name for g in matches.list_games()}
+    bare = matches.game_spec("rl4vlm_gym.envs.games.aec:connect_four_env")  # no registration at all
+    assert dict(bare.players) == {}
+    records = matches.run_matches(bare, players(bare.name, "random", "oracle"), [0], tmp_path, game_kwargs=SMALL)
+    assert [r["players"][int(r["scores"][1] == 1.0)] for r in records] == ["oracle", "oracle"]  # alpha-beta beats random
+
+
+def test_seats_are_swapped_and_seeds_decide_the_games(tmp_path: Path) -> None:
+    records = matches.run_matches("kuhn_poker", players("kuhn_poker", "random", "cfr"), [3], tmp_path, game_kwargs=SMALL)
+    assert [r["players"] for r in records] == [["random", "cfr"], ["cfr", "random"]]
+    assert all(sum(r["returns"]) == 0 and r["scores"] in ([1.0, 0.0], [0.0, 1.0]) for r in records)
+
+
+def test_adding_a_player_plays_only_its_games(tmp_path: Path) -> None:
+    first = matches.run_matches("tictactoe", players("tictactoe", "random", "perfect"), [0, 1], tmp_path, game_kwargs=SMALL)
+    old = (tmp_path / "games.jsonl").read_bytes()
+    more = matches.run_matches(
+        "tictactoe", players("tictactoe", "random", "perfect", "heuristic"), [0, 1], tmp_path, game_kwargs=SMALL
+    )
+    assert len(first) == 4 and len(more) == 12
+    assert (tmp_path / "games.jsonl").read_bytes().startswith(old)
+    assert set(json.loads((tmp_path / "match.json").read_text())["players"]) == {"random", "perfect", "heuristic"}
+
+
+def test_ratings_recover_perfect_over_heuristic_over_random(tmp_path: Path) -> None:
+    names = ("random", "heuristic", "perfect")
+    records = matches.run_matches("tictactoe", players("tictactoe", *names), range(20), tmp_path, game_kwargs=SMALL)
+    rows = rate(records, list(names))
+    assert [r["player"] for r in rows] == ["perfect", "heuristic", "random"]
+    assert rows[0]["mu"] > rows[1]["mu"] > rows[2]["mu"]
+    assert rows[1]["ci95"][0] > rows[2]["ci95"][1]  # heuristic's interval clear of random's
+    assert rows[0]["losses"] == 0  # perfect play never loses
+    assert rows[0]["elo"] > rows[1]["elo"] > rows[2]["elo"] and rows[1]["elo_ci95"][0] > rows[2]["elo_ci95"][1]
+    shuffled = list(reversed(records))
+    assert bradley_terry(shuffled, list(names)) == bradley_terry(records, list(names))  # order-free, seeded
+    table = cross_table(records, list(names))
+    assert table["perfect"]["heuristic"]["games"] == 40 and table["perfect"]["heuristic"]["wins"] >= 1
+    assert table["heuristic"]["perfect"]["losses"] == table["perfect"]["heuristic"]["wins"]
+
+
+def broken_game(**kwargs: Any) -> Any:
+    """A game whose rules raise on the first move."""
+    from rl4vlm_gym.envs.games.aec import tictactoe_env
+
+    env = tictactoe_env(**kwargs)
+
+    def step(action: Any) -> None:
+        raise KeyError("no such square")
+
+    env.step = step
+    return env
+
+
+class Raises(Agent):
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        raise RuntimeError("out of tokens")
+
+
+class Babbles(Agent):
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        return "I would rather not move"
+
+
+def test_a_player_that_raises_or_stalls_loses_its_games(tmp_path: Path) -> None:
+    spec = matches.game_spec("tictactoe")
+    pool = [
+        matches.parse_player("random", spec),
+        matches.parse_player(f"raises={__name__}:Raises", spec),
+        matches.parse_player(f"babbles={__name__}:Babbles", spec),
+    ]
+    records = matches.run_matches(spec, pool, [0], tmp_path, game_kwargs={**SMALL, "max_cycles": 12})
+    for r in records:
+        loser = r["players"][r["forfeit"]]
+        assert loser in ("raises", "babbles") and r["scores"][r["forfeit"]] == 0.0
+        if loser == "babbles" and "raises" not in r["players"]:
+            assert r["truncated"] and "invalid moves" in r["error"]
+    assert any("RuntimeError: out of tokens" in r["error"] for r in records)
+    md, html = write_match_report(tmp_path)
+    assert "out of tokens" in md.read_text() and "Games with errors" in html.read_text()
+
+
+def test_the_report_shows_ratings_cross_table_and_exploitability(tmp_path: Path) -> None:
+    matches.run_matches("kuhn_poker", players("kuhn_poker", "random", "cfr"), range(4), tmp_path, game_kwargs=SMALL)
+    result = matches.match_exploitability(tmp_path)
+    assert result["players"]["random"] == pytest.approx(11 / 24)
+    assert result["players"]["cfr"] < 1e-3
+    md, html = write_match_report(tmp_path)
+    text = md.read_text()
+    assert "## Ratings" in text and "## Cross-table" in text and "0.4583" in text
+    assert (tmp_path / "plots" / "cross_table.png").stat().st_size > 1000 and "<svg" in html.read_text()
+    assert json.loads((tmp_path / "ratings.json").read_text())["games"] == 8
+    (tmp_path / "exploitability.json").write_text('{"players": [1, 2]}')  # damaged: left out, no traceback
+    assert _cli("report", str(tmp_path), "--out", str(tmp_path / "again")).exit_code == 0
+    assert "## Ratings" in (tmp_path / "again" / "report.md").read_text()
+    assert "Exploitability" not in (tmp_path / "again" / "report.md").read_text()
+
+
+def test_exploitability_of_the_shipped_cfr_policy_and_of_uniform_random() -> None:
+    assert exploitability("kuhn_poker", uniform)["exploitability"] == pytest.approx(11 / 24, abs=1e-12)  # Kuhn's known value
+    cfr = exploitability("kuhn_poker", read_policy(CFR_FILE))
+    assert 0 <= cfr["exploitability"] < 1e-4 and cfr["information_states"] == 12
+    assert exploitability("leduc_poker", uniform)["information_states"] == 936  # generic over OpenSpiel names
+
+
+def test_an_agent_is_asked_at_every_information_state() -> None:
+    spec = matches.game_spec("kuhn_poker")
+    always_bet = matches.PlayerSpec("bettor", "agent", f"{__name__}:AlwaysBet")
+    policy = matches.player_policy(spec, always_bet, game_kwargs=SMALL)
+    value = exploitability("kuhn_poker", policy)["exploitability"]
+    table = {}
+    for card in "012":
+        for history in ("", "p", "b", "pb"):
+            table[card + history] = [0.0, 1.0]
+    assert value == pytest.approx(exploitability("kuhn_poker", table)["exploitability"]) and value == pytest.approx(1 / 3)
+
+
+class AlwaysBet(Agent):
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        assert obs["actions"] == ("pass", "bet") and "Your card" in obs["text"]
+        return "<action>call</action>" if "Opponent: bet" in obs["text"] else "bet"
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ({"0": [0.5, 0.5]}, "misses 11"),
+        ({"9zz": [1, 0]}, "are not 'kuhn_poker'"),
+        (
+            {
+                **{k: [0.5, 0.5] for k in ("0", "0p", "0b", "0pb", "1", "1p", "1b", "1pb", "2", "2p", "2b", "2pb")},
+                "0": [0.9, 0.5],
+            },
+            "sum to 1.4",
+        ),
+        (
+            {
+                **{k: [0.5, 0.5] for k in ("0", "0p", "0b", "0pb", "1", "1p", "1b", "1pb", "2", "2p", "2b", "2pb")},
+                "0": [float("nan"), 1],
+            },
+            "not a finite",
+        ),
+        (
+            {**{k: [0.5, 0.5] for k in ("0", "0p", "0b", "0pb", "1", "1p", "1b", "1pb", "2", "2p", "2b", "2pb")}, "0": [0, 0, 1]},
+            "outside",
+        ),
+        (
+            {**{k: [0.5, 0.5] for k in ("0", "0p", "0b", "0pb", "1", "1p", "1b", "1pb", "2", "2p", "2b", "2pb")}, "0": "half"},
+            "list of probabilities",
+        ),
+    ],
+)
+def test_malformed_policy_tables_are_refused_by_name(table: dict[str, Any], problem: str) -> None:
+    with pytest.raises(PolicyError, match=problem):
+        exploitability("kuhn_poker", table)
+
+
+def _cli(*args: str) -> Any:
+    return runner.invoke(app, list(args), terminal_width=250)
+
+
+def test_the_cli_plays_rates_and_reports(tmp_path: Path) -> None:
+    result = _cli(
+        "match",
+        "kuhn_poker",
+        "-p",
+        "random",
+        "-p",
+        "eq=cfr",
+        "--seeds",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--obs-mode",
+        "text",
+        "--exploitability",
+        "--no-progress",
+    )
+    assert result.exit_code == 0, result.output
+    assert "exploitability of eq: 0.0001" in result.output and (tmp_path / "report.html").exists()
+    listed = _cli("match", "--list")
+    assert listed.exit_code == 0 and "kuhn_poker" in listed.output and "heuristic, perfect" in listed.output
+    assert "exploitability 0.458333" in _cli("exploitability", "kuhn_poker", "--policy", str(_uniform_file(tmp_path))).output
+
+
+def _uniform_file(tmp_path: Path) -> Path:
+    path = tmp_path / "uniform.json"
+    path.write_text(
+        json.dumps({"policy": {k: [0.5, 0.5] for k in ("0", "0p", "0b", "0pb", "1", "1p", "1b", "1pb", "2", "2p", "2b", "2pb")}})
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["match", "no_such_game", "-p", "random", "-p", "random"], "unknown game 'no_such_game'"),
+        (["match", "tictactoe", "-p", "random", "-p", "cfr"], "the built-in players of 'tictactoe' are: heuristic, perfect"),
+        (["match", "tictactoe", "-p", "random", "-p", "random"], "player labels repeat"),
+        (["match", "tictactoe", "-p", "<b>=random", "-p", "perfect"], "player label '<b>' is not valid"),
+        (["match", "tictactoe", "-p", "random"], "at least two players"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-a", "nolabel"], "expected LABEL:KEY=VALUE"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-a", "perfect:depth=3"], "takes no arguments"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-a", "ghost:x=1"], "names no player"),
+        (["match", "no.such.module:factory", "-p", "random", "-p", "oracle"], "cannot load 'no.such.module:factory'"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "--seeds", "0"], "Invalid value"),
+        (["match"], "name a game"),
+        (["match", "builtins:dict", "-p", "random", "-p", "r2=random"], "made a dict, not a PettingZoo AEC env"),
+        (
+            ["match", f"{__name__}:broken_game", "-p", "random", "-p", "r2=random"],
+            "raised KeyError: 'no such square' in random vs r2, seed 0; the 0 finished games are saved",
+        ),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "--history", "999"], "history"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "--schedule", "knockout"], "schedule 'knockout' is unknown"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "max_cycles=-3"], "max_cycles=-3 is not valid"),
+        (["match", "tictactoe", "-p", "random", "-p", "perfect", "-g", "colour=red"], "unexpected keyword argument 'colour'"),
+        (["exploitability", "no_such_poker", "--policy", "{policy}"], "OpenSpiel has no game 'no_such_poker'"),
+        (["exploitability", "kuhn_poker", "--policy", "{missing}"], "cannot read the policy file"),
+        (["exploitability", "kuhn_poker", "--policy", "{garbage}"], "is not valid JSON"),
+        (["exploitability", "kuhn_poker", "--policy", "{array}"], "a policy is a JSON object"),
+    ],
+)
+def test_hostile_cli_input_gets_a_clear_error(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "garbage.json").write_bytes(b"\xff{not json")
+    (tmp_path / "array.json").write_text("[1, 2]")
+    files = {
+        "policy": _uniform_file(tmp_path),
+        "missing": tmp_path / "nope.json",
+        "garbage": tmp_path / "garbage.json",
+        "array": tmp_path / "array.json",
+    }
+    args = [a.format(**files) for a in args]
+    if args[0] == "match" and len(args) > 1:
+        args += [
+            "--out",
+            str(tmp_path / "m"),
+            "--no-progress",
+            "--seeds" if "--seeds" not in args else "--obs-mode",
+            "1" if "--seeds" not in args else "text",
+        ]
+    result = _cli(*args)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()) and "Traceback" not in result.output
+
+
+def test_a_damaged_match_folder_is_refused_by_name(tmp_path: Path) -> None:
+    pool = players("tictactoe", "random", "perfect")
+    matches.run_matches("tictactoe", pool, [0], tmp_path, game_kwargs=SMALL)
+    with pytest.raises(matches.MatchError, match="another game_kwargs"):
+        matches.run_matches("tictactoe", pool, [0], tmp_path, game_kwargs={**SMALL, "image_size": 96})
+    with pytest.raises(matches.MatchError, match="player 'perfect' was"):
+        matches.run_matches(
+            "tictactoe",
+            [pool[0], matches.parse_player("perfect=heuristic", matches.game_spec("tictactoe"))],
+            [0],
+            tmp_path,
+            game_kwargs=SMALL,
+        )
+    lines = (tmp_path / "games.jsonl").read_text().splitlines()
+    (tmp_path / "games.jsonl").write_text(
+        lines[0] + "\n" + json.dumps({"task": "x", "seed": 1, "players": ["random", "mallory"], "scores": [1, 0]}) + "\n"
+    )
+    with pytest.raises(matches.MatchError, match="game 2 is not a record of two of the match's players"):
+        write_match_report(tmp_path)
+    damaged = _cli("report", str(tmp_path), "--out", str(tmp_path / "r"))
+    assert damaged.exit_code == 2 and "game 2 is not a record" in " ".join(damaged.output.split())
+    (tmp_path / "match.json").write_text("{oops")
+    with pytest.raises(matches.MatchError, match="not valid JSON"):
+        matches.run_matches("tictactoe", pool, [0], tmp_path, game_kwargs=SMALL)
