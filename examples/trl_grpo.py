@@ -64,7 +64,9 @@ def main() -> None:
         def make_env() -> gym.Env:
             return gym.make("rl4vlm/Remote-v0", url=args.remote, env_id=args.env, obs_mode="text")
 
-        rollout = EnvRollout(make_env, env_id=args.env, prompt=PromptConfig(output_format=args.output_format), max_turns=args.max_turns)
+        rollout = EnvRollout(
+            make_env, env_id=args.env, prompt=PromptConfig(output_format=args.output_format), max_turns=args.max_turns
+        )
     else:
         rollout = EnvRollout(args.env, prompt=PromptConfig(output_format=args.output_format), max_turns=args.max_turns)
 
