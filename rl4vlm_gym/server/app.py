@@ -17,10 +17,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import HTTPEnvServer, create_fastapi_app
 from openenv.core.env_server.types import ConcurrencyConfig
+from uvicorn.protocols.utils import ClientDisconnected
 
 from rl4vlm_gym.server.environment import Catalog, ServedEnv
 from rl4vlm_gym.server.models import VLMAction, VLMObservation
@@ -35,14 +36,20 @@ MAX_BODY_BYTES = 8 << 20
 """An HTTP request body longer than this gets 413 before it is parsed."""
 
 
-class _BodyLimit:
+class _Guard:
     """ASGI middleware: 413 for HTTP bodies over ``limit`` bytes, counted as they arrive (a client may
-    lie in Content-Length or send none)."""
+    lie in Content-Length or send none); a WebSocket client that left is not an error."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app, self.limit = app, limit
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            try:
+                await self.app(scope, receive, send)
+            except (WebSocketDisconnect, ClientDisconnected):
+                pass  # the client left first (openenv-core's handler then fails to close): nothing to report
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -124,7 +131,7 @@ def create_app(
     app.router.on_shutdown.append(_close_sessions)
 
     app.state.openenv_server = server
-    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES)
+    app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     return app
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -36,9 +36,14 @@ class VLMAction(Action):
     """The model's raw output. Anything that is not a string is passed on, and the env's parser
     reports it as an invalid action (as a local env does)."""
 
-    text: str | int | float | bool | None = Field(
-        default=None, description="The model's output, parsed by the env", max_length=MAX_ACTION_CHARS
-    )
+    text: str | int | float | bool | None = Field(default=None, description="The model's output, parsed by the env")
+
+    @field_validator("text")
+    @classmethod
+    def _bounded(cls, text: object) -> object:
+        if isinstance(text, str) and len(text) > MAX_ACTION_CHARS:
+            raise ValueError(f"the action has {len(text)} characters; the limit is {MAX_ACTION_CHARS}")
+        return text
 
 
 class EncodedImage(BaseModel):
