@@ -3,7 +3,6 @@ Qwen2-VL, NumberLine; the rewards it logs are the env's returns for the replies 
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -88,41 +87,6 @@ def replay_return(spec: str, texts: list[str]) -> tuple[float, bool]:
     return total, success
 
 
-# Episode specs: rows of the dataset, which may come from anywhere ---------------------------------
-
-
-def test_episode_specs_round_trip_and_bad_ones_are_named():
-    assert parse_episode_spec(episode_spec(7, {"level": 2})) == (7, {"level": 2})
-    assert json.loads(episode_dataset([1, 2])[1]["prompt"]) == {"seed": 2, "options": {}}
-    for bad, says in [
-        ("not json", "not JSON"),
-        ('{"seed": -1}', "seed"),
-        ('{"seed": 4294967296}', "seed"),
-        ('{"seed": 4294967295}', None),  # the last valid seed
-        ('{"seed": true}', "seed"),
-        ('{"seed": 1, "extra": 2}', "must be an object"),
-        ('{"seed": 1, "options": [1]}', "options"),
-        ("[1]", "must be an object"),
-        (" " * 4097, "over the limit"),
-        ([{"role": "user", "content": "hi"}], "episode spec string"),
-    ]:
-        if says is None:
-            parse_episode_spec(bad)
-            continue
-        with pytest.raises(ValueError, match=says):
-            parse_episode_spec(bad)
-
-
-def test_text_only_is_enforced():
-    with pytest.raises(ValueError, match="trains on text only"):
-        EnvRollout(ENV, obs_mode="image")
-    rollout = EnvRollout(lambda: gym.make(ENV, obs_mode="image"))
-    with pytest.raises(ValueError, match="obs_mode is 'image'"):
-        rollout._new_env()
-    with pytest.raises(ValueError, match="max_turns"):
-        EnvRollout(ENV, max_turns=0)
-
-
 # The rollout on the real trainer -------------------------------------------------------------------
 
 
@@ -191,3 +155,56 @@ def test_grpo_trains_on_the_env_reward(tmp_path):
     assert moved, "no weight changed in three GRPO steps"
     checkpoint = tmp_path / "checkpoint-3"
     assert (checkpoint / "model.safetensors").is_file() and (checkpoint / "config.json").is_file()
+
+
+# Through the server -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Any:
+    """``rl4vlm-gym serve`` NumberLine in a subprocess on a free port; its URL."""
+    pytest.importorskip("openenv", reason="needs the server extra: pip install 'rl4vlm-gym[server]'")
+    import re
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", ENV, "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in process.stdout:  # the server prints its address once it is listening
+            lines.append(line)
+            if found := re.search(r"on (http://[\w.]+:\d+)", line):
+                break
+        else:
+            pytest.fail("the server exited before serving:\n" + "".join(lines))
+        yield found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.mark.slow
+def test_grpo_trains_through_the_server(tmp_path, server):
+    """Two GRPO steps with every episode played by rl4vlm/Remote-v0 against `rl4vlm-gym serve`: the
+    logged rewards are the returns the local env pays for the same replies."""
+
+    def remote() -> gym.Env:  # each session's env made by the server with these arguments
+        return gym.make("rl4vlm/Remote-v0", url=server, env_id=ENV, obs_mode="text", **ENV_KWARGS)
+
+    rollout = EnvRollout(remote, env_id=ENV, prompt=PROMPT, max_turns=4)
+    recorder = Recorder(rollout)
+    trainer = make_trainer(tmp_path, recorder, steps=2)
+    tokenizer = trainer.processing_class.tokenizer
+    trainer.train()
+    rollout.close()
+
+    assert trainer.state.global_step == 2
+    logged = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert len(logged) == len(recorder.calls) == 2
+    for entry, (prompts, out) in zip(logged, recorder.calls, strict=True):
+        for spec, ids, mask, paid in zip(prompts, out["completion_ids"], out["env_mask"], out["env_reward"], strict=True):
+            texts = [tokenizer.decode(t, skip_special_tokens=True) for t in replies(ids, mask)]
+            assert replay_return(spec, texts)[0] == paid
+        assert entry["reward"] == pytest.approx(sum(out["env_reward"]) / 4)
+    assert (tmp_path / "checkpoint-2" / "model.safetensors").is_file()
