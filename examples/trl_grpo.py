@@ -9,7 +9,7 @@ out of the loss), and GRPO compares their returns. The env runs in this process,
 TRL's ``rollout_func`` trains on text only (the images seen during a rollout never reach the loss),
 so the env is made with ``obs_mode="text"``: a VLM plays from the text observation.
 
-CPU smoke run (the tiny random Qwen2-VL built offline; ~1 s a step once imported)::
+CPU smoke run (the tiny random Qwen2-VL built offline; 3 steps took 53 s on a busy 2-core machine)::
 
     python examples/trl_grpo.py --steps 3
 
