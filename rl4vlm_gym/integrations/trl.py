@@ -101,7 +101,8 @@ class EnvRollout:
 
     Args:
         env: an env id (made with ``gym.make(env, obs_mode=..., **env_kwargs)``) or a callable
-            returning a fresh env, e.g. ``lambda: gym.make("rl4vlm/Remote-v0", url=..., env_id=...)``.
+            returning a fresh env, e.g. ``lambda: gym.make("rl4vlm/Remote-v0", url=..., env_id=...,
+            obs_mode="text")`` (a callable's env keeps its own ``obs_mode``).
             One env per completion of a batch, kept and reset across batches.
         prompt: the prompt configuration (``images`` is ignored: prompts are text, see the module).
         max_turns: replies per episode at most; an episode still running then is cut there, its
@@ -204,7 +205,10 @@ class EnvRollout:
 
     def _new_env(self) -> gym.Env:
         env = self._make()
-        if getattr(env.unwrapped, "obs_mode", None) == "image":
+        unwrapped = env.unwrapped
+        # a local env knows its obs_mode; rl4vlm/Remote-v0 keeps the served env's make arguments
+        obs_mode = getattr(unwrapped, "obs_mode", None) or (getattr(unwrapped, "make_kwargs", None) or {}).get("obs_mode")
+        if obs_mode == "image":
             env.close()
             raise ValueError(
                 "the env's obs_mode is 'image': its state is only in the image, and TRL's rollout_func trains on text "

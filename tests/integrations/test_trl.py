@@ -23,6 +23,16 @@ PROMPT = PromptConfig(output_format="plain")
 ENV_KWARGS = {"action_match": "lenient"}
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread: the tiny model gains nothing from more, and on a shared 2-core machine
+    torch's threads waiting on each other made a step 10x slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def make_trainer(out: Path, rollout: Any, steps: int = 3) -> Any:
     """A real GRPOTrainer on the tiny model. Its sampling is restricted to '+', '-' and the end of
     turn (``generation_kwargs``, as a user would constrain decoding): a random model writes no valid
@@ -192,6 +202,9 @@ def test_grpo_trains_through_the_server(tmp_path, server):
     def remote() -> gym.Env:  # each session's env made by the server with these arguments
         return gym.make("rl4vlm/Remote-v0", url=server, env_id=ENV, obs_mode="text", **ENV_KWARGS)
 
+    image_only = EnvRollout(lambda: gym.make("rl4vlm/Remote-v0", url=server, env_id=ENV, obs_mode="image"))
+    with pytest.raises(ValueError, match="obs_mode is 'image'"):
+        image_only._new_env()
     rollout = EnvRollout(remote, env_id=ENV, prompt=PROMPT, max_turns=4)
     recorder = Recorder(rollout)
     trainer = make_trainer(tmp_path, recorder, steps=2)
