@@ -219,6 +219,8 @@ class EnvRollout:
         return env
 
     def _encode(self, processing: Any, tokenizer: Any, messages: list[dict[str, Any]], generation_prompt: bool) -> list[int]:
+        if getattr(processing, "image_processor", None) is None:  # a language model's tokenizer: string contents
+            messages = [{**m, "content": "".join(p.get("text", "") for p in m["content"])} for m in messages]
         text = processing.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 

@@ -221,3 +221,20 @@ def test_grpo_trains_through_the_server(tmp_path, server):
             assert replay_return(spec, texts)[0] == paid
         assert entry["reward"] == pytest.approx(sum(out["env_reward"]) / 4)
     assert (tmp_path / "checkpoint-2" / "model.safetensors").is_file()
+
+
+def test_a_language_models_tokenizer_gets_string_contents():
+    """With a tokenizer as TRL's processing class (a text LLM), messages are rendered with string
+    contents: many LLM chat templates print a list of parts as it is."""
+    _, processor = load_vlm(default_tiny_model())
+    rollout = EnvRollout(ENV)
+    env = gym.make(ENV, obs_mode="text")
+    messages = to_hf(PromptBuilder(PROMPT, attach_images=False).messages(env.reset(seed=1)[0]))[0]
+    tokenizer = processor.tokenizer
+    tokenizer.chat_template = (  # a template that takes only strings, like many LLMs'
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    text = tokenizer.decode(rollout._encode(tokenizer, tokenizer, messages, generation_prompt=True))
+    assert "Target:" in text and "'type'" not in text
+    assert text.startswith("<|im_start|>system\nYou are an agent") and text.endswith("<|im_start|>assistant\n")
