@@ -258,13 +258,12 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             return self.env  # same env, same kwargs: keep it
         if self.env is not None and key == self._key and kwargs == self._make_kwargs:
             return self.env
-        if self.env is not None:
-            old, self.env = self.env, None
-            old.close()
         self._check_kwargs(env_id, kwargs)
-        self.env = gym.make(env_id, **kwargs)
-        self._key, self._env_id, self._make_kwargs = key, env_id, kwargs
-        return self.env
+        env = gym.make(env_id, **kwargs)  # first: refused arguments leave the session's env as it was
+        if self.env is not None:
+            self.env.close()
+        self.env, self._key, self._env_id, self._make_kwargs = env, key, env_id, kwargs
+        return env
 
     @staticmethod
     def _check_kwargs(env_id: str, kwargs: Mapping[str, Any]) -> None:
