@@ -167,6 +167,7 @@ def serve(
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # connections queue from now on, so the line below means "ready"
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"serving {target} on http://{shown}:{bound} (WebSocket ws://{shown}:{bound}/ws)", flush=True)
