@@ -79,9 +79,7 @@ def _ws_session(url: str, env_id: str, size: int, fmt: str, steps: int, seed: in
 
 def _ws(url: str, env_id: str, size: int, fmt: str, steps: int, sessions: int) -> dict[str, float]:
     outs: list[list[float]] = [[] for _ in range(sessions)]
-    threads = [
-        threading.Thread(target=_ws_session, args=(url, env_id, size, fmt, steps, i, outs[i])) for i in range(sessions)
-    ]
+    threads = [threading.Thread(target=_ws_session, args=(url, env_id, size, fmt, steps, i, outs[i])) for i in range(sessions)]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -122,16 +120,22 @@ def main() -> None:
             url = proc.stdout.readline().split(" on ")[1].split()[0]  # type: ignore[union-attr]
             local = _in_process(env_id, args.size, args.steps)
             print(f"\n{env_id} at {args.size}x{args.size} (p50 ms per step; throughput in steps/s)")
-            print(f"  in-process          step {local['step']:7.2f}   reset+step {local['reset+step']:7.2f}   {local['steps/s']:8.0f} steps/s")
+            print(
+                f"  in-process          step {local['step']:7.2f}   reset+step {local['reset+step']:7.2f}   {local['steps/s']:8.0f} steps/s"
+            )
             for fmt in ("raw", "png"):
                 http = _http(url, env_id, args.size, fmt, args.steps)
-                print(f"  HTTP {fmt:3s}            stateless reset+step {http['reset+step']:7.2f} "
-                      f"(+{http['reset+step'] - local['reset+step']:.2f} over in-process)")
+                print(
+                    f"  HTTP {fmt:3s}            stateless reset+step {http['reset+step']:7.2f} "
+                    f"(+{http['reset+step'] - local['reset+step']:.2f} over in-process)"
+                )
                 for n in args.sessions:
                     _ws(url, env_id, args.size, fmt, 20, n)  # warm up
                     ws = _ws(url, env_id, args.size, fmt, args.steps, n)
-                    print(f"  WebSocket {fmt:3s} x{n:<3d}  step {ws['step']:7.2f}   overhead {ws['step'] - local['step']:+7.2f}"
-                          f"   {ws['steps/s']:8.0f} steps/s")
+                    print(
+                        f"  WebSocket {fmt:3s} x{n:<3d}  step {ws['step']:7.2f}   overhead {ws['step'] - local['step']:+7.2f}"
+                        f"   {ws['steps/s']:8.0f} steps/s"
+                    )
         finally:
             processes.kill_group(proc.pid)
             proc.wait()

@@ -14,8 +14,8 @@ import sys
 if "openenv.core.env_server" not in sys.modules and "gradio" not in sys.modules:
     sys.modules["gradio"] = None  # type: ignore[assignment] - makes `import gradio` raise ModuleNotFoundError
     try:
-        import openenv.core.env_server  # noqa: F401
         import openenv.core.env_client  # noqa: F401
+        import openenv.core.env_server  # noqa: F401
     finally:
         if sys.modules.get("gradio", 0) is None:
             del sys.modules["gradio"]

@@ -46,7 +46,8 @@ class VLMAction(Action):
             # A PydanticCustomError, not a ValueError: openenv-core sends e.errors() back as JSON, and
             # a ValueError in the error's context cannot be serialized (the session would end).
             raise PydanticCustomError(
-                "action_too_long", "the action has {length} characters; the limit is {limit}",
+                "action_too_long",
+                "the action has {length} characters; the limit is {limit}",
                 {"length": len(text), "limit": MAX_ACTION_CHARS},
             )
         return text

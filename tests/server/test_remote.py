@@ -99,7 +99,10 @@ def test_remote_errors_name_the_problem(url) -> None:
 def test_serve_refuses_an_unknown_target() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "rl4vlm_gym.cli", "serve", "rl4vlm/Nope-v0", "--port", "0"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 2 and "neither a registered env id nor a suite" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr

@@ -17,7 +17,6 @@ import pytest
 
 pytest.importorskip("openenv.core")
 from fastapi.testclient import TestClient  # noqa: E402
-from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from rl4vlm_gym.server.app import MAX_BODY_BYTES, MAX_WS_MESSAGE_BYTES, create_app  # noqa: E402
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
