@@ -323,3 +323,16 @@ def test_a_thousand_sessions_opened_and_dropped_leak_nothing() -> None:
         assert _children() <= children
         grown = _rss_kib() - rss
         assert grown < 20_000, f"RSS grew {grown} KiB over 1,000 sessions"
+
+
+def test_a_suite_serves_its_tasks_and_ids_and_asks_which() -> None:
+    catalog = Catalog.of("smoke")
+    env_id, kwargs = catalog.resolve(next(name for name in catalog.entries if "/" not in name))
+    assert env_id in catalog.entries and "obs_mode" in kwargs
+    with TestClient(create_app(catalog)) as client, client.websocket_connect("/ws") as ws:
+        got = _send(ws, {"type": "reset", "data": {"seed": 0}})
+        assert got["data"]["code"] == "EXECUTION_ERROR" and "name an env" in got["data"]["message"]
+        got = _send(ws, {"type": "reset", "data": {"seed": 0, "env_id": ENV, "make_kwargs": SMALL}})
+        assert got["type"] == "observation"
+    with pytest.raises(ValueError, match="neither a registered env id nor a suite"):
+        Catalog.of("no-such-suite")
