@@ -132,6 +132,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._steps = 0
         self._make_kwargs: dict[str, Any] = {}
         self._closed = False
+        self._encode_reset = True
         self._lock = threading.Lock()  # close() may come from the reaper while a step runs
 
     # -- OpenEnv's Environment ---------------------------------------------------------------------
@@ -164,7 +165,9 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             obs, info = env.reset(seed=seed, options=options)
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
-        return self._observation(obs, 0.0, False, False, info)
+        if self._encode_reset:
+            return self._observation(obs, 0.0, False, False, info)
+        return None  # type: ignore[return-value] - step() from stateless HTTP does not send it
 
     def step(  # type: ignore[override]
         self, action: VLMAction, timeout_s: float | None = None, request_id: str | None = None, **reset: Any
@@ -175,7 +178,11 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         if reset:
             if self.env is not None:
                 raise ValueError(f"step() got reset arguments {sorted(reset)[:10]} in a session that has an episode")
-            self.reset(**reset)
+            self._encode_reset = False
+            try:
+                self.reset(**reset)
+            finally:
+                self._encode_reset = True
         with self._lock:
             env = self._require_env()
             obs, reward, terminated, truncated, info = env.step(action.text)
