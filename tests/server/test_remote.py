@@ -5,8 +5,11 @@ env, the conformance kit, and `openenv validate`."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -106,3 +109,57 @@ def test_serve_refuses_an_unknown_target() -> None:
     )
     assert done.returncode == 2 and "neither a registered env id nor a suite" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def _descendants_running(root: int, marker: str) -> set[int]:
+    """Processes whose command line holds ``marker`` and whose parent chain reaches ``root``."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+            if marker not in cmdline:
+                continue
+            pid = int(entry)
+            while pid > 1:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if stat[0] == "Z":
+                    break
+                pid = int(stat[1])
+                if pid == root:
+                    found.add(int(entry))
+                    break
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.slow
+def test_env_processes_die_with_a_killed_server() -> None:
+    from websockets.sync.client import connect
+
+    here = Path(__file__).resolve().parent
+    code = (
+        f"import sys; sys.path.insert(0, {str(here)!r}); import server_envs; server_envs.register(); "
+        "from rl4vlm_gym.server.app import serve; serve(server_envs.PROC_ID, port=0)"
+    )
+    proc, owned = processes.popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split(" on ")[1].split()[0].replace("http", "ws") + "/ws"
+        with connect(url) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 0, "make_kwargs": {"image_size": [64, 64]}}}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+            children = _descendants_running(proc.pid, "sleep(600)")
+            assert len(children) == 1
+            os.kill(proc.pid, signal.SIGKILL)  # no shutdown, no close(): the watchdog must act
+            proc.wait()
+        deadline = time.monotonic() + 10
+        while any(
+            Path(f"/proc/{pid}").exists() and "sleep(600)" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+            for pid in children
+        ):
+            assert time.monotonic() < deadline, "the env's process outlived its killed server"
+            time.sleep(0.05)
+    finally:
+        processes.kill_group(proc.pid)
+        proc.wait()
+        owned.release()
