@@ -118,23 +118,23 @@ def main() -> None:
         )
         try:
             url = proc.stdout.readline().split(" on ")[1].split()[0]  # type: ignore[union-attr]
-            local = _in_process(env_id, args.size, args.steps)
             print(f"\n{env_id} at {args.size}x{args.size} (p50 ms per step; throughput in steps/s)")
-            print(
-                f"  in-process          step {local['step']:7.2f}   reset+step {local['reset+step']:7.2f}   {local['steps/s']:8.0f} steps/s"
-            )
             for fmt in ("raw", "png"):
+                local = _in_process(env_id, args.size, args.steps)
                 http = _http(url, env_id, args.size, fmt, args.steps)
                 print(
-                    f"  HTTP {fmt:3s}            stateless reset+step {http['reset+step']:7.2f} "
-                    f"(+{http['reset+step'] - local['reset+step']:.2f} over in-process)"
+                    f"  HTTP {fmt:3s}            stateless reset+step {http['reset+step']:7.2f}   "
+                    f"in-process {local['reset+step']:7.2f}   overhead {http['reset+step'] - local['reset+step']:+7.2f}"
                 )
                 for n in args.sessions:
                     _ws(url, env_id, args.size, fmt, 20, n)  # warm up
+                    # in-process measured again right before: the machine is shared and its load drifts
+                    local = _in_process(env_id, args.size, args.steps)
                     ws = _ws(url, env_id, args.size, fmt, args.steps, n)
                     print(
-                        f"  WebSocket {fmt:3s} x{n:<3d}  step {ws['step']:7.2f}   overhead {ws['step'] - local['step']:+7.2f}"
-                        f"   {ws['steps/s']:8.0f} steps/s"
+                        f"  WebSocket {fmt:3s} x{n:<3d}  step {ws['step']:7.2f}   in-process {local['step']:7.2f} "
+                        f"({local['steps/s']:6.0f} steps/s)   overhead {ws['step'] - local['step']:+7.2f}   "
+                        f"{ws['steps/s']:6.0f} steps/s"
                     )
         finally:
             processes.kill_group(proc.pid)
