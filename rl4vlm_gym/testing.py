@@ -695,7 +695,8 @@ A count, not a time budget, so what is checked does not depend on the machine's 
 
 
 def check_oracle(
-    env_id: str, /,
+    env_id: str,
+    /,
     episodes: int | None = None,
     first_seed: int = 0,
     levels: Sequence[int] | None = None,
@@ -1068,7 +1069,8 @@ CHECKS: dict[str, Callable[..., str]] = {
 
 
 def run_checks(
-    env_id: str, /,
+    env_id: str,
+    /,
     checks: Sequence[str] | None = None,
     *,
     options: Mapping[str, Mapping[str, Any]] | None = None,

@@ -167,11 +167,19 @@ def serve(
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # connections queue from now on, so the line below means "ready"
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"serving {target} on http://{shown}:{bound} (WebSocket ws://{shown}:{bound}/ws)", flush=True)
     config = uvicorn.Config(
-        app, log_level=log_level, ws_max_size=MAX_WS_MESSAGE_BYTES, timeout_graceful_shutdown=5, lifespan="on"
+        app,
+        log_level=log_level,
+        ws_max_size=MAX_WS_MESSAGE_BYTES,
+        # No permessage-deflate: images are PNG (compressed already) or raw for speed, and deflating a
+        # 224x224 raw frame cost 7 ms a step (benchmarks/server_latency.py).
+        ws_per_message_deflate=False,
+        timeout_graceful_shutdown=5,
+        lifespan="on",
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -132,6 +132,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._steps = 0
         self._make_kwargs: dict[str, Any] = {}
         self._closed = False
+        self._encode_reset = True
         self._lock = threading.Lock()  # close() may come from the reaper while a step runs
 
     # -- OpenEnv's Environment ---------------------------------------------------------------------
@@ -164,7 +165,9 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             obs, info = env.reset(seed=seed, options=options)
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
-        return self._observation(obs, 0.0, False, False, info)
+        if self._encode_reset:
+            return self._observation(obs, 0.0, False, False, info)
+        return None  # type: ignore[return-value] - step() from stateless HTTP does not send it
 
     def step(  # type: ignore[override]
         self, action: VLMAction, timeout_s: float | None = None, request_id: str | None = None, **reset: Any
@@ -175,7 +178,11 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         if reset:
             if self.env is not None:
                 raise ValueError(f"step() got reset arguments {sorted(reset)[:10]} in a session that has an episode")
-            self.reset(**reset)
+            self._encode_reset = False
+            try:
+                self.reset(**reset)
+            finally:
+                self._encode_reset = True
         with self._lock:
             env = self._require_env()
             obs, reward, terminated, truncated, info = env.step(action.text)
@@ -258,13 +265,12 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             return self.env  # same env, same kwargs: keep it
         if self.env is not None and key == self._key and kwargs == self._make_kwargs:
             return self.env
-        if self.env is not None:
-            old, self.env = self.env, None
-            old.close()
         self._check_kwargs(env_id, kwargs)
-        self.env = gym.make(env_id, **kwargs)
-        self._key, self._env_id, self._make_kwargs = key, env_id, kwargs
-        return self.env
+        env = gym.make(env_id, **kwargs)  # first: refused arguments leave the session's env as it was
+        if self.env is not None:
+            self.env.close()
+        self.env, self._key, self._env_id, self._make_kwargs = env, key, env_id, kwargs
+        return env
 
     @staticmethod
     def _check_kwargs(env_id: str, kwargs: Mapping[str, Any]) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -42,7 +43,13 @@ class VLMAction(Action):
     @classmethod
     def _bounded(cls, text: object) -> object:
         if isinstance(text, str) and len(text) > MAX_ACTION_CHARS:
-            raise ValueError(f"the action has {len(text)} characters; the limit is {MAX_ACTION_CHARS}")
+            # A PydanticCustomError, not a ValueError: openenv-core sends e.errors() back as JSON, and
+            # a ValueError in the error's context cannot be serialized (the session would end).
+            raise PydanticCustomError(
+                "action_too_long",
+                "the action has {length} characters; the limit is {limit}",
+                {"length": len(text), "limit": MAX_ACTION_CHARS},
+            )
         return text
 
 
