@@ -52,6 +52,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import gymnasium as gym
+    import torch
     from trl import GRPOConfig, GRPOTrainer
 
     import rl4vlm_gym  # noqa: F401 - registers the envs
@@ -84,7 +85,7 @@ def main() -> None:
         max_completion_length=args.max_completion_length,
         learning_rate=args.learning_rate,
         bf16=args.bf16,
-        use_cpu=not (args.bf16 or args.use_vllm),
+        use_cpu=not torch.cuda.is_available(),
         use_vllm=args.use_vllm,
         gradient_checkpointing=args.bf16,
         model_init_kwargs={"dtype": "bfloat16"} if args.bf16 and processing_class is None else None,
