@@ -8,6 +8,12 @@ import importlib.util
 OPTIONAL_MODULES = {
     "rl4vlm_gym/agents/tiny.py": ("transformers", "hf"),
     "rl4vlm_gym/agents/serve.py": ("flask", "hf"),
+    "rl4vlm_gym/server/__init__.py": ("openenv", "server"),
+    "rl4vlm_gym/server/_openenv.py": ("openenv", "server"),
+    "rl4vlm_gym/server/app.py": ("openenv", "server"),
+    "rl4vlm_gym/server/environment.py": ("openenv", "server"),
+    "rl4vlm_gym/server/models.py": ("openenv", "server"),
+    "rl4vlm_gym/server/remote.py": ("openenv", "server"),
 }
 """Library modules that import an optional package at module level: the package and its extra."""
 

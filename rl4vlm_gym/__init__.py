@@ -48,3 +48,7 @@ __all__ = [
 ]
 
 load_plugins()
+
+# A served env played over OpenEnv's protocol (extra `server`): no card, it is whichever env the server plays.
+if "rl4vlm/Remote-v0" not in __import__("gymnasium").registry:
+    __import__("gymnasium").register("rl4vlm/Remote-v0", entry_point="rl4vlm_gym.server.remote:RemoteEnv")

@@ -755,6 +755,46 @@ def leaderboard_verify(
         raise typer.Exit(1)
 
 
+@app.command()
+def serve(
+    target: Annotated[str, typer.Argument(help="An env id or a suite (built-in name or YAML file).")],
+    host: Annotated[str, typer.Option(help="Address to bind (0.0.0.0: every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: a free one, printed).")] = 8000,
+    max_sessions: Annotated[int, typer.Option(min=1, help="Concurrent WebSocket sessions, one env each.")] = 16,
+    idle_timeout: Annotated[float, typer.Option(min=0, help="Close sessions idle this many seconds (0: never).")] = 600.0,
+    make_kwargs: Annotated[
+        str | None, typer.Option(help="gym.make arguments as JSON, e.g. '{\"image_size\": [224, 224]}'.")
+    ] = None,
+    expose_oracle: Annotated[
+        bool, typer.Option(help="Put the oracle's next action in `state` (trusted evaluation only).")
+    ] = False,
+) -> None:
+    """Serve envs over OpenEnv's HTTP/WebSocket protocol (extra `server`); see rl4vlm_gym.server."""
+    import json
+
+    try:
+        from rl4vlm_gym.server.app import serve as run_server
+    except ImportError as err:
+        console.print(f"[red]the server needs the `server` extra: pip install 'rl4vlm-gym[server]' ({err})[/red]")
+        raise typer.Exit(2) from None
+    try:
+        kwargs = json.loads(make_kwargs) if make_kwargs else {}
+        if not isinstance(kwargs, dict):
+            raise ValueError("--make-kwargs must be a JSON object")
+        run_server(
+            target,
+            host=host,
+            port=port,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout or None,
+            make_kwargs=kwargs,
+            expose_oracle=expose_oracle,
+        )
+    except (ValueError, OSError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+
+
 def main() -> None:
     """Entry point of the ``rl4vlm-gym`` console script."""
     app()

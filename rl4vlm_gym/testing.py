@@ -126,12 +126,14 @@ class CheckResult:
 # -- helpers --------------------------------------------------------------------------------------
 
 
-def _make(env_id: str, **kwargs: Any) -> gym.Env:
+def _make(env_id: str, /, **kwargs: Any) -> gym.Env:
     return gym.make(env_id, **kwargs)
 
 
 def _base(env: gym.Env) -> VLMEnv:
     base = env.unwrapped
+    if getattr(base, "KIT_PROXY", False):  # rl4vlm/Remote-v0: the served env's rules, read over the wire
+        return base  # type: ignore[return-value]
     assert isinstance(base, VLMEnv), f"{type(base).__name__} does not derive from rl4vlm_gym.VLMEnv"
     return base
 
@@ -231,7 +233,7 @@ def rollout_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]
 # -- checks ---------------------------------------------------------------------------------------
 
 
-def check_api(env_id: str, **kwargs: Any) -> str:
+def check_api(env_id: str, /, **kwargs: Any) -> str:
     """Gymnasium's ``check_env``, unmodified, in every obs mode; its warnings count as failures.
 
     Its render-mode pass makes envs from the registered spec, whatever the obs mode, so it runs
@@ -248,7 +250,7 @@ def check_api(env_id: str, **kwargs: Any) -> str:
     return f"check_env passed in {', '.join(card.obs_modes)}"
 
 
-def check_arguments(env_id: str, **kwargs: Any) -> str:
+def check_arguments(env_id: str, /, **kwargs: Any) -> str:
     """Bad arguments raise ``ValueError`` naming themselves; ``image_size``, every level, every
     appearance and every wording are obeyed (an appearance changes the image and nothing else; a
     wording changes the words of the mission and the feedback and nothing else)."""
@@ -297,7 +299,7 @@ def check_arguments(env_id: str, **kwargs: Any) -> str:
     )
 
 
-def _check_appearances(env_id: str, seeds: int = 3, steps: int = 2, **kwargs: Any) -> str:
+def _check_appearances(env_id: str, /, seeds: int = 3, steps: int = 2, **kwargs: Any) -> str:
     """Each appearance besides the default plays the default's episodes (same text, mission, actions,
     state and rewards for the same seeds and moves) and shows other images."""
     looks = _env_class(env_id, **kwargs).APPEARANCES
@@ -398,7 +400,7 @@ def _assert_level_plays(env: gym.Env, level: int, level0: list[tuple[Any, ...]],
     raise AssertionError(f"level {level} plays level 0's episodes: seeds 0..{seeds - 1} give the same first observations at both levels")
 
 
-def _check_image_size(env_id: str, **kwargs: Any) -> None:
+def _check_image_size(env_id: str, /, **kwargs: Any) -> None:
     """A non-default, non-square ``image_size`` shapes the observation and ``render()``."""
     base = _base(_make(env_id, **kwargs))
     side = max(base.MIN_IMAGE_SIDE, min(base.MAX_IMAGE_SIDE, 96))
@@ -420,7 +422,7 @@ def _check_image_size(env_id: str, **kwargs: Any) -> None:
         assert isinstance(frame, np.ndarray) and frame.shape == expected, f"image_size={size} ignored by render(): {getattr(frame, 'shape', frame)}"
 
 
-def _check_obs_modes(env_id: str, **kwargs: Any) -> None:
+def _check_obs_modes(env_id: str, /, **kwargs: Any) -> None:
     for obs_mode in env_card(env_id).obs_modes:
         env = _make(env_id, **{**kwargs, "obs_mode": obs_mode})
         obs, _ = env.reset(seed=0)
@@ -433,7 +435,7 @@ def _check_obs_modes(env_id: str, **kwargs: Any) -> None:
         env.close()
 
 
-def check_seeding(env_id: str, n_seeds: int = 20, unseeded: int = 4, **kwargs: Any) -> str:
+def check_seeding(env_id: str, /, n_seeds: int = 20, unseeded: int = 4, **kwargs: Any) -> str:
     """``reset(seed)`` decides the episode: one seed repeats, different seeds differ, and
     ``reset()`` without a seed continues the RNG (a new episode, never a replay)."""
     env = _make(env_id, **kwargs)
@@ -459,7 +461,7 @@ def check_seeding(env_id: str, n_seeds: int = 20, unseeded: int = 4, **kwargs: A
     return f"{distinct} distinct first observations over {n_seeds} seeds; {len(fresh)}/{unseeded} unseeded resets distinct"
 
 
-def check_determinism(env_id: str, seed: int = 0, steps: int = 40, **kwargs: Any) -> str:
+def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: Any) -> str:
     """The same seed gives byte-identical rollouts here and in a fresh process whose str hashing
     (``PYTHONHASHSEED``) differs from this one's."""
     here = rollout_digest(env_id, seed, steps, kwargs)
@@ -475,7 +477,7 @@ def check_determinism(env_id: str, seed: int = 0, steps: int = 40, **kwargs: Any
     return f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
 
 
-def check_fuzz(env_id: str, **kwargs: Any) -> str:
+def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
     """Hostile outputs never raise; invalid ones cost a step, change nothing and say why."""
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
@@ -530,7 +532,7 @@ class _OutcomeSpy:
 
 
 def check_rules(
-    env_id: str, seeds: int = 2, episodes_per_seed: int = 2, max_steps: int = 30, random_moves: float = 0.7, **kwargs: Any
+    env_id: str, /, seeds: int = 2, episodes_per_seed: int = 2, max_steps: int = 30, random_moves: float = 0.7, **kwargs: Any
 ) -> str:
     """The step contract, under every reward variant, over episodes that mix oracle and random moves
     (``seeds`` x ``episodes_per_seed`` episodes under the default variant, one under each other).
@@ -662,7 +664,7 @@ def _assert_end_is_final(
         assert reward == table["invalid"], f"{at}: a step after the episode ended paid {reward}, not the invalid reward"
 
 
-def check_observations(env_id: str, seeds: int = 12, steps: int = 3, **kwargs: Any) -> str:
+def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs: Any) -> str:
     """Image and text carry the same information, ``image`` mode keeps state out of ``text``, and
     the mission does not give the state away.
 
@@ -746,6 +748,7 @@ A count, not a time budget, so what is checked does not depend on the machine's 
 
 def check_oracle(
     env_id: str,
+    /,
     episodes: int | None = None,
     first_seed: int = 0,
     levels: Sequence[int] | None = None,
@@ -877,7 +880,7 @@ def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed
     return f"SKIPPED: oracle-free (HAS_ORACLE = False); optimal_steps is -1 on {len(levels)} level(s)"
 
 
-def check_vector(env_id: str, num_envs: int = 2, steps: int = 6, **kwargs: Any) -> str:
+def check_vector(env_id: str, /, num_envs: int = 2, steps: int = 6, **kwargs: Any) -> str:
     """Sync and async vector envs match single envs step for step.
 
     Async envs run as users make them, with Gymnasium's default start method (``fork`` on Linux)
@@ -1022,7 +1025,7 @@ def _wait(wait: Callable[..., Any], name: str, what: str) -> Any:
         raise _hang(name, what) from None
 
 
-def check_pickle(env_id: str, **kwargs: Any) -> str:
+def check_pickle(env_id: str, /, **kwargs: Any) -> str:
     """A pickled env continues exactly like the original."""
     env = _make(env_id, **kwargs)
     env.reset(seed=3)
@@ -1039,7 +1042,7 @@ def check_pickle(env_id: str, **kwargs: Any) -> str:
     return "pickled env continues identically"
 
 
-def check_render(env_id: str, **kwargs: Any) -> str:
+def check_render(env_id: str, /, **kwargs: Any) -> str:
     """``rgb_array`` gives the frame, ``ansi`` the text state, ``human`` a window; close twice.
 
     ``render()`` in ``rgb_array`` mode equals the observed image unless the env overrides
@@ -1066,7 +1069,7 @@ def check_render(env_id: str, **kwargs: Any) -> str:
     return "rgb_array, ansi and human render; close() twice is safe"
 
 
-def _env_class(env_id: str, **kwargs: Any) -> type:
+def _env_class(env_id: str, /, **kwargs: Any) -> type:
     """The id's env class from its entry point, without building an env (a GL world, a game
     engine); a factory function's env is built to find its class."""
     found = env_class(env_id)
@@ -1078,7 +1081,7 @@ def _env_class(env_id: str, **kwargs: Any) -> type:
     return cls
 
 
-def check_docs(env_id: str, **kwargs: Any) -> str:
+def check_docs(env_id: str, /, **kwargs: Any) -> str:
     """The env class docstring (its own or inherited) has every section the docs generator needs;
     the card matches the class, and every reward variant has the same events, ``"invalid"`` among them."""
     from rl4vlm_gym.docs import SECTIONS, missing_sections
@@ -1119,6 +1122,7 @@ CHECKS: dict[str, Callable[..., str]] = {
 
 def run_checks(
     env_id: str,
+    /,
     checks: Sequence[str] | None = None,
     *,
     options: Mapping[str, Mapping[str, Any]] | None = None,
@@ -1149,7 +1153,7 @@ def run_checks(
 
 
 def measure_throughput(
-    env_id: str, steps: int = 2000, resets: int = 200, policy: str = "random", **kwargs: Any
+    env_id: str, /, steps: int = 2000, resets: int = 200, policy: str = "random", **kwargs: Any
 ) -> dict[str, float]:
     """Steps per second (episode resets included) and reset latency in ms.
 

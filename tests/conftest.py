@@ -47,6 +47,7 @@ EXTRAS = {
     "nethack": ("nle", "minihack"),  # minihack: setup.sh installs it apart (setup.cfg's nethack extra)
     "games": ("pettingzoo", "pyspiel"),
     "ray": ("ray",),
+    "trl": ("trl", "torch", "transformers"),
 }
 """Each extra of setup.cfg a test may need, and the packages whose absence means it is not installed."""
 

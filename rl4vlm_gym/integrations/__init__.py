@@ -1,0 +1,1 @@
+"""Bridges from our envs to training libraries; each module imports its library only when used."""

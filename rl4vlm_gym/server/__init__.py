@@ -1,0 +1,57 @@
+"""RL4VLM Gym envs over OpenEnv's HTTP/WebSocket protocol (extra ``server``), and the env that plays them.
+
+Serve any registered id, or a suite's tasks::
+
+    rl4vlm-gym serve rl4vlm/Sokoban-v0 --port 8000 --max-sessions 16 --idle-timeout 600
+    rl4vlm-gym serve smoke --port 0              # a suite; port 0 picks one and prints it
+
+and play it from anywhere, as a Gymnasium env::
+
+    env = gym.make("rl4vlm/Remote-v0", url="http://host:8000", env_id="rl4vlm/Sokoban-v0", level=1)
+    obs, info = env.reset(seed=7)               # the four keys, info and rewards of the local env
+    obs, reward, terminated, truncated, info = env.step("<action>up</action>")
+
+or with openenv-core's client (:class:`~rl4vlm_gym.server.remote.VLMEnvClient`, async or ``.sync()``).
+
+The server is openenv-core's ``HTTPEnvServer`` (``create_fastapi_app``) with
+:class:`~rl4vlm_gym.server.environment.ServedEnv` as its ``Environment``; ``openenv validate URL``
+passes. Endpoints and messages are OpenEnv's:
+
+- ``GET /health``, ``/metadata``, ``/schema`` (the JSON schemas of the types below), ``/docs``.
+- ``WS /ws``: one session = one env of its own, made on the first reset, closed with the session
+  (client closes or vanishes, idle longer than ``--idle-timeout``, server stops). Messages (JSON
+  text): ``{"type": "reset", "data": {...reset keywords}}``, ``{"type": "step", "data": {"text":
+  "..."}}``, ``{"type": "state"}``, ``{"type": "close"}``. Answers: ``{"type": "observation",
+  "data": {"observation": OBS, "reward": float, "done": bool}}``, ``{"type": "state", "data":
+  STATE}`` or OpenEnv's error shape ``{"type": "error", "data": {"message": str, "code": CODE}}``
+  with CODE one of ``INVALID_JSON``, ``UNKNOWN_TYPE``, ``VALIDATION_ERROR`` (e.g. an action over
+  ``MAX_ACTION_CHARS``), ``EXECUTION_ERROR`` (the env or its arguments refused: the message says
+  why), ``CAPACITY_REACHED`` (more sessions than ``--max-sessions``: sent, then the socket closes).
+  A message over 8 MiB closes the socket (WebSocket code 1009) before it is parsed.
+- ``POST /reset``, ``POST /step`` (``{"action": {"text": ...}, ...}``), ``GET /state``: OpenEnv's
+  stateless HTTP calls (a fresh env per request). ``/step`` takes reset keywords next to the action
+  (``{"action": {"text": "up"}, "seed": 7, "env_id": "..."}``): one step from a reset, for
+  single-turn tasks. Errors: ``{"detail": ...}`` with 400 (bad arguments), 409 (no episode), 413
+  (a body over 8 MiB, refused before parsing), 422 (a malformed request), 500.
+
+Reset keywords (all optional; unknown ones are refused by name): ``seed`` (int >= 0), ``options``
+(Gymnasium's, e.g. ``{"level": 2}``), ``env_id`` (a served id or suite task; required when the
+server serves several), ``make_kwargs`` (the env's ``gym.make`` arguments, e.g. ``{"image_size":
+[224, 224], "obs_mode": "image"}``; a change remakes the session's env), ``image_format``
+(``"png"``, the default, or ``"raw"``; kept for the session), ``episode_id``.
+
+OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format": "png"|"raw",
+"shape": [H, W, 3], "data": base64}``; raw is the ``uint8`` bytes in C order;
+:func:`~rl4vlm_gym.server.models.decode_image` turns either into an array), ``text``, ``mission``,
+``actions`` (the admissible actions), ``info`` (``success``, ``progress``, ``level``,
+``state_key``, ``optimal_steps`` and, after a step, ``action``: the parse result ``{"raw",
+"parsed", "valid", "error"}``), ``terminated``, ``truncated``; ``reward`` and ``done``
+(``terminated or truncated``) sit beside it.
+
+STATE (:class:`~rl4vlm_gym.server.models.VLMState`): ``episode_id``, ``step_count``, ``env_id``,
+``make_kwargs``, ``reward_variant``, ``rewards`` (the reward tables), ``has_oracle``,
+``elapsed_steps``, ``admissible``, ``description`` (the state in words) and, only from a server
+started with ``--expose-oracle`` (trusted evaluation, the conformance kit), ``oracle_action``.
+"""
+
+import rl4vlm_gym.server._openenv  # noqa: F401 - first: openenv-core without its web UI

@@ -1,0 +1,311 @@
+"""One server session: an openenv-core ``Environment`` holding one Gymnasium env of ours.
+
+openenv-core makes one of these per WebSocket session (and one per stateless HTTP request) from a
+factory, runs its ``reset``/``step`` in the session's own thread and calls ``close`` when the
+session ends, is reclaimed idle or its client vanishes. The Gymnasium env is made on the first
+``reset`` (so ``/metadata`` and ``/schema`` cost nothing) and closed with the session, and with it
+whatever it started (a browser, a GL world).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+
+from rl4vlm_gym.server.models import IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
+
+__all__ = ["Catalog", "ServedEnv"]
+
+# make() keywords a client may not choose: the server decides how envs render and wrap.
+_RESERVED_KWARGS = {"render_mode", "disable_env_checker", "apply_api_compatibility", "autoreset"}
+_MAX_KWARGS_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What a server serves: names (env ids, or a suite's task names) and their ``make`` kwargs.
+
+    ``default`` is the name a session gets when its ``reset`` names none (the only one, if one).
+    ``expose_oracle`` puts the oracle's next action into ``state`` (for trusted evaluation and
+    the conformance kit; a hosted env for training keeps it off)."""
+
+    entries: Mapping[str, tuple[str, Mapping[str, Any]]]
+    default: str | None = None
+    expose_oracle: bool = False
+    title: str = "RL4VLM Gym"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, target: str, kwargs: Mapping[str, Any] | None = None, *, expose_oracle: bool = False) -> Catalog:
+        """An env id (``rl4vlm/Sokoban-v0``) or a suite (a built-in name or a YAML file)."""
+        import rl4vlm_gym  # noqa: F401 - registers the ids
+
+        kwargs = dict(kwargs or {})
+        if target in gym.registry:
+            return cls({target: (target, kwargs)}, default=target, expose_oracle=expose_oracle, title=target)
+        from rl4vlm_gym.harness.suite import SuiteError, load_suite
+
+        try:
+            suite = load_suite(target)
+        except SuiteError as err:
+            raise ValueError(f"{target!r} is neither a registered env id nor a suite: {err}") from None
+        entries: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for task in suite.tasks:
+            make = {k: v for k, v in task.make_kwargs.items() if k != "max_episode_steps"}
+            entries[task.name] = (task.env, {**make, **kwargs})
+            entries.setdefault(task.env, (task.env, kwargs))
+        default = next(iter(entries)) if len(entries) == 1 else None
+        return cls(entries, default=default, expose_oracle=expose_oracle, title=f"suite {suite.name}")
+
+    def resolve(self, name: str | None) -> tuple[str, dict[str, Any]]:
+        if name is None:
+            if self.default is None:
+                raise ValueError(f"name an env: reset(env_id=...) with one of {sorted(self.entries)}")
+            name = self.default
+        if not isinstance(name, str) or name not in self.entries:
+            shown = name[:200] if isinstance(name, str) else type(name).__name__
+            raise ValueError(f"env_id {shown!r} is not served here; this server serves {sorted(self.entries)}")
+        env_id, kwargs = self.entries[name]
+        return env_id, dict(kwargs)
+
+
+def _plain(value: Any) -> Any:
+    """``info`` as JSON data (NumPy scalars as numbers, tuples as lists, non-finite floats as strings)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, str):
+        return _utf8(value)
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    return _utf8(repr(value))
+
+
+def _utf8(text: str) -> str:
+    """``text`` if UTF-8 can carry it; lone surrogates (from a hostile action) escaped as ``\\udXXX``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
+    """A session's env. ``reset`` keywords (all optional; unknown ones are refused):
+
+    - ``seed``, ``options``: Gymnasium's ``reset(seed, options)`` (``options={"level": k}``);
+    - ``env_id``: which served id or suite task to play (the session's current one by default);
+    - ``make_kwargs``: keyword arguments of ``gym.make`` (``level``, ``obs_mode``, ``image_size``,
+      ``reward_variant``...); a change remakes the env;
+    - ``image_format``: ``"png"`` (default) or ``"raw"``, kept for the session;
+    - ``episode_id``: OpenEnv's episode label, echoed in ``state``.
+    """
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, catalog: Catalog) -> None:
+        super().__init__()
+        self.catalog = catalog
+        self.env: gym.Env | None = None
+        self._key: str | None = None
+        self._env_id: str | None = None
+        self._image_format = "png"
+        self._episode_id: str | None = None
+        self._steps = 0
+        self._make_kwargs: dict[str, Any] = {}
+        self._closed = False
+        self._encode_reset = True
+        self._lock = threading.Lock()  # close() may come from the reaper while a step runs
+
+    # -- OpenEnv's Environment ---------------------------------------------------------------------
+
+    def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        env_id: str | None = None,
+        make_kwargs: dict[str, Any] | None = None,
+        image_format: str | None = None,
+        **unknown: Any,
+    ) -> VLMObservation:
+        if unknown:
+            raise ValueError(
+                f"reset() got unknown arguments {sorted(unknown)[:10]}; it takes seed, options, env_id, "
+                "make_kwargs, image_format, episode_id"
+            )
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be an object, got {type(options).__name__}")
+        if image_format is not None:
+            if image_format not in IMAGE_FORMATS:
+                raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")
+            self._image_format = image_format
+        with self._lock:
+            env = self._env_for(env_id, make_kwargs)
+            obs, info = env.reset(seed=seed, options=options)
+        self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
+        self._steps = 0
+        if self._encode_reset:
+            return self._observation(obs, 0.0, False, False, info)
+        return None  # type: ignore[return-value] - step() from stateless HTTP does not send it
+
+    def step(  # type: ignore[override]
+        self, action: VLMAction, timeout_s: float | None = None, request_id: str | None = None, **reset: Any
+    ) -> VLMObservation:
+        """A step of the session's episode. Over stateless HTTP (a fresh env per request) the request
+        may carry ``reset`` keywords (``seed``, ``env_id``...): the step is then the first of a new
+        episode, which suits single-turn tasks."""
+        if reset:
+            if self.env is not None:
+                raise ValueError(f"step() got reset arguments {sorted(reset)[:10]} in a session that has an episode")
+            self._encode_reset = False
+            try:
+                self.reset(**reset)
+            finally:
+                self._encode_reset = True
+        with self._lock:
+            env = self._require_env()
+            obs, reward, terminated, truncated, info = env.step(action.text)
+        self._steps += 1
+        return self._observation(obs, float(reward), bool(terminated), bool(truncated), info)
+
+    @property
+    def state(self) -> VLMState:
+        extra: dict[str, Any] = {}
+        env = self.env
+        if env is not None and not self._closed:
+            base = env.unwrapped
+            extra = {
+                "make_kwargs": _plain(self._make_kwargs),
+                "has_oracle": bool(getattr(base, "HAS_ORACLE", False)),
+                "reward_variant": getattr(base, "reward_variant", None),
+                "rewards": _plain(getattr(base, "REWARDS", {})),
+                "invalid_feedback": getattr(base, "INVALID_FEEDBACK", None),
+                "elapsed_steps": getattr(base, "elapsed_steps", self._steps),
+            }
+            if getattr(base, "_started", False):
+                extra["admissible"] = list(getattr(base, "_admissible", ()))
+                extra["description"] = base._describe()
+                if self.catalog.expose_oracle and extra["has_oracle"]:
+                    try:
+                        extra["oracle_action"] = base.oracle_action()
+                    except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
+                        extra["oracle_error"] = f"{type(err).__name__}: {err}"
+        return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        served = sorted(self.catalog.entries)
+        return EnvironmentMetadata(
+            name=self.catalog.title,
+            description=(
+                "RL4VLM Gym envs over OpenEnv: free-text actions, observations with image (PNG or raw), "
+                f"text, mission and admissible actions, and info. Serves: {', '.join(served[:50])}"
+                + (" ..." if len(served) > 50 else "")
+            ),
+            version=_version(),
+            documentation_url="https://pypi.org/project/rl4vlm-gym/",
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            env, self.env = self.env, None
+            if env is not None:
+                env.close()
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _require_env(self) -> gym.Env:
+        if self._closed:
+            raise RuntimeError("this session is closed (idle too long, or shut down); open a new one")
+        if self.env is None:
+            raise RuntimeError(
+                "call reset before step (HTTP /step is stateless: give it seed and env_id to step from a "
+                "reset, or play episodes over the WebSocket /ws)"
+            )
+        return self.env
+
+    def _env_for(self, name: str | None, make_kwargs: dict[str, Any] | None) -> gym.Env:
+        if self._closed:
+            raise RuntimeError("this session is closed (idle too long, or shut down); open a new one")
+        key = name if name is not None else (self._key or self.catalog.default)
+        env_id, kwargs = self.catalog.resolve(key)
+        if make_kwargs is not None:
+            if not isinstance(make_kwargs, dict):
+                raise ValueError(f"make_kwargs must be an object, got {type(make_kwargs).__name__}")
+            if len(json.dumps(make_kwargs, default=str)) > _MAX_KWARGS_CHARS:
+                raise ValueError(f"make_kwargs is longer than {_MAX_KWARGS_CHARS} characters")
+            reserved = sorted(set(make_kwargs) & _RESERVED_KWARGS)
+            if reserved:
+                raise ValueError(f"make_kwargs may not set {reserved}")
+            kwargs.update(make_kwargs)
+            if "image_size" in kwargs and isinstance(kwargs["image_size"], list):
+                kwargs["image_size"] = tuple(kwargs["image_size"])
+        elif self.env is not None and key == self._key:
+            return self.env  # same env, same kwargs: keep it
+        if self.env is not None and key == self._key and kwargs == self._make_kwargs:
+            return self.env
+        self._check_kwargs(env_id, kwargs)
+        env = gym.make(env_id, **kwargs)  # first: refused arguments leave the session's env as it was
+        if self.env is not None:
+            self.env.close()
+        self.env, self._key, self._env_id, self._make_kwargs = env, key, env_id, kwargs
+        return env
+
+    @staticmethod
+    def _check_kwargs(env_id: str, kwargs: Mapping[str, Any]) -> None:
+        """Refuse keywords the env does not take, naming them (before making anything)."""
+        from rl4vlm_gym.registry import env_class
+
+        try:
+            cls = env_class(env_id)
+        except KeyError:
+            return  # not one of ours (a plain Gymnasium id): make() will say
+        params = inspect.signature(cls).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return
+        allowed = set(params) | {"max_episode_steps"}
+        unknown = sorted(set(kwargs) - allowed)
+        if unknown:
+            raise ValueError(f"{env_id} takes no arguments {unknown}; it takes {sorted(allowed - _RESERVED_KWARGS)}")
+
+    def _observation(
+        self, obs: Mapping[str, Any], reward: float, terminated: bool, truncated: bool, info: Mapping[str, Any]
+    ) -> VLMObservation:
+        return VLMObservation(
+            image=encode_image(obs["image"], self._image_format),
+            text=_utf8(obs["text"]),
+            mission=_utf8(obs["mission"]),
+            actions=[_utf8(a) for a in obs["actions"]],
+            info=_plain(info),
+            terminated=terminated,
+            truncated=truncated,
+            done=terminated or truncated,
+            reward=reward,
+        )
+
+
+def _version() -> str:
+    import rl4vlm_gym
+
+    return rl4vlm_gym.__version__

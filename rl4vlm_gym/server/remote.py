@@ -1,0 +1,262 @@
+"""``rl4vlm/Remote-v0``: a Gymnasium env that plays an env served by ``rl4vlm-gym serve`` (or any server
+speaking the same OpenEnv messages), through openenv-core's own WebSocket client (``EnvClient``).
+
+    env = gym.make("rl4vlm/Remote-v0", url="http://host:8000", env_id="rl4vlm/Sokoban-v0", level=1)
+    obs, info = env.reset(seed=7)          # the same four keys, info and rewards as the local env
+
+Keyword arguments other than the remote env's own are the served env's ``gym.make`` arguments
+(``level``, ``obs_mode``, ``image_size``, ``reward_variant``...). A seeded rollout is byte for byte
+the local env's (``tests/server/test_remote.py`` compares their digests).
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import weakref
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+
+from rl4vlm_gym.server.models import IMAGE_FORMATS, EncodedImage, VLMState, decode_image
+from rl4vlm_gym.spaces import Unicode, UnicodeTuple
+
+__all__ = ["RemoteEnv", "RemoteError", "VLMEnvClient"]
+
+# The local env's limits (rl4vlm_gym.core.VLMEnv), so a remote observation fits the same space.
+MAX_TEXT_LENGTH, MAX_ACTIONS, MAX_ACTION_LENGTH, MAX_OUTPUT_LENGTH = 1 << 16, 1 << 12, 1 << 10, 1 << 20
+
+
+_OPEN: weakref.WeakSet[RemoteEnv] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open() -> None:
+    """Close sessions while the clients' event-loop threads can still run (not from ``__del__`` at exit)."""
+    for env in list(_OPEN):
+        env.close()
+
+
+class RemoteError(RuntimeError):
+    """The server answered with OpenEnv's error shape; ``code`` is its ``WSErrorCode``."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(f"{message} (server error {code})")
+        self.code = code
+
+
+class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
+    """openenv-core's WebSocket client for our server: actions are text, results are observation dicts
+    (image decoded to ``uint8[H, W, 3]``). Use it async, or ``.sync()`` for blocking calls."""
+
+    def _step_payload(self, action: Any) -> dict[str, Any]:
+        if isinstance(action, bytes):  # as the local parser does
+            action = action.decode("utf-8", errors="replace")
+        if not (action is None or isinstance(action, (str, int, float, bool))):
+            action = repr(action)
+        return {"text": action}
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
+        obs = dict(payload.get("observation", {}))
+        obs["image"] = decode_image(EncodedImage.model_validate(obs["image"]))
+        return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
+
+    def _parse_state(self, payload: dict[str, Any]) -> VLMState:
+        return VLMState.model_validate(payload)
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        await self._send(message)
+        response = await self._receive()
+        if response.get("type") == "error":
+            data = response.get("data") or {}
+            raise RemoteError(str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN")))
+        return response
+
+
+class RemoteEnv(gym.Env):
+    """A served env, played over OpenEnv's WebSocket protocol.
+
+    ## Arguments
+
+    - ``url``: the server (``http://host:port`` or ``ws://host:port``).
+    - ``env_id``: the served id or suite task (optional when the server serves one).
+    - ``image_format``: ``"png"`` (default: small messages) or ``"raw"`` (no encoding cost).
+    - ``connect_timeout_s``, ``message_timeout_s``: the client's timeouts.
+    - ``render_mode``: ``"rgb_array"`` (the observed frame), ``"ansi"`` or None.
+    - any other keyword: the served env's ``gym.make`` arguments.
+
+    Pickling (and ``AsyncVectorEnv`` with ``spawn``) opens a new session and replays the episode
+    from its seed, so a seeded episode continues identically; an unseeded one cannot be pickled.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
+    KIT_PROXY = True  # rl4vlm_gym.testing reads the served env's rules through the proxy properties below
+
+    def __init__(
+        self,
+        url: str,
+        env_id: str | None = None,
+        *,
+        image_format: str = "png",
+        connect_timeout_s: float = 10.0,
+        message_timeout_s: float = 120.0,
+        render_mode: str | None = None,
+        **make_kwargs: Any,
+    ) -> None:
+        if image_format not in IMAGE_FORMATS:
+            raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
+        self.url, self.env_id, self.image_format = url, env_id, image_format
+        self.make_kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in make_kwargs.items()}
+        self.render_mode = render_mode
+        self._timeouts = (connect_timeout_s, message_timeout_s)
+        self._client: Any = None
+        self._last: dict[str, Any] | None = None
+        self._history: tuple[dict[str, Any], list[Any]] | None = None  # (reset kwargs, actions) for pickling
+        first = self._call("reset", **self._reset_kwargs(None, None))  # makes the env, shows the image size
+        h, w, _ = first.observation["image"].shape
+        self.observation_space = spaces.Dict(
+            {
+                "image": spaces.Box(0, 255, (h, w, 3), np.uint8),
+                "text": Unicode(MAX_TEXT_LENGTH),
+                "mission": Unicode(MAX_TEXT_LENGTH),
+                "actions": UnicodeTuple(MAX_ACTIONS, MAX_ACTION_LENGTH),
+            }
+        )
+        self.action_space = Unicode(MAX_OUTPUT_LENGTH)
+        self._started = False
+
+    # -- Gymnasium ----------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        kwargs = self._reset_kwargs(seed, options)
+        result = self._call("reset", **kwargs)
+        self._history = (kwargs, []) if seed is not None else None
+        self._started = True
+        return self._unpack(result)[0], self._last["info"]  # type: ignore[index]
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        result = self._call("step", action)
+        if self._history is not None:
+            self._history[1].append(action)
+        return self._unpack(result)
+
+    def render(self) -> Any:
+        if self._last is None or self.render_mode is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._last["image"].copy()
+        obs = self._last
+        return f"{obs['mission']}\n\n{obs['text']}\n\nActions: {', '.join(obs['actions'])}"
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 - the server may be gone already
+                pass
+
+    def __del__(self) -> None:
+        if not sys.is_finalizing():  # the client's loop thread cannot run any more
+            self.close()
+
+    # -- the served env's rules, for the conformance kit (one state round trip each) ----------------
+
+    def server_state(self) -> VLMState:
+        """OpenEnv's ``state`` of this session: the served env, its rules and the episode's position."""
+        return self._connected().state()
+
+    @property
+    def HAS_ORACLE(self) -> bool:  # noqa: N802 - the name the kit reads on envs
+        return bool(self._extra("has_oracle"))
+
+    def oracle_action(self) -> str:
+        """The served env's oracle move (only from a server started with ``--expose-oracle``)."""
+        state = self.server_state().model_dump()
+        if "oracle_action" not in state:
+            raise RuntimeError(state.get("oracle_error") or "the server does not expose its oracle (--expose-oracle)")
+        return state["oracle_action"]
+
+    @property
+    def REWARDS(self) -> dict[str, dict[str, float]]:  # noqa: N802
+        return self._extra("rewards")
+
+    @property
+    def INVALID_FEEDBACK(self) -> str | None:  # noqa: N802
+        return self._extra("invalid_feedback")
+
+    @property
+    def reward_variant(self) -> str:
+        return self._extra("reward_variant")
+
+    @property
+    def elapsed_steps(self) -> int:
+        return int(self._extra("elapsed_steps"))
+
+    @property
+    def _elapsed(self) -> int:
+        return self.elapsed_steps
+
+    @property
+    def _admissible(self) -> tuple[str, ...]:
+        return tuple(self._extra("admissible") or ())
+
+    def _describe(self) -> str:
+        return self._extra("description")
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _extra(self, key: str) -> Any:
+        return self.server_state().model_dump().get(key)
+
+    def _reset_kwargs(self, seed: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"make_kwargs": self.make_kwargs, "image_format": self.image_format}
+        if self.env_id is not None:
+            kwargs["env_id"] = self.env_id
+        if seed is not None:
+            kwargs["seed"] = seed
+        if options is not None:
+            kwargs["options"] = dict(options)
+        return kwargs
+
+    def _connected(self) -> Any:
+        if self._client is None:
+            connect, message = self._timeouts
+            self._client = VLMEnvClient(base_url=self.url, connect_timeout_s=connect, message_timeout_s=message).sync()
+            self._client.connect()
+            _OPEN.add(self)
+        return self._client
+
+    def _call(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
+        return getattr(self._connected(), what)(*args, **kwargs)
+
+    def _unpack(self, result: StepResult[dict[str, Any]]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        data = result.observation
+        obs = {"image": data["image"], "text": data["text"], "mission": data["mission"], "actions": tuple(data["actions"])}
+        self._last = {**obs, "info": data["info"]}
+        return obs, float(result.reward or 0.0), bool(data["terminated"]), bool(data["truncated"]), data["info"]
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._started and self._history is None:
+            raise TypeError("a remote env can be pickled only before its first reset or in a seeded episode")
+        state = {k: v for k, v in self.__dict__.items() if k != "_client"}
+        state["_client"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._history is not None:  # replay the seeded episode in a new session
+            kwargs, actions = self._history
+            self._call("reset", **kwargs)
+            for action in actions:
+                self._call("step", action)

@@ -1,0 +1,165 @@
+"""rl4vlm/Remote-v0 against `rl4vlm-gym serve` in a subprocess on a free port (it dies with this
+process: rl4vlm_gym.processes), through openenv-core's real client: the same rollouts as the local
+env, the conformance kit, and `openenv validate`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("openenv.core")
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+from rl4vlm_gym import processes  # noqa: E402
+from rl4vlm_gym.server.remote import RemoteError  # noqa: E402
+from rl4vlm_gym.testing import rollout_digest, run_checks  # noqa: E402
+
+ENV = "rl4vlm/NumberLine-v0"
+SMALL = {"image_size": (72, 64)}
+
+
+@pytest.fixture(scope="module")
+def url():
+    proc, owned = processes.popen(
+        [sys.executable, "-m", "rl4vlm_gym.cli", "serve", ENV, "--port", "0", "--expose-oracle", "--max-sessions", "32"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("serving "), f"the server did not start: {line!r}"
+        yield line.split(" on ")[1].split()[0]
+    finally:
+        processes.kill_group(proc.pid)
+        proc.wait()
+        owned.release()
+
+
+@pytest.mark.slow  # the openenv CLI imports its web UI (Gradio): about 10-20 s
+def test_openenv_validate_passes(url) -> None:
+    openenv = Path(sys.executable).with_name("openenv")
+    done = subprocess.run([str(openenv), "validate", url], capture_output=True, text=True, timeout=120, check=False)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["passed"], done.stdout[-2000:]
+    assert report["mode"] == "simulation" and report["summary"]["passed_count"] == report["summary"]["total_count"]
+
+
+@pytest.mark.parametrize("image_format", ["png", "raw"])
+def test_remote_rollouts_are_the_local_env_s_byte_for_byte(url, image_format) -> None:
+    for seed in (0, 7):
+        local = rollout_digest(ENV, seed, 25, SMALL)
+        remote = rollout_digest("rl4vlm/Remote-v0", seed, 25, {"url": url, "env_id": ENV, "image_format": image_format, **SMALL})
+        assert remote == local
+
+
+def test_remote_env_passes_gymnasium_s_check_env_in_every_obs_mode(url) -> None:
+    for obs_mode in ("image+text", "image", "text"):
+        env = gym.make("rl4vlm/Remote-v0", url=url, env_id=ENV, obs_mode=obs_mode, **SMALL)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env.unwrapped, skip_render_check=True)
+        env.close()
+        assert not caught, [str(w.message) for w in caught]
+
+
+def test_remote_env_passes_the_kit_s_seeding_fuzz_and_pickle_checks(url) -> None:
+    results = run_checks("rl4vlm/Remote-v0", ["seeding", "fuzz", "pickle"], url=url, env_id=ENV, **SMALL)
+    assert all(r.passed for r in results), [(r.check, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.slow
+def test_remote_env_passes_the_kit_s_process_checks(url) -> None:
+    results = run_checks("rl4vlm/Remote-v0", ["determinism", "vector"], url=url, env_id=ENV, **SMALL)
+    assert all(r.passed for r in results), [(r.check, r.detail) for r in results if not r.passed]
+
+
+def test_remote_errors_name_the_problem(url) -> None:
+    with pytest.raises(RemoteError, match="not served here"):
+        gym.make("rl4vlm/Remote-v0", url=url, env_id="rl4vlm/Sokoban-v0")
+    with pytest.raises(RemoteError, match="level"):
+        gym.make("rl4vlm/Remote-v0", url=url, env_id=ENV, level=99)
+    env = gym.make("rl4vlm/Remote-v0", url=url, env_id=ENV, **SMALL)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("+")
+    obs, _ = env.reset(seed=1)
+    assert obs["image"].shape == (72, 64, 3) and obs["image"].dtype == np.uint8
+    env.close()
+    with pytest.raises(ConnectionError):
+        gym.make("rl4vlm/Remote-v0", url="http://127.0.0.1:9", env_id=ENV, connect_timeout_s=2)
+
+
+@pytest.mark.slow  # a fresh interpreter importing openenv-core
+def test_serve_refuses_an_unknown_target() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rl4vlm_gym.cli", "serve", "rl4vlm/Nope-v0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and "neither a registered env id nor a suite" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def _descendants_running(root: int, marker: str) -> set[int]:
+    """Processes whose command line holds ``marker`` and whose parent chain reaches ``root``."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+            if marker not in cmdline:
+                continue
+            pid = int(entry)
+            while pid > 1:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if stat[0] == "Z":
+                    break
+                pid = int(stat[1])
+                if pid == root:
+                    found.add(int(entry))
+                    break
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.slow
+def test_env_processes_die_with_a_killed_server() -> None:
+    from websockets.sync.client import connect
+
+    here = Path(__file__).resolve().parent
+    code = (
+        f"import sys; sys.path.insert(0, {str(here)!r}); import server_envs; server_envs.register(); "
+        "from rl4vlm_gym.server.app import serve; serve(server_envs.PROC_ID, port=0)"
+    )
+    proc, owned = processes.popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split(" on ")[1].split()[0].replace("http", "ws") + "/ws"
+        with connect(url) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 0, "make_kwargs": {"image_size": [64, 64]}}}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+            children = _descendants_running(proc.pid, "sleep(600)")
+            assert len(children) == 1
+            os.kill(proc.pid, signal.SIGKILL)  # no shutdown, no close(): the watchdog must act
+            proc.wait()
+        deadline = time.monotonic() + 10
+        while any(
+            Path(f"/proc/{pid}").exists() and "sleep(600)" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+            for pid in children
+        ):
+            assert time.monotonic() < deadline, "the env's process outlived its killed server"
+            time.sleep(0.05)
+    finally:
+        processes.kill_group(proc.pid)
+        proc.wait()
+        owned.release()
