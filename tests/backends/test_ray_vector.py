@@ -107,3 +107,28 @@ def test_bad_arguments_are_refused() -> None:
         RayVectorEnv(_fns(2), num_actors=3)
     with pytest.raises(ValueError, match="at least one"):
         RayVectorEnv([])
+
+
+def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
+    """The quick check of ``eval --backend ray`` (tests/backends/test_ray_eval.py has the cluster and faults)."""
+    from rl4vlm_gym.harness.runner import AgentSpec, load_episodes, run_suite
+    from rl4vlm_gym.harness.suite import Suite
+
+    suite = Suite.from_dict(
+        {
+            "name": "s",
+            "axis": "smoke",
+            "max_steps": 5,
+            "tasks": [{"name": "nl", "env": ENV, "obs_mode": "text", "seeds": [1, 2, 3]}],
+        }
+    )
+    untimed = [
+        {**r, "steps": [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in r["steps"]]}
+        for r in run_suite(suite, AgentSpec("random", {"seed": 4}), tmp_path / "local")
+    ]
+    records = run_suite(suite, AgentSpec("random", {"seed": 4}), tmp_path / "ray", workers=2, backend="ray",
+                        actor_options={"num_cpus": 0.5})  # fmt: skip
+    assert [
+        {**r, "steps": [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in r["steps"]]} for r in records
+    ] == untimed
+    assert len(load_episodes(tmp_path / "ray" / "episodes.jsonl")) == 3
