@@ -132,3 +132,29 @@ def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
         {**r, "steps": [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in r["steps"]]} for r in records
     ] == untimed
     assert len(load_episodes(tmp_path / "ray" / "episodes.jsonl")) == 3
+
+
+@pytest.mark.slow  # a new actor starts (a new Ray worker process: 10-20 s on a loaded machine)
+def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
+    """max_actor_restarts: the trainer's way (autoreset disabled, masked resets) goes on after a kill."""
+    local = gym.vector.SyncVectorEnv(_fns(4), autoreset_mode="Disabled")
+    remote = RayVectorEnv(_fns(4), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0}, max_actor_restarts=1)
+    expected, got = local.reset(seed=3), remote.reset(seed=3)
+    assert _same(expected, got)
+    ray.kill(remote._actors[1])
+    actions = ("+",) * 4
+    expected, (obs, rewards, terminated, truncated, infos) = local.step(actions), remote.step(actions)
+    assert list(truncated[2:]) == [True, True] and list(rewards[2:]) == [0.0, 0.0] and not terminated[2:].any()
+    assert list(infos["actor_restarted"]) == [False, False, True, True] and infos["_actor_restarted"][2:].all()
+    for k in range(2):  # the other actor's envs went on as if nothing happened
+        assert _same(expected[0]["text"][k], obs["text"][k]) and expected[1][k] == rewards[k]
+    with pytest.raises(RuntimeError, match="must be reset"):  # a truncated env waits for its reset, as any
+        remote.step(actions)
+    mask = np.array([False, False, True, True])
+    expected = local.reset(seed=[None, None, 8, 9], options={"reset_mask": mask})
+    assert _same(expected[0]["text"][2:], remote.reset(seed=[None, None, 8, 9], options={"reset_mask": mask})[0]["text"][2:])
+    assert remote.restarts_left == 0
+    ray.kill(remote._actors[0])
+    with pytest.raises(ActorDiedError, match=r"actor 0 \(envs 0\.\.1\).*not restarted"):
+        remote.step(actions)
+    local.close(), remote.close()
