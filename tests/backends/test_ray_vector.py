@@ -158,3 +158,33 @@ def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
     with pytest.raises(ActorDiedError, match=r"actor 0 \(envs 0\.\.1\).*not restarted"):
         remote.step(actions)
     local.close(), remote.close()
+
+
+@pytest.mark.extra("train")
+@pytest.mark.slow  # a tiny model and its rollouts (30-50 s on a loaded 2-core machine)
+def test_trainer_rollouts_on_ray_actors_equal_local_ones(tmp_path) -> None:
+    """``rollout.vectorization: ray``: the model stays here, the envs are RayVectorEnv's; the same
+    rollouts as local envs (same seeds)."""
+    from rl4vlm_gym.baselines.common.rollout import GenerationSettings, RolloutCollector
+    from rl4vlm_gym.baselines.config import default_config_path, load_config
+    from rl4vlm_gym.baselines.trainer import Trainer
+
+    overrides = {
+        "updates": 1, "env.max_steps": 2, "generation.max_new_tokens": 6, "rollout.num_envs": 2, "rollout.steps": 4,
+        "optim.minibatch_size": 2, "model.value_head": [8], "model.lora": None, "tensorboard": False,
+        "env.kwargs": {"level": 0, "obs_mode": "text"}, "rollout.vectorization": "ray",
+        "rollout.ray": {"num_actors": 2, "actor_options": {"num_cpus": 0}},
+    }  # fmt: skip
+    config = load_config(default_config_path("vl-dac", None, "cpu"), overrides)
+    trainer = Trainer(config, tmp_path)
+    assert isinstance(trainer.collector.envs, RayVectorEnv) and len(trainer.collector.envs._actors) == 2
+    local = RolloutCollector(
+        trainer._make_env, 2, trainer.policy, trainer.prompt, GenerationSettings(**config.generation.model_dump()),
+        env_id=trainer.env_id, attach_images=False, seed=config.seed, values=True,
+    )  # fmt: skip
+    expected = local.collect_steps(4)
+    got = trainer.collector.collect_steps(4)
+    local.close()
+    assert [(s.env, s.text, s.reward, s.done) for s in got.steps] == [(s.env, s.text, s.reward, s.done) for s in expected.steps]
+    assert len(got.steps) == 4 and any(s.done for s in got.steps)
+    trainer.collector.close()
