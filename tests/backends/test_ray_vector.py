@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -188,3 +190,61 @@ def test_trainer_rollouts_on_ray_actors_equal_local_ones(tmp_path) -> None:
     assert [(s.env, s.text, s.reward, s.done) for s in got.steps] == [(s.env, s.text, s.reward, s.done) for s in expected.steps]
     assert len(got.steps) == 4 and any(s.done for s in got.steps)
     trainer.collector.close()
+
+
+class _Holder:
+    """A Ray actor holding one browser WebShop env after a reset."""
+
+    def __init__(self) -> None:
+        import gymnasium as gym
+
+        import rl4vlm_gym as registers  # noqa: F401 - registers the ids in the actor
+
+        self.env = gym.make("rl4vlm/WebShop-Browser-v2", image_size=(128, 128))
+        self.env.reset(seed=0)
+
+    def groups(self) -> tuple[int, list[int]]:
+        """This process's pid and the process groups of its descendants (chromedriver's holds Chromium)."""
+        import psutil
+
+        me = psutil.Process()
+        return me.pid, sorted({os.getpgid(p.pid) for p in me.children(recursive=True)} - {os.getpgid(me.pid)})
+
+
+def _members(groups: list[int]) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) in groups and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.Error, ProcessLookupError):
+            pass
+    return found
+
+
+@pytest.mark.slow  # a browser
+@pytest.mark.extra("webshop")
+@pytest.mark.skipif(shutil.which("chromedriver") is None and not os.environ.get("CHROMEDRIVER"), reason="no chromedriver")
+def test_an_actor_killed_by_ray_leaves_no_chromium() -> None:
+    """Nothing outlives its owner under Ray: an actor holding a browser WebShop env, killed by Ray
+    (as when a job ends or a node is drained), leaves no Chromium (rl4vlm_gym/processes.py)."""
+    import psutil
+
+    # the actor's class travels by value: Ray's workers cannot import the test modules
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        holder = ray.remote(_Holder).options(num_cpus=0, max_restarts=0).remote()
+        pid, groups = ray.get(holder.groups.remote(), timeout=50)
+        browser = _members(groups)
+        assert groups and len(browser) >= 3, f"the actor runs no browser: {browser}"
+        assert any("chrom" in psutil.Process(p).name().lower() for p in browser)
+        ray.kill(holder)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (psutil.pid_exists(pid) or _members(groups)):
+            time.sleep(0.1)
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, "the actor lives"
+        assert _members(groups) == [], "Chromium outlived its Ray actor"
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
