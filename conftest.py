@@ -8,6 +8,7 @@ import importlib.util
 OPTIONAL_MODULES = {
     "rl4vlm_gym/agents/tiny.py": ("transformers", "hf"),
     "rl4vlm_gym/agents/serve.py": ("flask", "hf"),
+    "rl4vlm_gym/backends/ray_vector.py": ("ray", "ray"),
 }
 """Library modules that import an optional package at module level: the package and its extra."""
 
