@@ -164,7 +164,7 @@ def play_on_ray(
                     try:
                         ray.get(ref)
                     except ray.exceptions.RayActorError as err:
-                        actors.remove(actor)
+                        drop(actor)
                         start_failures += 1
                         if start_failures >= _START_FAILURES:
                             raise RunError(f"Ray actors of this run fail to start ({_START_FAILURES} in a row): {err}") from None
@@ -177,7 +177,7 @@ def play_on_ray(
                 try:
                     record = ray.get(ref)
                 except ray.exceptions.RayActorError as err:
-                    actors.remove(actor)
+                    drop(actor)  # dead, or unreachable (a lost node): either way not used again
                     attempts[key] = attempts.get(key, 0) + 1
                     if attempts[key] >= max_attempts:
                         logger.warning("episode %s seed %d: its actor died %d times; recorded as failed", *key, attempts[key])

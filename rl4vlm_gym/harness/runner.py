@@ -276,6 +276,8 @@ def run_suite(
     """
     if backend not in ("local", "ray"):
         raise RunError(f"backend must be 'local' or 'ray', not {backend!r}")
+    if backend == "local" and (address or actor_options):
+        raise RunError("an address or actor options are for --backend ray")
     suite.check_envs()
     agent_class(agent.name)  # an unknown agent fails here, not in every worker
     prompt = prompt or suite.prompt

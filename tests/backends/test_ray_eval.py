@@ -54,8 +54,8 @@ AGENTS = textwrap.dedent(
             return super().act(obs, index)
 
     class KillsItsActor(RandomAgent):
-        '''Random play that, the first time it plays seed 12 (a marker file remembers), has Ray
-        kill its own actor at the second step: an actor killed mid-episode.'''
+        '''Random play that, the first time it plays seed 12 (a marker file remembers; or always),
+        has Ray kill its own actor at the second step: an actor killed mid-episode.'''
         def __init__(self, seed=0, marker=""):
             super().__init__(seed)
             self.marker = marker
@@ -64,8 +64,9 @@ AGENTS = textwrap.dedent(
             super().begin(env, seed, index)
         def act(self, obs, index=0):
             self.t += 1
-            if self.now == 12 and self.t == 2 and not os.path.exists(self.marker):
-                open(self.marker, "w").close()
+            if self.now == 12 and self.t == 2 and (self.marker == "always" or not os.path.exists(self.marker)):
+                if self.marker != "always":
+                    open(self.marker, "w").close()
                 ray.kill(ray.get_runtime_context().current_actor)
                 time.sleep(60)  # dies here
             return super().act(obs, index)
@@ -159,6 +160,19 @@ def test_an_actor_killed_mid_episode_is_replayed(cluster: Cluster, local_run: li
     assert marker.exists(), "the actor was killed"
     assert "episode nl seed 12: its Ray actor died (ActorDiedError); replaying it from its seed" in caplog.text
     _check_complete(tmp_path / "r", local_run)
+
+
+@pytest.mark.slow
+def test_an_episode_that_always_kills_its_actor_is_recorded_as_failed(
+    cluster: Cluster, local_run: list[str], tmp_path: Path
+) -> None:
+    agent = AgentSpec("ray_fake_agents:KillsItsActor", {"seed": 1, "marker": "always"})
+    records = run_suite(Suite.from_dict(SMALL), agent, tmp_path / "r", workers=2, backend="ray")
+    failed = [r for r in records if r["error"]]
+    assert [(r["task"], r["seed"], r["error"]) for r in failed] == [
+        ("nl", 12, "the Ray actor died during this episode (3 times)")
+    ]
+    assert _untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
 
 
 @pytest.mark.slow
