@@ -14,6 +14,7 @@ OPTIONAL_MODULES = {
     "rl4vlm_gym/server/environment.py": ("openenv", "server"),
     "rl4vlm_gym/server/models.py": ("openenv", "server"),
     "rl4vlm_gym/server/remote.py": ("openenv", "server"),
+    "rl4vlm_gym/backends/ray_vector.py": ("ray", "ray"),
 }
 """Library modules that import an optional package at module level: the package and its extra."""
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["CONFIGS_DIR", "ConfigError", "TrainConfig", "default_config_path", "load_config"]
+__all__ = ["CONFIGS_DIR", "ConfigError", "TrainConfig", "default_config_path", "load_config", "make_env"]
 
 CONFIGS_DIR = Path(str(importlib.resources.files("rl4vlm_gym.baselines") / "configs"))
 
@@ -82,12 +82,22 @@ class GenerationSpec(_Model):
     top_p: float = Field(default=1.0, gt=0, le=1)
 
 
+class RaySpec(_Model):
+    """Rollout envs in Ray actors (``vectorization: ray``; the model stays in the trainer's process)."""
+
+    address: str | None = Field(default=None, description="the cluster (auto, ray://host:port); default a local Ray")
+    num_actors: int | None = Field(default=None, ge=1, description="actors sharing the envs (default one per env, at most 8)")
+    actor_options: dict[str, Any] = Field(default_factory=dict, description="Ray actor options, e.g. num_cpus, memory")
+    max_actor_restarts: int = Field(default=4, ge=0, description="dead actors replaced (their episodes end truncated)")
+
+
 class RolloutSpec(_Model):
     num_envs: int = Field(default=4, ge=1)
     steps: int = Field(default=256, ge=1, description="env steps per update (step-budget methods)")
     groups: int = Field(default=4, ge=1, description="episode groups per update (LOOP, GiGPO)")
     group_size: int = Field(default=8, ge=1)
-    vectorization: Literal["sync", "async"] = "sync"
+    vectorization: Literal["sync", "async", "ray"] = "sync"
+    ray: RaySpec = Field(default_factory=RaySpec)
 
 
 class OptimSpec(_Model):
@@ -140,6 +150,23 @@ class TrainConfig(_Model):
     seed: int = 0
     checkpoint_every: int = Field(default=1, ge=1)
     tensorboard: bool = True
+
+
+def make_env(env: EnvSpec) -> Any:
+    """The training env an ``env`` section describes (an id, or a mixture), with its step limit.
+    A module function of the section alone, so Ray can pickle it into rollout actors."""
+    import gymnasium as gym
+
+    from rl4vlm_gym.curriculum import MixtureEntry, MixtureEnv
+
+    if env.mixture:
+        entries = [MixtureEntry(m.id, weight=m.weight, kwargs=m.kwargs) for m in env.mixture]
+        mixture = MixtureEnv(entries, **env.kwargs)
+        return gym.wrappers.TimeLimit(mixture, env.max_steps) if env.max_steps else mixture
+    kwargs = dict(env.kwargs)
+    if env.max_steps:
+        kwargs["max_episode_steps"] = env.max_steps
+    return gym.make(env.id, **kwargs)
 
 
 def default_config_path(algo: str, env_id: str | None, device: str) -> Path:

@@ -21,6 +21,7 @@ Evaluation goes through the harness, at the start, every ``eval.every`` updates 
 from __future__ import annotations
 
 import csv
+import functools
 import logging
 import math
 import os
@@ -40,8 +41,8 @@ from rl4vlm_gym.baselines.common.policy import LoraSettings, Policy, PolicySetti
 from rl4vlm_gym.baselines.common.rollout import GenerationSettings, RolloutCollector
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 from rl4vlm_gym.baselines.common.warmup import format_warmup
-from rl4vlm_gym.baselines.config import TrainConfig
-from rl4vlm_gym.curriculum import FixedSchedule, MixtureEntry, MixtureEnv, SuccessRateCurriculum
+from rl4vlm_gym.baselines.config import TrainConfig, make_env
+from rl4vlm_gym.curriculum import FixedSchedule, SuccessRateCurriculum
 from rl4vlm_gym.prompts import PromptConfig
 
 __all__ = ["Trainer"]
@@ -96,7 +97,7 @@ class Trainer:
             GenerationSettings(**config.generation.model_dump()), env_id=self.env_id, attach_images=self.obs_mode != "text",
             seed=config.seed, group_size=config.rollout.group_size if self.algo.collect == "episodes" else 1,
             reference=self.algo.reference, values=self.algo.critic, curriculum=self.curriculum,
-            vectorization=config.rollout.vectorization,
+            vectorization=config.rollout.vectorization, ray_options=config.rollout.ray.model_dump(),
         )  # fmt: skip
         self.rng = np.random.default_rng(config.seed + 1)
         self.update = 0
@@ -200,16 +201,10 @@ class Trainer:
 
     # Envs ---------------------------------------------------------------------------------------
 
-    def _make_env(self) -> gym.Env:
-        env = self.config.env
-        if env.mixture:
-            entries = [MixtureEntry(m.id, weight=m.weight, kwargs=m.kwargs) for m in env.mixture]
-            mixture = MixtureEnv(entries, **env.kwargs)
-            return gym.wrappers.TimeLimit(mixture, env.max_steps) if env.max_steps else mixture
-        kwargs = dict(env.kwargs)
-        if env.max_steps:
-            kwargs["max_episode_steps"] = env.max_steps
-        return gym.make(env.id, **kwargs)
+    @property
+    def _make_env(self) -> Callable[[], gym.Env]:
+        # a function of the env section alone: Ray pickles it into actors (not the trainer and its model)
+        return functools.partial(make_env, self.config.env)
 
     # Evaluation and reports ---------------------------------------------------------------------
 

@@ -51,7 +51,7 @@ def info(env_id: Annotated[str, typer.Argument(help="e.g. rl4vlm/NumberLine-v0")
             value = "\n".join(f"{i}: {d}" for i, d in enumerate(value))
         elif isinstance(value, tuple):
             value = "\n".join(value)
-        elif field.name == "kwargs":
+        elif field.name in ("kwargs", "resources"):
             value = dict(value) or "-"
         table.add_row(field.name, str(value))
     table.add_row("seeds", ", ".join(f"{k} [{r.start}, {r.stop})" for k, r in card.seed_ranges.items()))
@@ -265,7 +265,15 @@ def eval_command(
     agent_arg: Annotated[
         list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")
     ] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes (Ray actors with --backend ray).")] = 1,
+    backend: Annotated[str, typer.Option(help="local (this machine's processes) or ray (Ray actors; extra 'ray').")] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="With --backend ray: the cluster, auto or ray://host:port (default: a local Ray).")
+    ] = None,
+    actor_option: Annotated[
+        list[str] | None,
+        typer.Option("--actor-option", help="With --backend ray: a Ray actor option KEY=VALUE, e.g. num_gpus=1."),
+    ] = None,
     template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
     history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
     images: Annotated[int | None, typer.Option(help="Observations whose image is sent (overrides the suite's).")] = None,
@@ -308,8 +316,9 @@ def eval_command(
     try:
         with bar:
             records = run_suite(
-                loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n)
-            )
+                loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n),
+                backend=backend, address=address, actor_options=_agent_kwargs(actor_option),
+            )  # fmt: skip
     except (SuiteError, RunError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None

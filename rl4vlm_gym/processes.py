@@ -10,7 +10,9 @@ process holding the env dies: killed by SIGKILL, by a scheduler's SIGTERM, by Ra
   rather than ``PR_SET_PDEATHSIG``: the death signal fires when the parent *thread* exits (an env
   made in a worker thread would lose its browser) and does not reach grandchildren, which
   re-parent (Chromium's zygotes and renderers). Process groups do reach them: Chromium's whole
-  tree stays in chromedriver's group.
+  tree stays in chromedriver's group. The watchdog is not the owner's child (it forks once and
+  its parent exits) and has its own session: a supervisor that kills a dead worker's children or
+  process group with it (Ray's raylet does both) would otherwise kill the watchdog before it acts.
 - :func:`close_on_sigterm` closes the registered objects on SIGTERM (an :class:`Owned` closes
   by killing its group: no polite shutdown that a signal arriving mid-call could deadlock), then
   dies of SIGTERM as if no handler were there. The handler is installed when the first object is
@@ -42,10 +44,17 @@ __all__ = ["Owned", "close_all", "close_on_sigterm", "kill_group", "own", "popen
 
 logger = logging.getLogger(__name__)
 
-# The watchdog: stdlib only, started with -I -S (about 15 ms, 8 MiB). Lines "+G pgid", "-G pgid",
-# "+D path", "-D path" keep the register; EOF means the owner is gone.
+# The watchdog: stdlib only, started with -I -S (about 15 ms, 8 MiB). It forks, the parent
+# prints the child's pid and exits: the child (the watchdog) is re-parented away from the owner.
+# Lines "+G pgid", "-G pgid", "+D path", "-D path" keep the register; EOF means the owner is gone.
 _WATCHDOG = r"""
 import os, shutil, signal, sys
+pid = os.fork()
+if pid:
+    sys.stdout.write(f"{pid}\n")
+    sys.stdout.flush()
+    os._exit(0)
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_IGN)
 groups, paths = set(), set()
@@ -69,11 +78,19 @@ class _Closeable(Protocol):
 
 
 @dataclass
+class _Watchdog:
+    """The watchdog's pid and the write end of its pipe (it is not our child: no Popen to poll)."""
+
+    pid: int
+    stdin: Any
+
+
+@dataclass
 class _State:
     """This process's watchdog and registrations (reset in a forked child)."""
 
     pid: int = -1
-    watchdog: subprocess.Popen[bytes] | None = None
+    watchdog: _Watchdog | None = None
     lines: dict[str, int] = field(default_factory=dict)  # registered line -> count
     closeables: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
     warned: bool = False
@@ -95,24 +112,30 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _start_watchdog() -> subprocess.Popen[bytes]:
+def _start_watchdog() -> _Watchdog:
     # Its own session: a Ctrl-C or a SIGTERM sent to the owner's process group does not reach it.
-    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    pid = proc.stdout.readline()
+    proc.stdout.close()
+    proc.wait()  # the launching parent exits at once
+    if not pid.strip().isdigit():
+        raise OSError("the watchdog did not start")
     for line in _state.lines:  # a restarted watchdog learns what the dead one knew
-        assert proc.stdin is not None
         proc.stdin.write(b"+" + line.encode("utf-8", "surrogateescape") + b"\n")
-    assert proc.stdin is not None
     proc.stdin.flush()
-    return proc
+    return _Watchdog(int(pid), proc.stdin)
 
 
 def _send(line: str) -> None:
     """Tell the watchdog ``line``, (re)starting it when needed. Caller holds the lock."""
     for _ in range(2):
-        if _state.watchdog is None or _state.watchdog.poll() is not None:
-            _state.watchdog = _start_watchdog()
         try:
-            assert _state.watchdog.stdin is not None
+            if _state.watchdog is None:
+                _state.watchdog = _start_watchdog()
+            # a dead watchdog holds no read end: the write fails (EPIPE) and another one is started
             _state.watchdog.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
             _state.watchdog.stdin.flush()
             return

@@ -84,6 +84,9 @@ class EnvCard:
         benchmark: ``(env, task)``, the names this id's game has in the published benchmark it
             reproduces, e.g. BALROG's ``("babyai", "BabyAI-MixedTrainLocal-v0/goto")``: summaries
             pool episodes by that env, as the benchmark does, and can write its result layout.
+        resources: what one worker playing this id asks a scheduler for, as Ray's actor options
+            (``num_cpus``, ``memory`` in bytes, ``num_gpus``); empty means one CPU
+            (:func:`rl4vlm_gym.harness.ray_runner.task_resources`).
     """
 
     id: str
@@ -105,6 +108,7 @@ class EnvCard:
     timeout_reward: bool = False
     protocol_facts: str | None = None
     benchmark: tuple[str, str] | None = None
+    resources: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.levels:
@@ -116,6 +120,7 @@ class EnvCard:
         if not self.reward_variants:
             raise ValueError(f"{self.id}: an env card needs at least one reward variant")
         object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+        object.__setattr__(self, "resources", MappingProxyType(dict(self.resources)))
 
     @property
     def seed_ranges(self) -> dict[str, range]:

@@ -125,8 +125,10 @@ def test_a_killed_watchdog_is_replaced_with_the_full_register(tmp_path: Path) ->
 import json, os, signal, sys, time
 from rl4vlm_gym import processes
 first, _ = processes.popen(["sleep", "300"])
-os.kill(processes._state.watchdog.pid, signal.SIGKILL)
-processes._state.watchdog.wait()
+import psutil
+watchdog = psutil.Process(processes._state.watchdog.pid)
+os.kill(watchdog.pid, signal.SIGKILL)
+psutil.wait_procs([watchdog], timeout=10)
 second, _ = processes.popen(["sleep", "300"])  # starts a new watchdog that knows about `first` too
 print(json.dumps([first.pid, second.pid]), flush=True)
 time.sleep(300)

@@ -66,7 +66,11 @@ class RolloutCollector:
         reference: also score replies under the reference policy (KL terms).
         values: also score the prompts' values (critic methods).
         curriculum: chooses each episode's level (one per group), learning from outcomes.
-        vectorization: ``"sync"`` or ``"async"`` (one process per env).
+        vectorization: ``"sync"``, ``"async"`` (one process per env) or ``"ray"`` (Ray actors:
+            :class:`rl4vlm_gym.backends.ray_vector.RayVectorEnv`; ``make_env`` must pickle).
+        ray_options: with ``"ray"``: ``address`` (connects Ray if it is not yet) and
+            :class:`~rl4vlm_gym.backends.ray_vector.RayVectorEnv`'s ``num_actors``,
+            ``actor_options``, ``max_actor_restarts``.
     """
 
     def __init__(
@@ -85,13 +89,15 @@ class RolloutCollector:
         values: bool = False,
         curriculum: Curriculum | None = None,
         vectorization: str = "sync",
+        ray_options: Mapping[str, Any] | None = None,
     ) -> None:
         if num_envs < 1 or group_size < 1 or num_envs % group_size:
             raise ValueError(f"num_envs={num_envs} must be a positive multiple of group_size={group_size}")
-        vector = {"sync": gym.vector.SyncVectorEnv, "async": gym.vector.AsyncVectorEnv}.get(vectorization)
+        vector = {"sync": gym.vector.SyncVectorEnv, "async": gym.vector.AsyncVectorEnv, "ray": _ray_vector_env}.get(vectorization)
         if vector is None:
-            raise ValueError(f"vectorization={vectorization!r} is unknown; choose 'sync' or 'async'")
-        self.envs = vector([make_env] * num_envs, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+            raise ValueError(f"vectorization={vectorization!r} is unknown; choose 'sync', 'async' or 'ray'")
+        extra = {"options": dict(ray_options or {})} if vectorization == "ray" else {}
+        self.envs = vector([make_env] * num_envs, autoreset_mode=gym.vector.AutoresetMode.DISABLED, **extra)
         self.num_envs, self.group_size = num_envs, group_size
         self.policy, self.generation = policy, generation
         self.builders = [PromptBuilder(prompt, env_id=env_id, attach_images=attach_images) for _ in range(num_envs)]
@@ -313,3 +319,15 @@ def _info_at(infos: Mapping[str, Any], i: int) -> dict[str, Any]:
         elif infos.get(f"_{key}") is None or bool(infos[f"_{key}"][i]):
             out[key] = value[i].item() if hasattr(value[i], "item") else value[i]
     return out
+
+
+def _ray_vector_env(env_fns: list[Callable[[], gym.Env]], autoreset_mode: Any, options: dict[str, Any]) -> gym.vector.VectorEnv:
+    """A :class:`RayVectorEnv` (the ``ray`` extra), connecting to ``options["address"]`` first."""
+    import ray
+
+    from rl4vlm_gym.backends.ray_vector import RayVectorEnv
+
+    address = options.pop("address", None)
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False)
+    return RayVectorEnv(env_fns, autoreset_mode=autoreset_mode, **options)

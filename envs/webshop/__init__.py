@@ -66,6 +66,8 @@ CARDS = (
         extra="webshop",
         kwargs={"renderer": "browser", "text_format": "text_rich"},
         skills=(*_SKILLS, "gui-reading"),
+        # a headless Chromium per env: about 450 MiB and a core while it renders (Ray's placement)
+        resources={"num_cpus": 1, "memory": 768 * 2**20},
     ),
     _card(
         "WebShop-Amazon-v1",

@@ -8,9 +8,16 @@ env step (reference/platform.md §4). The API and results are those of ``SyncVec
 ``get_attr``, ``set_attr``, ``render``, ``close``; observations are batched with Gymnasium's
 ``batch_space``/``concatenate``, so rl4vlm's ``Unicode`` spaces batch as they do locally.
 
-Faults: an actor that dies (killed, out of memory, its node lost) is *not* restarted: the next call
-raises :class:`ActorDiedError` naming the actor and its envs. Replaying interrupted episodes on a
-fresh actor is the evaluation harness's job (issue 23, later part).
+Faults: by default an actor that dies (killed, out of memory, its node lost) is *not* restarted:
+the next call raises :class:`ActorDiedError` naming the actor and its envs. With
+``max_actor_restarts=k`` the vector env replaces a dead actor (at most ``k`` times in its life) by a
+new one whose envs are made again and reset (unseeded), and repeats the call that failed on it.
+Their episodes are lost, and say so: the next ``step`` returns for each of them its new first
+observation, reward 0, ``truncated=True`` and ``info["actor_restarted"] = True`` (the action is not
+used), so a trainer ends those episodes as cut by a time limit and goes on; a ``reset`` (its seeds
+are replayed) or ``call`` is simply repeated. Nothing of the lost episodes can be replayed from a
+vector env (it does not keep their actions); the evaluation harness replays interrupted episodes
+from their seeds (:mod:`rl4vlm_gym.harness.ray_runner`).
 
 Example::
 
@@ -46,10 +53,13 @@ class ActorDiedError(RuntimeError):
 class _Runner:
     """The envs of one actor, with the per-env autoreset logic of ``SyncVectorEnv``."""
 
-    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode) -> None:
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode, restarted: bool = False) -> None:
         self.envs = [fn() for fn in env_fns]
         self.mode = autoreset_mode
         self.autoreset = [False] * len(self.envs)
+        # A restarted actor's envs start new episodes at once; each reports its lost episode as
+        # truncated at its next step (unless a reset comes first).
+        self.lost: list[tuple[Any, dict] | None] = [env.reset() if restarted else None for env in self.envs]
 
     def describe(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
         env = self.envs[0]
@@ -62,6 +72,7 @@ class _Runner:
                 out.append(None)
                 continue
             self.autoreset[i] = False
+            self.lost[i] = None
             out.append(env.reset(seed=seeds[i], options=options))
         return out
 
@@ -69,6 +80,15 @@ class _Runner:
         out = []
         for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
             final = None
+            lost = self.lost[i]
+            if lost is not None:
+                obs, info = lost[0], {**lost[1], "actor_restarted": True}
+                self.lost[i] = None
+                if self.mode == AutoresetMode.SAME_STEP:
+                    final = {"final_obs": obs, "final_info": info}
+                self.autoreset[i] = self.mode != AutoresetMode.SAME_STEP
+                out.append((obs, 0.0, False, True, info, final))
+                continue
             if self.mode == AutoresetMode.NEXT_STEP and self.autoreset[i]:
                 obs, info = env.reset()
                 reward, terminated, truncated = 0.0, False, False
@@ -109,6 +129,8 @@ class RayVectorEnv(VectorEnv):
         actor_options: passed to ``ray.remote(...).options``, e.g. ``{"num_cpus": 1, "memory": 2**30}``
             (default one CPU per actor, as Ray does for tasks).
         copy: return copies of the batched observations, as ``SyncVectorEnv`` does.
+        max_actor_restarts: dead actors replaced over this vector env's life (see Faults above);
+            0 (default) raises :class:`ActorDiedError` instead.
 
     Ray is started with ``ray.init()`` if it is not running (connect to a cluster with ``ray.init(address=...)``
     first).
@@ -121,6 +143,7 @@ class RayVectorEnv(VectorEnv):
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         actor_options: dict[str, Any] | None = None,
         copy: bool = True,
+        max_actor_restarts: int = 0,
     ) -> None:
         self.num_envs = len(env_fns)
         if self.num_envs == 0:
@@ -133,12 +156,14 @@ class RayVectorEnv(VectorEnv):
         if not ray.is_initialized():
             logger.info("starting a local Ray (ray.init())")
             ray.init()
-        cls = ray.remote(_Runner).options(**{"num_cpus": 1, "max_restarts": 0, **(actor_options or {})})
+        self._cls = ray.remote(_Runner).options(**{"num_cpus": 1, "max_restarts": 0, **(actor_options or {})})
+        self._env_fns = list(env_fns)
+        self.restarts_left = max_actor_restarts
         bounds = [i * self.num_envs // num_actors for i in range(num_actors + 1)]
         self._slices = [range(bounds[k], bounds[k + 1]) for k in range(num_actors)]
-        self._actors = [cls.remote([env_fns[i] for i in s], self.autoreset_mode) for s in self._slices]
-        self.single_observation_space, self.single_action_space, metadata, self.render_mode = self._get(
-            [self._actors[0].describe.remote()]
+        self._actors = [self._cls.remote([env_fns[i] for i in s], self.autoreset_mode) for s in self._slices]
+        self.single_observation_space, self.single_action_space, metadata, self.render_mode = self._run(
+            lambda actor, k: actor.describe.remote(), actors=[0]
         )[0]
         self.metadata = {**metadata, "autoreset_mode": self.autoreset_mode}
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -148,20 +173,30 @@ class RayVectorEnv(VectorEnv):
         self._autoreset_envs = np.zeros(self.num_envs, dtype=np.bool_)
         self.closed = False
 
-    def _get(self, refs: list[ray.ObjectRef]) -> list[Any]:
-        try:
-            return ray.get(refs)
-        except ray.exceptions.RayActorError as err:
-            dead = next((k for k, ref in enumerate(refs) if _failed(ref)), None)
-            where = (
-                f"actor {dead} (envs {self._slices[dead].start}..{self._slices[dead].stop - 1})"
-                if dead is not None
-                else "an actor"
-            )
-            raise ActorDiedError(
-                f"the Ray {where} of this RayVectorEnv died ({type(err).__name__}); actors are not restarted: "
-                "close this vector env and make a new one"
-            ) from err
+    def _run(self, call: Callable[[Any, int], ray.ObjectRef], actors: Sequence[int] | None = None) -> list[Any]:
+        """``call(actor, k)`` on each actor ``k`` (all by default), in parallel; their results.
+        A dead actor is replaced and the call repeated on the new one while restarts are left."""
+        ks = range(len(self._actors)) if actors is None else actors
+        refs = [call(self._actors[k], k) for k in ks]
+        results = []
+        for k, ref in zip(ks, refs, strict=True):
+            while True:
+                try:
+                    results.append(ray.get(ref))
+                    break
+                except ray.exceptions.RayActorError as err:
+                    where = f"actor {k} (envs {self._slices[k].start}..{self._slices[k].stop - 1})"
+                    if self.restarts_left <= 0:
+                        raise ActorDiedError(
+                            f"the Ray {where} of this RayVectorEnv died ({type(err).__name__}); actors are not "
+                            "restarted (max_actor_restarts): close this vector env and make a new one"
+                        ) from err
+                    self.restarts_left -= 1
+                    logger.warning("the Ray %s died (%s); restarting it, its envs' episodes are lost", where, type(err).__name__)
+                    ray.kill(self._actors[k])
+                    self._actors[k] = self._cls.remote([self._env_fns[i] for i in self._slices[k]], self.autoreset_mode, True)
+                    ref = call(self._actors[k], k)
+        return results
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         if seed is None:
@@ -182,12 +217,13 @@ class RayVectorEnv(VectorEnv):
                 raise ValueError(
                     f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with a True, got {mask!r}"
                 )
-        refs = [
-            actor.reset.remote([seeds[i] for i in s], options, None if mask is None else [bool(mask[i]) for i in s])
-            for actor, s in zip(self._actors, self._slices, strict=True)
-        ]
+
+        def reset(actor: Any, k: int) -> ray.ObjectRef:
+            s = self._slices[k]
+            return actor.reset.remote([seeds[i] for i in s], options, None if mask is None else [bool(mask[i]) for i in s])
+
         infos: dict[str, Any] = {}
-        for s, results in zip(self._slices, self._get(refs), strict=True):
+        for s, results in zip(self._slices, self._run(reset), strict=True):
             for i, result in zip(s, results, strict=True):
                 if result is None:
                     continue
@@ -199,12 +235,12 @@ class RayVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         actions = list(iterate(self.action_space, actions))
-        refs = [actor.step.remote([actions[i] for i in s]) for actor, s in zip(self._actors, self._slices, strict=True)]
+        batches = [[actions[i] for i in s] for s in self._slices]
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminations = np.zeros(self.num_envs, dtype=np.bool_)
         truncations = np.zeros(self.num_envs, dtype=np.bool_)
         infos: dict[str, Any] = {}
-        for s, results in zip(self._slices, self._get(refs), strict=True):
+        for s, results in zip(self._slices, self._run(lambda actor, k: actor.step.remote(batches[k])), strict=True):
             for i, (obs, reward, terminated, truncated, info, final) in zip(s, results, strict=True):
                 self._env_obs[i], rewards[i], terminations[i], truncations[i] = obs, reward, terminated, truncated
                 if final is not None:
@@ -217,8 +253,8 @@ class RayVectorEnv(VectorEnv):
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """``getattr(env, name)(*args, **kwargs)`` in every sub-env (or the attribute, if not callable)."""
-        refs = [actor.call.remote(name, args, kwargs) for actor in self._actors]
-        return tuple(result for results in self._get(refs) for result in results)
+        results = self._run(lambda actor, k: actor.call.remote(name, args, kwargs))
+        return tuple(result for batch in results for result in batch)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         return self.call(name)
@@ -228,9 +264,7 @@ class RayVectorEnv(VectorEnv):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:
             raise ValueError(f"values must have one value per env ({self.num_envs}), got {len(values)}")
-        self._get(
-            [actor.set_attr.remote(name, [values[i] for i in s]) for actor, s in zip(self._actors, self._slices, strict=True)]
-        )
+        self._run(lambda actor, k: actor.set_attr.remote(name, [values[i] for i in self._slices[k]]))
 
     def render(self) -> tuple[Any, ...] | None:
         return self.call("render")
@@ -244,13 +278,3 @@ class RayVectorEnv(VectorEnv):
                 logger.warning("a Ray actor of this RayVectorEnv could not close its envs (dead or stuck)")
             ray.kill(actor)
         self._actors = []
-
-
-def _failed(ref: ray.ObjectRef) -> bool:
-    try:
-        ray.get(ref, timeout=0)
-    except ray.exceptions.RayActorError:
-        return True
-    except Exception:  # noqa: BLE001 - only actor deaths are looked for here
-        return False
-    return False

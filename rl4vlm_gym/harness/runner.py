@@ -252,6 +252,9 @@ def run_suite(
     workers: int = 1,
     prompt: PromptConfig | None = None,
     on_episode: Callable[[dict[str, Any], int, int], None] | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    actor_options: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Play every episode of ``suite`` with ``agent`` that ``out`` does not hold yet.
 
@@ -263,10 +266,18 @@ def run_suite(
         prompt: overrides the suite's prompt (the override enters the protocol hash).
         on_episode: called with each record (first those read back from ``out``), the number of
             episodes done and the total: for progress bars.
+        backend: ``"local"`` (processes of this machine) or ``"ray"`` (``workers`` Ray actors, on
+            this machine or a cluster: :mod:`rl4vlm_gym.harness.ray_runner`; same records).
+        address: with ``backend="ray"``, the cluster to connect to (``"auto"``, ``"ray://host:port"``).
+        actor_options: with ``backend="ray"``, Ray actor options over the env cards' resources.
 
     Returns:
         All the run's episode records, in suite order.
     """
+    if backend not in ("local", "ray"):
+        raise RunError(f"backend must be 'local' or 'ray', not {backend!r}")
+    if backend == "local" and (address or actor_options):
+        raise RunError("an address or actor options are for --backend ray")
     suite.check_envs()
     agent_class(agent.name)  # an unknown agent fails here, not in every worker
     prompt = prompt or suite.prompt
@@ -298,7 +309,11 @@ def run_suite(
                 if on_episode is not None:
                     on_episode(record, len(done), total)
 
-            if workers <= 1:
+            if backend == "ray":
+                from rl4vlm_gym.harness.ray_runner import play_on_ray
+
+                play_on_ray(suite, agent, prompt, todo, save, workers=workers, address=address, actor_options=actor_options)
+            elif workers <= 1:
                 _run_inline(suite, agent, prompt, todo, save)
             else:
                 _run_pool(suite, agent, prompt, todo, save, workers)

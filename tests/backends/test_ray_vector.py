@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -107,3 +109,142 @@ def test_bad_arguments_are_refused() -> None:
         RayVectorEnv(_fns(2), num_actors=3)
     with pytest.raises(ValueError, match="at least one"):
         RayVectorEnv([])
+
+
+def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
+    """The quick check of ``eval --backend ray`` (tests/backends/test_ray_eval.py has the cluster and faults)."""
+    from rl4vlm_gym.harness.runner import AgentSpec, load_episodes, run_suite
+    from rl4vlm_gym.harness.suite import Suite
+
+    suite = Suite.from_dict(
+        {
+            "name": "s",
+            "axis": "smoke",
+            "max_steps": 5,
+            "tasks": [{"name": "nl", "env": ENV, "obs_mode": "text", "seeds": [1, 2, 3]}],
+        }
+    )
+    untimed = [
+        {**r, "steps": [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in r["steps"]]}
+        for r in run_suite(suite, AgentSpec("random", {"seed": 4}), tmp_path / "local")
+    ]
+    records = run_suite(suite, AgentSpec("random", {"seed": 4}), tmp_path / "ray", workers=2, backend="ray",
+                        actor_options={"num_cpus": 0.5})  # fmt: skip
+    assert [
+        {**r, "steps": [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in r["steps"]]} for r in records
+    ] == untimed
+    assert len(load_episodes(tmp_path / "ray" / "episodes.jsonl")) == 3
+
+
+@pytest.mark.slow  # a new actor starts (a new Ray worker process: 10-20 s on a loaded machine)
+def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
+    """max_actor_restarts: the trainer's way (autoreset disabled, masked resets) goes on after a kill."""
+    local = gym.vector.SyncVectorEnv(_fns(4), autoreset_mode="Disabled")
+    remote = RayVectorEnv(_fns(4), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0}, max_actor_restarts=1)
+    expected, got = local.reset(seed=3), remote.reset(seed=3)
+    assert _same(expected, got)
+    ray.kill(remote._actors[1])
+    actions = ("+",) * 4
+    expected, (obs, rewards, terminated, truncated, infos) = local.step(actions), remote.step(actions)
+    assert list(truncated[2:]) == [True, True] and list(rewards[2:]) == [0.0, 0.0] and not terminated[2:].any()
+    assert list(infos["actor_restarted"]) == [False, False, True, True] and infos["_actor_restarted"][2:].all()
+    for k in range(2):  # the other actor's envs went on as if nothing happened
+        assert _same(expected[0]["text"][k], obs["text"][k]) and expected[1][k] == rewards[k]
+    with pytest.raises(RuntimeError, match="must be reset"):  # a truncated env waits for its reset, as any
+        remote.step(actions)
+    mask = np.array([False, False, True, True])
+    expected = local.reset(seed=[None, None, 8, 9], options={"reset_mask": mask})
+    assert _same(expected[0]["text"][2:], remote.reset(seed=[None, None, 8, 9], options={"reset_mask": mask})[0]["text"][2:])
+    assert remote.restarts_left == 0
+    ray.kill(remote._actors[0])
+    with pytest.raises(ActorDiedError, match=r"actor 0 \(envs 0\.\.1\).*not restarted"):
+        remote.step(actions)
+    local.close(), remote.close()
+
+
+@pytest.mark.extra("train")
+@pytest.mark.slow  # a tiny model and its rollouts (30-50 s on a loaded 2-core machine)
+def test_trainer_rollouts_on_ray_actors_equal_local_ones(tmp_path) -> None:
+    """``rollout.vectorization: ray``: the model stays here, the envs are RayVectorEnv's; the same
+    rollouts as local envs (same seeds)."""
+    from rl4vlm_gym.baselines.common.rollout import GenerationSettings, RolloutCollector
+    from rl4vlm_gym.baselines.config import default_config_path, load_config
+    from rl4vlm_gym.baselines.trainer import Trainer
+
+    overrides = {
+        "updates": 1, "env.max_steps": 2, "generation.max_new_tokens": 6, "rollout.num_envs": 2, "rollout.steps": 4,
+        "optim.minibatch_size": 2, "model.value_head": [8], "model.lora": None, "tensorboard": False,
+        "env.kwargs": {"level": 0, "obs_mode": "text"}, "rollout.vectorization": "ray",
+        "rollout.ray": {"num_actors": 2, "actor_options": {"num_cpus": 0}},
+    }  # fmt: skip
+    config = load_config(default_config_path("vl-dac", None, "cpu"), overrides)
+    trainer = Trainer(config, tmp_path)
+    assert isinstance(trainer.collector.envs, RayVectorEnv) and len(trainer.collector.envs._actors) == 2
+    local = RolloutCollector(
+        trainer._make_env, 2, trainer.policy, trainer.prompt, GenerationSettings(**config.generation.model_dump()),
+        env_id=trainer.env_id, attach_images=False, seed=config.seed, values=True,
+    )  # fmt: skip
+    expected = local.collect_steps(4)
+    got = trainer.collector.collect_steps(4)
+    local.close()
+    assert [(s.env, s.text, s.reward, s.done) for s in got.steps] == [(s.env, s.text, s.reward, s.done) for s in expected.steps]
+    assert len(got.steps) == 4 and any(s.done for s in got.steps)
+    trainer.collector.close()
+
+
+class _Holder:
+    """A Ray actor holding one browser WebShop env after a reset."""
+
+    def __init__(self) -> None:
+        import gymnasium as gym
+
+        import rl4vlm_gym as registers  # noqa: F401 - registers the ids in the actor
+
+        self.env = gym.make("rl4vlm/WebShop-Browser-v2", image_size=(128, 128))
+        self.env.reset(seed=0)
+
+    def groups(self) -> tuple[int, list[int]]:
+        """This process's pid and the process groups of its descendants (chromedriver's holds Chromium)."""
+        import psutil
+
+        me = psutil.Process()
+        return me.pid, sorted({os.getpgid(p.pid) for p in me.children(recursive=True)} - {os.getpgid(me.pid)})
+
+
+def _members(groups: list[int]) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) in groups and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.Error, ProcessLookupError):
+            pass
+    return found
+
+
+@pytest.mark.slow  # a browser
+@pytest.mark.extra("webshop")
+@pytest.mark.skipif(shutil.which("chromedriver") is None and not os.environ.get("CHROMEDRIVER"), reason="no chromedriver")
+def test_an_actor_killed_by_ray_leaves_no_chromium() -> None:
+    """Nothing outlives its owner under Ray: an actor holding a browser WebShop env, killed by Ray
+    (as when a job ends or a node is drained), leaves no Chromium (rl4vlm_gym/processes.py)."""
+    import psutil
+
+    # the actor's class travels by value: Ray's workers cannot import the test modules
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        holder = ray.remote(_Holder).options(num_cpus=0, max_restarts=0).remote()
+        pid, groups = ray.get(holder.groups.remote(), timeout=50)
+        browser = _members(groups)
+        assert groups and len(browser) >= 3, f"the actor runs no browser: {browser}"
+        assert any("chrom" in psutil.Process(p).name().lower() for p in browser)
+        ray.kill(holder)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (psutil.pid_exists(pid) or _members(groups)):
+            time.sleep(0.1)
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, "the actor lives"
+        assert _members(groups) == [], "Chromium outlived its Ray actor"
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])

@@ -1,0 +1,224 @@
+"""``rl4vlm-gym eval --backend ray`` on a real two-node Ray cluster on this machine: the records of
+a local run, resume, and no episode lost or played twice when an actor is killed mid-episode, a
+node is removed, or the driver is killed and run again.
+
+One cluster (a head and a worker node of one CPU each; about 10 s to start on a loaded 2-core
+machine) serves the module; its files live in a temp folder of its own (Ray picks free ports)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from rl4vlm_gym.harness.ray_runner import task_resources  # noqa: E402
+from rl4vlm_gym.harness.runner import AgentSpec, load_episodes, run_suite  # noqa: E402
+from rl4vlm_gym.harness.suite import Suite  # noqa: E402
+
+SMALL = {
+    "name": "small",
+    "axis": "smoke",
+    "max_steps": 6,
+    "tasks": [
+        {"name": "nl", "env": "rl4vlm/NumberLine-v0", "level": 0, "obs_mode": "text", "seeds": [11, 12, 13, 14]},
+        {"name": "bj", "env": "rl4vlm/Blackjack-v0", "obs_mode": "text", "seeds": [21, 22, 23]},
+    ],
+}
+
+# Agents importable in the cluster's workers (the nodes get this folder on PYTHONPATH).
+AGENTS = textwrap.dedent(
+    """
+    import os, time
+    import ray
+    from rl4vlm_gym.agents.simple import RandomAgent
+
+    class Slow(RandomAgent):
+        def act(self, obs, index=0):
+            time.sleep(0.1)
+            return super().act(obs, index)
+
+    class KillsItsActor(RandomAgent):
+        '''Random play that, the first time it plays seed 12 (a marker file remembers; or always),
+        has Ray kill its own actor at the second step: an actor killed mid-episode.'''
+        def __init__(self, seed=0, marker=""):
+            super().__init__(seed)
+            self.marker = marker
+        def begin(self, env, seed, index=0):
+            self.now, self.t = seed, 0
+            super().begin(env, seed, index)
+        def act(self, obs, index=0):
+            self.t += 1
+            if self.now == 12 and self.t == 2 and (self.marker == "always" or not os.path.exists(self.marker)):
+                if self.marker != "always":
+                    open(self.marker, "w").close()
+                ray.kill(ray.get_runtime_context().current_actor)
+                time.sleep(60)  # dies here
+            return super().act(obs, index)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    agents = tmp_path_factory.mktemp("ray_agents")
+    (agents / "ray_fake_agents.py").write_text(AGENTS)
+    temp = tempfile.mkdtemp(prefix="ray")  # short: Ray's socket paths live in it
+    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED")}
+    # Ray's own settings: its files (and the address file Cluster writes) in our folder, no auth
+    # token in ~/.ray, no usage report.
+    os.environ.update(RAY_TMPDIR=temp, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
+    env = {"PYTHONPATH": os.pathsep.join([str(agents), os.environ.get("PYTHONPATH", "")])}
+    # a lost node is noticed in about a second (Ray's default: 30 s)
+    system = {"health_check_period_ms": 300, "health_check_failure_threshold": 3, "health_check_timeout_ms": 300}
+    head = {"num_cpus": 1, "include_dashboard": False, "env_vars": env, "_system_config": system}
+    started = None
+    sys.path.insert(0, str(agents))
+    try:
+        started = Cluster(initialize_head=True, head_node_args=head)
+        started.add_node(num_cpus=1, env_vars=env)
+        ray.init(address=started.address, log_to_driver=False)
+        started.env_vars = env  # type: ignore[attr-defined]
+        yield started
+    finally:
+        ray.shutdown()
+        if started is not None:
+            started.shutdown()
+        sys.path.remove(str(agents))
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _untimed(records: list[dict[str, Any]]) -> list[str]:
+    """Records as JSON lines without the step timings, sorted by episode."""
+    lines = []
+    for record in records:
+        steps = [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in record["steps"]]
+        lines.append(json.dumps({**record, "steps": steps}, ensure_ascii=False, separators=(",", ":")))
+    return sorted(lines)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    out = tmp_path_factory.mktemp("local")
+    run_suite(Suite.from_dict(SMALL), AgentSpec("random", {"seed": 1}), out, workers=1)
+    return _untimed(load_episodes(out / "episodes.jsonl"))
+
+
+def _check_complete(out: Path, expected: list[str]) -> None:
+    records = load_episodes(out / "episodes.jsonl")
+    assert len(records) == len(expected), "an episode is missing or was saved twice"
+    assert _untimed(records) == expected
+
+
+@pytest.mark.slow  # the cluster's start (10-20 s on a loaded 2-core machine); test_ray_vector has a quick one
+def test_ray_records_equal_local_ones_and_resume(cluster: Cluster, local_run: list[str], tmp_path: Path) -> None:
+    suite = Suite.from_dict(SMALL)
+    records = run_suite(suite, AgentSpec("random", {"seed": 1}), tmp_path / "r", workers=2, backend="ray")
+    assert [(r["task"], r["seed"]) for r in records] == suite.episodes
+    _check_complete(tmp_path / "r", local_run)
+    played: list[int] = []
+    run_suite(
+        suite,
+        AgentSpec("random", {"seed": 1}),
+        tmp_path / "r",
+        workers=2,
+        backend="ray",
+        on_episode=lambda r, d, t: played.append(d),
+    )
+    assert played == [7] * 7  # all read back, none played again
+    _check_complete(tmp_path / "r", local_run)
+    other = run_suite(suite, AgentSpec("random", {"seed": 2}), tmp_path / "other", workers=2, backend="ray")
+    assert _untimed(other) != local_run  # the comparison can fail
+
+
+@pytest.mark.slow
+def test_an_actor_killed_mid_episode_is_replayed(cluster: Cluster, local_run: list[str], tmp_path: Path, caplog) -> None:
+    marker = tmp_path / "killed"
+    agent = AgentSpec("ray_fake_agents:KillsItsActor", {"seed": 1, "marker": str(marker)})
+    with caplog.at_level(logging.WARNING, logger="rl4vlm_gym.harness.ray_runner"):
+        run_suite(Suite.from_dict(SMALL), agent, tmp_path / "r", workers=2, backend="ray")
+    assert marker.exists(), "the actor was killed"
+    assert "episode nl seed 12: its Ray actor died (ActorDiedError); replaying it from its seed" in caplog.text
+    _check_complete(tmp_path / "r", local_run)
+
+
+@pytest.mark.slow
+def test_an_episode_that_always_kills_its_actor_is_recorded_as_failed(
+    cluster: Cluster, local_run: list[str], tmp_path: Path
+) -> None:
+    agent = AgentSpec("ray_fake_agents:KillsItsActor", {"seed": 1, "marker": "always"})
+    records = run_suite(Suite.from_dict(SMALL), agent, tmp_path / "r", workers=2, backend="ray")
+    failed = [r for r in records if r["error"]]
+    assert [(r["task"], r["seed"], r["error"]) for r in failed] == [
+        ("nl", 12, "the Ray actor died during this episode (3 times)")
+    ]
+    assert _untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
+
+
+@pytest.mark.slow
+def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tmp_path: Path, caplog) -> None:
+    node = cluster.add_node(num_cpus=1, env_vars=cluster.env_vars)  # type: ignore[attr-defined]
+    cluster.wait_for_nodes()
+    removed: list[int] = []
+
+    def remove_after_two(record: dict[str, Any], done: int, total: int) -> None:
+        if done == 2 and not removed:
+            # every actor is playing (3 actors, one per node): the new node's dies mid-episode
+            cluster.remove_node(node, allow_graceful=False)
+            removed.append(done)
+
+    with caplog.at_level(logging.WARNING, logger="rl4vlm_gym.harness.ray_runner"):
+        run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), tmp_path / "r", workers=3,
+                  backend="ray", on_episode=remove_after_two)  # fmt: skip
+    assert removed
+    assert "replaying it from its seed" in caplog.text
+    _check_complete(tmp_path / "r", local_run)
+
+
+@pytest.mark.slow
+def test_a_killed_driver_resumes(cluster: Cluster, local_run: list[str], tmp_path: Path) -> None:
+    suite_file = tmp_path / "small.yaml"
+    suite_file.write_text(json.dumps(SMALL))
+    out = tmp_path / "r"
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "eval", "--agent", "ray_fake_agents:Slow", "-a", "seed=1", "--suite",
+               str(suite_file), "--out", str(out), "--no-progress", "--no-report", "--backend", "ray", "--workers", "2",
+               "--address", cluster.address]  # fmt: skip
+    env = {**os.environ, **cluster.env_vars}  # type: ignore[attr-defined]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    episodes = out / "episodes.jsonl"
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and (not episodes.exists() or episodes.read_text().count("\n") < 2):
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 2 <= episodes.read_text().count("\n") < 7, "the driver was not killed half-way"
+    subprocess.run(command, env=env, check=True, capture_output=True, timeout=50)
+    _check_complete(out, local_run)
+
+
+def test_resources_come_from_the_card_and_the_options() -> None:
+    nl, browser = (Suite.from_dict({"name": "x", "axis": "smoke", "tasks": [{"name": "t", "env": e, "seeds": [1]}]}).tasks[0]
+                   for e in ("rl4vlm/NumberLine-v0", "rl4vlm/WebShop-Browser-v2"))  # fmt: skip
+    assert task_resources(nl) == {"num_cpus": 1}
+    assert task_resources(browser) == {"num_cpus": 1, "memory": 768 * 2**20}
+    assert task_resources(browser, {"num_cpus": 0.5, "num_gpus": 1}) == {"num_cpus": 0.5, "memory": 768 * 2**20, "num_gpus": 1}
