@@ -176,7 +176,10 @@ def _doc(task: str | None) -> str:
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
     (default 300x300, ALFWorld's THOR frame size), ``reward_variant`` (``alfworld``,
-    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``; and ``commands``:
+    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``, ``appearance``
+    (``default``; ``held-out``: receptacles and objects drawn as line art and every colour turned
+    150 degrees round the hue circle at equal luma, never used in training: the ``visual`` transfer
+    axis); and ``commands``:
     ``"move"`` (ALFWorld 0.4 and later: ``move O to R``) or ``"put"`` (the json_2.1.1 games many
     papers used: ``put O in/on R``).
 
