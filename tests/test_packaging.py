@@ -127,6 +127,8 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/suites/smoke.yaml",
         "rl4vlm_gym/suites/transfer-modality.yaml",
         "rl4vlm_gym/envs/games/data/kuhn_cfr.json",
+        "rl4vlm_gym/envs/balrog/data/treasure_hunter_seeds.json",
+        "rl4vlm_gym/envs/webshop/static/held-out.css",
     ],
 )
 def test_wheel_contains(names: list[str], path: str) -> None:
