@@ -130,6 +130,8 @@ def test_wheel_installs_only_the_package(names: list[str], dist_info: str) -> No
         "rl4vlm_gym/envs/games/data/leduc_cfr.json.gz",
         "rl4vlm_gym/envs/games/data/liars_dice_1_cfr.json.gz",
         "rl4vlm_gym/envs/games/data/liars_dice_1_br.json.gz",
+        "rl4vlm_gym/envs/balrog/data/treasure_hunter_seeds.json",
+        "rl4vlm_gym/envs/webshop/static/held-out.css",
     ],
 )
 def test_wheel_contains(names: list[str], path: str) -> None:

@@ -135,18 +135,25 @@ class TextWorld(VLMEnv):
     search for a shorter solution is skipped: ``EXPENSIVE_PLAN``, as MiniWorld's).
 
     Games: each task plays a fixed pool of 25 games, like BALROG, which downloads its 25 from Google
-    Drive; here game ``k`` is made by textworld's own generator with BALROG's settings and seed ``k``
-    at first use and cached (:mod:`~rl4vlm_gym.envs.balrog.textworld_games`: the settings, the
-    cache, and the cost: seconds, minutes for some treasure hunter games). ``reset(seed)`` draws the
-    game index from the env's RNG (``np_random.integers(25)``), so a seed decides the game in any
-    process; BALROG takes ``seed mod 25`` (or a per-process counter without a seed, so most of its
-    episodes play game 1). ``env.unwrapped.index`` names the game, and ``state_key`` starts with it.
-    Seeds pick games independently, so 10 seeds may play a game twice (the ``balrog`` suite's 10
-    treasure hunter seeds play 8 games).
+    Drive; here game ``k`` is made by textworld's own generator with BALROG's settings at first use
+    and cached (:mod:`~rl4vlm_gym.envs.balrog.textworld_games`: the settings, the cache, the cost).
+    The cooking game and coin collector make game ``k`` from textworld seed ``k``; the treasure
+    hunter from the ``k``-th of the first 25 seeds whose games textworld makes within 20 s of CPU
+    (``envs/balrog/data/treasure_hunter_seeds.json``, found by
+    ``scripts/find_treasure_hunter_seeds.py``): from seeds 0..24 some take an hour to make. The
+    settings are BALROG's in every task (level 30 for the treasure hunter, textworld's default game
+    options); only the seeds are chosen. The choice may not be neutral (the slow seeds are those
+    whose quest tree repeats many sub-quests), though walkthrough lengths overlap: 7 to 20 steps
+    in the pool, 20, 20 and 9 for the slow seeds 0, 1 and 3.
+    ``reset(seed)`` plays game ``seed mod 25``, BALROG's rule for a fixed seed, so 25 consecutive
+    seeds play every game once (the ``balrog`` suite's 10 seeds per task play 10 different games);
+    ``reset()`` without a seed draws the game from the env's RNG (BALROG uses a per-process counter
+    there, so most of its episodes play game 1). ``env.unwrapped.index`` names the game, and
+    ``state_key`` starts with it.
 
     Against BALROG (``balrog-ai/BALROG`` af7d1f17, on a fork of textworld 1.6.2rc1 that changes no
     game logic): the generators, settings, step limit, text, score and progression are BALROG's;
-    the games are not its 25 (made from seeds 0..24 here). BALROG's cooking setting names only the
+    the games are not its 25 (made from textworld seeds here, see Games). BALROG's cooking setting names only the
     5 ingredients: taking them all in 6 rooms with opening, cooking and cutting is our choice. The
     z-machine (``.z8``) replaces BALROG's Glulx ``.ulx`` for two tasks (textworld 1.7 dropped Glulx).
 
@@ -188,7 +195,8 @@ class TextWorld(VLMEnv):
       (default 448x448), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 
     ## Version History
-    - v0: initial release (textworld 1.7.0).
+    - v0: initial release (textworld 1.7.0); ``reset(seed)`` plays game ``seed mod 25`` (it drew the
+      game from the RNG before the treasure hunter was registered).
     """
 
     LEVELS: ClassVar[tuple[TextWorldLevel, ...]] = (TextWorldLevel(),)
@@ -210,9 +218,16 @@ class TextWorld(VLMEnv):
             self.parser = CommandParser(**{f.name: getattr(self.parser, f.name) for f in dataclasses.fields(self.parser)})
         self.games: dict[int, Any] = {}  # started games by index: a start costs 0.2-0.8 s
         self.index = -1
+        self._seeded_game: int | None = None  # the game reset(seed) names (seed mod 25)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Start an episode; with a ``seed``, of game ``seed mod 25`` (see Games)."""
+        self._seeded_game = None if seed is None else int(seed) % POOL
+        return super().reset(seed=seed, options=options)
 
     def _new_episode(self, config: TextWorldLevel) -> None:
-        self.index = int(self.np_random.integers(POOL))
+        drawn = int(self.np_random.integers(POOL))  # drawn even when the seed names the game: same interpreter seeds
+        self.index = drawn if self._seeded_game is None else self._seeded_game
         # the interpreter's random seed (jericho's default, -1, changes with the time)
         self.interpreter_seed = int(self.np_random.integers(2**31 - 1))
         self.commands: list[str] = []  # sent since reset: a pickled env replays them

@@ -2,28 +2,34 @@
 ``textworld``'s own challenge generators at first use and kept in a user cache folder.
 
 BALROG plays 25 fixed games per task that its installer downloads from Google Drive
-(reference/balrog.md §3); we may not download from file hosts, so each game is made from its index
-with BALROG's settings (``SETTINGS``) and textworld seed ``index``: the same index gives the same
-game on every machine (the generators draw only from the seed). The games are not BALROG's 25.
+(reference/balrog.md §3); we may not download from file hosts, so game ``k`` of a task is made with
+BALROG's settings (``SETTINGS``, unchanged for every task) from textworld seed ``seeds(task)[k]``:
+the same seed gives the same game on every machine (the generators draw only from the seed). The
+cooking game and coin collector use seeds 0..24. The treasure hunter uses the first 25 seeds whose
+games textworld makes within 20 s of CPU time (``data/treasure_hunter_seeds.json``, written by
+``scripts/find_treasure_hunter_seeds.py``, which says how). The games are not BALROG's 25.
 
-Cache: ``$RL4VLM_GYM_CACHE/textworld/<task>/<tag>/game-<index>.z8`` (default
+Cache: ``$RL4VLM_GYM_CACHE/textworld/<task>/<tag>/game-<seed>.z8`` (default
 ``~/.cache/rl4vlm_gym``) and textworld's ``.json`` beside it; ``<tag>`` names the textworld version
 and the settings, so another version or setting never reads stale games. Several processes may make
 one game at once (``pytest -n auto``): each builds in its own temporary folder and moves the files in
 with ``os.replace`` (the ``.json`` first, so a ``.z8`` in place means the game is complete).
 
 Cost (2 cores shared with other work): a coin collector game takes 2-7 s to make, a cooking game
-3-5 s, a treasure hunter game of level 30 from 7 s to over 20 minutes: textworld shortens the
-quest's walkthrough (``EventProgression.compress_policy``, whose result the objective's text is
-written from) by walking a dependency tree that repeats shared sub-quests, exponential in the
-locked doors and containers on the way. ``python -m rl4vlm_gym.envs.balrog.textworld_games
-[task ...]`` makes whole pools ahead of time; a treasure hunter pool takes hours.
+3-5 s, a treasure hunter game of the pool up to 20 s of CPU. Other treasure hunter seeds (about
+half) take from 20 s to over 45 minutes: textworld shortens the quest's walkthrough
+(``EventProgression.compress_policy``, whose result the objective's text is written from) by
+walking a dependency tree that repeats shared sub-quests, exponential in the locked doors and
+containers on the way; that is why the treasure hunter's seeds are chosen.
+``python -m rl4vlm_gym.envs.balrog.textworld_games [task ...]`` makes whole pools ahead of time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import json
 import os
 import shutil
 import sys
@@ -34,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 POOL = 25  # games per task, as BALROG
+SEEDS_FILE = Path(__file__).parent / "data" / "treasure_hunter_seeds.json"
 TASKS = ("treasure_hunter", "the_cooking_game", "coin_collector")
 # BALROG's settings (reference/balrog.md §3): treasure hunter level 30, coin collector level 220
 # (60 rooms: a chain of 20 with distractor rooms), the cooking game with 5 ingredients. BALROG's note
@@ -71,13 +78,38 @@ def _tag(task: str) -> str:
     return f"textworld{textworld.__version__}-{challenge}-{spec}"
 
 
+def seeds(task: str) -> tuple[int, ...]:
+    """The textworld seeds of ``task``'s pool: game ``k`` is made from ``seeds(task)[k]``.
+
+    The cooking game and coin collector use seeds 0..24. The treasure hunter uses the first 25 seeds
+    whose games textworld makes within 20 s (``data/treasure_hunter_seeds.json``, found by
+    ``scripts/find_treasure_hunter_seeds.py``): made from seeds 0..24, some of its games take an hour."""
+    if task not in SETTINGS:
+        raise ValueError(f"task={task!r} is unknown; choose one of {TASKS}")
+    if task == "treasure_hunter":
+        return _treasure_hunter_seeds()
+    return tuple(range(POOL))
+
+
+@functools.cache
+def _treasure_hunter_seeds() -> tuple[int, ...]:
+    found = json.loads(SEEDS_FILE.read_text())
+    assert found["settings"] == SETTINGS["treasure_hunter"][1], "the seed list was found with other settings"
+    return tuple(int(seed) for seed in found["seeds"][:POOL])
+
+
 def game_path(task: str, index: int) -> Path:
-    """Where game ``index`` of ``task`` lives in the cache (made or not)."""
+    """Where game ``index`` of ``task`` lives in the cache (made or not); the file is named by its seed."""
     if task not in SETTINGS:
         raise ValueError(f"task={task!r} is unknown; choose one of {TASKS}")
     if not 0 <= index < POOL:
         raise ValueError(f"game index {index} is outside the pool 0..{POOL - 1}")
-    return cache_root() / task / _tag(task) / f"game-{index:02d}.z8"
+    return seed_path(task, seeds(task)[index])
+
+
+def seed_path(task: str, seed: int) -> Path:
+    """Where the game of ``task`` made from textworld seed ``seed`` lives in the cache."""
+    return cache_root() / task / _tag(task) / f"game-{seed:02d}.z8"
 
 
 def missing_games(task: str) -> list[int]:
@@ -88,8 +120,14 @@ def missing_games(task: str) -> list[int]:
 def make_game(task: str, index: int) -> Path:
     """The path of game ``index`` of ``task``, made and cached first if needed."""
     path = game_path(task, index)
-    if path.is_file():
-        return path
+    if not path.is_file():
+        build_game(task, seeds(task)[index], path)
+    return path
+
+
+def build_game(task: str, seed: int, path: Path) -> None:
+    """Make the game of ``task`` from textworld seed ``seed`` with BALROG's settings at ``path``
+    (a ``.z8``, textworld's ``.json`` beside it), through a temporary folder beside it."""
     import textworld
     from textworld import GameOptions
     from textworld.challenges import CHALLENGES
@@ -100,7 +138,7 @@ def make_game(task: str, index: int) -> Path:
     work = Path(tempfile.mkdtemp(prefix=f".{path.stem}-", dir=path.parent))
     try:
         options = GameOptions()
-        options.seeds = index
+        options.seeds = seed
         options.path = str(work / "game.z8")
         options.file_ext = ".z8"
         options.force_recompile = True
@@ -115,7 +153,6 @@ def make_game(task: str, index: int) -> Path:
         os.replace(compiled, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return path
 
 
 def main(argv: list[str]) -> int:

@@ -356,7 +356,8 @@ class ALFWorld(HouseholdBase):
       back to the handcoded expert and ``optimal_steps`` is -1.
     - The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
       (default 300x300, ALFRED's frame size), ``reward_variant`` (``alfworld``, ``verl-agent``),
-      ``action_format``, ``action_match``, ``render_mode``.
+      ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
+      the household renderer's line-art icons and turned palette, as ``Household-v0``'s).
 
     ## Version History
     - v0: ALFWorld 0.4.2's games, text and planner expert, with the rendered view; time limit 50 steps.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rl4vlm_gym.core import VLMEnv
-from rl4vlm_gym.envs.household.render import render
+from rl4vlm_gym.envs.household.render import LOOKS, render
 from rl4vlm_gym.envs.household.view import View, describe, without_view
 from rl4vlm_gym.envs.household.wording import reword
 
@@ -36,6 +36,7 @@ class HouseholdBase(VLMEnv):
     REWARDS = REWARDS
     INVALID_FEEDBACK: ClassVar[str | None] = "Nothing happens."
     MAX_ACTIONS: ClassVar[int] = 512  # a large ALFWorld kitchen lists ~100 admissible commands
+    APPEARANCES: ClassVar[tuple[str, ...]] = LOOKS  # held-out: line-art icons, another palette (render.py)
 
     def _view_state(self) -> View:
         """What the agent sees now."""
@@ -62,7 +63,7 @@ class HouseholdBase(VLMEnv):
         return describe(self._view_state())
 
     def _render(self) -> NDArray[np.uint8]:
-        return render(self._view_state(), self.image_size)
+        return render(self._view_state(), self.image_size, self.appearance)
 
     def _frame_key(self) -> View:
         return self._view_state()

@@ -179,7 +179,10 @@ def _doc(task: str | None) -> str:
     ## Arguments
     The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
     (default 300x300, ALFWorld's THOR frame size), ``reward_variant`` (``alfworld``,
-    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``, ``wording`` (``train``:
+    ``verl-agent``), ``action_format``, ``action_match``, ``render_mode``, ``appearance``
+    (``default``; ``held-out``: receptacles and objects drawn as line art and every colour turned
+    150 degrees round the hue circle at equal luma, never used in training: the ``visual`` transfer
+    axis), ``wording`` (``train``:
     ALFWorld's sentences; ``held-out``: the task, the welcome text and every feedback said in
     sentence structures ALFWorld never uses, three phrasings of each, the seed picking one; the
     house, the commands and the image stay the same); and ``commands``: ``"move"`` (ALFWorld 0.4

@@ -20,6 +20,11 @@ green, "on" yellow), so they stay distinct in grey scale and in words. A lit lam
 warm glow over the scene. Grids shrink their tiles and fonts to fit; what cannot fit at a
 legible size is summed up as "+N more", never silently dropped.
 
+Looks (the env's ``appearance``): ``default``, and ``held-out`` for the visual transfer axis, which
+draws the receptacles and objects as line art (``_LinePen``, the same recipes stroked, not filled)
+and turns every colour of the frame 150 degrees round the hue circle at equal luma: the same
+layout, words and facts in a style and palette no training frame shows (about 0.9 ms more a frame).
+
 Speed: ``render`` runs on every step whose view changed, so every part is cached with
 ``functools.lru_cache`` as a read-only array and composited by slice assignment: the scene of a
 receptacle kind in a state (shared by cabinet 1 to cabinet 20), the header of a place, one card
@@ -51,7 +56,7 @@ from rl4vlm_gym.rendering import font
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["render"]
+__all__ = ["LOOKS", "render"]
 
 Color = tuple[int, int, int]
 Box = tuple[int, int, int, int]
@@ -249,6 +254,59 @@ class _Pen:
 
     def chord(self, f: Frac, start: float, end: float, fill: Color, outline: Color | None = None) -> None:
         self.draw.chord(self.box(f), start, end, fill=fill, outline=outline, width=self.lw if outline else 0)
+
+
+class _LinePen(_Pen):
+    """The held-out icon set: every drawing as line art. Shapes are strokes in a darker shade of
+    their fill colour, twice as thick as the default outlines, and nothing is filled, so the same
+    recipes give drawings of another style (a sketch instead of flat shapes) that training never shows."""
+
+    def _stroke(self, fill: Color | None, outline: Color | None) -> Color:
+        colour = fill if fill is not None else outline if outline is not None else _INK
+        return _dark(colour, 0.45) if _luma(colour) > 90 else colour
+
+    def rect(self, f: Frac, fill: Color | None, outline: Color | None = None, radius: float = 0.0) -> None:
+        r = radius * min(self.w, self.h)
+        self.draw.rounded_rectangle(self.box(f), radius=r, outline=self._stroke(fill, outline), width=2 * self.lw)
+
+    def ellipse(self, f: Frac, fill: Color | None, outline: Color | None = None, width: float = 0.0) -> None:
+        w = max(1, round(width * min(self.w, self.h))) if width else 2 * self.lw
+        self.draw.ellipse(self.box(f), outline=self._stroke(fill, outline), width=w)
+
+    def poly(self, points: tuple[tuple[float, float], ...], fill: Color | None, outline: Color | None = None) -> None:
+        self.draw.polygon([self.at(*p) for p in points], outline=self._stroke(fill, outline), width=2 * self.lw)
+
+    def line(self, points: tuple[tuple[float, float], ...], fill: Color, width: float) -> None:
+        super().line(points, self._stroke(fill, None), width)
+
+    def chord(self, f: Frac, start: float, end: float, fill: Color, outline: Color | None = None) -> None:
+        self.draw.chord(self.box(f), start, end, outline=self._stroke(fill, outline), width=2 * self.lw)
+
+
+_PENS: dict[str, type[_Pen]] = {"default": _Pen, "held-out": _LinePen}
+LOOKS = tuple(_PENS)
+"""The household's ``APPEARANCES``: ``default`` (flat shapes in the training palette) and
+``held-out`` (line-art drawings, and every colour turned round the hue circle: see :func:`render`)."""
+
+# The held-out palette: YIQ's rotation of the chroma plane by 150 degrees. It keeps each colour's
+# luma (Y), so text keeps its contrast, and turns every hue (walls, tags, badges, objects) to one
+# no training frame uses. A matrix on the frame, not a second colour table: it reaches every colour,
+# the anti-aliased edges between them included.
+_YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
+_TURN = math.radians(150)
+_HUE = (
+    np.linalg.inv(_YIQ)
+    @ np.array([[1, 0, 0], [0, math.cos(_TURN), -math.sin(_TURN)], [0, math.sin(_TURN), math.cos(_TURN)]])
+    @ _YIQ
+)
+
+
+_HUE_MATRIX = tuple(float(x) for row in _HUE for x in (*row, 0.0))  # Pillow's 3x4 colour matrix
+
+
+def _held_out_palette(frame: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    # Pillow's matrix conversion: the same bytes as rounding and clipping frame @ _HUE.T, ten times faster
+    return np.array(Image.fromarray(frame).convert("RGB", _HUE_MATRIX), dtype=np.uint8)
 
 
 # --- receptacles ---------------------------------------------------------------------------------
@@ -806,12 +864,12 @@ _OBJECTS: dict[str, tuple[_Icon, Color]] = {
 
 
 @functools.lru_cache(maxsize=1024)
-def _icon(kind: str, on: bool, side: int) -> Image.Image:
-    """An RGBA icon of an object kind, ``side`` px square, drawn at 4x (2x when large)."""
+def _icon(kind: str, on: bool, side: int, look: str = "default") -> Image.Image:
+    """An RGBA icon of an object kind, ``side`` px square, drawn at 4x (2x when large) with ``look``'s pen."""
     scale = 4 if side < 64 else 2
     canvas = Image.new("RGBA", (side * scale, side * scale), (0, 0, 0, 0))
     icon, colour = _OBJECTS.get(kind, (_thing, _hashed(kind)))
-    icon(_Pen(ImageDraw.Draw(canvas), (0, 0, side * scale, side * scale)), colour, on)
+    icon(_PENS[look](ImageDraw.Draw(canvas), (0, 0, side * scale, side * scale)), colour, on)
     return canvas.resize((side, side), Image.Resampling.BOX)
 
 
@@ -835,7 +893,7 @@ def _card(width: int, height: int, bg: Color) -> tuple[Image.Image, int]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _item_card(item: Item, width: int, height: int, px: int, icon: bool, bg: Color) -> NDArray[np.uint8]:
+def _item_card(item: Item, width: int, height: int, px: int, icon: bool, bg: Color, look: str = "default") -> NDArray[np.uint8]:
     """An item as an opaque card on ``bg``: its icon (if ``icon``), state badges and name at ``px``.
 
     Without an icon (cards too small for a useful one) the badges fill the space above the name,
@@ -859,7 +917,7 @@ def _item_card(item: Item, width: int, height: int, px: int, icon: bool, bg: Col
         bottom -= badge_h + m
     side = min(right - left, bottom - top)
     if icon and side >= 8:
-        picture = _icon(item.kind, item.on, side)
+        picture = _icon(item.kind, item.on, side, look)
         image.paste(picture, (left + (right - left - side) // 2, top + (bottom - top - side) // 2), picture)
     return _freeze(image)
 
@@ -921,7 +979,7 @@ def _grid(count: int, width: int, height: int, aspect: float, max_h: int, min_h:
     return _Grid(columns, min(cell_w, round(aspect * tile_h)), tile_h, shown)
 
 
-def _draw_items(frame: NDArray[np.uint8], items: tuple[Item, ...], box: Box, bg: Color, unit: int) -> None:
+def _draw_items(frame: NDArray[np.uint8], items: tuple[Item, ...], box: Box, bg: Color, unit: int, look: str = "default") -> None:
     """The contents as cards in a grid centred in the panel ``box``.
 
     All names share one font size; the longest name, squeezed to 80% at most, sets it and the
@@ -941,7 +999,7 @@ def _draw_items(frame: NDArray[np.uint8], items: tuple[Item, ...], box: Box, bg:
         return  # a panel too small to hold anything (a thumbnail-sized frame)
     margin = 4 * max(1, grid.tile_h // 24) + 2
     px = max(5, int(min(ratio * grid.tile_h, (grid.tile_w - margin) / widest, 0.06 * unit)))
-    cards = [_item_card(item, grid.tile_w, grid.tile_h, px, icon, bg) for item in items[: grid.shown]]
+    cards = [_item_card(item, grid.tile_w, grid.tile_h, px, icon, bg, look) for item in items[: grid.shown]]
     if grid.shown < len(items):
         cards.append(_more_card(len(items) - grid.shown, grid.tile_w, grid.tile_h, bg))
     rows = -(-len(cards) // grid.columns)
@@ -1001,7 +1059,7 @@ def _tags(view: View) -> tuple[tuple[str, Color], ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _holding(item: Item | None, width: int, height: int) -> NDArray[np.uint8]:
+def _holding(item: Item | None, width: int, height: int, look: str = "default") -> NDArray[np.uint8]:
     """The bottom strip: "Holding:", then the item's icon, name and badges, or "nothing"."""
     image = Image.new("RGB", (width, height), _STRIP)
     ImageDraw.Draw(image).rectangle((0, 0, width - 1, max(0, height // 16)), fill=(196, 186, 160))
@@ -1013,7 +1071,7 @@ def _holding(item: Item | None, width: int, height: int) -> NDArray[np.uint8]:
         return _freeze(image)
     side = height - 2 * pad
     if side >= 6 and x + side < width // 2:
-        icon = _icon(item.kind, item.on, side)
+        icon = _icon(item.kind, item.on, side, look)
         image.paste(icon, (x, pad), icon)
         x += side + pad
     states = _states(item)
@@ -1052,7 +1110,7 @@ class _Scene(NamedTuple):
 
 @functools.lru_cache(maxsize=64)  # whole frames: ~0.3 MB each at 300 x 300
 def _scene(kind: str, openable: bool, is_open: bool, lit: bool, room: str, empty: bool, height: int,
-           width: int) -> _Scene:
+           width: int, look: str = "default") -> _Scene:
     """The frame at a kind of receptacle without header, contents or holding strip, and where
     contents go. It does not depend on the place's name, so cabinet 1 to cabinet 20 share it."""
     lay = _layout(height, width)
@@ -1067,14 +1125,15 @@ def _scene(kind: str, openable: bool, is_open: bool, lit: bool, room: str, empty
     bw, bh = body[2] - body[0], body[3] - body[1]
     layer = image.crop(body).resize((2 * bw, 2 * bh), Image.Resampling.NEAREST)
     archetype, colour = _receptacle(kind, openable)
-    drawn = archetype(_Pen(ImageDraw.Draw(layer), (0, 0, 2 * bw, 2 * bh)), colour, is_open, openable)
+    drawn = archetype(_PENS[look](ImageDraw.Draw(layer), (0, 0, 2 * bw, 2 * bh)), colour, is_open, openable)
     image.paste(layer.reduce(2), body[:2])
     f = drawn.box
     inner = (math.ceil(body[0] + f[0] * bw), math.ceil(body[1] + f[1] * bh),
              math.floor(body[0] + f[2] * bw), math.floor(body[1] + f[3] * bh))
     if openable and not is_open:
         px = _fit("CLOSED", True, 0.8 * (inner[2] - inner[0]), min(0.3 * (inner[3] - inner[1]), 0.12 * lay.unit))
-        _write(image, "CLOSED", px, True, _ink_on(drawn.colour), inner)
+        ink = _ink_on(drawn.colour) if look == "default" else _INK  # line art leaves the door unfilled: on the wall
+        _write(image, "CLOSED", px, True, ink, inner)
         return _Scene(_freeze(image), None, drawn.colour)
     draw = ImageDraw.Draw(image)
     edge = max(1, round(0.006 * lay.unit))
@@ -1094,7 +1153,7 @@ def _tile_frame(height: int, thumb: bool) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=512)
-def _receptacle_tile(name: str, width: int, height: int, px: int, thumb: bool, bg: Color) -> NDArray[np.uint8]:
+def _receptacle_tile(name: str, width: int, height: int, px: int, thumb: bool, bg: Color, look: str = "default") -> NDArray[np.uint8]:
     """An overview tile: the name on a card tinted by kind, after a thumbnail or a kind-coloured stripe."""
     image = Image.new("RGB", (width, height), bg)
     archetype, colour = _receptacle(_kind_of(name), False)
@@ -1106,7 +1165,7 @@ def _receptacle_tile(name: str, width: int, height: int, px: int, thumb: bool, b
         # the receptacle drawn as in its scene, shut, in a square
         side = height - 4 * m
         canvas = Image.new("RGBA", (side * 4, side * 4), (0, 0, 0, 0))
-        archetype(_Pen(ImageDraw.Draw(canvas), (0, 0, side * 4, side * 4)), colour, False, True)
+        archetype(_PENS[look](ImageDraw.Draw(canvas), (0, 0, side * 4, side * 4)), colour, False, True)
         canvas = canvas.resize((side, side), Image.Resampling.BOX)
         image.paste(canvas, (3 * m, 2 * m), canvas)
     else:
@@ -1167,7 +1226,7 @@ def _flow(names: tuple[str, ...], width: int, height: int, unit: int) -> _Flow:
 
 
 @functools.lru_cache(maxsize=16)
-def _overview(receptacles: tuple[str, ...], room: str, height: int, width: int) -> NDArray[np.uint8]:
+def _overview(receptacles: tuple[str, ...], room: str, height: int, width: int, look: str = "default") -> NDArray[np.uint8]:
     """The frame in the middle of the room without header and holding strip: every receptacle as a tile."""
     lay = _layout(height, width)
     image = Image.new("RGB", (width, height), _STRIP)
@@ -1188,7 +1247,7 @@ def _overview(receptacles: tuple[str, ...], room: str, height: int, width: int) 
                 if name is None:
                     tile = _more_card(len(receptacles) - flow.shown, w, flow.tile_h, wall)
                 else:
-                    tile = _receptacle_tile(name, w, flow.tile_h, flow.px, flow.thumb, wall)
+                    tile = _receptacle_tile(name, w, flow.tile_h, flow.px, flow.thumb, wall, look)
                 _blit(frame, tile, max(0, x), max(0, y))
                 x += w + flow.gap
             y += flow.tile_h + flow.gap
@@ -1207,33 +1266,39 @@ def _check_size(size: tuple[int, int]) -> tuple[int, int]:
     return height, width
 
 
-def render(view: View, size: tuple[int, int]) -> NDArray[np.uint8]:
+def render(view: View, size: tuple[int, int], look: str = "default") -> NDArray[np.uint8]:
     """Draw the view as ``uint8[H, W, 3]`` with ``(H, W) = size``; see the module docstring.
 
     Args:
         view: What the agent sees.
         size: ``(height, width)`` in pixels, each at least 16 (64 and up is legible).
+        look: One of :data:`LOOKS`. ``held-out`` draws the receptacles and objects as line art
+            (:class:`_LinePen`) and turns every colour of the frame 150 degrees round the hue
+            circle at equal luma: the same layout, words and facts in a style and palette that
+            training never shows.
 
     Returns:
         A fresh, writable array the caller owns.
 
     Raises:
-        ValueError: If ``size`` is not a pair of integers >= 16.
+        ValueError: If ``size`` is not a pair of integers >= 16, or ``look`` is unknown.
     """
     height, width = _check_size(size)
+    if look not in _PENS:
+        raise ValueError(f"look={look!r} is unknown; choose one of {LOOKS}")
     lay = _layout(height, width)
     if view.place is None:
-        frame = _overview(tuple(view.receptacles), view.room, height, width).copy()
+        frame = _overview(tuple(view.receptacles), view.room, height, width, look).copy()
         titles: tuple[str, ...] = ("Middle of the room",)
     else:
         shut = view.openable and not view.is_open
         contents = () if shut else view.contents  # a closed receptacle hides what is in it
         scene = _scene(view.kind or _kind_of(view.place), view.openable, view.is_open, view.lit, view.room,
-                       not contents, height, width)
+                       not contents, height, width, look)
         frame = scene.frame.copy()
         if contents and scene.panel is not None:
-            _draw_items(frame, contents, scene.panel, scene.colour, lay.unit)
+            _draw_items(frame, contents, scene.panel, scene.colour, lay.unit, look)
         titles = (f"At: {view.place}", view.place)
     frame[: lay.header] = _header(titles, _tags(view), width, lay.header)
-    frame[height - lay.strip :] = _holding(view.holding, width, lay.strip)
-    return frame
+    frame[height - lay.strip :] = _holding(view.holding, width, lay.strip, look)
+    return _held_out_palette(frame) if look == "held-out" else frame

@@ -20,12 +20,13 @@ import functools
 import io
 import zlib
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from PIL import Image, ImageDraw, ImageFont
 
 from rl4vlm_gym.rendering import font
 
-__all__ = ["SILHOUETTES", "blank_image", "placeholder_image", "png_bytes", "product_image"]
+__all__ = ["SILHOUETTES", "THEMES", "blank_image", "placeholder_image", "png_bytes", "product_image"]
 
 Color = tuple[int, int, int]
 Point = tuple[float, float]
@@ -45,6 +46,30 @@ _CHIP_EDGE: Color = (160, 166, 178)
 _CARD: Color = (244, 245, 247)
 _CARD_EDGE: Color = (212, 215, 220)
 _MIN_FONT = 8
+
+
+class Theme(NamedTuple):
+    """How the pictures look around the product, whose own colour is a fact and never changes."""
+
+    background: Color
+    ink: Color  # the brand, the placeholder's title
+    chip: Color
+    chip_edge: Color
+    chip_ink: Color
+    card: Color  # the placeholder's card
+    card_edge: Color
+    serif: bool  # DejaVu Serif instead of DejaVu Sans
+    frame: bool  # a double rule round the picture
+
+
+THEMES: dict[str, Theme] = {
+    "default": Theme(_WHITE, _INK, _CHIP, _CHIP_EDGE, _INK, _CARD, _CARD_EDGE, serif=False, frame=False),
+    # The held-out theme (the visual transfer axis): kraft paper, brown serif lettering, dark chips
+    # with cream text and a framed picture; no training picture has any of them.
+    "held-out": Theme((234, 223, 200), (84, 40, 24), (96, 62, 44), (60, 36, 24), (250, 240, 220), (242, 232, 212),
+                      (150, 120, 90), serif=True, frame=True),
+}  # fmt: skip
+"""The shop's picture themes: ``default`` and ``held-out`` (the ``appearance`` argument)."""
 _CHIPS_FROM = 110  # below this shorter side (thumbnails) only the brand is written
 
 
@@ -308,12 +333,14 @@ def _fit(text: str, face: ImageFont.FreeTypeFont, width: float) -> str:
     return text[:lo].rstrip() + "…" if lo else ""
 
 
-def _chip_rows(badges: tuple[str, ...], width: int, pref: int, max_rows: int) -> tuple[ImageFont.FreeTypeFont, list[list[str]]]:
+def _chip_rows(
+    badges: tuple[str, ...], width: int, pref: int, max_rows: int, serif: bool = False
+) -> tuple[ImageFont.FreeTypeFont, list[list[str]]]:
     """The font and rows of chip texts that fit ``width``: the font shrinks before chips are
     dropped, and chips that still do not fit are summed up as a last "+N" chip."""
     sizes = sorted({pref, max(_MIN_FONT, round(pref * 0.85)), max(_MIN_FONT, round(pref * 0.7))}, reverse=True)
     for size in sizes:
-        face, gap = font(size), _chip_gap(size)
+        face, gap = font(size, serif=serif), _chip_gap(size)
         texts = [_fit(b, face, width - 1.2 * size) for b in badges]
         rows: list[list[str]] = [[]]
         used, rest = 0.0, 0  # width of the last row, chips left over
@@ -367,13 +394,16 @@ def _margin(side: int) -> int:
 
 # Small caches: a 512x512 picture is 0.8 MB, and a shop page needs a dozen at most.
 @functools.lru_cache(maxsize=128)
-def _product(silhouette: str, color: Color | None, brand: str, badges: tuple[str, ...], h: int, w: int) -> Image.Image:
+def _product(
+    silhouette: str, color: Color | None, brand: str, badges: tuple[str, ...], h: int, w: int, theme: str = "default"
+) -> Image.Image:
+    look = THEMES[theme]
     s, m = min(h, w), _margin(min(h, w))
     bottom = h - m
     chips: list[tuple[float, float, float, str]] = []  # (left, top, width, text)
     chip_face, chip_h = None, 0
     if s >= _CHIPS_FROM and badges:
-        chip_face, rows = _chip_rows(badges, w - 2 * m, max(_MIN_FONT, round(s * 0.052)), 2 if s >= 200 else 1)
+        chip_face, rows = _chip_rows(badges, w - 2 * m, max(_MIN_FONT, round(s * 0.052)), 2 if s >= 200 else 1, look.serif)
         size = int(chip_face.size)
         chip_h, gap, row_gap = round(size * 1.6), _chip_gap(size), round(size * 0.35)
         top = bottom - len(rows) * chip_h - (len(rows) - 1) * row_gap
@@ -384,7 +414,7 @@ def _product(silhouette: str, color: Color | None, brand: str, badges: tuple[str
                 chips.append((x, top + r * (chip_h + row_gap), cw, text))
                 x += cw + gap
         bottom = top - m
-    brand_face = font(max(_MIN_FONT + 1, round(s * 0.075)), bold=True)
+    brand_face = font(max(_MIN_FONT + 1, round(s * 0.075)), bold=True, serif=look.serif)
     brand_text = _fit(brand.strip(), brand_face, w - 2 * m)
     brand_y = 0.0
     if brand_text:
@@ -392,21 +422,36 @@ def _product(silhouette: str, color: Color | None, brand: str, badges: tuple[str
         brand_y, bottom = bottom - line_h / 2, bottom - line_h - m // 2
 
     # Shapes at 2x, box-downsampled: anti-aliased edges for the price of one reduce().
-    canvas = Image.new("RGB", (2 * w, 2 * h), _WHITE)
+    canvas = Image.new("RGB", (2 * w, 2 * h), look.background)
     draw = ImageDraw.Draw(canvas)
+    if look.frame and s >= 32:
+        _frame(draw, 2 * w, 2 * h, m, look.card_edge)
     side = min(bottom - m, w - 2 * m)
     if side >= 8:
         x0, y0 = (w - side) // 2, m + (bottom - m - side) // 2
         _DRAW[silhouette](_Pen(draw, 2 * x0, 2 * y0, 2 * side, color or _brand_color(brand)))
     for x, y, cw, _ in chips:
-        draw.rounded_rectangle((2 * x, 2 * y, 2 * (x + cw), 2 * (y + chip_h)), chip_h, fill=_CHIP, outline=_CHIP_EDGE, width=2)
+        draw.rounded_rectangle(
+            (2 * x, 2 * y, 2 * (x + cw), 2 * (y + chip_h)), chip_h, fill=look.chip, outline=look.chip_edge, width=2
+        )
     image = canvas.reduce(2)
     draw = ImageDraw.Draw(image)
     if brand_text:
-        draw.text((w / 2, brand_y), brand_text, fill=_INK, font=brand_face, anchor="mm")
+        draw.text((w / 2, brand_y), brand_text, fill=look.ink, font=brand_face, anchor="mm")
     for x, y, cw, text in chips:
-        draw.text((x + cw / 2, y + chip_h / 2), text, fill=_INK, font=chip_face, anchor="mm")
+        draw.text((x + cw / 2, y + chip_h / 2), text, fill=look.chip_ink, font=chip_face, anchor="mm")
     return image
+
+
+def _frame(draw: ImageDraw.ImageDraw, w: int, h: int, m: int, colour: Color) -> None:
+    """The held-out theme's double rule round a picture drawn at 2x (``w`` x ``h``), inside the margin."""
+    lw = max(2, m // 2)
+    draw.rectangle((m // 2, m // 2, w - 1 - m // 2, h - 1 - m // 2), outline=colour, width=lw)
+    draw.rectangle(
+        (m // 2 + 2 * lw, m // 2 + 2 * lw, w - 1 - m // 2 - 2 * lw, h - 1 - m // 2 - 2 * lw),
+        outline=colour,
+        width=max(1, lw // 2),
+    )
 
 
 def _check_size(size: tuple[int, int]) -> tuple[int, int]:
@@ -417,33 +462,47 @@ def _check_size(size: tuple[int, int]) -> tuple[int, int]:
 
 
 def product_image(
-    silhouette: str, color: tuple[int, int, int] | None, brand: str, badges: Sequence[str], size: tuple[int, int]
+    silhouette: str,
+    color: tuple[int, int, int] | None,
+    brand: str,
+    badges: Sequence[str],
+    size: tuple[int, int],
+    theme: str = "default",
 ) -> Image.Image:
     """The picture of a product: a ``silhouette`` filled with ``color`` (``None``: a muted colour
     of the brand's), the ``brand`` under it and the ``badges`` as text chips along the bottom.
 
+    ``theme`` (one of ``THEMES``) sets everything around the product (background, lettering, chips).
+
     Returns an RGB image of (height, width) = ``size``, a fresh copy the caller may modify.
-    Raises ``ValueError`` for a silhouette not in ``SILHOUETTES``.
+    Raises ``ValueError`` for a silhouette not in ``SILHOUETTES`` or an unknown theme.
     """
     if silhouette not in _DRAW:
         raise ValueError(f"unknown product silhouette {silhouette!r}; choose from {', '.join(SILHOUETTES)}")
+    _check_theme(theme)
     rgb = None if color is None else (int(color[0]), int(color[1]), int(color[2]))
     shown = tuple(b.strip() for b in badges if b and b.strip())
-    return _product(silhouette, rgb, str(brand), shown, *_check_size(size)).copy()
+    return _product(silhouette, rgb, str(brand), shown, *_check_size(size), theme).copy()
+
+
+def _check_theme(theme: str) -> None:
+    if theme not in THEMES:
+        raise ValueError(f"theme={theme!r} is unknown; choose one of {tuple(THEMES)}")
 
 
 @functools.lru_cache(maxsize=64)
-def _placeholder(title: str, h: int, w: int) -> Image.Image:
+def _placeholder(title: str, h: int, w: int, theme: str = "default") -> Image.Image:
+    look = THEMES[theme]
     s, m = min(h, w), _margin(min(h, w))
-    face = font(max(_MIN_FONT + 1, round(s * 0.07)))
+    face = font(max(_MIN_FONT + 1, round(s * 0.07)), serif=look.serif)
     lines = _wrap(title, face, w - 4 * m, 2 if s < 200 else 3)
     line_h = round(face.size * 1.25)
     bottom = h - 2 * m - len(lines) * line_h
-    canvas = Image.new("RGB", (2 * w, 2 * h), _WHITE)
+    canvas = Image.new("RGB", (2 * w, 2 * h), look.background)
     draw = ImageDraw.Draw(canvas)
     lw = max(2, round(s * 0.012))
     if s > m:
-        draw.rounded_rectangle((m, m, 2 * w - m, 2 * h - m), 2 * m, fill=_CARD, outline=_CARD_EDGE, width=lw)
+        draw.rounded_rectangle((m, m, 2 * w - m, 2 * h - m), 2 * m, fill=look.card, outline=look.card_edge, width=lw)
     side = round(min(bottom - 2 * m, w - 4 * m) * 0.8)
     if side >= 8:
         # A picture frame with hills and a sun, struck through: "no image".
@@ -458,21 +517,23 @@ def _placeholder(title: str, h: int, w: int) -> Image.Image:
     image = canvas.reduce(2)
     draw = ImageDraw.Draw(image)
     for i, line in enumerate(lines):
-        draw.text((w / 2, bottom + m + (i + 0.5) * line_h), line, fill=_INK, font=face, anchor="mm")
+        draw.text((w / 2, bottom + m + (i + 0.5) * line_h), line, fill=look.ink, font=face, anchor="mm")
     return image
 
 
-def placeholder_image(title: str, size: tuple[int, int]) -> Image.Image:
+def placeholder_image(title: str, size: tuple[int, int], theme: str = "default") -> Image.Image:
     """A neutral card with a "no image" pictogram and the first words of ``title``, for products
     without a silhouette (real WebShop data, whose photos cannot be fetched offline). Returns a
     fresh RGB image of (height, width) = ``size``."""
-    return _placeholder(str(title), *_check_size(size)).copy()
+    _check_theme(theme)
+    return _placeholder(str(title), *_check_size(size), theme).copy()
 
 
-def blank_image(size: tuple[int, int]) -> Image.Image:
-    """A plain white RGB image of (height, width) = ``size``."""
+def blank_image(size: tuple[int, int], theme: str = "default") -> Image.Image:
+    """A plain RGB image of (height, width) = ``size`` in the theme's background (white by default)."""
     h, w = _check_size(size)
-    return Image.new("RGB", (w, h), _WHITE)
+    _check_theme(theme)
+    return Image.new("RGB", (w, h), THEMES[theme].background)
 
 
 def png_bytes(image: Image.Image) -> bytes:

@@ -20,12 +20,15 @@ __all__ = ["product_picture"]
 _COLOR_OPTION = "color"
 
 
-def product_picture(product: Product, options: Iterable[tuple[str, str]], size: tuple[int, int]) -> Image.Image:
-    """The picture of ``product`` with the chosen ``(name, value)`` options, at (height, width)."""
+def product_picture(
+    product: Product, options: Iterable[tuple[str, str]], size: tuple[int, int], theme: str = "default"
+) -> Image.Image:
+    """The picture of ``product`` with the chosen ``(name, value)`` options, at (height, width), in
+    ``theme`` (``images.THEMES``)."""
     if product.silhouette is None:
-        return placeholder_image(product.title, size)
+        return placeholder_image(product.title, size, theme)
     chosen = dict(options)
     shown = chosen.get(_COLOR_OPTION) or next(iter(product.options.get(_COLOR_OPTION, ())), "")
     color = COLORS.get(shown)  # before a colour is chosen, the first one is shown
     badges = tuple(value for name, value in chosen.items() if name != _COLOR_OPTION)
-    return product_image(product.silhouette, color, product.brand, badges, size)
+    return product_image(product.silhouette, color, product.brand, badges, size, theme)

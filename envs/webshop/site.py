@@ -34,10 +34,15 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 def create_app(
-    page: Callable[[Route], Page | None], image: Callable[[str, tuple[tuple[str, str], ...], int], bytes | None]
+    page: Callable[[Route], Page | None],
+    image: Callable[[str, tuple[tuple[str, str], ...], int], bytes | None],
+    theme: str = "default",
 ) -> Flask:
     """The shop's Flask app: ``page(route)`` gives a page (``None``: 404), ``image(asin, options,
-    side)`` a PNG."""
+    side)`` a PNG. ``theme`` other than ``default`` adds the stylesheet ``static/<theme>.css``
+    after ``style.css`` (the held-out theme of the visual axis); ``image`` draws in the same theme."""
+    if not (_HERE / "static" / f"{theme}.css").is_file() and theme != "default":
+        raise ValueError(f"theme={theme!r} has no stylesheet static/{theme}.css")
     app = Flask(__name__, template_folder=str(_HERE / "templates"), static_folder=str(_HERE / "static"))
     fonts = resources.files("rl4vlm_gym") / "assets" / "fonts"
 
@@ -46,7 +51,7 @@ def create_app(
         if shown is None:
             abort(404)
         ids = {action: i for i, action in enumerate(shown.actions)}
-        return render_template("page.html", page=shown, ids=ids)
+        return render_template("page.html", page=shown, ids=ids, theme=theme)
 
     @app.get("/")
     @app.get("/results")

@@ -18,6 +18,7 @@ import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.webshop.goals import SPLITS, Goal
+from rl4vlm_gym.envs.webshop.images import THEMES
 from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Page, Route, build_page, normalize_query
 from rl4vlm_gym.envs.webshop.reward import MATCH, Reward, get_reward, goal_option_list, option_score
@@ -47,7 +48,6 @@ REWARDS = {
 RENDERERS = ("none", "browser")
 TEXT_FORMATS = ("text", "text_rich")
 _SEARCH = "search["
-_BLANK = 255  # renderer="none" shows a white page where there is no product
 
 
 class _Site:
@@ -126,7 +126,11 @@ class WebShop(VLMEnv):
     sentences no training episode reads, three phrasings, the seed picking one, and the invalid-action
     feedback reworded; the instruction, the pages and the actions stay WebShop's); and ``renderer``
     (``"none"`` or ``"browser"``; the browser is started only when an image is observed),
-    ``text_format`` (``"text"`` or ``"text_rich"``), ``catalog_seed`` (which catalog).
+    ``text_format`` (``"text"`` or ``"text_rich"``), ``catalog_seed`` (which catalog), ``appearance``
+    (``default``; ``held-out``, the ``visual`` transfer axis's theme no training frame shows: the
+    pages get ``static/held-out.css`` after ``style.css`` (kraft paper, a serif face, a centred
+    banner bar, square buttons, striped results, the picture on the left) and the product pictures
+    a kraft background, serif lettering, dark chips and a frame; the product keeps its colour).
 
     ## Version History
     - v2 (``WebShop-Browser`` only): the text is ``text_rich`` by default, which names the options
@@ -147,6 +151,7 @@ class WebShop(VLMEnv):
     MAX_ACTION_LENGTH: ClassVar[int] = 1024
     WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
     PHRASES: ClassVar = PHRASES
+    APPEARANCES: ClassVar[tuple[str, ...]] = tuple(THEMES)  # held-out: the visual axis's theme (images.py, held-out.css)
 
     def __init__(self, *, renderer: str = "none", text_format: str = "text", catalog_seed: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -229,13 +234,14 @@ class WebShop(VLMEnv):
         if self._browsing:
             return self._in_browser(lambda browser, server: browser.screenshot(), self.route)
         if not self.route.asin:
-            return np.full((*self.image_size, 3), _BLANK, np.uint8)
+            return np.full((*self.image_size, 3), THEMES[self.appearance].background, np.uint8)
         from rl4vlm_gym.envs.webshop.pictures import product_picture
 
-        return to_array(product_picture(self.product(self.route.asin), self.route.options, self.image_size))
+        picture = product_picture(self.product(self.route.asin), self.route.options, self.image_size, self.appearance)
+        return to_array(picture)
 
     def _frame_key(self) -> Any:
-        return (self.goal_index, self.route)
+        return (self.goal_index, self.route, self.appearance)
 
     def _state_key(self) -> str:
         return f"goal {self.goal_index} {self.route.path()}"
@@ -375,7 +381,7 @@ class WebShop(VLMEnv):
         from rl4vlm_gym.envs.webshop.pictures import product_picture
 
         product = self.shop().catalog.by_asin.get(asin)
-        return None if product is None else png_bytes(product_picture(product, options, (side, side)))
+        return None if product is None else png_bytes(product_picture(product, options, (side, side), self.appearance))
 
     def _in_browser(self, do: Callable[[Browser, ShopServer], Any], at: Route | None) -> Any:
         """Run ``do(browser, server)`` with the browser at page ``at`` (``None``: anywhere). A dead
@@ -403,7 +409,7 @@ class WebShop(VLMEnv):
         if site.server is None or not site.server.alive():
             if site.server is not None:
                 site.server.close()
-            site.server = ShopServer(create_app(self._server_page, self._server_image))
+            site.server = ShopServer(create_app(self._server_page, self._server_image, self.appearance))
             restarted = True
         if site.browser is None or not site.browser.alive():
             if site.browser is not None:

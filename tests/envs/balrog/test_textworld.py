@@ -25,7 +25,8 @@ from rl4vlm_gym.envs.balrog.instructions import TEXTWORLD_STEPS_IN_BALROG, textw
 from rl4vlm_gym.envs.balrog.textworld_env import after_objective, draw_text, tidy  # noqa: E402
 from rl4vlm_gym.wrappers import BalrogActions  # noqa: E402
 
-IDS = {  # treasure_hunter is not registered (its games take up to an hour to make): see envs/balrog/__init__.py
+IDS = {
+    "treasure_hunter": "balrog/TextWorld-TreasureHunter-v0",
     "the_cooking_game": "balrog/TextWorld-CookingGame-v0",
     "coin_collector": "balrog/TextWorld-CoinCollector-v0",
 }
@@ -56,16 +57,47 @@ def test_the_first_observation_drops_everything_up_to_the_objective() -> None:
     assert "TextWorld" not in obs["text"]  # the banner went with the objective
 
 
-def test_reset_seed_picks_a_game_of_the_pool_from_the_envs_rng() -> None:
+def test_reset_seed_plays_game_seed_mod_25_and_no_seed_draws_one() -> None:
     env = make()
-    indices = []
-    for seed in range(6):
+    for seed in (0, 3, 24, 25, 2**30 + 4):
         env.reset(seed=seed)
-        indices.append(env.unwrapped.index)
-        first = env.unwrapped.state.feedback
+        index, first = env.unwrapped.index, env.unwrapped.state.feedback
         env.reset(seed=seed)
-        assert env.unwrapped.index == indices[-1] and env.unwrapped.state.feedback == first
-    assert indices == [int(np.random.default_rng(seed).integers(25)) for seed in range(6)] and len(set(indices)) > 1
+        assert index == env.unwrapped.index == seed % 25 and env.unwrapped.state.feedback == first
+    env.reset(seed=3)
+    drawn = []
+    for _ in range(3):  # without a seed the env's RNG picks: the same after the same seeded reset
+        env.reset()
+        drawn.append(env.unwrapped.index)
+    rng, expected = np.random.default_rng(3), []
+    for _ in range(4):  # each reset draws the game, then the interpreter's seed; the first is the seeded reset's
+        expected.append(int(rng.integers(25)))
+        rng.integers(2**31 - 1)
+    assert drawn == expected[1:] and len(set(drawn)) > 1
+
+
+def test_the_balrog_suites_play_distinct_games() -> None:
+    from rl4vlm_gym.harness.suite import load_suite
+
+    for name in ("balrog", "balrog-smoke"):
+        tasks = [task for task in load_suite(name).tasks if task.env.startswith("balrog/TextWorld")]
+        assert {task.env for task in tasks} == set(IDS.values())
+        for task in tasks:
+            assert len({seed % textworld_games.POOL for seed in task.seeds}) == len(task.seeds), (name, task.name)
+
+
+def test_the_treasure_hunters_seeds_are_the_first_quick_ones() -> None:
+    import json
+
+    found = json.loads(textworld_games.SEEDS_FILE.read_text())
+    seeds = textworld_games.seeds("treasure_hunter")
+    assert seeds == tuple(found["seeds"]) and len(set(seeds)) == textworld_games.POOL
+    assert found["settings"] == textworld_games.SETTINGS["treasure_hunter"][1] == {"level": 30}
+    # the first 25 that finished: every seed below the last kept was kept or rejected, in order
+    assert sorted([*seeds, *found["rejected"]]) == list(range(seeds[-1] + 1))
+    assert max(found["cpu_seconds"]) <= found["cpu_limit_s"] == 20
+    assert textworld_games.seeds("coin_collector") == tuple(range(25))
+    assert textworld_games.game_path("treasure_hunter", 1).name == f"game-{seeds[1]:02d}.z8"
 
 
 def test_the_image_is_the_text_drawn() -> None:
@@ -121,7 +153,7 @@ def test_commands_that_are_not_admissible_are_invalid_unless_free() -> None:
     free.reset(seed=2)
     obs, reward, terminated, truncated, info = free.step("dance wildly")
     assert info["action"]["valid"] and "not a verb I recognise" in obs["text"] and free.unwrapped.commands == ["dance wildly"]
-    for refused in ("quit", "restart", "undo", "go\neast", "x" * 201):
+    for refused in ("quit", "restart", "undo", "dance\nwildly", "x" * 201):  # (game 2 admits "go east")
         _, _, _, _, info = free.step(refused)
         assert not info["action"]["valid"], refused
     assert len(free.unwrapped.commands) == 1
@@ -181,12 +213,8 @@ def test_two_processes_make_one_game_at_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_treasure_hunter_oracle_wins() -> None:
-    if 21 in textworld_games.missing_games("treasure_hunter"):  # the game of seed 0: over 20 minutes to make
-        pytest.skip("treasure hunter game 21 is not made; run python -m rl4vlm_gym.envs.balrog.textworld_games treasure_hunter")
-    from rl4vlm_gym.envs.balrog.textworld_env import TextWorld
-
-    env = gym.wrappers.TimeLimit(TextWorld(task="treasure_hunter", obs_mode="text"), 80)
+def test_treasure_hunter_oracle_wins() -> None:  # a cold cache first makes game 0 (up to 20 s of CPU)
+    env = make("treasure_hunter")
     env.reset(seed=0)
     base = env.unwrapped
     steps, done = 0, False

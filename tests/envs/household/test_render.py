@@ -264,3 +264,45 @@ def test_state_text_names_the_states_the_image_badges() -> None:
     assert describe(washed).endswith("You are carrying: a apple 1 (clean, sliced).")
     hot = View(("microwave 1",), place="microwave 1", kind="microwave", openable=True, is_open=True, contents=(Item("mug 1", "mug", hot=True),))
     assert "In it, you see a mug 1 (hot)." in describe(hot)
+
+
+# --- the held-out look (the visual transfer axis) ------------------------------------------------
+
+
+def test_held_out_look_draws_every_view_otherwise() -> None:
+    from rl4vlm_gym.envs.household.render import LOOKS, _held_out_palette
+
+    assert LOOKS == ("default", "held-out")
+    for view in VIEWS:
+        default, held_out = render(view, SIZE), render(view, SIZE, "held-out")
+        assert held_out.shape == default.shape and held_out.dtype == np.uint8
+        assert (held_out != default).any(axis=2).mean() > 0.3  # a new palette: most pixels change
+        # not the palette alone: the drawings are line art (a view without drawings is the overview's tiles)
+        assert not np.array_equal(held_out, _held_out_palette(default))
+        assert render(view, SIZE).tobytes() == default.tobytes()  # drawing held-out leaves the default's caches alone
+    with pytest.raises(ValueError, match="look"):
+        render(VIEWS[0], SIZE, "sepia")
+
+
+def test_held_out_palette_keeps_luma_and_turns_hue() -> None:
+    from rl4vlm_gym.envs.household.render import _held_out_palette
+
+    colours = np.array([[[200, 40, 40], [40, 160, 60], [240, 230, 200], [128, 128, 128], [0, 0, 0], [255, 255, 255]]], np.uint8)
+    turned = _held_out_palette(colours).astype(float)
+    luma = np.array([0.299, 0.587, 0.114])
+    assert np.abs(turned @ luma - colours.astype(float) @ luma).max() <= 1.5  # the text keeps its contrast (clipping: 1.1)
+    assert np.array_equal(turned[0, 3:], colours[0, 3:])  # greys, black and white stay
+    assert np.abs(turned[0, :3] - colours[0, :3]).max(axis=1).min() > 20  # every colour moves
+
+
+def test_held_out_env_plays_the_same_episode() -> None:
+    import gymnasium as gym
+
+    import rl4vlm_gym  # noqa: F401
+
+    envs = [gym.make("rl4vlm/Household-v0", image_size=(96, 96), appearance=look) for look in ("default", "held-out")]
+    (a, _), (b, _) = (env.reset(seed=5) for env in envs)
+    for _ in range(3):
+        assert a["text"] == b["text"] and a["mission"] == b["mission"] and not np.array_equal(a["image"], b["image"])
+        action = envs[0].unwrapped.oracle_action()
+        a, b = envs[0].step(action)[0], envs[1].step(action)[0]

@@ -195,3 +195,23 @@ def test_real_products_get_a_placeholder_with_their_title() -> None:
     picture = product_picture(product, (("color", "red"),), (128, 128))
     assert picture.tobytes() == placeholder_image("Amazon Basics Bed Sheet Set", (128, 128)).tobytes()
     assert picture.tobytes() != placeholder_image("Another Title", (128, 128)).tobytes()
+
+
+# --- the held-out theme (the visual transfer axis) -----------------------------------------------
+
+
+def test_held_out_theme_changes_all_but_the_product() -> None:
+    from rl4vlm_gym.envs.webshop.images import THEMES
+
+    assert tuple(THEMES) == ("default", "held-out")
+    default = product_image("dress", BLUE, "Lumora", BADGES, (256, 256))
+    held_out = product_image("dress", BLUE, "Lumora", BADGES, (256, 256), theme="held-out")
+    assert default.tobytes() == product_image("dress", BLUE, "Lumora", BADGES, (256, 256), theme="default").tobytes()
+    assert share_of(default, (255, 255, 255)) > 0.5 and share_of(held_out, (255, 255, 255)) < 0.01  # other paper
+    assert share_of(held_out, THEMES["held-out"].background) > 0.4
+    assert abs(share_of(held_out, BLUE, tol=8) - share_of(default, BLUE, tol=8)) < 0.02  # the product keeps its colour
+    assert placeholder_image("A title", (128, 128), "held-out").tobytes() != placeholder_image("A title", (128, 128)).tobytes()
+    assert np.array_equal(np.asarray(blank_image((8, 8), "held-out"))[0, 0], THEMES["held-out"].background)
+    for call in (lambda: product_image("dress", BLUE, "L", (), (64, 64), theme="neon"), lambda: blank_image((8, 8), "neon")):
+        with pytest.raises(ValueError, match="theme"):
+            call()

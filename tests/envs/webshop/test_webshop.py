@@ -170,3 +170,24 @@ def test_server_escapes_catalog_text_and_refuses_unknown_pages(tmp_path: Path) -
     assert image.status_code == 200 and image.data.startswith(b"\x89PNG")
     assert client.get(f"/image/{base.goal.asin}.png?size=99999").status_code == 400
     env.close()
+
+
+def test_held_out_appearance_shows_the_same_shop_otherwise() -> None:
+    from rl4vlm_gym.envs.webshop.site import create_app
+
+    envs = [gym.make(ENV, image_size=(128, 128), appearance=look) for look in ("default", "held-out")]
+    (a, _), (b, _) = (env.reset(seed=3) for env in envs)
+    assert a["image"].min() == 255 and (b["image"] == (234, 223, 200)).all()  # the blank page, in kraft
+    for _ in range(4):
+        action = envs[0].unwrapped.oracle_action()
+        a, b = envs[0].step(action)[0], envs[1].step(action)[0]
+        assert a["text"] == b["text"] and a["actions"] == b["actions"] and not np.array_equal(a["image"], b["image"])
+    base = envs[1].unwrapped
+    route = base.route.path()
+    held_out = create_app(base._server_page, base._server_image, "held-out").test_client()
+    html = held_out.get(route).get_data(as_text=True)
+    default = create_app(base._server_page, base._server_image).test_client().get(route).get_data(as_text=True)
+    assert '<link rel="stylesheet" href="/static/held-out.css">' in html and "held-out" not in default
+    assert held_out.get("/static/held-out.css").status_code == 200
+    with pytest.raises(ValueError, match="stylesheet"):
+        create_app(base._server_page, base._server_image, "neon")
