@@ -478,3 +478,12 @@ def test_wilson_intervals() -> None:
     assert wilson(5, 10) == pytest.approx([0.2366, 0.7634], abs=1e-4)
     assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0 and wilson(0, 0) == [0.0, 1.0]
     assert wilson(10, 10)[0] == pytest.approx(0.7225, abs=1e-4)
+
+
+@pytest.mark.slow  # two exact best responses over Liar's dice's 24576 information states: ~25 s
+def test_liars_dice_exploitability_of_the_built_in_players(tmp_path: Path) -> None:
+    matches.run_matches("liars_dice", players("liars_dice", "cfr", "heuristic"), [0], tmp_path, game_kwargs=SMALL)
+    result = matches.match_exploitability(tmp_path)
+    assert result["game"] == "liars_dice"
+    assert result["players"]["cfr"] == pytest.approx(1.25e-4, rel=2e-2)  # the shipped CFR+ table (spiel_cfr.py)
+    assert result["players"]["heuristic"] == pytest.approx(0.4375, abs=1e-6)  # it never bluffs: its bids are read
