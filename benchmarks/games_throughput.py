@@ -1,12 +1,13 @@
 """Throughput of every game, beside the cards games: steps/s with images and text only, reset time.
 
-    .venv/bin/python benchmarks/games_throughput.py [--steps 2000] [--size 256] [--repeats 3]
+    .venv/bin/python benchmarks/games_throughput.py [--steps 2000] [--size 256] [--repeats 3] [--only kuhn ...]
 
 Three tables, each figure the median of ``--repeats`` runs measured side by side in one process
 pinned to one core (the machine is shared and noisy):
 
 - every multi-agent game of the match registry (``rl4vlm-gym match --list``; a game added there
-  is measured with no change here): agent steps/s of an AEC loop in which both seats write random
+  is measured with no change here: Tic-Tac-Toe, Connect Four, Kuhn poker, Leduc hold'em, Liar's dice
+  at each level, the referential game at each level): agent steps/s of an AEC loop in which both seats write random
   legal moves and observe before acting (``env.last()``), and the median time of a ``reset`` and the first observation;
 - whole matches: games/s of ``rl4vlm_gym.harness.matches.play_game`` with two random players
   (the harness's own cost over the env's);
@@ -32,6 +33,7 @@ from rl4vlm_gym.harness import matches
 from rl4vlm_gym.testing import measure_throughput
 
 MODES = ("image+text", "text")
+LEVELS = {"liars_dice": (0, 1), "referential": (0, 1, 2)}  # games whose levels differ in cost (dice, candidates)
 
 
 def aec_rates(spec: matches.GameSpec, steps: int, resets: int, **kwargs: object) -> tuple[float, float]:
@@ -82,7 +84,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=256, help="square image side")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median reported)")
     parser.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: no pinning)")
+    parser.add_argument("--only", action="append", default=[], help="measure only games and ids containing this (repeatable)")
     args = parser.parse_args()
+
+    def wanted(name: str) -> bool:
+        return not args.only or any(part.lower() in name.lower() for part in args.only)
+
     if args.core >= 0 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.core})
     console = Console(width=140)
@@ -96,13 +103,20 @@ def main() -> None:
     )
     full = Table("game", "obs_mode", "games/s", title="Whole matches (play_game, two random players)")
     for spec in matches.list_games():
-        for mode in MODES:
-            runs = [aec_rates(spec, args.steps, args.resets, obs_mode=mode, image_size=args.size) for _ in range(args.repeats)]
-            aec.add_row(
-                spec.name, mode, f"{statistics.median(r[0] for r in runs):,.0f}", f"{statistics.median(r[1] for r in runs):.3f}"
-            )
-            games = [match_rate(spec, args.games, obs_mode=mode, image_size=args.size) for _ in range(args.repeats)]
-            full.add_row(spec.name, mode, f"{statistics.median(games):,.1f}")
+        for level in LEVELS.get(spec.name, (None,)):
+            name, kwargs = (spec.name, {}) if level is None else (f"{spec.name} level {level}", {"level": level})
+            if not wanted(name):
+                continue
+            for mode in MODES:
+                runs = [
+                    aec_rates(spec, args.steps, args.resets, obs_mode=mode, image_size=args.size, **kwargs)
+                    for _ in range(args.repeats)
+                ]
+                aec.add_row(
+                    name, mode, f"{statistics.median(r[0] for r in runs):,.0f}", f"{statistics.median(r[1] for r in runs):.3f}"
+                )
+                games = [match_rate(spec, args.games, obs_mode=mode, image_size=args.size, **kwargs) for _ in range(args.repeats)]
+                full.add_row(name, mode, f"{statistics.median(games):,.1f}")
     console.print(aec)
     console.print(full)
 
@@ -114,6 +128,7 @@ def main() -> None:
         title=f"Single-agent views and the cards games, {args.size}x{args.size}, random actions",
     )
     ids = [c.id for c in rl4vlm_gym.list_envs(family="games")] + ["rl4vlm/Blackjack-v0", "rl4vlm/NumberLine-v0"]
+    ids = [i for i in ids if wanted(i)]
     for env_id in ids:
         for mode in MODES:
             runs = [

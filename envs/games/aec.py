@@ -8,6 +8,7 @@ moves in ``actions``) and acts with free text parsed by :class:`rl4vlm_gym.parsi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -75,6 +76,22 @@ def describe(game: BoardGame, board: Board, piece: int | None, turn: bool) -> st
         status = "It is your turn." if turn else "It is your opponent's turn."
     seat = "" if piece is None else f" You play {game.pieces[piece - 1]}, your opponent {game.pieces[2 - piece]}."
     return f"{game.title}.{seat} {status}\nThe board ({legend(game)}):\n" + "\n".join([header, *rows])
+
+
+FRAME_CACHE_BYTES = 16 * 2**20  # per env, as VLMEnv's frame cache
+
+
+def cached_frame(cache: dict[Any, NDArray[np.uint8]], key: Any, draw: Callable[[], NDArray[np.uint8]]) -> NDArray[np.uint8]:
+    """A copy of the frame ``draw`` makes for ``key`` (what one agent may see), drawn once: ``cache``
+    is kept in least-recently-used order within :data:`FRAME_CACHE_BYTES`. Card and dice games
+    show few distinct pictures, and drawing one costs more than the rest of a step."""
+    frame = cache.pop(key, None)  # re-inserted below: the dict is kept in LRU order
+    if frame is None:
+        frame = draw()
+        while cache and (len(cache) + 1) * frame.nbytes > FRAME_CACHE_BYTES:
+            del cache[next(iter(cache))]
+    cache[key] = frame
+    return frame.copy()
 
 
 def agent_spaces(agents: list[str], side: int, max_actions: int = 16, max_length: int = 16) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:

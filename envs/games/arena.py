@@ -1,5 +1,5 @@
 """The games family's entries in the match harness: each AEC game, its built-in players and, for
-the poker games, how OpenSpiel states look to an agent (``rl4vlm-gym match``,
+the OpenSpiel games (Kuhn, Leduc, Liar's dice), how OpenSpiel states look to an agent (``rl4vlm-gym match``,
 :mod:`rl4vlm_gym.harness.matches`).
 
 ``register`` is this family's ``rl4vlm_gym.games`` entry point: the match harness calls it when a
@@ -38,6 +38,32 @@ GAMES = (
         spiel_game="kuhn_poker",
         spiel_observation=f"{_HERE}:kuhn_observation",
         summary="Kuhn poker (OpenSpiel's kuhn_poker), one hand per game; built-in player: cfr (the equilibrium).",
+    ),
+    GameSpec(
+        "leduc_poker",
+        "rl4vlm_gym.envs.games.leduc:leduc_env",
+        players={"cfr": f"{_HERE}:leduc_cfr"},
+        spiel_game="leduc_poker",
+        spiel_observation=f"{_HERE}:leduc_observation",
+        summary="Leduc hold'em (OpenSpiel's leduc_poker), one hand per game; built-in player: cfr (the CFR+ equilibrium).",
+    ),
+    GameSpec(
+        "liars_dice",
+        "rl4vlm_gym.envs.games.liars_dice:liars_dice_env",
+        players={"heuristic": f"{_HERE}:dice_heuristic", "cfr": f"{_HERE}:dice_cfr"},
+        spiel_game="liars_dice",
+        spiel_observation=f"{_HERE}:liars_dice_observation",
+        spiel_levels=("liars_dice", None),  # two dice: 2^24 bid sequences a roll, no exact best response
+        summary="Liar's dice (OpenSpiel's liars_dice; -g level=1: two dice each); built-in players: heuristic, "
+        "cfr (the CFR+ equilibrium, one die only).",
+    ),
+    GameSpec(
+        "referential",
+        "rl4vlm_gym.envs.games.referential:referential_env",
+        players={"partner": f"{_HERE}:referential_partner"},
+        cooperative=True,
+        summary="Cooperative referential game (speaker, then listener; -g level=0..2): both seats share the payoff, "
+        "rated by team success; built-in player: partner (the single-agent views' speaker and listener).",
     ),
 )
 
@@ -120,3 +146,125 @@ def kuhn_observation(state: Any, obs_mode: str = "image+text", image_size: int =
         image = hand_image((image_size, image_size), seat, cards, moves, False)
     obs = {"image": image, "text": text, "mission": MISSION, "actions": tuple(ACTIONS[a] for a in state.legal_actions())}
     return obs, ActionParser(synonyms=SYNONYMS)
+
+
+# Leduc hold'em and Liar's dice: OpenSpiel tables by information state (``spiel.SpielGame.policy``).
+
+
+@dataclass(frozen=True)
+class SpielTablePlayer:
+    """The policy ``name`` of a ``SpielGame`` (``game``: ``"module:ATTRIBUTE"``), by information
+    state as the single-agent views' opponents play it, in a seat of a ``SpielAEC``; ``levels``:
+    the levels it is computed for (``None``: all)."""
+
+    game: str
+    name: str
+    levels: tuple[int, ...] | None = None
+
+    def _game(self) -> Any:
+        import importlib
+
+        module, _, attr = self.game.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def check(self, env: Any) -> None:
+        if self.levels is not None and getattr(env, "level", 0) not in self.levels:
+            raise ValueError(f"the {self.name} policy is computed for level {', '.join(map(str, self.levels))} only")
+
+    def policy(self, state: Any) -> dict[int, float]:
+        legal = state.legal_actions()
+        probs = self._game().policy(self.name, str(state.get_game()))(state.information_state_string(), legal)
+        return {int(a): float(q) for a, q in zip(legal, probs, strict=True)}
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> str:
+        from rl4vlm_gym.envs.games.spiel import sample
+
+        p = self.policy(env.state)
+        return self._game().action_name(sample(rng, list(p), list(p.values())), env.spec)
+
+
+def leduc_cfr() -> SpielTablePlayer:
+    return SpielTablePlayer("rl4vlm_gym.envs.games.leduc:LEDUC", "cfr")
+
+
+def dice_heuristic() -> SpielTablePlayer:
+    return SpielTablePlayer("rl4vlm_gym.envs.games.liars_dice:LIARS_DICE", "heuristic")
+
+
+def dice_cfr() -> SpielTablePlayer:
+    return SpielTablePlayer("rl4vlm_gym.envs.games.liars_dice:LIARS_DICE", "cfr", levels=(0,))
+
+
+def _spiel_observation(
+    aec: Any,
+    state: Any,
+    *,
+    level: int = 0,
+    obs_mode: str = "image+text",
+    image_size: int = 256,
+    action_format: str = "auto",
+    action_match: str = "lenient",
+    **_: Any,
+) -> tuple[dict[str, Any], Any]:
+    """What the player to move at OpenSpiel ``state`` sees in the ``SpielAEC`` subclass ``aec``
+    (as ``observe`` builds it, with the feedback of the last move and of the chance after it),
+    and the env's parser."""
+    from rl4vlm_gym.envs.games.spiel import replay
+    from rl4vlm_gym.parsing import ActionParser
+
+    game, spec = aec.GAME, aec.SPECS[level]
+    seat = state.current_player()
+    history = [(h.player, h.action) for h in state.full_history()]
+    said = []
+    moved = [i for i, (player, _) in enumerate(history) if player >= 0]
+    if moved:
+        player, action = history[moved[-1]]
+        said.append(f"{'You' if player == seat else 'Your opponent'} chose {game.action_name(action, spec)}.")
+        for i in range(moved[-1] + 1, len(history)):  # chance after the last move (a public card)
+            said.append(game.chance_feedback(replay(spec, [a for _, a in history[:i]]), history[i][1], seat))
+    feedback = " ".join(x for x in said if x)
+    view = game.view(state, seat)
+    text = [feedback] if feedback else []
+    if obs_mode != "image":
+        text.append(game.text(view))
+    image = np.zeros((image_size, image_size, 3), np.uint8) if obs_mode == "text" else game.image(view, (image_size, image_size))
+    obs = {"image": image, "text": "\n".join(text), "mission": game.mission(spec), "actions": tuple(game.name_moves(state, spec))}
+    return obs, ActionParser(format=action_format, match=action_match, synonyms=dict(game.synonyms))  # type: ignore[arg-type]
+
+
+def leduc_observation(state: Any, **kwargs: Any) -> tuple[dict[str, Any], Any]:
+    """What the player to move at OpenSpiel ``state`` sees in ``LeducAEC``, and its parser."""
+    from rl4vlm_gym.envs.games.leduc import LeducAEC
+
+    return _spiel_observation(LeducAEC, state, **kwargs)
+
+
+def liars_dice_observation(state: Any, **kwargs: Any) -> tuple[dict[str, Any], Any]:
+    """What the player to move at OpenSpiel ``state`` sees in ``LiarsDiceAEC``, and its parser."""
+    from rl4vlm_gym.envs.games.liars_dice import LiarsDiceAEC
+
+    return _spiel_observation(LiarsDiceAEC, state, **kwargs)
+
+
+# The referential game: the single-agent views' built-in partners, in either seat.
+
+
+@dataclass(frozen=True)
+class ReferentialPartner:
+    """As speaker, the shortest description that singles out the target (``ReferentialListener``'s
+    speaker); as listener, a uniform pick among the candidates fitting every word of the message,
+    all of them if none fits (``ReferentialSpeaker``'s listener)."""
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> str:
+        from rl4vlm_gym.envs.games.referential import fits, shortest_description
+
+        r = env.round
+        if agent == "speaker":
+            return shortest_description(r.config, r.candidates[r.target], list(r.candidates))
+        fitting = [k + 1 for k, i in enumerate(r.listener_order) if fits(r.candidates[i], env.message or "")]
+        choices = fitting or list(range(1, len(r.candidates) + 1))
+        return str(choices[int(rng.integers(len(choices)))])
+
+
+def referential_partner() -> ReferentialPartner:
+    return ReferentialPartner()

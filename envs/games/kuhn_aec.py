@@ -13,8 +13,8 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from rl4vlm_gym.envs.games.aec import agent_spaces
-from rl4vlm_gym.envs.games.kuhn import ACTIONS, MISSION, _spiel, hand_image, hand_text, showdown
+from rl4vlm_gym.envs.games.aec import agent_spaces, cached_frame
+from rl4vlm_gym.envs.games.kuhn import ACTIONS, MISSION, KuhnOpponent, _spiel, hand_image, hand_text, showdown
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.registry import OBS_MODES
 
@@ -51,7 +51,8 @@ class KuhnPokerAEC(AECEnv):
     ``obs_mode``, ``image_size`` (a square side), ``action_format``, ``action_match`` as in
     ``VLMEnv``; ``render_mode`` (``rgb_array`` and ``human`` show the view of the agent to move,
     ``ansi`` its text); ``max_cycles``: steps after which every agent is truncated;
-    ``render_fps``: the pace of the ``human`` window.
+    ``render_fps``: the pace of the ``human`` window. ``oracle_action(agent)`` is the CFR
+    equilibrium's most likely move (``kuhn_cfr.json``, at the agent's information state).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_kuhn_poker_v0", "is_parallelizable": False, "render_fps": 2}
@@ -83,6 +84,7 @@ class KuhnPokerAEC(AECEnv):
         side = image_size
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, side)
         self._window: HumanWindow | None = None
+        self._frames: dict[Any, NDArray[np.uint8]] = {}
         self.np_random, _ = seeding.np_random(None)
         self.reset()
 
@@ -132,7 +134,20 @@ class KuhnPokerAEC(AECEnv):
 
     def _image(self, seat: int) -> NDArray[np.uint8]:
         shown = showdown(self.history, self.state.is_terminal())
-        return hand_image((self.image_size, self.image_size), seat, self.cards, self.history, shown)
+        # the picture shows only what the seat knows: its card, the moves, the other card at a showdown
+        key = (seat, self.cards[seat], self.cards[1 - seat] if shown else None, self.history)
+        return cached_frame(
+            self._frames, key, lambda: hand_image((self.image_size, self.image_size), seat, self.cards, self.history, shown)
+        )
+
+    def oracle_action(self, agent: str | None = None) -> str:
+        """The CFR equilibrium's most likely move for ``agent`` (default: the one to move; pass
+        among equals), as ``LeducAEC`` plays its own."""
+        agent = agent or self.agent_selection
+        if not self.legal_moves(agent):
+            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+        p = KuhnOpponent("cfr").probs(self.state.information_state_string())
+        return ACTIONS[int(p[1] > p[0])]
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -1,5 +1,7 @@
 """The report page of a match folder: ratings table, cross-table (win/draw/loss per pair) and its
-plot, exploitability for the poker games, and the games that ended in an error.
+plot, exploitability for the poker games, and the games that ended in an error. A cooperative
+game (the seats one team) gets team success rates instead of ratings, and a cross-table of the
+success of each pairing of roles (:func:`rl4vlm_gym.harness.ratings.team_rate`).
 
 Written like the evaluation report (:mod:`rl4vlm_gym.harness.report`: one Markdown file with PNG
 plots beside it and one self-contained HTML page, from the same blocks; text read from files is
@@ -55,7 +57,8 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
     out = Path(out) if out is not None else folder
     manifest, records = load_matches(folder)
     labels = list(manifest["players"])
-    table = standings(records, labels)
+    cooperative = bool(manifest.get("cooperative"))
+    table = standings(records, labels, cooperative=cooperative)
     ratings, cross = table["ratings"], table["cross_table"]
     title = f"Match report: {manifest['game']}"
     seeds = manifest.get("seeds", [])
@@ -67,6 +70,88 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
             f"{len(records)} of {len(seeds) * len(labels) * (len(labels) - 1)} games played."
         ),
         _Table(["player", "plays"], [[label, _player_text(manifest["players"][label])] for label in labels]),
+    ]
+    if cooperative:
+        blocks += _team_blocks(records, ratings, cross)
+    else:
+        blocks += _rating_blocks(ratings, cross)
+    return _finish(folder, out, title, blocks, table, records)
+
+
+def _team_blocks(records: list[dict[str, Any]], ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
+    """A cooperative game: team success per player and per pairing of roles, no winners."""
+    seats = records[0].get("agents") if records else None
+    if not isinstance(seats, list) or len(seats) != 2 or not all(isinstance(a, str) for a in seats):
+        seats = ["first seat", "second seat"]
+    seats = [a[:40] for a in seats]
+
+    def by_seat(row: dict[str, Any], seat: int) -> str:
+        wins, n = row["by_seat"][seat]
+        return f"{wins}/{n} ({wins / n:.2f})" if n else "-"
+
+    blocks: list[Any] = [
+        _Heading("Team success"),
+        _Text(
+            "A cooperative game: both seats are one team and share the payoff, so there is no winner to rate. "
+            "Each player's figure is the success rate of the teams it played in (a game succeeds when every seat's "
+            "return is positive; a forfeit fails it), with a Wilson 95% interval, ranked by the interval's lower end; "
+            f"then its rate in each seat ({seats[0]}, {seats[1]})."
+        ),
+        _Table(
+            [
+                "rank",
+                "player",
+                "games",
+                "successes",
+                "success rate",
+                "95% interval",
+                f"as {seats[0]}",
+                f"as {seats[1]}",
+                "mean return",
+                "forfeits",
+            ],
+            [
+                [
+                    str(r["rank"]),
+                    r["player"],
+                    str(r["games"]),
+                    str(r["successes"]),
+                    "-" if r["score"] is None else f"{r['score']:.3f}",
+                    f"[{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]",
+                    by_seat(r, 0),
+                    by_seat(r, 1),
+                    "-" if r["mean_return"] is None else f"{r['mean_return']:+.3f}",
+                    str(r["forfeits"]),
+                ]
+                for r in ratings
+            ],
+        ),
+        _Heading("Cross-table"),
+        _Text(f"Row player as {seats[0]} with column player as {seats[1]}: successes/games (success rate)."),
+    ]
+    order = [r["player"] for r in ratings]
+
+    def cell(a: str, b: str) -> str:
+        if a == b:
+            return ""
+        c = cross[a][b]
+        return f"{c['successes']}/{c['games']} ({c['score']:.2f})" if c["games"] else "-"
+
+    blocks.append(_Table(["", *order], [[a, *(cell(a, b) for b in order)] for a in order]))
+    scores = [[None if a == b else cross[a][b]["score"] for b in order] for a in order]
+    counts = [[None if a == b else cross[a][b] for b in order] for a in order]
+    blocks.append(
+        _Figure(
+            "cross_table",
+            lambda: plots.cross_table(order, scores, counts, cooperative=True),
+            f"Team success rate of the row player as {seats[0]} with the column player as {seats[1]}.",
+        )
+    )
+    return blocks
+
+
+def _rating_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
+    blocks: list[Any] = [
         _Heading("Ratings"),
         _Text(
             "OpenSkill (Plackett-Luce) ratings: mu with a 95% interval (mu +- 1.96 sigma), ranked by the "
@@ -126,6 +211,13 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
             "Points per game of the row player against the column player.",
         )
     )
+    return blocks
+
+
+def _finish(
+    folder: Path, out: Path, title: str, blocks: list[Any], table: dict[str, Any], records: list[dict[str, Any]]
+) -> tuple[Path, Path]:
+    """Exploitability and errors, then the files."""
     data = _exploitability(folder / "exploitability.json")
     if data is not None:
         blocks.append(_Heading("Exploitability"))
@@ -149,7 +241,7 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
         blocks.append(_Heading("Games with errors"))
         blocks.append(
             _Text(
-                f"{len(failed)} game(s) ended in an error (the player at fault loses them); the first {min(len(failed), ERRORS_SHOWN)}:"
+                f"{len(failed)} game(s) ended in an error (the player at fault loses them; in a cooperative game the team fails); the first {min(len(failed), ERRORS_SHOWN)}:"
             )
         )
         blocks.append(

@@ -85,7 +85,9 @@ class BuiltinPlayer(Protocol):
     """A game's own player: reads the env's true state, draws with ``rng``, writes a legal move.
 
     A player that knows its move distribution at every OpenSpiel state of the game may define
-    ``policy(state) -> {action_id: probability}``: its exploitability is then exact.
+    ``policy(state) -> {action_id: probability}``: its exploitability is then exact. A player
+    that cannot play every variant of its game (a level) may define ``check(env)``, raising
+    ``ValueError`` saying why: the match then stops before its first game.
     """
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> str: ...
@@ -107,6 +109,12 @@ class GameSpec:
             the observation the player to move at an OpenSpiel state gets (``obs["actions"][i]``
             names ``state.legal_actions()[i]``) and the parser its env reads text with; lets any
             agent be queried at every information state.
+        spiel_levels: where the env's ``level`` argument changes the OpenSpiel game, the game of
+            each level (``None`` where no exact best response is computed: too large);
+            ``spiel_game`` is then level 0's.
+        cooperative: the seats play as a team and share the payoff (a signalling game): a game
+            scores 1 to both seats when the team succeeded (every seat's return is positive),
+            else 0, and ratings are team success rates (:func:`rl4vlm_gym.harness.ratings.standings`).
         summary: one sentence for listings.
     """
 
@@ -115,10 +123,20 @@ class GameSpec:
     players: Mapping[str, str] = field(default_factory=dict)
     spiel_game: str | None = None
     spiel_observation: str | None = None
+    spiel_levels: tuple[str | None, ...] = ()
+    cooperative: bool = False
     summary: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", MappingProxyType(dict(self.players)))
+
+    def spiel_game_at(self, game_kwargs: Mapping[str, Any] | None = None) -> str | None:
+        """The OpenSpiel game played with the env's arguments ``game_kwargs`` (its ``level``)."""
+        if not self.spiel_levels:
+            return self.spiel_game
+        level = (game_kwargs or {}).get("level", 0)
+        ok = isinstance(level, int) and not isinstance(level, bool) and 0 <= level < len(self.spiel_levels)
+        return self.spiel_levels[level] if ok else None
 
     def make(self, **kwargs: Any) -> Any:
         """The game's AEC env."""
@@ -284,10 +302,11 @@ class _Seat:
 # One game -----------------------------------------------------------------------------------------
 
 
-def play_game(env: Any, seats: Sequence[_Seat], seed: int) -> dict[str, Any]:
+def play_game(env: Any, seats: Sequence[_Seat], seed: int, *, cooperative: bool = False) -> dict[str, Any]:
     """Play one game of ``env`` (reset with ``seed``), ``seats[i]`` in ``env.possible_agents[i]``.
 
-    Returns the record: each seat's return and score (1 win, 0.5 draw, 0 loss, by return), the
+    Returns the record: each seat's return and score (1 win, 0.5 draw, 0 loss, by return; in a
+    ``cooperative`` game the team's: 1 to every seat when all returns are positive, else 0), the
     steps (acting seat, raw output, parsed move, validity, parser error, every seat's reward), the
     invalid moves per seat, and ``error``/``forfeit`` when a player raised or wrote no text, or the
     step limit ended the game and one player wrote more invalid moves (it stalled): that player
@@ -338,7 +357,9 @@ def play_game(env: Any, seats: Sequence[_Seat], seed: int) -> dict[str, Any]:
     if forfeit is None and truncated and invalid[0] != invalid[1]:
         forfeit = int(invalid[1] > invalid[0])  # the step limit ended a game one player stalled with invalid moves
         error = f"the step limit ended the game; {seats[forfeit].spec.label} wrote {invalid[forfeit]} invalid moves"
-    if forfeit is not None:
+    if cooperative:  # one team: a forfeit (either seat's fault) fails it like a wrong answer
+        scores = [float(forfeit is None and min(returns) > 0)] * len(agents)
+    elif forfeit is not None:
         scores = [0.0 if i == forfeit else 1.0 for i in range(len(agents))]
     else:
         best = max(returns)
@@ -438,6 +459,7 @@ def run_matches(
         "prompt": prompt.as_dict(),
         "schedule": kind,
         "seeds": seeds,
+        "cooperative": spec.cooperative,
     }
     done = _open(out, manifest)
     by_label = {p.label: p for p in players}
@@ -462,13 +484,14 @@ def run_matches(
             todo = [g for g in games if (_task(g[0], g[1]), g[2]) not in done]
             if todo and env is None:
                 env = _make_env(spec, game_kwargs)
+                _check_players(spec, players, env)
             for first, second, seed in todo:
                 for label in (first, second):
                     if label not in seats:
                         seats[label] = _Seat(by_label[label], spec, prompt)
                 record = {"task": _task(first, second), "game": spec.name, "seed": seed, "players": [first, second]}
                 try:
-                    record.update(play_game(env, [seats[first], seats[second]], seed))
+                    record.update(play_game(env, [seats[first], seats[second]], seed, cooperative=spec.cooperative))
                 except MatchError:
                     raise
                 except Exception as err:  # the game broke (a player's errors are recorded in play_game)
@@ -502,6 +525,19 @@ def _make_env(spec: GameSpec, game_kwargs: Mapping[str, Any]) -> Any:
     if missing:
         raise MatchError(f"{spec.factory} made a {type(env).__name__}, not a PettingZoo AEC env (it has no {', '.join(missing)})")
     return env
+
+
+def _check_players(spec: GameSpec, players: Sequence[PlayerSpec], env: Any) -> None:
+    """Stop before the first game if a built-in player cannot play this variant of the game."""
+    for p in players:
+        if p.kind != "builtin":
+            continue
+        check = getattr(spec.builtin(p.name), "check", None)
+        try:
+            if check is not None:
+                check(env)
+        except ValueError as err:
+            raise MatchError(f"player {p.label!r} ({p.name}) cannot play {spec.name!r} here: {err}") from None
 
 
 def swiss_pairings(labels: Sequence[str], records: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[str, str, int]]:
@@ -651,17 +687,24 @@ def match_exploitability(folder: str | Path, *, samples: int = 1) -> dict[str, A
         if manifest["game"] in {g.name for g in list_games()}
         else GameSpec(manifest["game"], manifest["factory"])
     )
-    if spec.spiel_game is None:
+    spiel_game = spec.spiel_game_at(manifest.get("game_kwargs"))
+    if spiel_game is None:
+        if spec.spiel_game is not None:
+            levels = [str(i) for i, g in enumerate(spec.spiel_levels) if g]
+            raise MatchError(
+                f"game {spec.name!r} at level {manifest.get('game_kwargs', {}).get('level', 0)!r} is too large for an exact "
+                f"best response: exploitability is computed at level {', '.join(levels)}"
+            )
         raise MatchError(f"game {spec.name!r} names no OpenSpiel game: exploitability is defined for the poker games")
     prompt = PromptConfig(**manifest.get("prompt", {}))
-    result: dict[str, Any] = {"game": spec.spiel_game, "samples": samples, "players": {}}
+    result: dict[str, Any] = {"game": spiel_game, "samples": samples, "players": {}}
     for label, p in manifest["players"].items():
         player = PlayerSpec(label, p["kind"], p["name"], p.get("kwargs", {}))
         policy = player_policy(spec, player, game_kwargs=manifest.get("game_kwargs"), prompt=prompt, samples=samples)
         if policy is None:
             result["players"][label] = None
             continue
-        result["players"][label] = exploitability(spec.spiel_game, policy)["exploitability"]
+        result["players"][label] = exploitability(spiel_game, policy)["exploitability"]
     path = folder / "exploitability.json"
     path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

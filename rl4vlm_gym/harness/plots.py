@@ -262,14 +262,23 @@ def svg_inline(fig: Figure) -> str:
     return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto; overflow: visible" ', 1)
 
 
-def cross_table(players: Sequence[str], scores: Sequence[Sequence[float | None]], counts: Sequence[Sequence[Mapping[str, Any] | None]]) -> Figure:
+def cross_table(
+    players: Sequence[str],
+    scores: Sequence[Sequence[float | None]],
+    counts: Sequence[Sequence[Mapping[str, Any] | None]],
+    *,
+    cooperative: bool = False,
+) -> Figure:
     """A tournament's cross-table as a heat map: the row player's points per game against the
-    column player (1 all won, 0.5 even, 0 all lost), each cell annotated with wins-draws-losses.
+    column player (1 all won, 0.5 even, 0 all lost), each cell annotated with wins-draws-losses;
+    for a ``cooperative`` game, the success rate of the row player (first seat) with the column
+    player (second seat), annotated with successes/games.
 
     Args:
         players: the players, in the order of rows and columns (best first, say).
         scores: ``scores[i][j]`` in ``[0, 1]``, ``None`` on the diagonal and where they never met.
-        counts: ``counts[i][j]`` with ``wins``, ``draws`` and ``losses``, or ``None``.
+        counts: ``counts[i][j]`` with ``wins``, ``draws`` and ``losses`` (cooperative:
+            ``successes`` and ``games``), or ``None``.
 
     Returns:
         The figure, with a colour bar over ``[0, 1]``.
@@ -284,12 +293,15 @@ def cross_table(players: Sequence[str], scores: Sequence[Sequence[float | None]]
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
         ax.set_xticks(range(n), [_text(p) for p in players], rotation=30, ha="right")
         ax.set_yticks(range(n), [_text(p) for p in players])
-        ax.set_xlabel("opponent")
+        ax.set_xlabel("partner (second seat)" if cooperative else "opponent")
+        if cooperative:
+            ax.set_ylabel("first seat")
         for i in range(n):
             for j in range(n):
                 c = counts[i][j]
                 if c is not None and not np.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.2f}\n{c['wins']}-{c['draws']}-{c['losses']}", ha="center", va="center", fontsize=7)
-        fig.colorbar(image, ax=ax, label="points per game")
+                    tally = f"{c['successes']}/{c['games']}" if cooperative else f"{c['wins']}-{c['draws']}-{c['losses']}"
+                    ax.text(j, i, f"{grid[i, j]:.2f}\n{tally}", ha="center", va="center", fontsize=7)
+        fig.colorbar(image, ax=ax, label="team success rate" if cooperative else "points per game")
         fig.tight_layout(pad=1.2)
     return fig

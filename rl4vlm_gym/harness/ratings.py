@@ -9,14 +9,21 @@ games ranks below one with the same mean and more evidence) and shows ``mu +- 1.
 Beside them, the order-free rating LLM arenas publish: a Bradley-Terry fit on the Elo scale with
 bootstrap intervals (:func:`bradley_terry`; numpy, a few lines of MM iterations rather than a
 dependency for one fit).
+
+A cooperative game (both seats one team, sharing the payoff: :attr:`GameSpec.cooperative`) has no
+winner to rate: there each player's figure is the team's success rate over its games, with a
+Wilson 95% interval, per seat too (a player may speak better than it listens), ranked by the
+interval's lower end, and the cross-table is the success rate of each pairing of roles
+(:func:`team_rate`, :func:`team_table`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["BOOTSTRAP", "bradley_terry", "cross_table", "rate", "standings"]
+__all__ = ["BOOTSTRAP", "bradley_terry", "cross_table", "rate", "standings", "team_rate", "team_table", "wilson"]
 
 BOOTSTRAP = 200
 """Resamples of the games for the Bradley-Terry (Elo) intervals."""
@@ -176,6 +183,89 @@ def cross_table(records: Sequence[Mapping[str, Any]], players: Sequence[str]) ->
     return table
 
 
-def standings(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> dict[str, Any]:
-    """Ratings and cross-table together (what ``ratings.json`` of a match folder holds)."""
+def wilson(successes: int, n: int, z: float = 1.96) -> list[float]:
+    """The Wilson score interval of a success rate (sound at 0 and n successes, unlike the normal
+    approximation); ``[0, 1]`` with no games."""
+    if n == 0:
+        return [0.0, 1.0]
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def team_rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> list[dict[str, Any]]:
+    """Each player's team success in a cooperative game (a game's ``scores`` are the team's: 1 or 0).
+
+    Returns:
+        One row per player, best first (by the lower end of the interval, then the rate):
+        ``player``, ``rank``, ``games``, ``successes``, ``score`` (the success rate), ``ci95``
+        (Wilson), ``by_seat`` (``[successes, games]`` in each seat), ``mean_return`` and
+        ``forfeits`` (games it lost the team by an error or stalling).
+    """
+    tally = {p: {"games": 0, "successes": 0, "returns": 0.0, "forfeits": 0, "by_seat": [[0, 0], [0, 0]]} for p in players}
+    for r in records:
+        team = int(r["scores"][0] == 1)
+        for seat, p in enumerate(r["players"]):
+            t = tally[p]
+            t["games"] += 1
+            t["successes"] += team
+            t["returns"] += float(r["returns"][seat])
+            t["by_seat"][seat][0] += team
+            t["by_seat"][seat][1] += 1
+        if r.get("forfeit") is not None:
+            tally[r["players"][r["forfeit"]]]["forfeits"] += 1
+    rows = []
+    for p in players:
+        t = tally[p]
+        n = t["games"]
+        rows.append(
+            {
+                "player": p,
+                "games": n,
+                "successes": t["successes"],
+                "score": t["successes"] / n if n else None,
+                "ci95": wilson(t["successes"], n),
+                "by_seat": t["by_seat"],
+                "mean_return": t["returns"] / n if n else None,
+                "forfeits": t["forfeits"],
+            }
+        )
+    rows.sort(key=lambda row: (-row["ci95"][0], -(row["score"] or 0.0), row["player"]))
+    for i, row in enumerate(rows, 1):
+        row["rank"] = i
+    return rows
+
+
+def team_table(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``table[a][b]``: the team of ``a`` in the first seat and ``b`` in the second (roles differ,
+    so the table is not symmetric): its ``games``, ``successes``, success rate (``score``) and
+    mean return per seat, or ``None`` scores where they never played so."""
+    table: dict[str, dict[str, dict[str, Any]]] = {
+        a: {b: {"games": 0, "successes": 0, "returns": 0.0} for b in players if b != a} for a in players
+    }
+    for r in records:
+        a, b = r["players"]
+        cell = table[a][b]
+        cell["games"] += 1
+        cell["successes"] += int(r["scores"][0] == 1)
+        cell["returns"] += sum(float(x) for x in r["returns"]) / len(r["returns"])
+    for row in table.values():
+        for cell in row.values():
+            n = cell["games"]
+            cell["score"] = cell["successes"] / n if n else None
+            cell["mean_return"] = cell["returns"] / n if n else None
+    return table
+
+
+def standings(records: Sequence[Mapping[str, Any]], players: Sequence[str], *, cooperative: bool = False) -> dict[str, Any]:
+    """Ratings and cross-table together (what ``ratings.json`` of a match folder holds); for a
+    ``cooperative`` game, team success rates and the table of pairings (:func:`team_rate`)."""
+    if cooperative:
+        return {
+            "cooperative": True,
+            "ratings": team_rate(records, players),
+            "cross_table": team_table(records, players),
+            "games": len(records),
+        }
     return {"ratings": rate(records, players), "cross_table": cross_table(records, players), "games": len(records)}

@@ -360,3 +360,130 @@ def test_a_damaged_match_folder_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "match.json").write_text("{oops")
     with pytest.raises(matches.MatchError, match="not valid JSON"):
         matches.run_matches("tictactoe", pool, [0], tmp_path, game_kwargs=SMALL)
+
+
+# Leduc hold'em, Liar's dice and the cooperative referential game ---------------------------------
+
+
+def test_a_leduc_match_is_rated_and_its_cfr_policy_is_near_unexploitable(tmp_path: Path) -> None:
+    records = matches.run_matches(
+        "leduc_poker", players("leduc_poker", "random", "cfr", "oracle"), range(3), tmp_path, game_kwargs=SMALL
+    )
+    assert len(records) == 18 and all(sum(r["returns"]) == 0 and not r["error"] for r in records)
+    rows = rate(records, ["random", "cfr", "oracle"])
+    assert sum(r["games"] for r in rows) == 36 and all(-13 <= r["mean_return"] <= 13 for r in rows)
+    result = matches.match_exploitability(tmp_path)
+    assert result["game"] == "leduc_poker" and result["players"]["oracle"] is None  # the env's move, no policy
+    assert result["players"]["cfr"] == pytest.approx(8.62e-5, rel=1e-2)  # the shipped CFR+ table (spiel_cfr.py)
+    assert result["players"]["random"] == pytest.approx(2.373611, abs=1e-6)  # uniform: NashConv 4.7472 (OpenSpiel)
+    md, _ = write_match_report(tmp_path)
+    assert "## Ratings" in md.read_text() and "0.0001" in md.read_text()
+
+
+class AlwaysCall(Agent):
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        assert "Your card" in obs["text"] and "call" in obs["actions"]
+        return "check" if "raise" not in obs["text"].split("Pot")[0].split("Round")[-1] else "call"
+
+
+def test_an_agent_is_asked_through_the_leduc_observation() -> None:
+    policy = matches.player_policy(
+        matches.game_spec("leduc_poker"), matches.PlayerSpec("c", "agent", f"{__name__}:AlwaysCall"), game_kwargs=SMALL
+    )
+    from open_spiel.python import policy as spiel_policy
+
+    table = spiel_policy.TabularPolicy(__import__("pyspiel").load_game("leduc_poker"))
+    calls = {key: {1: 1.0} for key in table.state_lookup}  # call (check) everywhere
+    assert exploitability("leduc_poker", policy)["exploitability"] == pytest.approx(
+        exploitability("leduc_poker", calls)["exploitability"]
+    )
+
+
+@pytest.mark.parametrize(("game", "level"), [("leduc_poker", 0), ("liars_dice", 0), ("liars_dice", 1)])
+def test_the_spiel_observation_is_what_the_aec_env_shows(game: str, level: int) -> None:
+    import numpy as np
+
+    spec = matches.game_spec(game)
+    observe = matches._load(spec.spiel_observation, "test")
+    kwargs = {"level": level} if game == "liars_dice" else {}
+    rng = np.random.default_rng(0)
+    for mode in ("text", "image"):
+        env = spec.make(obs_mode=mode, image_size=64, **kwargs)
+        turns = 0
+        for seed in range(6):
+            env.reset(seed=seed)
+            for _agent in env.agent_iter():
+                obs, _, terminated, truncated, _ = env.last()
+                if terminated or truncated:
+                    env.step(None)
+                    continue
+                mine, parser = observe(env.state, obs_mode=mode, image_size=64, **kwargs)
+                assert (mine["text"], mine["actions"], mine["mission"]) == (obs["text"], obs["actions"], obs["mission"])
+                assert np.array_equal(mine["image"], obs["image"]) and parser.synonyms == env.parser.synonyms
+                env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+                turns += 1
+        assert turns > 12  # every game has moves after chance (a public card, a standing bid)
+
+
+def test_liars_dice_levels_choose_the_players_and_the_exploitability(tmp_path: Path) -> None:
+    pool = players("liars_dice", "random", "heuristic")
+    records = matches.run_matches("liars_dice", pool, range(4), tmp_path / "two", game_kwargs={**SMALL, "level": 1})
+    assert all(r["scores"] in ([1.0, 0.0], [0.0, 1.0]) for r in records)
+    assert sum(r["players"][r["scores"].index(1.0)] == "heuristic" for r in records) >= 6  # of 8
+    with pytest.raises(
+        matches.MatchError, match="at level 1 is too large for an exact best response: exploitability is computed at level 0"
+    ):
+        matches.match_exploitability(tmp_path / "two")
+    with pytest.raises(matches.MatchError, match="player 'cfr' .* the cfr policy is computed for level 0 only"):
+        matches.run_matches(
+            "liars_dice", players("liars_dice", "random", "cfr"), [0], tmp_path / "cfr", game_kwargs={**SMALL, "level": 1}
+        )
+    assert not (tmp_path / "cfr" / "games.jsonl").exists() or not (tmp_path / "cfr" / "games.jsonl").read_text()
+    one = matches.run_matches("liars_dice", players("liars_dice", "cfr", "heuristic"), [0], tmp_path / "one", game_kwargs=SMALL)
+    assert len(one) == 2 and not any(r["error"] for r in one)
+
+
+def test_a_cooperative_game_is_rated_by_team_success(tmp_path: Path) -> None:
+    spec = matches.game_spec("referential")
+    pool = [*players("referential", "random", "partner", "oracle"), matches.parse_player(f"raises={__name__}:Raises", spec)]
+    records = matches.run_matches(spec, pool, range(5), tmp_path, game_kwargs={**SMALL, "level": 1})
+    assert all(r["scores"][0] == r["scores"][1] and r["agents"] == ["speaker", "listener"] for r in records)
+    for r in records:
+        if "raises" in r["players"]:
+            assert r["scores"] == [0.0, 0.0] and r["players"][r["forfeit"]] == "raises"  # the team fails
+        elif "random" not in r["players"]:
+            assert r["scores"] == [1.0, 1.0]  # the oracle and the partner always understand each other
+    table = matches.load_matches(tmp_path)[0]
+    assert table["cooperative"] is True
+    from rl4vlm_gym.harness.ratings import standings, team_table
+
+    rows = standings(records, ["random", "partner", "oracle", "raises"], cooperative=True)["ratings"]
+    assert [r["player"] for r in rows][2:] == ["random", "raises"] and rows[-1]["forfeits"] == rows[-1]["games"] == 30
+    assert rows[-1]["score"] == 0 and rows[0]["games"] == 30 and rows[0]["by_seat"][0][1] == 15
+    assert rows[0]["score"] == sum(r["scores"][0] for r in records if rows[0]["player"] in r["players"]) / 30
+    cross = team_table(records, ["random", "partner", "oracle", "raises"])
+    assert cross["oracle"]["partner"] == {"games": 5, "successes": 5, "returns": 5.0, "score": 1.0, "mean_return": 1.0}
+    assert cross["random"]["oracle"]["score"] < 1 and cross["raises"]["oracle"]["successes"] == 0
+    md, html = write_match_report(tmp_path)
+    text = md.read_text()
+    assert "## Team success" in text and "as speaker" in text and "5/5 (1.00)" in text and "OpenSkill" not in text
+    assert json.loads((tmp_path / "ratings.json").read_text())["cooperative"] is True
+    with pytest.raises(matches.MatchError, match="names no OpenSpiel game"):
+        matches.match_exploitability(tmp_path)
+
+
+def test_wilson_intervals() -> None:
+    from rl4vlm_gym.harness.ratings import wilson
+
+    assert wilson(5, 10) == pytest.approx([0.2366, 0.7634], abs=1e-4)
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0 and wilson(0, 0) == [0.0, 1.0]
+    assert wilson(10, 10)[0] == pytest.approx(0.7225, abs=1e-4)
+
+
+@pytest.mark.slow  # two exact best responses over Liar's dice's 24576 information states: ~25 s
+def test_liars_dice_exploitability_of_the_built_in_players(tmp_path: Path) -> None:
+    matches.run_matches("liars_dice", players("liars_dice", "cfr", "heuristic"), [0], tmp_path, game_kwargs=SMALL)
+    result = matches.match_exploitability(tmp_path)
+    assert result["game"] == "liars_dice"
+    assert result["players"]["cfr"] == pytest.approx(1.25e-4, rel=2e-2)  # the shipped CFR+ table (spiel_cfr.py)
+    assert result["players"]["heuristic"] == pytest.approx(0.4375, abs=1e-6)  # it never bluffs: its bids are read

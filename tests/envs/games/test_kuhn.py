@@ -125,3 +125,51 @@ def test_an_invalid_move_keeps_the_turn_and_the_hand_pays_openspiels_returns() -
     env.step("call")
     assert env.terminations == {"player_0": True, "player_1": True}
     assert env.rewards == {"player_0": 2.0, "player_1": -2.0}
+
+
+def test_the_aec_oracle_plays_the_equilibriums_most_likely_move(tmp_path: object) -> None:
+    table = json.loads(POLICY_FILE.read_text())["policy"]
+    env = small_aec(obs_mode="text")
+    seen = set()
+    for seed in range(12):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            _, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            other = "player_1" if agent == "player_0" else "player_0"
+            with pytest.raises(ValueError, match="has no move now"):
+                env.oracle_action(other)
+            p = table[env.state.information_state_string()]
+            move = env.oracle_action(agent)
+            assert move == env.oracle_action() == ("bet" if p[1] > p[0] else "pass")
+            seen.add((env.state.information_state_string(), move))
+            env.step(move)
+    assert {m for _, m in seen} == {"pass", "bet"}  # both moves are the equilibrium's somewhere
+    from rl4vlm_gym.harness import matches
+
+    spec = matches.game_spec("kuhn_poker")
+    records = matches.run_matches(
+        spec, [matches.parse_player(n, spec) for n in ("random", "oracle")], range(4), tmp_path, game_kwargs={"obs_mode": "text"}
+    )
+    assert len(records) == 8 and not any(r["error"] or r["forfeit"] is not None for r in records)
+
+
+def test_cached_frames_are_the_frames_drawn_for_what_the_agent_knows() -> None:
+    from rl4vlm_gym.envs.games.kuhn import hand_image
+
+    env = small_aec()
+    rng = np.random.default_rng(0)
+    for seed in range(10):
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            for viewer in env.agents:
+                seat = env.possible_agents.index(viewer)
+                image = env.observe(viewer)["image"]
+                drawn = hand_image((64, 64), seat, env.cards, env.history, showdown(env.history, env.state.is_terminal()))
+                assert np.array_equal(image, drawn)
+                image[:] = 0  # the caller's copy: the cache keeps its own
+            env.step(None if terminated or truncated else ("pass", "bet")[int(rng.integers(2))])
+    assert 0 < len(env._frames) <= 2 * 3 * 4 * 5
