@@ -136,7 +136,9 @@ class OpponentSpec(_Model):
     snapshot_every: int = Field(default=5, ge=1, description="add the policy to the pool every K updates (and after the warm-up)")
     pool_size: int = Field(default=8, ge=1, description="the newest N snapshots are kept")
     sampling: Literal["uniform", "pfsp"] = "pfsp"
-    pfsp_power: float = Field(default=2.0, ge=0, description="pfsp weight (1 - p)^power, p the learner's score against a snapshot")
+    pfsp_power: float = Field(
+        default=2.0, ge=0, description="pfsp weight (1 - p)^power, p the learner's score against a snapshot"
+    )
     temperature: float = Field(default=1.0, ge=0, description="the opponent's sampling temperature")
 
 

@@ -96,7 +96,9 @@ class Trainer:
             from rl4vlm_gym.baselines.selfplay import SelfPlay, SelfPlayCollector
 
             if env.mixture or config.rollout.vectorization != "sync":
-                raise ValueError("self-play needs one env (env.id) and rollout.vectorization: sync (the opponent runs in the driver)")
+                raise ValueError(
+                    "self-play needs one env (env.id) and rollout.vectorization: sync (the opponent runs in the driver)"
+                )
             self.selfplay = SelfPlay(
                 config.opponent, self.policy, self.prompt, env_id=self.env_id, obs_mode=self.obs_mode,
                 max_new_tokens=config.generation.max_new_tokens, top_p=config.generation.top_p, out=self.out,

@@ -44,7 +44,11 @@ def test_the_pool_keeps_the_newest_snapshots_and_pfsp_draws_those_the_learner_lo
     assert pool.sample(np.random.default_rng(7)) == pool.sample(np.random.default_rng(7))  # the env's RNG decides
     uniform = SnapshotPool(size=3, sampling="uniform")
     uniform.load_state_dict(pool.state_dict())
-    assert uniform.updates() == [2, 4, 6] and uniform.get(2).games == 8 and torch.equal(uniform.get(6).weights["model.w"], weights(6)["model.w"])
+    assert (
+        uniform.updates() == [2, 4, 6]
+        and uniform.get(2).games == 8
+        and torch.equal(uniform.get(6).weights["model.w"], weights(6)["model.w"])
+    )
     assert uniform.probabilities() == pytest.approx([1 / 3] * 3)
     with pytest.raises(ValueError, match="sampling"):
         SnapshotPool(sampling="elo")
@@ -65,7 +69,9 @@ class ScriptedManager:
         return make_game(self.game, obs_mode="text")
 
     def builder(self):
-        return PromptBuilder(PromptConfig(output_format="plain", images=0), env_id="rl4vlm/TicTacToe-vs-Random-v0", attach_images=False)
+        return PromptBuilder(
+            PromptConfig(output_format="plain", images=0), env_id="rl4vlm/TicTacToe-vs-Random-v0", attach_images=False
+        )
 
     def reply(self, snapshot, messages, seed):
         self.calls.append(snapshot)
@@ -90,14 +96,18 @@ def test_the_seed_picks_the_seat_and_the_opponent_plays_the_other_seat_from_the_
         assert info["seat"] == seed % 2 and info["opponent"] in (3, 5) and info["seed"] == seed
         seats.append(info["seat"])
         # the learner moves first at seat 0 (an empty board), second at seat 1 (the opponent opened)
-        board_marks = sum(obs["text"].split("The board")[1].count(m) for m in ("X", "O")) - 2  # the legend names X and O once each
+        board_marks = (
+            sum(obs["text"].split("The board")[1].count(m) for m in ("X", "O")) - 2
+        )  # the legend names X and O once each
         assert board_marks == info["seat"], f"seat {info['seat']}: {board_marks} marks on the learner's first board"
         done = False
         while not done:
             obs, reward, terminated, truncated, info = env.step(first_free(obs))
             done = terminated or truncated
         assert manager.finished_games[-1][:3] == (seed, seed % 2, info["opponent"])
-        assert info["success"] == (manager.finished_games[-1][3] == 1.0) and reward == pytest.approx({1.0: 1, 0.5: 0, 0.0: -1}[manager.finished_games[-1][3]])
+        assert info["success"] == (manager.finished_games[-1][3] == 1.0) and reward == pytest.approx(
+            {1.0: 1, 0.5: 0, 0.0: -1}[manager.finished_games[-1][3]]
+        )
     assert seats == [0, 1] * 6
     assert set(manager.calls) == {3, 5}  # both snapshots played
     with pytest.raises(RuntimeError, match="over"):
@@ -145,7 +155,9 @@ def test_the_opponent_moves_with_the_snapshot_weights_and_the_learner_keeps_its_
     assert reply == selfplay.reply(0, messages, seed=3)  # the seed fixes the opponent's sampling
     with weights_of(policy, old):
         inputs = policy.encode([messages])
-        expected = policy.decode(policy.generate(policy.prompts([messages], inputs), inputs=inputs, max_new_tokens=4, temperature=1.0, seed=3)[0])
+        expected = policy.decode(
+            policy.generate(policy.prompts([messages], inputs), inputs=inputs, max_new_tokens=4, temperature=1.0, seed=3)[0]
+        )
     assert reply == expected
 
 
@@ -169,7 +181,9 @@ def test_a_self_play_run_snapshots_plays_its_pool_and_resumes_after_a_kill(tmp_p
     first.run()
     assert first.selfplay.pool.updates() == [0, 1]
     log = read(tmp_path / "selfplay_log.csv")
-    assert log and {r["update"] for r in log} == {"0"} and {r["opponent"] for r in log} == {"0"}  # only the warmed-up policy existed
+    assert (
+        log and {r["update"] for r in log} == {"0"} and {r["opponent"] for r in log} == {"0"}
+    )  # only the warmed-up policy existed
     assert {r["seat"] for r in log} <= {"0", "1"} and all(int(r["seed"]) % 2 == int(r["seat"]) for r in log)
     assert all(r["outcome"] in ("win", "loss") and abs(float(r["return"])) in (1.0, 2.0) for r in log)  # Kuhn has no draw
     pool = {u: first.selfplay.pool.get(u).weights for u in (0, 1)}
