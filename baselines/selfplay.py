@@ -187,7 +187,7 @@ class SelfPlayEnv(gym.Env):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
-    RESTARTS = 100  # games dealt anew when the opponent's opening replies are all invalid until max_cycles
+    RESTARTS = 10  # games dealt anew when the opponent's opening replies are all invalid until max_cycles
 
     def __init__(self, selfplay: SelfPlay) -> None:
         self.selfplay = selfplay

@@ -127,6 +127,7 @@ def test_the_self_play_collector_alternates_seats_and_resumes_the_alternation():
     assert collector._draw_seed() % 2 == 1
 
 
+@pytest.mark.slow
 def test_the_opponent_moves_with_the_snapshot_weights_and_the_learner_keeps_its_own(tmp_path):
     from rl4vlm_gym.baselines.common.policy import Policy, PolicySettings
     from rl4vlm_gym.baselines.selfplay import SelfPlay, snapshot_weights, weights_of
@@ -149,7 +150,7 @@ def test_the_opponent_moves_with_the_snapshot_weights_and_the_learner_keeps_its_
         assert all(torch.equal(p, old[f"model.{n}"]) for n, p in policy.model.named_parameters())
     assert all(torch.equal(p, learner[f"model.{n}"]) for n, p in policy.model.named_parameters())  # put back
     env = SelfPlayEnv(selfplay)
-    env.reset(seed=1)  # seat 1: the snapshot opened
+    env.reset(seed=0)  # seat 0: the learner opens (this random model's replies are rarely legal moves)
     messages = env.builder.messages(env.aec.observe(env.rival))
     reply = selfplay.reply(0, messages, seed=3)
     assert reply == selfplay.reply(0, messages, seed=3)  # the seed fixes the opponent's sampling
