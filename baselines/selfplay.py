@@ -201,6 +201,7 @@ class SelfPlayEnv(gym.Env):
         self.seat, self.opponent, self.seed_used = 0, -1, -1
         self._ret = 0.0
         self._parked = False
+        self._snapshot: Snapshot | None = None
 
     @property
     def learner(self) -> str:
@@ -217,6 +218,9 @@ class SelfPlayEnv(gym.Env):
         self.seed_used = -1 if seed is None else int(seed)
         self.seat = int(seed) % 2 if seed is not None else int(self.np_random.integers(2))
         self.opponent = self.selfplay.pool.sample(self.np_random)
+        # the env holds the snapshot itself: it may leave the pool while this episode runs on
+        # across updates (collect_steps), and the episode keeps its opponent
+        self._snapshot = self.selfplay.pool.get(self.opponent)
         for _ in range(self.RESTARTS):
             self.aec.reset(seed=int(self.np_random.integers(2**31)))
             self.builder.reset()
@@ -256,7 +260,7 @@ class SelfPlayEnv(gym.Env):
         """The snapshot moves while it is its turn (an invalid reply keeps the turn; ``max_cycles`` ends it)."""
         while not self._parked and not self._done() and self.aec.agent_selection == self.rival:
             obs = self.aec.observe(self.rival)
-            reply = self.selfplay.reply(self.opponent, self.builder.messages(obs), seed=int(self.np_random.integers(2**31)))
+            reply = self.selfplay.reply(self._snapshot, self.builder.messages(obs), seed=int(self.np_random.integers(2**31)))
             self.builder.record(obs, reply)
             self.aec.step(reply)
 
@@ -334,15 +338,12 @@ class SelfPlay:
         if update % self.spec.snapshot_every == 0 and self.pool.get(update) is None:
             self.pool.add(update, snapshot_weights(self.policy))
 
-    def reply(self, snapshot: int, messages: list[Any], seed: int) -> str:
-        """The reply of snapshot ``snapshot`` to one conversation."""
-        found = self.pool.get(snapshot)
-        if found is None:
-            raise RuntimeError(f"snapshot {snapshot} left the pool mid-episode")
+    def reply(self, snapshot: Snapshot, messages: list[Any], seed: int) -> str:
+        """The reply of ``snapshot`` to one conversation."""
         policy = self.policy
         conversations = [messages]
         inputs = policy.encode(conversations)
-        with weights_of(policy, found.weights), torch.no_grad():
+        with weights_of(policy, snapshot.weights), torch.no_grad():
             reply = policy.generate(
                 policy.prompts(conversations, inputs), inputs=inputs, max_new_tokens=self.max_new_tokens,
                 temperature=self.spec.temperature, top_p=self.top_p, seed=seed,
