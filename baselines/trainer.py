@@ -13,7 +13,8 @@ One update of any method::
 A run folder holds ``config.yaml``, ``train_log.csv`` (one row per update: env steps, training
 episodes' success and return, losses), ``eval_log.csv``, TensorBoard events in ``tb/``,
 ``checkpoints/latest`` (everything a killed run needs to resume: run the same command again),
-``checkpoints/<tag>/model`` (loadable by the ``hf`` agent) and ``eval/<tag>`` (harness runs).
+``checkpoints/<tag>/model`` (loadable by the ``hf`` agent) and ``eval/<tag>`` (harness runs);
+with self-play (the config's ``opponent``, see ``selfplay.py``) also ``selfplay_log.csv``.
 Evaluation goes through the harness, at the start, every ``eval.every`` updates and at the end;
 ``report/`` then holds the usual report with the learning curves.
 """
