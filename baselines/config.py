@@ -135,9 +135,27 @@ class EvalSpec(_Model):
     workers: int = Field(default=1, ge=1)
 
 
+class OpponentSpec(_Model):
+    """Self-play (``baselines/selfplay.py``): the learner plays one seat of the AEC game ``game``
+    against snapshots of itself. ``env.id`` stays the single-agent view the run warms up and is
+    evaluated on (e.g. the game against the random opponent)."""
+
+    kind: Literal["selfplay"] = "selfplay"
+    game: str = Field(description="tictactoe, connect_four, kuhn_poker, or module:function making a two-player AEC env")
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="the game's arguments (obs_mode comes from env.kwargs)")
+    snapshot_every: int = Field(default=5, ge=1, description="add the policy to the pool every K updates (and after the warm-up)")
+    pool_size: int = Field(default=8, ge=1, description="the newest N snapshots are kept")
+    sampling: Literal["uniform", "pfsp"] = "pfsp"
+    pfsp_power: float = Field(
+        default=2.0, ge=0, description="pfsp weight (1 - p)^power, p the learner's score against a snapshot"
+    )
+    temperature: float = Field(default=1.0, ge=0, description="the opponent's sampling temperature")
+
+
 class TrainConfig(_Model):
     algo: Literal["vl-dac", "rl4vlm", "loop", "gigpo"]
     env: EnvSpec = Field(default_factory=EnvSpec)
+    opponent: OpponentSpec | None = Field(default=None, description="self-play instead of the env's own opponent")
     model: ModelSpec = Field(default_factory=ModelSpec)
     prompt: dict[str, Any] = Field(default_factory=dict)
     generation: GenerationSpec = Field(default_factory=GenerationSpec)

@@ -13,7 +13,8 @@ One update of any method::
 A run folder holds ``config.yaml``, ``train_log.csv`` (one row per update: env steps, training
 episodes' success and return, losses), ``eval_log.csv``, TensorBoard events in ``tb/``,
 ``checkpoints/latest`` (everything a killed run needs to resume: run the same command again),
-``checkpoints/<tag>/model`` (loadable by the ``hf`` agent) and ``eval/<tag>`` (harness runs).
+``checkpoints/<tag>/model`` (loadable by the ``hf`` agent) and ``eval/<tag>`` (harness runs);
+with self-play (the config's ``opponent``, see ``selfplay.py``) also ``selfplay_log.csv``.
 Evaluation goes through the harness, at the start, every ``eval.every`` updates and at the end;
 ``report/`` then holds the usual report with the learning curves.
 """
@@ -92,8 +93,25 @@ class Trainer:
         self.optimizer = optimizer(params, lr=o.lr, eps=o.eps, weight_decay=o.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.curriculum = _curriculum(env.curriculum)
-        self.collector = RolloutCollector(
-            self._make_env, config.rollout.num_envs if self.algo.collect == "steps" else _wave(config), self.policy, self.prompt,
+        self.selfplay, collector, make_env = None, RolloutCollector, self._make_env
+        if config.opponent is not None:
+            from rl4vlm_gym.baselines.selfplay import SelfPlay, SelfPlayCollector
+
+            if env.mixture or config.rollout.vectorization != "sync":
+                raise ValueError(
+                    "self-play needs one env (env.id) and rollout.vectorization: sync (the opponent runs in the driver)"
+                )
+            self.selfplay = SelfPlay(
+                config.opponent, self.policy, self.prompt, env_id=self.env_id, obs_mode=self.obs_mode,
+                max_new_tokens=config.generation.max_new_tokens, top_p=config.generation.top_p, out=self.out,
+            )  # fmt: skip
+            collector = SelfPlayCollector
+
+            def make_env() -> gym.Env:
+                return self.selfplay.make_env(env.max_steps)
+
+        self.collector = collector(
+            make_env, config.rollout.num_envs if self.algo.collect == "steps" else _wave(config), self.policy, self.prompt,
             GenerationSettings(**config.generation.model_dump()), env_id=self.env_id, attach_images=self.obs_mode != "text",
             seed=config.seed, group_size=config.rollout.group_size if self.algo.collect == "episodes" else 1,
             reference=self.algo.reference, values=self.algo.critic, curriculum=self.curriculum,
@@ -119,11 +137,15 @@ class Trainer:
                     steps=c.warmup.steps, batch_size=c.warmup.batch_size, lr=c.warmup.lr, seed=c.seed,
                 )  # fmt: skip
             self.evaluate("update_0")
+            if self.selfplay is not None:
+                self.selfplay.after_update(0)  # the warmed-up policy is the first opponent
         elif self._eval_due(self.update) and not _logged(self.out / "eval_log.csv", self.update):
             self.evaluate(f"update_{self.update}")  # the run was killed during this evaluation
         try:
             while self.update < c.updates:
                 row = self.train_one_update()
+                if self.selfplay is not None:
+                    self.selfplay.after_update(self.update)
                 if self.on_update is not None:
                     self.on_update(row)
                 if self.update % c.checkpoint_every == 0 or self.update == c.updates:
@@ -308,6 +330,7 @@ class Trainer:
             else self.curriculum.state_dict(),
             "rng": self.rng.bit_generator.state,
             "torch_rng": torch.random.get_rng_state(),
+            "selfplay": None if self.selfplay is None else self.selfplay.state_dict(),
         }
         torch.save(state, scratch / "trainer_state.pt")
         old = root / ".latest.old"
@@ -335,6 +358,10 @@ class Trainer:
         self.rng.bit_generator.state = state["rng"]
         torch.random.set_rng_state(state["torch_rng"])
         self.update = state["update"]
+        if self.selfplay is not None:
+            if state.get("selfplay") is None:
+                raise ValueError(f"{path} was written by a run without self-play: use another run folder")
+            self.selfplay.load_state_dict(state["selfplay"])
         _truncate_log(self.out / "train_log.csv", TRAIN_COLUMNS, self.update)
         _truncate_log(self.out / "eval_log.csv", EVAL_COLUMNS, self.update)
         logger.info("resumed %s at update %d", self.out, self.update)

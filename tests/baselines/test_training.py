@@ -216,6 +216,7 @@ FAMILIES = {
     "navigation": ("rl4vlm/MiniWorld-OneRoom-v1", {"level": 0, "image_size": 64}),
     "household": ("rl4vlm/Household-PickPlace-v0", {"level": 0, "image_size": 64}),
     "webshop": ("rl4vlm/WebShop-v1", {"level": 0, "obs_mode": "text"}),
+    "games": ("rl4vlm/TicTacToe-vs-Random-v0", {"level": 0, "obs_mode": "text"}),  # one seat vs a fixed opponent
 }
 SMALL = {
     "updates": 1, "warmup.steps": 1, "warmup.batch_size": 2, "eval.episodes": 1, "env.max_steps": 2, "generation.max_new_tokens": 6,
@@ -339,7 +340,16 @@ def test_every_shipped_config_is_valid():
     config = load_config(study[0])
     assert config.env.id is None and not config.env.mixture and config.model.device == "cuda" and config.eval.every == 0
     paths = [p for p in paths if p not in study]
-    assert len(paths) == 4 * 5  # a CPU config and a GPU config per family, for each method
+    games = [p for p in paths if p.stem in ("kuhn-cpu", "kuhn-selfplay-cpu", "games-gpu", "selfplay-gpu")]
+    assert sorted(p.name for p in games) == ["games-gpu.yaml", "kuhn-cpu.yaml", "kuhn-selfplay-cpu.yaml", "selfplay-gpu.yaml"]
+    assert {p.parent.name for p in games} == {"vl_dac"}  # the games' own configs, self-play among them
+    assert len(paths) - len(games) == 4 * 5  # a CPU config and a GPU config per family, for each method
+    for path in games:
+        config = load_config(path)
+        assert env_card(config.env.id).family == "games"
+        assert (config.opponent is not None) == ("selfplay" in path.stem), path
+        if config.opponent is not None:  # the evaluation's view is of the game self-play trains on
+            assert config.opponent.game.replace("_", "") in config.env.id.lower(), path
     for path in paths:
         config = load_config(path)
         assert config.algo.replace("-", "_") == path.parent.name, path
@@ -348,7 +358,7 @@ def test_every_shipped_config_is_valid():
         assert config.env.kwargs.get("obs_mode", "image+text") in card.obs_modes, path
         if path.stem.endswith("-gpu"):
             assert (
-                path.stem == f"{card.family}-gpu"
+                path.stem in (f"{card.family}-gpu", "selfplay-gpu")
                 and config.model.device == "cuda"
                 and config.model.name.startswith("Qwen/Qwen2-VL-")
             )
