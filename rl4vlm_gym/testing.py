@@ -73,6 +73,7 @@ __all__ = [
     "check_rules",
     "check_seeding",
     "check_vector",
+    "is_remote",
     "measure_throughput",
     "rollout_digest",
     "run_checks",
@@ -154,7 +155,7 @@ def _is_proxy(env: Any) -> bool:
     return bool(getattr(type(env), "KIT_PROXY", False))
 
 
-def _proxy_id(env_id: str) -> bool:
+def is_remote(env_id: str) -> bool:
     """Whether ``env_id`` makes a remote env (its entry point a ``KIT_PROXY`` class), without making one."""
     entry = gym.spec(env_id).entry_point
     if isinstance(entry, str):
@@ -187,7 +188,7 @@ class _Card:
 
 
 def _card(env_id: str, kwargs: Mapping[str, Any]) -> Any:
-    if not _proxy_id(env_id):
+    if not is_remote(env_id):
         return env_card(env_id)
     card = _served(env_id, kwargs)
     return _Card(tuple(card["obs_modes"]), tuple(card["levels"]), card["default_level"], tuple(card["reward_variants"]))
@@ -197,7 +198,7 @@ def _rules(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The env class's rules the kit reads without an env: locally from the class, remotely from the server's card."""
     from rl4vlm_gym.docs import SECTIONS, missing_sections
 
-    if _proxy_id(env_id):
+    if is_remote(env_id):
         card = _served(env_id, kwargs)
         facts = dict(card["class"])
         sections = facts.pop("doc_sections")
@@ -1188,7 +1189,7 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
     ``render()`` in ``rgb_array`` mode equals the observed image unless the env overrides
     ``_view`` (another view, such as a map), which then only has to be a stable ``uint8`` RGB frame.
     A remote env has no ``human`` window (it would open on the server's machine)."""
-    proxy = _proxy_id(env_id)
+    proxy = is_remote(env_id)
     for mode in ("rgb_array", "ansi") if proxy else ("rgb_array", "ansi", "human"):
         env = _make(env_id, **{**kwargs, "render_mode": mode})
         base = _base(env)
