@@ -66,9 +66,9 @@ def check(
     env_ids: Annotated[list[str] | None, typer.Argument(help="Ids to check (default: all).")] = None,
     only: Annotated[list[str] | None, typer.Option(help="Run only these checks (repeatable).")] = None,
     throughput_steps: Annotated[int, typer.Option(help="Steps for the throughput figure (0 skips it).")] = 1000,
-    url: Annotated[str | None, typer.Option(help="For rl4vlm/Remote-v0: the server (`rl4vlm-gym serve`; --expose-oracle for every check).")] = None,
+    url: Annotated[str | None, typer.Option(help="For rl4vlm/Remote-v0: the server (serve --expose-oracle).")] = None,
     served: Annotated[str | None, typer.Option("--env-id", help="For rl4vlm/Remote-v0: the served id or suite task.")] = None,
-    make_kwargs: Annotated[str | None, typer.Option("--kwargs", help='gym.make arguments as JSON, e.g. \'{"image_size": [96, 96]}\'.')] = None,
+    make_kwargs: Annotated[str | None, typer.Option("--kwargs", help="gym.make arguments as a JSON object.")] = None,
 ) -> None:
     """Run the conformance kit (the same checks as the test suite) and report throughput.
 
@@ -94,7 +94,8 @@ def check(
         for result in run_checks(env_id, only, **kwargs):
             not_checked += result.not_checked
             failures += not (result.passed or result.not_checked)
-            mark = "[green]pass[/green]" if result.passed else "[yellow]not checked[/yellow]" if result.not_checked else "[red]FAIL[/red]"
+            mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
+            mark = "[yellow]not checked[/yellow]" if result.not_checked else mark
             table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
         if throughput_steps:
             # An env whose every plan is a search would spend minutes planning: random moves there.
