@@ -900,6 +900,8 @@ def check_oracle(
     ``ORACLE_EPISODES`` per level, or ``ORACLE_EPISODES_EXPENSIVE`` for ``EXPENSIVE_PLAN`` envs
     (a search per episode: MiniWorld's planner, ALFWorld's Fast Downward)."""
     card = _card(env_id, kwargs)
+    if is_remote(env_id) and _rules(env_id, kwargs).get("EXPENSIVE_PLAN"):
+        kwargs = {"optimal_steps_at_reset": True, **kwargs}  # the server plans only when asked, and cannot be asked
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     levels = list(range(len(card.levels)) if levels is None else levels)

@@ -24,6 +24,7 @@ import numpy as np
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from rl4vlm_gym.core import NOT_COMPUTED
 from rl4vlm_gym.server.models import IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
 
 __all__ = ["Catalog", "ServedEnv"]
@@ -225,16 +226,15 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
     @staticmethod
     def _trusted_facts(base: Any, extra: dict[str, Any]) -> None:
         """What only a trusted client may see (``--expose-oracle``): the oracle's move, the plan's
-        length and the SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
+        length once computed (at reset, or always with ``optimal_steps_at_reset=True``) and the SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
         if extra["has_oracle"]:
             try:
                 extra["oracle_action"] = base.oracle_action()
             except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
                 extra["oracle_error"] = f"{type(err).__name__}: {err}"
-        try:
-            extra["optimal_steps"] = int(base.optimal_steps)
-        except Exception as err:  # noqa: BLE001 - reported, not raised: state must answer
-            extra["oracle_error"] = f"{type(err).__name__}: {err}"
+        optimal = getattr(base, "_optimal", None)  # as computed: asking would plan, and change later infos
+        if isinstance(optimal, int) and optimal != NOT_COMPUTED:
+            extra["optimal_steps"] = optimal
         if extra["obs_mode"] != "text" and hasattr(base, "_render"):
             extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base._render()).tobytes()).hexdigest()
 

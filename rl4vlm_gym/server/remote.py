@@ -211,7 +211,10 @@ class RemoteEnv(gym.Env):
         """The served episode's plan length (only from a server started with ``--expose-oracle``)."""
         value = self._extra("optimal_steps")
         if value is None:
-            raise RuntimeError(self._extra("oracle_error") or "the server does not expose optimal_steps (--expose-oracle)")
+            raise RuntimeError(
+                self._extra("oracle_error")
+                or "the server does not expose optimal_steps (--expose-oracle), or has not computed it (optimal_steps_at_reset=True)"
+            )
         return int(value)
 
     def fresh_frame_sha256(self) -> str | None:
