@@ -587,8 +587,36 @@ def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: 
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
     digests = {"this process": here, f"a process with PYTHONHASHSEED={hash_seed}": done.stdout.strip()}
+    if is_remote(env_id):
+        digests.update(_local_twin_digest(env_id, seed, steps, kwargs))
     assert len(set(digests.values())) == 1, f"rollouts differ across processes: {digests}"
-    return f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
+    summary = f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
+    if is_remote(env_id):
+        if len(digests) == 2:
+            return (
+                f"{summary}; {REMOTE}the served env under other str hashing (one server process plays both rollouts; "
+                "its id is not registered here to compare with a local env)"
+            )
+        summary += "; the same as the local env's rollout (the server plays in another process, with its own str hashing)"
+    return summary
+
+
+def _local_twin_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]) -> dict[str, str]:
+    """The rollout digest of the served id made here with the server's make arguments, if it is registered
+    here (a remote env's twin: the same bytes, from a process with other str hashing)."""
+    env = _make(env_id, **kwargs)
+    try:
+        base = _base(env)
+        served, made, oracle = base.served_id, base._extra("make_kwargs") or {}, _oracle(base)
+    finally:
+        env.close()
+    try:
+        if not oracle and env_class(served).HAS_ORACLE:
+            return {}  # the policies would differ: the remote one plays without the hidden oracle
+    except KeyError:
+        return {}  # not registered here (or without a card): no local twin
+    local = {k: tuple(v) if isinstance(v, list) else v for k, v in made.items()}
+    return {f"the local {served}": rollout_digest(served, seed, steps, local)}
 
 
 def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
@@ -726,7 +754,7 @@ def _checked_step(
         for name, a, b in zip(("state_key", "state text", "image", "actions", "mission"), before, after, strict=True):
             same = np.array_equal(a, b) if name == "image" else a == b
             assert same, f"{at}: an invalid or refused move ({info['action']['error']}) changed the {name}"
-    _assert_reward(table, reward, pre, post, info, at)
+    _assert_reward(table, reward, pre, post, info, at, (terminated or truncated) if _is_proxy(base) else None)
     if not _assert_state(base, obs, info, seen, at):
         counts["unframed"] += 1
     if info["success"]:
@@ -763,12 +791,23 @@ def _pixels_differing(a: np.ndarray, b: np.ndarray) -> str:
 
 
 def _assert_reward(
-    table: Mapping[str, float], reward: float, pre: StepOutcome | None, post: StepOutcome | None, info: Mapping[str, Any], at: str
+    table: Mapping[str, float],
+    reward: float,
+    pre: StepOutcome | None,
+    post: StepOutcome | None,
+    info: Mapping[str, Any],
+    at: str,
+    remote_ended: bool | None = None,
 ) -> None:
+    """``remote_ended``: a remote env's step ended the episode (its outcome is not seen; None locally)."""
     assert isinstance(reward, float) and math.isfinite(reward), f"{at}: reward {reward!r} is not a finite float"
     low, high = min(0.0, *table.values()), max(0.0, *table.values())
     assert low <= reward <= high, f"{at}: reward {reward} is outside the REWARDS table's range [{low}, {high}]"
-    if post is None or pre is None:  # the env overrides step(); only the range can be checked
+    if remote_ended is not None and not info["action"]["valid"] and not remote_ended:
+        assert reward == table["invalid"], (
+            f"{at}: a refused or invalid move ({info['action']['error']}) paid {reward}, not the invalid reward {table['invalid']}"
+        )
+    if post is None or pre is None:  # the env overrides step() or is remote; only the range can be checked
         return
     assert post.event in table, f"{at}: the event {post.event!r} is not in REWARDS"
     assert 0.0 <= post.scale <= 1.0, f"{at}: StepOutcome.scale={post.scale} is outside [0, 1]"

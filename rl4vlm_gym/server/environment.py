@@ -233,8 +233,8 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
                 extra["oracle_error"] = f"{type(err).__name__}: {err}"
         optimal = getattr(base, "_optimal", None)  # as computed: asking would plan, and change later infos
-        if isinstance(optimal, int) and optimal != NOT_COMPUTED:
-            extra["optimal_steps"] = optimal
+        if isinstance(optimal, (int, float)) and not isinstance(optimal, bool) and optimal != NOT_COMPUTED:
+            extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
         if extra["obs_mode"] != "text" and hasattr(base, "_render"):
             extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base._render()).tobytes()).hexdigest()
 

@@ -207,7 +207,7 @@ class RemoteEnv(gym.Env):
         return self._extra("obs_mode")
 
     @property
-    def optimal_steps(self) -> int:
+    def optimal_steps(self) -> Any:
         """The served episode's plan length (only from a server started with ``--expose-oracle``)."""
         value = self._extra("optimal_steps")
         if value is None:
@@ -215,7 +215,7 @@ class RemoteEnv(gym.Env):
                 self._extra("oracle_error")
                 or "the server does not expose optimal_steps (--expose-oracle), or has not computed it (optimal_steps_at_reset=True)"
             )
-        return int(value)
+        return value  # as the served env reports it (the kit checks that it is an int)
 
     def fresh_frame_sha256(self) -> str | None:
         """SHA-256 of a fresh render of the served state (``--expose-oracle`` servers; else None)."""
