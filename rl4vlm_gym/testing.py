@@ -21,6 +21,11 @@ The kit checks any env registered with Gymnasium under an id that has an env car
 envs included: register the card with :func:`rl4vlm_gym.registry.register` (its entry point a
 ``"module:Class"`` string importable from ``sys.path``), and the checks that start processes
 (``determinism``, ``vector``) register it there too. ``tests/kit/`` does exactly that.
+
+A remote env (``rl4vlm/Remote-v0``, ``KIT_PROXY``) is checked with its ``url`` and ``env_id`` as
+``make`` arguments: the served id's card and class rules come from the server's ``state``, and what
+cannot be seen over the wire is said in the summary (``NOT CHECKED remotely: ...``) or, for a check
+that cannot run at all, reported as not checked (:class:`NotCheckable`, ``CheckResult.not_checked``).
 """
 
 from __future__ import annotations
