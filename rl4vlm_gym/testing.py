@@ -21,6 +21,11 @@ The kit checks any env registered with Gymnasium under an id that has an env car
 envs included: register the card with :func:`rl4vlm_gym.registry.register` (its entry point a
 ``"module:Class"`` string importable from ``sys.path``), and the checks that start processes
 (``determinism``, ``vector``) register it there too. ``tests/kit/`` does exactly that.
+
+A remote env (``rl4vlm/Remote-v0``, ``KIT_PROXY``) is checked with its ``url`` and ``env_id`` as
+``make`` arguments: the served id's card and class rules come from the server's ``state``, and what
+cannot be seen over the wire is said in the summary (``NOT CHECKED remotely: ...``) or, for a check
+that cannot run at all, reported as not checked (:class:`NotCheckable`, ``CheckResult.not_checked``).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ __all__ = [
     "ORACLE_EPISODES",
     "ORACLE_EPISODES_EXPENSIVE",
     "CheckResult",
+    "NotCheckable",
     "check_api",
     "check_arguments",
     "check_determinism",
@@ -72,6 +78,7 @@ __all__ = [
     "check_rules",
     "check_seeding",
     "check_vector",
+    "is_remote",
     "measure_throughput",
     "rollout_digest",
     "run_checks",
@@ -121,6 +128,16 @@ class CheckResult:
     passed: bool
     detail: str
     seconds: float
+    not_checked: bool = False
+    """The check could not run on this env (e.g. a remote env whose server hides its oracle): not passed."""
+
+
+class NotCheckable(Exception):
+    """Raised by a check that cannot run on this env; ``run_checks`` reports it as not checked, not passed."""
+
+
+REMOTE = "NOT CHECKED remotely: "
+"""The prefix of the part of a check's summary that a remote env (``KIT_PROXY``) could not check."""
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -136,6 +153,107 @@ def _base(env: gym.Env) -> VLMEnv:
         return base  # type: ignore[return-value]
     assert isinstance(base, VLMEnv), f"{type(base).__name__} does not derive from rl4vlm_gym.VLMEnv"
     return base
+
+
+def _is_proxy(env: Any) -> bool:
+    """A remote env (``rl4vlm/Remote-v0``): the served env's rules come over the wire, its code stays there."""
+    return bool(getattr(type(env), "KIT_PROXY", False))
+
+
+def is_remote(env_id: str) -> bool:
+    """Whether ``env_id`` makes a remote env (its entry point a ``KIT_PROXY`` class), without making one."""
+    entry = gym.spec(env_id).entry_point
+    if isinstance(entry, str):
+        module, _, name = entry.partition(":")
+        entry = getattr(__import__(module, fromlist=[name]), name, None)
+    return bool(getattr(entry, "KIT_PROXY", False))
+
+
+def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The card a remote env's server gives for the id it serves (a session is opened to ask)."""
+    env = _make(env_id, **kwargs)
+    try:
+        card = dict(_base(env).card)
+        card["served_id"], card["rewards"] = _base(env).served_id, _base(env).REWARDS
+    finally:
+        env.close()
+    if "class" not in card or "levels" not in card:
+        raise NotCheckable(f"the server gives no card for {card['served_id']!r}: it is not an RL4VLM Gym env with a card")
+    return card
+
+
+@dataclass(frozen=True)
+class _Card:
+    """What the kit reads of an env card (the registry's, or the one a remote server gives)."""
+
+    obs_modes: tuple[str, ...]
+    levels: tuple[str, ...]
+    default_level: int
+    reward_variants: tuple[str, ...]
+
+
+def _card(env_id: str, kwargs: Mapping[str, Any]) -> Any:
+    if not is_remote(env_id):
+        return env_card(env_id)
+    card = _served(env_id, kwargs)
+    return _Card(tuple(card["obs_modes"]), tuple(card["levels"]), card["default_level"], tuple(card["reward_variants"]))
+
+
+def _rules(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The env class's rules the kit reads without an env: locally from the class, remotely from the server's card."""
+    from rl4vlm_gym.docs import SECTIONS, missing_sections
+
+    if is_remote(env_id):
+        card = _served(env_id, kwargs)
+        facts = dict(card["class"])
+        sections = facts.pop("doc_sections")
+        facts.update(
+            {k: tuple(facts[k]) for k in ("APPEARANCES", "WORDINGS")},
+            REWARDS=card["rewards"],
+            missing_sections=[name for name in SECTIONS if not sections.get(name)],
+            name=f"{facts['name']} (served as {card['served_id']})",
+        )
+        return facts
+    cls = _env_class(env_id, **kwargs)
+    return {
+        "name": cls.__name__,
+        "APPEARANCES": cls.APPEARANCES,
+        "WORDINGS": cls.WORDINGS,
+        "REWARDS": cls.REWARDS,
+        "levels": len(cls.LEVELS),
+        "DEFAULT_LEVEL": cls.DEFAULT_LEVEL,
+        "missing_sections": missing_sections(cls),
+    }
+
+
+def _view_overridden(base: Any) -> bool:
+    if _is_proxy(base):
+        return bool(base.card.get("class", {}).get("view_overridden"))
+    return type(base)._view is not VLMEnv._view
+
+
+def _oracle(env: Any) -> bool:
+    """Whether the kit may ask ``env`` for oracle moves (a remote env only if its server exposes them)."""
+    return bool(env.HAS_ORACLE) and (not _is_proxy(env) or env.ORACLE_EXPOSED)
+
+
+def _assert_fresh_frame(base: Any, image: np.ndarray, at: str) -> bool:
+    """The observed image equals a fresh ``_render()`` (remotely: its SHA-256 from an ``--expose-oracle``
+    server); False when that cannot be checked."""
+    if _is_proxy(base):
+        fresh_sha = base.fresh_frame_sha256()
+        if fresh_sha is None:
+            return False
+        same, where = hashlib.sha256(np.ascontiguousarray(image).tobytes()).hexdigest() == fresh_sha, "(the server's SHA-256)"
+    else:
+        fresh = base._render()
+        same = np.array_equal(image, fresh)
+        where = "" if same else f"({_pixels_differing(image, fresh)})"
+    assert same, (
+        f"{at}: the observed image differs from a fresh _render() of the same state {where}: "
+        "the frame cache key (_frame_key) leaves out part of what is drawn"
+    )
+    return True
 
 
 def _spec_json(env_id: str) -> str | None:
@@ -193,7 +311,7 @@ def _digest(image: np.ndarray) -> str:
 def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator, random_moves: float = 0.5) -> str:
     """Oracle or random admissible action: reaches deep states and explores off-plan."""
     actions = obs["actions"]
-    if actions and (rng.random() < random_moves or not env.HAS_ORACLE):
+    if actions and (rng.random() < random_moves or not _oracle(env)):
         return actions[int(rng.integers(len(actions)))]
     return _move(env)
 
@@ -201,7 +319,7 @@ def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator
 def _move(env: VLMEnv) -> str:
     """A move that advances the episode: the oracle's, or for oracle-free envs (``HAS_ORACLE = False``)
     the admissible actions in turn (deterministic, so clones and replays see the same moves)."""
-    if env.HAS_ORACLE:
+    if _oracle(env):
         return env.oracle_action()
     actions = env._admissible or ("look",)
     return actions[env._elapsed % len(actions)]
@@ -238,7 +356,7 @@ def check_api(env_id: str, /, **kwargs: Any) -> str:
 
     Its render-mode pass makes envs from the registered spec, whatever the obs mode, so it runs
     once (with the first obs mode)."""
-    card = env_card(env_id)
+    card = _card(env_id, kwargs)
     for i, obs_mode in enumerate(card.obs_modes):
         env = _make(env_id, **{**kwargs, "obs_mode": obs_mode})
         cls = type(env.unwrapped)
@@ -281,7 +399,7 @@ def check_arguments(env_id: str, /, **kwargs: Any) -> str:
             assert key in str(err) or "level" in str(err), f"reset(options={options}) error does not name the option: {err}"
         else:
             raise AssertionError(f"reset(options={options}) was accepted")
-    card = env_card(env_id)
+    card = _card(env_id, kwargs)
     level0 = []
     for level in range(len(card.levels)):
         _, info = env.reset(seed=0, options={"level": level})
@@ -302,7 +420,7 @@ def check_arguments(env_id: str, /, **kwargs: Any) -> str:
 def _check_appearances(env_id: str, /, seeds: int = 3, steps: int = 2, **kwargs: Any) -> str:
     """Each appearance besides the default plays the default's episodes (same text, mission, actions,
     state and rewards for the same seeds and moves) and shows other images."""
-    looks = _env_class(env_id, **kwargs).APPEARANCES
+    looks = _rules(env_id, kwargs)["APPEARANCES"]
     if len(looks) == 1:
         return "one appearance"
     envs = {look: _make(env_id, **{**kwargs, "appearance": look, "obs_mode": "image+text"}) for look in looks}
@@ -339,13 +457,13 @@ def _check_appearances(env_id: str, /, seeds: int = 3, steps: int = 2, **kwargs:
 _GARBLED = "<<< not an action >>>"
 
 
-def _check_wordings(env_id: str, seeds: int = 2, steps: int = 3, **kwargs: Any) -> str:
+def _check_wordings(env_id: str, /, seeds: int = 2, steps: int = 3, **kwargs: Any) -> str:
     """Each wording besides the first (``"train"``) plays train's episodes (same images, actions,
     state, rewards and ends for the same seeds and moves), says every mission in other words, and
     rewords every feedback sentence: wherever train's text carries feedback (its text is not the
     bare state description), the other wording's text differs. The first step is an output that
     does not parse, so the invalid-action feedback is checked in every episode."""
-    wordings = _env_class(env_id, **kwargs).WORDINGS
+    wordings = _rules(env_id, kwargs)["WORDINGS"]
     if len(wordings) == 1:
         return "one wording"
     envs = {w: _make(env_id, **{**kwargs, "wording": w, "obs_mode": "image+text"}) for w in wordings}
@@ -402,12 +520,13 @@ def _assert_level_plays(env: gym.Env, level: int, level0: list[tuple[Any, ...]],
 
 def _check_image_size(env_id: str, /, **kwargs: Any) -> None:
     """A non-default, non-square ``image_size`` shapes the observation and ``render()``."""
-    base = _base(_make(env_id, **kwargs))
+    made = _make(env_id, **kwargs)
+    base = _base(made)
     side = max(base.MIN_IMAGE_SIDE, min(base.MAX_IMAGE_SIDE, 96))
     size = (side + 8, side + 24)
     if size == base.DEFAULT_IMAGE_SIZE:
         size = (side + 16, side + 8)
-    base.close()
+    made.close()
     env = _make(env_id, **{**kwargs, "image_size": size, "render_mode": "rgb_array"})
     obs, _ = env.reset(seed=0)
     shapes = {"reset": obs["image"].shape}
@@ -418,12 +537,12 @@ def _check_image_size(env_id: str, /, **kwargs: Any) -> None:
     expected = (*size, 3)
     for where, shape in shapes.items():
         assert shape == expected, f"image_size={size} ignored: the {where} observation is {shape}, not {expected}"
-    if type(_base(env))._view is VLMEnv._view:
+    if not _view_overridden(_base(env)):
         assert isinstance(frame, np.ndarray) and frame.shape == expected, f"image_size={size} ignored by render(): {getattr(frame, 'shape', frame)}"
 
 
 def _check_obs_modes(env_id: str, /, **kwargs: Any) -> None:
-    for obs_mode in env_card(env_id).obs_modes:
+    for obs_mode in _card(env_id, kwargs).obs_modes:
         env = _make(env_id, **{**kwargs, "obs_mode": obs_mode})
         obs, _ = env.reset(seed=0)
         if obs_mode == "text":
@@ -473,8 +592,36 @@ def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: 
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
     digests = {"this process": here, f"a process with PYTHONHASHSEED={hash_seed}": done.stdout.strip()}
+    if is_remote(env_id):
+        digests.update(_local_twin_digest(env_id, seed, steps, kwargs))
     assert len(set(digests.values())) == 1, f"rollouts differ across processes: {digests}"
-    return f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
+    summary = f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
+    if is_remote(env_id):
+        if len(digests) == 2:
+            return (
+                f"{summary}; {REMOTE}the served env under other str hashing (one server process plays both rollouts; "
+                "its id is not registered here to compare with a local env)"
+            )
+        summary += "; the same as the local env's rollout (the server plays in another process, with its own str hashing)"
+    return summary
+
+
+def _local_twin_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]) -> dict[str, str]:
+    """The rollout digest of the served id made here with the server's make arguments, if it is registered
+    here (a remote env's twin: the same bytes, from a process with other str hashing)."""
+    env = _make(env_id, **kwargs)
+    try:
+        base = _base(env)
+        served, made, oracle = base.served_id, base._extra("make_kwargs") or {}, _oracle(base)
+    finally:
+        env.close()
+    try:
+        if not oracle and env_class(served).HAS_ORACLE:
+            return {}  # the policies would differ: the remote one plays without the hidden oracle
+    except KeyError:
+        return {}  # not registered here (or without a card): no local twin
+    local = {k: tuple(v) if isinstance(v, list) else v for k, v in made.items()}
+    return {f"the local {served}": rollout_digest(served, seed, steps, local)}
 
 
 def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
@@ -513,6 +660,13 @@ def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
     return f"{len(FUZZ_INPUTS)} hostile outputs handled ({len(SURELY_INVALID)} asserted invalid)"
 
 
+class _NoSpy:
+    """A remote env's steps run in its server: no outcome to trace."""
+
+    def take(self) -> tuple[None, None]:
+        return None, None
+
+
 class _OutcomeSpy:
     """Records what ``_end_of_step`` receives and returns, so rewards can be traced to events."""
 
@@ -544,13 +698,17 @@ def check_rules(
     seed is one state (same actions, same success); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
     step is an invalid action that changes nothing and repeats the end. A share ``random_moves`` of
-    the moves are random words of ``actions``, so that moves the rules refuse are met."""
-    card = env_card(env_id)
-    counts = {"steps": 0, "invalid": 0}
+    the moves are random words of ``actions``, so that moves the rules refuse are met.
+
+    A remote env (``KIT_PROXY``) runs in a server: its events cannot be traced (only the rewards'
+    range is checked), and its frames are compared with fresh renders only when the server exposes
+    them (``--expose-oracle``); the summary names what was not checked."""
+    card = _card(env_id, kwargs)
+    counts = {"steps": 0, "invalid": 0, "unframed": 0}
     for v, variant in enumerate(card.reward_variants):
         env = _make(env_id, **{**kwargs, "reward_variant": variant})
         base = _base(env)
-        spy = _OutcomeSpy(base)
+        spy = _NoSpy() if _is_proxy(base) else _OutcomeSpy(base)
         for seed in range(seeds if v == 0 else 1):  # other variants: one episode, for their tables
             seen: dict[Any, tuple[Any, ...]] = {}
             for episode in range(episodes_per_seed if v == 0 else 1):
@@ -566,16 +724,22 @@ def check_rules(
                     if ended:
                         break
         env.close()
-    return (
+    summary = (
         f"{counts['steps']} steps under {len(card.reward_variants)} reward variant(s), {counts['invalid']} invalid: "
         "rules, rewards, progress, success, state keys and frames consistent"
     )
+    if isinstance(spy, _NoSpy):
+        hidden = ["the events behind rewards (only their range in REWARDS)"]
+        if counts["unframed"]:
+            hidden.append(f"cached frames against fresh renders at {counts['unframed']} steps (the server hides them: --expose-oracle)")
+        summary += f"; {REMOTE}{'; '.join(hidden)}"
+    return summary
 
 
 def _checked_step(
     env: gym.Env,
     base: VLMEnv,
-    spy: _OutcomeSpy,
+    spy: _OutcomeSpy | _NoSpy,
     action: str,
     obs: Mapping[str, Any],
     info: Mapping[str, Any],
@@ -595,33 +759,32 @@ def _checked_step(
         for name, a, b in zip(("state_key", "state text", "image", "actions", "mission"), before, after, strict=True):
             same = np.array_equal(a, b) if name == "image" else a == b
             assert same, f"{at}: an invalid or refused move ({info['action']['error']}) changed the {name}"
-    _assert_reward(table, reward, pre, post, info, at)
-    _assert_state(base, obs, info, seen, at)
+    _assert_reward(table, reward, pre, post, info, at, (terminated or truncated) if _is_proxy(base) else None)
+    if not _assert_state(base, obs, info, seen, at):
+        counts["unframed"] += 1
     if info["success"]:
         assert terminated, f"{at}: success reported on a step that does not terminate the episode (success before the goal)"
     ended = bool(terminated or truncated)
-    if ended and post is not None and (post.terminated or post.truncated):
+    # The env's own end (not a TimeLimit's): the outcome says so, or remotely `terminated` does.
+    if ended and (post.terminated or post.truncated if post is not None else _is_proxy(base) and terminated):
         _assert_end_is_final(base, obs, info, table, at)
     return obs, info, ended
 
 
-def _assert_state(base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any], seen: dict[Any, tuple[Any, ...]], at: str) -> None:
+def _assert_state(base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any], seen: dict[Any, tuple[Any, ...]], at: str) -> bool:
+    """The state laws at one observation; False if its frame could not be compared with a fresh render."""
     actions = obs["actions"]
     assert len(set(actions)) == len(actions), f"{at}: actions has duplicates: {sorted(a for a in set(actions) if actions.count(a) > 1)}"
     progress = info["progress"]
     assert isinstance(progress, float) and 0.0 <= progress <= 1.0, f"{at}: progress {progress!r} is outside [0, 1]"
-    if base.obs_mode != "text":
-        fresh = base._render()
-        assert np.array_equal(obs["image"], fresh), (
-            f"{at}: the observed image differs from a fresh _render() of the same state ({_pixels_differing(obs['image'], fresh)}): "
-            "the frame cache key (_frame_key) leaves out part of what is drawn"
-        )
+    framed = base.obs_mode == "text" or _assert_fresh_frame(base, obs["image"], at)
     facts = (actions, info["success"])
     earlier = seen.setdefault(info["state_key"], facts)
     assert earlier == facts, (
         f"{at}: state_key {info['state_key']!r} names two different states (actions {earlier[0]} vs {facts[0]}, "
         f"success {earlier[1]} vs {facts[1]}): the key leaves out part of the state"
     )
+    return framed
 
 
 def _pixels_differing(a: np.ndarray, b: np.ndarray) -> str:
@@ -633,12 +796,23 @@ def _pixels_differing(a: np.ndarray, b: np.ndarray) -> str:
 
 
 def _assert_reward(
-    table: Mapping[str, float], reward: float, pre: StepOutcome | None, post: StepOutcome | None, info: Mapping[str, Any], at: str
+    table: Mapping[str, float],
+    reward: float,
+    pre: StepOutcome | None,
+    post: StepOutcome | None,
+    info: Mapping[str, Any],
+    at: str,
+    remote_ended: bool | None = None,
 ) -> None:
+    """``remote_ended``: a remote env's step ended the episode (its outcome is not seen; None locally)."""
     assert isinstance(reward, float) and math.isfinite(reward), f"{at}: reward {reward!r} is not a finite float"
     low, high = min(0.0, *table.values()), max(0.0, *table.values())
     assert low <= reward <= high, f"{at}: reward {reward} is outside the REWARDS table's range [{low}, {high}]"
-    if post is None or pre is None:  # the env overrides step(); only the range can be checked
+    if remote_ended is not None and not info["action"]["valid"] and not remote_ended:
+        assert reward == table["invalid"], (
+            f"{at}: a refused or invalid move ({info['action']['error']}) paid {reward}, not the invalid reward {table['invalid']}"
+        )
+    if post is None or pre is None:  # the env overrides step() or is remote; only the range can be checked
         return
     assert post.event in table, f"{at}: the event {post.event!r} is not in REWARDS"
     assert 0.0 <= post.scale <= 1.0, f"{at}: StepOutcome.scale={post.scale} is outside [0, 1]"
@@ -674,8 +848,9 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     mode holds no line of the state text, at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
     start state (which would mean the mission tells the state; envs that replay recorded games,
-    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law)."""
-    card = env_card(env_id)
+    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law).
+    A remote env's frames are compared with fresh renders only if its server exposes them."""
+    card = _card(env_id, kwargs)
     if "image" not in card.obs_modes:
         return "no image mode: nothing to compare"
     env = _make(env_id, **{**kwargs, "obs_mode": "image"})
@@ -683,7 +858,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     by_image: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     by_text: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     starts: dict[str, list[str]] = defaultdict(list)
-    situations = 0
+    situations = unframed = 0
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
         obs, info = env.reset(seed=seed)
@@ -695,11 +870,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
             leaked = set(_state_lines(described)) & set(_state_lines(obs["text"]))
             assert not leaked, f"{at}: obs_mode='image' carries state text in obs['text']: {sorted(leaked)}"
             assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
-            fresh = base._render()
-            assert np.array_equal(obs["image"], fresh), (
-                f"{at}: the observed image differs from a fresh _render() of the same state ({_pixels_differing(obs['image'], fresh)}): "
-                "the frame cache key (_frame_key) leaves out part of what is drawn"
-            )
+            unframed += not _assert_fresh_frame(base, obs["image"], at)
             image = _digest(obs["image"])
             texts = by_image[(mission, image)]
             texts.setdefault(described, at)
@@ -735,7 +906,10 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
         )
     else:
         mission_law = "mission apart from the state"
-    return f"{situations} situations over {seeds} seeds: image and text agree, no state text in image mode, {mission_law}"
+    summary = f"{situations} situations over {seeds} seeds: image and text agree, no state text in image mode, {mission_law}"
+    if unframed:
+        summary += f"; {REMOTE}cached frames against fresh renders in {unframed} situations (the server hides them: --expose-oracle)"
+    return summary
 
 
 ORACLE_EPISODES = 50
@@ -769,12 +943,18 @@ def check_oracle(
     ``episodes`` fixes the episodes per level; by default (``None``) the check plays
     ``ORACLE_EPISODES`` per level, or ``ORACLE_EPISODES_EXPENSIVE`` for ``EXPENSIVE_PLAN`` envs
     (a search per episode: MiniWorld's planner, ALFWorld's Fast Downward)."""
-    card = env_card(env_id)
+    card = _card(env_id, kwargs)
+    if is_remote(env_id) and _rules(env_id, kwargs).get("EXPENSIVE_PLAN"):
+        kwargs = {"optimal_steps_at_reset": True, **kwargs}  # the server plans only when asked, and cannot be asked
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
     levels = list(range(len(card.levels)) if levels is None else levels)
     if not base.HAS_ORACLE:
         return _check_oracle_free(env, base, levels, first_seed)
+    if not _oracle(base):
+        env.close()
+        raise NotCheckable("the server hides its oracle and plans: start it with --expose-oracle to check them")
+    proxy = _is_proxy(base)
     solvable, solved, played, total, gave_up = (dict.fromkeys(levels, 0) for _ in range(5))
     searched = False
     if episodes is None:
@@ -793,7 +973,7 @@ def check_oracle(
             )
             if base.CHANCE:
                 assert optimal == -1, f"{at}: a game of chance (CHANCE) reports optimal_steps={optimal}; it has no fixed plan"
-            if optimal > 1 and i == first_seed and level == card.default_level and search and not base.EXPENSIVE_PLAN:
+            if optimal > 1 and i == first_seed and level == card.default_level and search and not base.EXPENSIVE_PLAN and not proxy:
                 _assert_no_shorter_solution(base, optimal, search, at)
                 searched = True
             if optimal < 0 and base.EXPENSIVE_PLAN:
@@ -830,6 +1010,8 @@ def check_oracle(
         report.append(f"L{level} {solved_text}, mean return {total[level] / max(played[level], 1):+.2f}")
     if searched:
         report.append("no shorter solution found")
+    elif proxy and search and not base.EXPENSIVE_PLAN:
+        report.append(f"{REMOTE}shorter solutions (the search copies the env, which stays in the server)")
     elif base.EXPENSIVE_PLAN and search:
         report.append("shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the planner's length)")
     return "; ".join(report)
@@ -864,15 +1046,20 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
 
 def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed: int) -> str:
     """An oracle-free env (``HAS_ORACLE = False``) reports no plan and defines no oracle to skip checks with."""
-    name = type(base).__name__
-    assert type(base).oracle_action is VLMEnv.oracle_action, (
+    if _is_proxy(base):
+        facts = base.card.get("class", {})
+        name, defines, says = facts.get("name"), facts.get("defines_oracle_action"), facts.get("says_oracle_free")
+    else:
+        name, defines = type(base).__name__, type(base).oracle_action is not VLMEnv.oracle_action
+        says = "oracle-free" in (type(base).__doc__ or "")
+    assert not defines, (
         f"{name} sets HAS_ORACLE = False but defines oracle_action: an env with an oracle may not claim to be oracle-free"
     )
-    assert "oracle-free" in (type(base).__doc__ or ""), f"{name} sets HAS_ORACLE = False but its docstring (the docs page) does not say 'oracle-free'"
+    assert says, f"{name} sets HAS_ORACLE = False but its docstring (the docs page) does not say 'oracle-free'"
     for level in levels:
         seed = EVAL_SEEDS.start + first_seed
         _, info = env.reset(seed=seed, options={"level": level})
-        optimal = base.optimal_steps
+        optimal = base.optimal_steps if _oracle(base) or not _is_proxy(base) else info["optimal_steps"]
         assert optimal == -1 and info["optimal_steps"] in (NOT_COMPUTED, -1), (
             f"level {level} seed {seed}: an oracle-free env (HAS_ORACLE = False) reports optimal_steps={optimal}; it must be -1"
         )
@@ -1046,8 +1233,10 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
     """``rgb_array`` gives the frame, ``ansi`` the text state, ``human`` a window; close twice.
 
     ``render()`` in ``rgb_array`` mode equals the observed image unless the env overrides
-    ``_view`` (another view, such as a map), which then only has to be a stable ``uint8`` RGB frame."""
-    for mode in ("rgb_array", "ansi", "human"):
+    ``_view`` (another view, such as a map), which then only has to be a stable ``uint8`` RGB frame.
+    A remote env has no ``human`` window (it would open on the server's machine)."""
+    proxy = is_remote(env_id)
+    for mode in ("rgb_array", "ansi") if proxy else ("rgb_array", "ansi", "human"):
         env = _make(env_id, **{**kwargs, "render_mode": mode})
         base = _base(env)
         with _no_frame_wait(type(base)):
@@ -1055,7 +1244,7 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
             out = env.render()
             if mode == "rgb_array":
                 assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3, "bad rgb_array frame"
-                if type(base)._view is VLMEnv._view:
+                if not _view_overridden(base):
                     assert np.array_equal(out, obs["image"]), "render() differs from the observed image (and _view is not overridden)"
                 else:
                     assert np.array_equal(out, env.render()), "render() of an overridden _view changes between calls"
@@ -1066,6 +1255,8 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
                 env.step(_move(base))
             env.close()
             env.close()
+    if proxy:
+        return f"rgb_array and ansi render; close() twice is safe; {REMOTE}the human window (it would open on the server)"
     return "rgb_array, ansi and human render; close() twice is safe"
 
 
@@ -1084,16 +1275,17 @@ def _env_class(env_id: str, /, **kwargs: Any) -> type:
 def check_docs(env_id: str, /, **kwargs: Any) -> str:
     """The env class docstring (its own or inherited) has every section the docs generator needs;
     the card matches the class, and every reward variant has the same events, ``"invalid"`` among them."""
-    from rl4vlm_gym.docs import SECTIONS, missing_sections
+    from rl4vlm_gym.docs import SECTIONS
 
-    cls = _env_class(env_id, **kwargs)
-    missing = missing_sections(cls)
-    assert not missing, f"{cls.__name__}'s docstring lacks the sections {missing}"
-    card = env_card(env_id)
-    assert tuple(cls.REWARDS) == card.reward_variants, f"card reward variants {card.reward_variants} != {tuple(cls.REWARDS)}"
-    assert len(cls.LEVELS) == len(card.levels), f"card lists {len(card.levels)} levels, the env has {len(cls.LEVELS)}"
-    assert cls.DEFAULT_LEVEL == card.default_level, "card and env disagree on the default level"
-    variants = list(cls.REWARDS.items())
+    rules = _rules(env_id, kwargs)  # remotely: the served class's docstring sections and card, from the server
+    missing = rules["missing_sections"]
+    assert not missing, f"{rules['name']}'s docstring lacks the sections {missing}"
+    card = _card(env_id, kwargs)
+    rewards = rules["REWARDS"]
+    assert tuple(rewards) == card.reward_variants, f"card reward variants {card.reward_variants} != {tuple(rewards)}"
+    assert rules["levels"] == len(card.levels), f"card lists {len(card.levels)} levels, the env has {rules['levels']}"
+    assert rules["DEFAULT_LEVEL"] == card.default_level, "card and env disagree on the default level"
+    variants = list(rewards.items())
     default, events = variants[0][0], set(variants[0][1])
     assert "invalid" in events, f"REWARDS[{default!r}] has no 'invalid' event"
     for variant, table in variants[1:]:
@@ -1146,6 +1338,9 @@ def run_checks(
         start = time.perf_counter()
         try:
             detail, passed = CHECKS[name](env_id, **options.get(name, {}), **make_kwargs), True
+        except NotCheckable as err:
+            results.append(CheckResult(env_id, name, False, f"{REMOTE}{err}", time.perf_counter() - start, not_checked=True))
+            continue
         except Exception as err:  # noqa: BLE001 - a failing check is reported, not raised
             detail, passed = f"{type(err).__name__}: {err}", False
         results.append(CheckResult(env_id, name, passed, detail, time.perf_counter() - start))

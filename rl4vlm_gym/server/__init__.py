@@ -50,8 +50,11 @@ OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format":
 
 STATE (:class:`~rl4vlm_gym.server.models.VLMState`): ``episode_id``, ``step_count``, ``env_id``,
 ``make_kwargs``, ``reward_variant``, ``rewards`` (the reward tables), ``has_oracle``,
-``elapsed_steps``, ``admissible``, ``description`` (the state in words) and, only from a server
-started with ``--expose-oracle`` (trusted evaluation, the conformance kit), ``oracle_action``.
+``elapsed_steps``, ``admissible``, ``description`` (the state in words), ``served_id``, ``obs_mode``,
+``card`` (the served id's card and its class's rules and docstring sections, for a remote conformance
+kit) and, only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance
+kit), ``oracle_action``, ``optimal_steps`` and ``fresh_frame_sha256`` (a fresh render of the state).
+A refused ``reset`` argument's error message starts with ``"ValueError: "``.
 """
 
 import rl4vlm_gym.server._openenv  # noqa: F401 - first: openenv-core without its web UI

@@ -147,7 +147,7 @@ def _server_of(app: FastAPI) -> HTTPEnvServer | None:
 
 
 def serve(
-    target: str,
+    target: str | Catalog,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -158,10 +158,12 @@ def serve(
     log_level: str = "warning",
 ) -> None:
     """Serve an env id or a suite until interrupted. Port 0 picks a free port; the first line on
-    stdout says where (``serving TARGET on http://HOST:PORT``)."""
+    stdout says where (``serving TARGET on http://HOST:PORT``). ``target`` may be a ready
+    :class:`Catalog` (its own ``expose_oracle`` then applies), e.g. of test-only envs."""
     import uvicorn
 
-    catalog = Catalog.of(target, make_kwargs, expose_oracle=expose_oracle)
+    catalog = target if isinstance(target, Catalog) else Catalog.of(target, make_kwargs, expose_oracle=expose_oracle)
+    target = catalog.title
     app = create_app(catalog, max_sessions=max_sessions, idle_timeout=idle_timeout)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

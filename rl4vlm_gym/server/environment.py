@@ -9,6 +9,7 @@ whatever it started (a browser, a GL world).
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import math
@@ -23,6 +24,7 @@ import numpy as np
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from rl4vlm_gym.core import NOT_COMPUTED
 from rl4vlm_gym.server.models import IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
 
 __all__ = ["Catalog", "ServedEnv"]
@@ -30,6 +32,9 @@ __all__ = ["Catalog", "ServedEnv"]
 # make() keywords a client may not choose: the server decides how envs render and wrap.
 _RESERVED_KWARGS = {"render_mode", "disable_env_checker", "apply_api_compatibility", "autoreset"}
 _MAX_KWARGS_CHARS = 10_000
+_MAX_DOC_SECTION_CHARS = 4_000
+ARGUMENT_ERROR = "ValueError: "
+"""The prefix of an error message that refuses an argument of ``reset`` (a ``ValueError`` locally)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._make_kwargs: dict[str, Any] = {}
         self._closed = False
         self._encode_reset = True
+        self._card_of: tuple[str | None, dict[str, Any]] = (None, {})
         self._lock = threading.Lock()  # close() may come from the reaper while a step runs
 
     # -- OpenEnv's Environment ---------------------------------------------------------------------
@@ -161,8 +167,11 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")
             self._image_format = image_format
         with self._lock:
-            env = self._env_for(env_id, make_kwargs)
-            obs, info = env.reset(seed=seed, options=options)
+            try:
+                env = self._env_for(env_id, make_kwargs)
+                obs, info = env.reset(seed=seed, options=options)
+            except ValueError as err:  # OpenEnv's error shape has no type: the prefix tells clients a refused argument
+                raise ValueError(f"{ARGUMENT_ERROR}{err}") from None
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
         if self._encode_reset:
@@ -202,16 +211,38 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 "rewards": _plain(getattr(base, "REWARDS", {})),
                 "invalid_feedback": getattr(base, "INVALID_FEEDBACK", None),
                 "elapsed_steps": getattr(base, "elapsed_steps", self._steps),
+                "served_id": self._env_id,
+                "obs_mode": getattr(base, "obs_mode", None),
+                "oracle_exposed": self.catalog.expose_oracle,
+                "card": self._card(),
             }
             if getattr(base, "_started", False):
                 extra["admissible"] = list(getattr(base, "_admissible", ()))
                 extra["description"] = base._describe()
-                if self.catalog.expose_oracle and extra["has_oracle"]:
-                    try:
-                        extra["oracle_action"] = base.oracle_action()
-                    except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
-                        extra["oracle_error"] = f"{type(err).__name__}: {err}"
+                if self.catalog.expose_oracle:
+                    self._trusted_facts(base, extra)
         return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
+
+    @staticmethod
+    def _trusted_facts(base: Any, extra: dict[str, Any]) -> None:
+        """What only a trusted client may see (``--expose-oracle``): the oracle's move, the plan's
+        length once computed (at reset, or always with ``optimal_steps_at_reset=True``) and the SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
+        if extra["has_oracle"]:
+            try:
+                extra["oracle_action"] = base.oracle_action()
+            except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
+                extra["oracle_error"] = f"{type(err).__name__}: {err}"
+        optimal = getattr(base, "_optimal", None)  # as computed: asking would plan, and change later infos
+        if isinstance(optimal, (int, float)) and not isinstance(optimal, bool) and optimal != NOT_COMPUTED:
+            extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
+        if extra["obs_mode"] != "text" and hasattr(base, "_render"):
+            extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base._render()).tobytes()).hexdigest()
+
+    def _card(self) -> dict[str, Any]:
+        """The served env's card and class facts, for a remote conformance kit (computed once per env)."""
+        if self._card_of[0] != self._env_id:
+            self._card_of = (self._env_id, _card_facts(self._env_id, self.env))
+        return self._card_of[1]
 
     def get_metadata(self) -> EnvironmentMetadata:
         served = sorted(self.catalog.entries)
@@ -303,6 +334,46 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             done=terminated or truncated,
             reward=reward,
         )
+
+
+def _card_facts(env_id: str | None, env: gym.Env | None) -> dict[str, Any]:
+    """The registry card of ``env_id`` and its env class's rules, as bounded JSON data."""
+    from rl4vlm_gym.core import VLMEnv
+    from rl4vlm_gym.docs import class_sections
+    from rl4vlm_gym.registry import env_card
+
+    facts: dict[str, Any] = {}
+    try:
+        card = env_card(env_id)  # type: ignore[arg-type]
+    except (KeyError, TypeError):
+        pass  # not one of ours: no card
+    else:
+        facts.update(
+            obs_modes=list(card.obs_modes),
+            levels=list(card.levels),
+            default_level=card.default_level,
+            reward_variants=list(card.reward_variants),
+        )
+    cls = type(env.unwrapped) if env is not None else None
+    if cls is None or not issubclass(cls, VLMEnv):
+        return facts
+    sections = {name: body[:_MAX_DOC_SECTION_CHARS] for name, body in class_sections(cls).items()}
+    facts["class"] = {
+        "name": cls.__name__,
+        "doc_sections": sections,
+        "says_oracle_free": "oracle-free" in (cls.__doc__ or ""),
+        "defines_oracle_action": cls.oracle_action is not VLMEnv.oracle_action,
+        "view_overridden": cls._view is not VLMEnv._view,
+        "levels": len(cls.LEVELS),
+        **{
+            name: _plain(getattr(cls, name))
+            for name in (
+                "DEFAULT_LEVEL", "APPEARANCES", "WORDINGS", "CONTINUOUS", "FIXED_EPISODES", "EXPENSIVE_PLAN",
+                "CHANCE", "MIN_IMAGE_SIDE", "MAX_IMAGE_SIDE", "DEFAULT_IMAGE_SIZE",
+            )
+        },
+    }  # fmt: skip
+    return facts
 
 
 def _version() -> str:

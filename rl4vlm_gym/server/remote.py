@@ -23,10 +23,11 @@ from gymnasium import spaces
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
+from rl4vlm_gym.server.environment import ARGUMENT_ERROR
 from rl4vlm_gym.server.models import IMAGE_FORMATS, EncodedImage, VLMState, decode_image
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
-__all__ = ["RemoteEnv", "RemoteError", "VLMEnvClient"]
+__all__ = ["RemoteArgumentError", "RemoteEnv", "RemoteError", "VLMEnvClient"]
 
 # The local env's limits (rl4vlm_gym.core.VLMEnv), so a remote observation fits the same space.
 MAX_TEXT_LENGTH, MAX_ACTIONS, MAX_ACTION_LENGTH, MAX_OUTPUT_LENGTH = 1 << 16, 1 << 12, 1 << 10, 1 << 20
@@ -48,6 +49,10 @@ class RemoteError(RuntimeError):
     def __init__(self, message: str, code: str) -> None:
         super().__init__(f"{message} (server error {code})")
         self.code = code
+
+
+class RemoteArgumentError(RemoteError, ValueError):
+    """The server refused an argument of ``make`` or ``reset`` (a ``ValueError`` with the local env)."""
 
 
 class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
@@ -74,7 +79,10 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
         response = await self._receive()
         if response.get("type") == "error":
             data = response.get("data") or {}
-            raise RemoteError(str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN")))
+            message, code = str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN"))
+            if message.startswith(ARGUMENT_ERROR):
+                raise RemoteArgumentError(message[len(ARGUMENT_ERROR) :], code)
+            raise RemoteError(message, code)
         return response
 
 
@@ -119,6 +127,7 @@ class RemoteEnv(gym.Env):
         self._client: Any = None
         self._last: dict[str, Any] | None = None
         self._history: tuple[dict[str, Any], list[Any]] | None = None  # (reset kwargs, actions) for pickling
+        self._state: dict[str, Any] | None = None  # the server's state since the last reset or step
         first = self._call("reset", **self._reset_kwargs(None, None))  # makes the env, shows the image size
         h, w, _ = first.observation["image"].shape
         self.observation_space = spaces.Dict(
@@ -131,6 +140,7 @@ class RemoteEnv(gym.Env):
         )
         self.action_space = Unicode(MAX_OUTPUT_LENGTH)
         self._started = False
+        self._card: dict[str, Any] = self._extra("card") or {}  # fixed by env_id and make_kwargs; read after close too
 
     # -- Gymnasium ----------------------------------------------------------------------------------
 
@@ -177,12 +187,56 @@ class RemoteEnv(gym.Env):
         return self._connected().state()
 
     @property
+    def served_id(self) -> str | None:
+        """The Gymnasium id the server plays for this session (``env_id`` may name a suite's task)."""
+        return self._extra("served_id")
+
+    @property
+    def card(self) -> dict[str, Any]:
+        """The served id's card (``obs_modes``, ``levels``, ``default_level``, ``reward_variants``) and
+        under ``"class"`` its env class's rules and docstring sections, as the server describes them."""
+        return self._card
+
+    @property
+    def ORACLE_EXPOSED(self) -> bool:  # noqa: N802
+        """Whether the server shows its oracle, plans and fresh frames (``--expose-oracle``)."""
+        return bool(self._extra("oracle_exposed"))
+
+    @property
+    def obs_mode(self) -> str | None:
+        return self._extra("obs_mode")
+
+    @property
+    def optimal_steps(self) -> Any:
+        """The served episode's plan length (only from a server started with ``--expose-oracle``)."""
+        value = self._extra("optimal_steps")
+        if value is None:
+            raise RuntimeError(
+                self._extra("oracle_error")
+                or "the server does not expose optimal_steps (--expose-oracle), or has not computed it (optimal_steps_at_reset=True)"
+            )
+        return value  # as the served env reports it (the kit checks that it is an int)
+
+    def fresh_frame_sha256(self) -> str | None:
+        """SHA-256 of a fresh render of the served state (``--expose-oracle`` servers; else None)."""
+        return self._extra("fresh_frame_sha256")
+
+    def __getattr__(self, name: str) -> Any:
+        # The served class's rules (APPEARANCES, WORDINGS, CONTINUOUS, MIN_IMAGE_SIDE...) from its card.
+        if name.isupper() and not name.startswith("_"):
+            facts = self.__dict__.get("_card", {}).get("class", {})
+            if name in facts:
+                value = facts[name]
+                return tuple(value) if isinstance(value, list) else value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
     def HAS_ORACLE(self) -> bool:  # noqa: N802 - the name the kit reads on envs
         return bool(self._extra("has_oracle"))
 
     def oracle_action(self) -> str:
         """The served env's oracle move (only from a server started with ``--expose-oracle``)."""
-        state = self.server_state().model_dump()
+        state = self.server_state().model_dump() if self._state is None else self._state
         if "oracle_action" not in state:
             raise RuntimeError(state.get("oracle_error") or "the server does not expose its oracle (--expose-oracle)")
         return state["oracle_action"]
@@ -217,7 +271,9 @@ class RemoteEnv(gym.Env):
     # -- helpers ------------------------------------------------------------------------------------
 
     def _extra(self, key: str) -> Any:
-        return self.server_state().model_dump().get(key)
+        if self._state is None:  # one round trip per reset or step, however many rules are read
+            self._state = self.server_state().model_dump()
+        return self._state.get(key)
 
     def _reset_kwargs(self, seed: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"make_kwargs": self.make_kwargs, "image_format": self.image_format}
@@ -238,6 +294,7 @@ class RemoteEnv(gym.Env):
         return self._client
 
     def _call(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
+        self._state = None
         return getattr(self._connected(), what)(*args, **kwargs)
 
     def _unpack(self, result: StepResult[dict[str, Any]]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -250,7 +307,7 @@ class RemoteEnv(gym.Env):
         if self._started and self._history is None:
             raise TypeError("a remote env can be pickled only before its first reset or in a seeded episode")
         state = {k: v for k, v in self.__dict__.items() if k != "_client"}
-        state["_client"] = None
+        state["_client"], state["_state"] = None, None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -1,0 +1,177 @@
+"""The whole conformance kit through rl4vlm/Remote-v0, against `rl4vlm-gym serve` in subprocesses on free
+ports (they die with this process: rl4vlm_gym.processes): it passes on served envs, catches every broken
+kit env the local kit catches (tests/kit), and reports what a remote env cannot show as not checked."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("openenv.core")
+from typer.testing import CliRunner  # noqa: E402
+
+from rl4vlm_gym import processes  # noqa: E402
+from rl4vlm_gym.cli import app  # noqa: E402
+from rl4vlm_gym.registry import unregister  # noqa: E402
+from rl4vlm_gym.testing import CHECKS, REMOTE, run_checks  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "kit"))
+kit_walk = importlib.import_module("kit_walk")
+kit_tests = importlib.import_module("test_kit")  # its table of broken envs, the checks that catch them and their messages
+
+REMOTE_ID = "rl4vlm/Remote-v0"
+PROCESS_CHECKS = ("determinism", "vector")
+# Caught remotely by another law than locally: the breadth-first search for a shorter solution copies
+# the env, which stays in the server; the next episode then shows the oracle's detour.
+REMOTE_MESSAGES = {("DetourOracle", "oracle"): r"the oracle took \d+ steps, but optimal_steps=\d+"}
+
+
+@contextmanager
+def _server(command: list[str]) -> Iterator[str]:
+    proc, owned = processes.popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("serving "), f"the server did not start: {line!r}"
+        yield line.split(" on ")[1].split()[0]
+    finally:
+        processes.kill_group(proc.pid)
+        proc.wait()
+        owned.release()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kit_envs() -> Iterator[None]:
+    """Registered here too, so the determinism check can compare a served rollout with the local env's."""
+    ids = kit_walk.register_all()
+    yield
+    for env_id in ids:
+        unregister(env_id)
+
+
+@pytest.fixture(scope="module")
+def kit_url() -> Iterator[str]:
+    with _server([sys.executable, str(HERE / "kit_server.py"), "--expose-oracle"]) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def hidden_url() -> Iterator[str]:
+    with _server([sys.executable, str(HERE / "kit_server.py")]) as url:
+        yield url
+
+
+def _remote(url: str, served: str, checks: list[str] | None = None, **kwargs) -> dict[str, object]:
+    return {r.check: r for r in run_checks(REMOTE_ID, checks, url=url, env_id=served, **kwargs)}
+
+
+@pytest.mark.parametrize(
+    ("cls", "check", "pattern"),
+    [
+        pytest.param(c, k, p, id=f"{c.__name__}-{k}", marks=[pytest.mark.slow] if k in PROCESS_CHECKS else [])
+        for c, k, p in kit_tests.DEFECTS
+    ],
+)
+def test_the_remote_kit_names_each_defect_of_a_served_env(kit_url, cls, check, pattern) -> None:
+    [result] = _remote(kit_url, kit_walk.env_id(cls), [check]).values()
+    pattern = REMOTE_MESSAGES.get((cls.__name__, check), pattern)
+    assert not result.passed and not result.not_checked, f"{check} passed {cls.__name__} remotely: {result.detail}"
+    assert re.search(pattern, result.detail), f"{check} failed {cls.__name__} for another reason: {result.detail}"
+
+
+def test_every_check_passes_the_served_reference_env_and_says_what_it_could_not_see(kit_url) -> None:
+    checks = [c for c in CHECKS if c not in PROCESS_CHECKS]
+    results = _remote(kit_url, "kit/Walk-v0", checks)
+    assert all(r.passed for r in results.values()), {c: r.detail for c, r in results.items() if not r.passed}
+    not_seen = {c for c, r in results.items() if REMOTE in r.detail}
+    assert not_seen == {"rules", "oracle", "render"}, not_seen
+    assert "the events behind rewards" in results["rules"].detail and "cached frames" not in results["rules"].detail
+    assert "human window" in results["render"].detail and "shorter solutions" in results["oracle"].detail
+
+
+@pytest.mark.slow  # processes: the determinism check's subprocess, vector workers
+def test_the_process_checks_pass_remotely_and_compare_with_the_local_env(kit_url) -> None:
+    results = _remote(kit_url, "kit/Walk-v0", list(PROCESS_CHECKS))
+    assert all(r.passed for r in results.values()), {c: r.detail for c, r in results.items() if not r.passed}
+    assert "the same as the local env's rollout" in results["determinism"].detail
+
+
+def test_a_server_hiding_its_oracle_gets_not_checked_never_a_pass(hidden_url) -> None:
+    results = _remote(hidden_url, "kit/Walk-v0", ["oracle", "rules", "observations"])
+    oracle = results["oracle"]
+    assert oracle.not_checked and not oracle.passed and "--expose-oracle" in oracle.detail
+    # Frames cannot be compared with fresh renders without the server's: said, not passed silently (the
+    # rules check then misses a stale frame cache; the observations check still sees its images lack the goal).
+    stale = _remote(hidden_url, kit_walk.env_id(kit_walk.StaleFrameCache), ["rules", "observations"])
+    for result in (results["rules"], results["observations"], stale["rules"]):
+        assert result.passed and REMOTE in result.detail and "cached frames against fresh renders" in result.detail
+    assert not stale["observations"].passed and "the image lacks information the text has" in stale["observations"].detail
+    env = gym.make(REMOTE_ID, url=hidden_url, env_id="kit/Walk-v0")
+    env.reset(seed=0)
+    state = env.unwrapped.server_state().model_dump()
+    env.close()
+    assert state["card"]["class"]["name"] == "Walk" and state["served_id"] == "kit/Walk-v0"
+    assert not {"oracle_action", "optimal_steps", "fresh_frame_sha256"} & set(state), sorted(state)
+
+
+def test_refused_arguments_are_value_errors_naming_themselves(kit_url) -> None:
+    for name, value in (("level", 7), ("obs_mode", "video"), ("image_size", [1, 1])):
+        with pytest.raises(ValueError, match=name):
+            gym.make(REMOTE_ID, url=kit_url, env_id="kit/Walk-v0", **{name: value})
+    env = gym.make(REMOTE_ID, url=kit_url, env_id="kit/Walk-v0")
+    with pytest.raises(ValueError, match="level"):
+        env.reset(seed=0, options={"level": 9})
+    env.close()
+
+
+def test_cli_check_runs_the_kit_on_a_served_env(kit_url, hidden_url) -> None:
+    runner = CliRunner()
+    args = ["check", REMOTE_ID, "--env-id", "kit/Walk-v0", "--only", "docs", "--only", "oracle", "--throughput-steps", "0"]
+    done = runner.invoke(app, [*args, "--url", kit_url], terminal_width=250)
+    assert done.exit_code == 0, done.output
+    assert "all checks passed" in done.output
+    done = runner.invoke(app, [*args, "--url", hidden_url], terminal_width=250)
+    assert done.exit_code == 1 and "not checked" in done.output and "1 could not be checked" in done.output, done.output
+    done = runner.invoke(app, args, terminal_width=250)
+    assert done.exit_code == 2 and "give --url" in done.output, done.output
+
+
+# Served envs of the suite: a cards env, a grid env and (with the navigation extra) a MiniWorld room,
+# at small image sizes; each test runs one group of checks (under 60 s on 2 cores).
+SERVED = [
+    pytest.param("rl4vlm/NumberLine-v0", {"image_size": [72, 64]}, id="NumberLine"),
+    pytest.param("rl4vlm/Sokoban-v0", {}, id="Sokoban"),
+    pytest.param("rl4vlm/MiniWorld-OneRoom-v1", {"image_size": [64, 64]}, id="MiniWorld-OneRoom"),
+]
+GROUPS = {"in-process": [c for c in CHECKS if c not in PROCESS_CHECKS], **{c: [c] for c in PROCESS_CHECKS}}
+
+
+# Found by this test, not fixed here: in a server process, a MiniWorld session made after others were
+# closed may draw other pixels than the local env (seen: the 4th session in a row, one at a time; the
+# vector check's singles after its SyncVectorEnv closed), as if GL objects of closed sessions were reused.
+MINIWORLD_FRAMES = "served MiniWorld sessions made after closed ones draw other frames than the local env"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", list(GROUPS))
+@pytest.mark.parametrize(("served", "kwargs"), SERVED)
+def test_the_whole_kit_passes_on_served_envs(request, served, kwargs, group) -> None:
+    if "MiniWorld" in served and importlib.util.find_spec("miniworld") is None:
+        pytest.skip("MiniWorld is not installed (extra nav)")
+    if "MiniWorld" in served and group == "vector":
+        request.applymarker(pytest.mark.xfail(reason=MINIWORLD_FRAMES, strict=True))
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", served, "--port", "0", "--expose-oracle"]
+    with _server(command) as url:
+        results = _remote(url, served, GROUPS[group], options={"oracle": {"episodes": 2}}, **kwargs)
+    assert all(r.passed for r in results.values()), {c: r.detail for c, r in results.items() if not r.passed}
+    if group == "determinism":
+        assert "the same as the local env's rollout" in results["determinism"].detail
