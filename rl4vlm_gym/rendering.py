@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -53,11 +54,22 @@ def has_screen() -> bool:
     return any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"))
 
 
+@functools.cache
+def _import_pygame_quietly() -> None:
+    # pygame 2.6 imports pkg_resources, which warns that it is deprecated (the nethack extra pins
+    # setuptools<81). The warning is about pygame's packaging, not the env; unsilenced, it reaches
+    # check_env whenever the env is the first in its process to draw with pygame.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+        import pygame  # noqa: F401
+
+
 @contextlib.contextmanager
 def offscreen_sdl() -> Iterator[None]:
     """Draw through another library's pygame renderer without a screen: pygame initialises its
     display even for an off-screen frame, and with no screen SDL's ``dummy`` driver does that
     silently. The variable is set only inside the block, and never over a user's own setting."""
+    _import_pygame_quietly()
     headless = not has_screen()
     if headless:
         os.environ["SDL_VIDEODRIVER"] = "dummy"
