@@ -12,6 +12,8 @@ imported until one of its envs is made)::
 
 from __future__ import annotations
 
+import gymnasium
+
 from rl4vlm_gym.core import MissingDataError, StepOutcome, VLMEnv
 from rl4vlm_gym.parsing import ActionParser, ParseResult
 from rl4vlm_gym.registry import (
@@ -50,5 +52,5 @@ __all__ = [
 load_plugins()
 
 # A served env played over OpenEnv's protocol (extra `server`): no card, it is whichever env the server plays.
-if "rl4vlm/Remote-v0" not in __import__("gymnasium").registry:
-    __import__("gymnasium").register("rl4vlm/Remote-v0", entry_point="rl4vlm_gym.server.remote:RemoteEnv")
+if "rl4vlm/Remote-v0" not in gymnasium.registry:
+    gymnasium.register("rl4vlm/Remote-v0", entry_point="rl4vlm_gym.server.remote:RemoteEnv")
