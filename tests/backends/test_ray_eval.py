@@ -191,7 +191,9 @@ def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tm
         run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), tmp_path / "r", workers=3,
                   backend="ray", on_episode=remove_after_two)  # fmt: skip
     assert removed
-    assert "replaying it from its seed" in caplog.text
+    # Under load the new node's actor may still be starting when its node goes: then it is replaced
+    # before it plays. Either way the loss must be seen and the records complete.
+    assert "replaying it from its seed" in caplog.text or "died while starting" in caplog.text
     _check_complete(tmp_path / "r", local_run)
 
 
