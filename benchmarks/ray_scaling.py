@@ -4,10 +4,12 @@ Two envs: NumberLine (a cheap text step: the backend's overhead per step, the wo
 MiniWorld OneRoom at 224x224 (an expensive rendered step, about 3-4 ms of CPU). For each worker
 count N:
 
-- **vector steps/s**: ``AsyncVectorEnv`` with N envs (one process each) vs ``RayVectorEnv`` with N
-  envs in N actors (equal parallelism; ``ray/async`` is the overhead) and with ``--envs-per-worker``
-  envs per actor (what batching buys); ``eff`` is the scaling efficiency of Ray's steps/s,
-  ``steps/s(N) / (N x steps/s(1))``;
+- **vector steps/s**: ``AsyncVectorEnv`` with N envs (one spawned process each; ``async`` sends
+  observations pickled through pipes, ``shm`` through shared memory, Gymnasium's default) vs
+  ``RayVectorEnv`` with N envs in N actors (equal parallelism, same envs and obs_mode, called
+  through Ray Compiled Graphs; ``ray/async`` and ``ray/shm`` are the overhead) and with
+  ``--envs-per-worker`` envs per actor (what batching buys); ``eff`` is the scaling efficiency of
+  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``;
 - **suite wall time**: ``run_suite`` (what ``rl4vlm-gym eval`` runs) of a suite of random-agent
   episodes with ``--workers N`` (spawned processes) vs ``--backend ray --workers N`` (actors),
   start-up of the workers included (what a user waits for); Ray's own start is not timed.
@@ -69,16 +71,17 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str) 
     suite = Suite.from_dict({"name": f"bench-{name}", "axis": "smoke", "max_steps": episode_steps, "tasks": [task]})
     print(f"\n{env_id} {kwargs}: env steps/s ({steps} vector steps) and wall time of {episodes} episodes x {episode_steps} steps")
     print(
-        f"{'N':>3} {'async':>8} {'ray':>8} {'ray/async':>9} {'eff':>5} {f'ray {per_worker}/actor':>12}"
+        f"{'N':>3} {'async':>8} {'shm':>8} {'ray':>8} {'ray/async':>9} {'ray/shm':>7} {'eff':>5} {f'ray {per_worker}/actor':>12}"
         f" {'local s':>8} {'ray s':>7} {'ray/local':>9}"
     )
     base = None
     for n in workers:
-        figures: dict[str, list[float]] = {k: [] for k in ("async", "ray", "batched", "local_s", "ray_s")}
+        figures: dict[str, list[float]] = {k: [] for k in ("async", "shm", "ray", "batched", "local_s", "ray_s")}
         for run in range(runs):
             for key, vector in (
                 # spawn: MiniWorld's OpenGL context does not survive fork (the suite runs render here)
                 ("async", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=False, context="spawn")),
+                ("shm", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=True, context="spawn")),
                 ("ray", lambda n=n: RayVectorEnv([make] * n, num_actors=n)),
                 ("batched", lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n)),
             ):
@@ -87,9 +90,13 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str) 
                 envs.close()
             figures["local_s"].append(suite_seconds(suite, f"{temp}/{name}-local-{n}-{run}", workers=n))
             figures["ray_s"].append(suite_seconds(suite, f"{temp}/{name}-ray-{n}-{run}", workers=n, backend="ray"))
-        a, r, b, ls, rs = (statistics.median(figures[k]) for k in ("async", "ray", "batched", "local_s", "ray_s"))
+        a, m, r, b, ls, rs = (statistics.median(figures[k]) for k in ("async", "shm", "ray", "batched", "local_s", "ray_s"))
         base = base or r
-        print(f"{n:>3} {a:>8.0f} {r:>8.0f} {r / a:>9.2f} {r / (n * base):>5.2f} {b:>12.0f} {ls:>8.1f} {rs:>7.1f} {rs / ls:>9.2f}")
+        print(
+            f"{n:>3} {a:>8.0f} {m:>8.0f} {r:>8.0f} {r / a:>9.2f} {r / m:>7.2f} {r / (n * base):>5.2f} {b:>12.0f}"
+            f" {ls:>8.1f} {rs:>7.1f} {rs / ls:>9.2f}",
+            flush=True,
+        )
 
 
 def main() -> None:

@@ -95,10 +95,19 @@ def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
     local.close(), remote.close()
 
 
+def _kill(actor: Any) -> None:
+    """``ray.kill`` and wait for the actor's death: the kill is asynchronous, and a call through a
+    compiled graph's channel can reach the actor before it (Ray's own actor table, no dashboard)."""
+    ray.kill(actor)
+    deadline = time.monotonic() + 30
+    while ray._private.state.actors(actor._actor_id.hex())["State"] != "DEAD" and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_a_killed_actor_raises_a_clear_error() -> None:
     remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0})
     obs, _ = remote.reset(seed=0)
-    ray.kill(remote._actors[1])
+    _kill(remote._actors[1])
     with pytest.raises(ActorDiedError, match=r"actor 1 \(envs 2\.\.3\).*not restarted"):
         remote.step(_actions(obs, np.random.default_rng(0)))
     remote.close()  # closing with a dead actor works
@@ -143,7 +152,7 @@ def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
     remote = RayVectorEnv(_fns(4), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0}, max_actor_restarts=1)
     expected, got = local.reset(seed=3), remote.reset(seed=3)
     assert _same(expected, got)
-    ray.kill(remote._actors[1])
+    _kill(remote._actors[1])
     actions = ("+",) * 4
     expected, (obs, rewards, terminated, truncated, infos) = local.step(actions), remote.step(actions)
     assert list(truncated[2:]) == [True, True] and list(rewards[2:]) == [0.0, 0.0] and not terminated[2:].any()
@@ -156,7 +165,7 @@ def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
     expected = local.reset(seed=[None, None, 8, 9], options={"reset_mask": mask})
     assert _same(expected[0]["text"][2:], remote.reset(seed=[None, None, 8, 9], options={"reset_mask": mask})[0]["text"][2:])
     assert remote.restarts_left == 0
-    ray.kill(remote._actors[0])
+    _kill(remote._actors[0])
     with pytest.raises(ActorDiedError, match=r"actor 0 \(envs 0\.\.1\).*not restarted"):
         remote.step(actions)
     local.close(), remote.close()
