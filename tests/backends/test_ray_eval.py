@@ -176,24 +176,23 @@ def test_an_episode_that_always_kills_its_actor_is_recorded_as_failed(
 
 
 @pytest.mark.slow
-def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tmp_path: Path, caplog) -> None:
+def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tmp_path: Path) -> None:
     node = cluster.add_node(num_cpus=1, env_vars=cluster.env_vars)  # type: ignore[attr-defined]
     cluster.wait_for_nodes()
     removed: list[int] = []
 
     def remove_after_two(record: dict[str, Any], done: int, total: int) -> None:
         if done == 2 and not removed:
-            # every actor is playing (3 actors, one per node): the new node's dies mid-episode
             cluster.remove_node(node, allow_graceful=False)
             removed.append(done)
 
-    with caplog.at_level(logging.WARNING, logger="rl4vlm_gym.harness.ray_runner"):
-        run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), tmp_path / "r", workers=3,
-                  backend="ray", on_episode=remove_after_two)  # fmt: skip
+    run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), tmp_path / "r", workers=3,
+              backend="ray", on_episode=remove_after_two)  # fmt: skip
     assert removed
-    # Under load the new node's actor may still be starting when its node goes: then it is replaced
-    # before it plays. Either way the loss must be seen and the records complete.
-    assert "replaying it from its seed" in caplog.text or "died while starting" in caplog.text
+    # What the node's loss interrupts depends on timing: an episode (replayed from its seed), an actor
+    # still starting (replaced), or nothing yet (two clean-clone runs here: no log line at all). The
+    # property is the same each time: every episode once, results equal an undisturbed run. The
+    # replay itself is shown by test_an_actor_killed_mid_episode_is_replayed.
     _check_complete(tmp_path / "r", local_run)
 
 
