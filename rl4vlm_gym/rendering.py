@@ -22,7 +22,7 @@ from PIL import Image, ImageFont
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["HumanWindow", "font", "has_screen", "to_array"]
+__all__ = ["HumanWindow", "font", "has_screen", "import_pygame_quietly", "offscreen_sdl", "to_array"]
 
 _FONT_FILES = {
     (False, False): "DejaVuSans.ttf",
@@ -55,7 +55,8 @@ def has_screen() -> bool:
 
 
 @functools.cache
-def _import_pygame_quietly() -> None:
+def import_pygame_quietly() -> None:
+    """Import pygame without its packaging warning (once per process)."""
     # pygame 2.6 imports pkg_resources, which warns that it is deprecated (the nethack extra pins
     # setuptools<81). The warning is about pygame's packaging, not the env; unsilenced, it reaches
     # check_env whenever the env is the first in its process to draw with pygame.
@@ -69,7 +70,7 @@ def offscreen_sdl() -> Iterator[None]:
     """Draw through another library's pygame renderer without a screen: pygame initialises its
     display even for an off-screen frame, and with no screen SDL's ``dummy`` driver does that
     silently. The variable is set only inside the block, and never over a user's own setting."""
-    _import_pygame_quietly()
+    import_pygame_quietly()
     headless = not has_screen()
     if headless:
         os.environ["SDL_VIDEODRIVER"] = "dummy"

@@ -8,7 +8,7 @@ moves in ``actions``) and acts with free text parsed by :class:`rl4vlm_gym.parsi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["REWARDS", "BoardGameAEC", "connect_four_env", "describe", "mission", "tictactoe_env"]
+__all__ = ["REWARDS", "BoardGameAEC", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
 
 REWARDS: dict[str, dict[str, float]] = {
     # PettingZoo's: +1 to the winner, -1 to the loser, 0 for a draw; an invalid move costs nothing
@@ -111,6 +111,30 @@ def agent_spaces(agents: list[str], side: int, max_actions: int = 16, max_length
     return observation, {a: Unicode(65536) for a in agents}
 
 
+def check_arguments(
+    metadata: dict[str, Any],
+    *,
+    obs_mode: str,
+    image_size: int,
+    min_side: int,
+    render_mode: str | None,
+    max_cycles: int,
+    reward_variant: str | None = None,
+    rewards: Collection[str] = (),
+) -> None:
+    """The ``ValueError`` naming the first bad argument shared by the AEC envs of this family."""
+    if obs_mode not in OBS_MODES:
+        raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
+    if reward_variant is not None and reward_variant not in rewards:
+        raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {tuple(rewards)}")
+    if isinstance(image_size, bool) or not isinstance(image_size, int) or not min_side <= image_size <= 4096:
+        raise ValueError(f"image_size={image_size!r} is not valid: give an int in {min_side}..4096")
+    if render_mode is not None and render_mode not in metadata["render_modes"]:
+        raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {metadata['render_modes']} or None")
+    if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
+        raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
+
+
 class BoardGameAEC(AECEnv):
     """A two-player board game with VLM observations behind PettingZoo's AEC API.
 
@@ -160,16 +184,10 @@ class BoardGameAEC(AECEnv):
         self.metadata = {**self.metadata, "render_fps": render_fps}
         if game not in GAMES:
             raise ValueError(f"game={game!r} is unknown; choose one of {sorted(GAMES)}")
-        if obs_mode not in OBS_MODES:
-            raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
-        if reward_variant not in REWARDS:
-            raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {tuple(REWARDS)}")
-        if isinstance(image_size, bool) or not isinstance(image_size, int) or not 32 <= image_size <= 4096:
-            raise ValueError(f"image_size={image_size!r} is not valid: give an int in 32..4096")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
-        if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
-            raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
+        check_arguments(
+            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=32, render_mode=render_mode,
+            max_cycles=max_cycles, reward_variant=reward_variant, rewards=REWARDS,
+        )
         self.game = GAMES[game]
         self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
         self.render_mode, self.max_cycles = render_mode, max_cycles

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image
 
-from rl4vlm_gym.rendering import offscreen_sdl
+from rl4vlm_gym.rendering import import_pygame_quietly, offscreen_sdl
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -109,7 +109,9 @@ class BoardGame:
 
 def _import(module: str) -> Any:
     # PettingZoo deprecates importing classic envs by module for its registry; the module is
-    # still where the raw envs (unwrapped, no illegal-move termination) live.
+    # still where the raw envs (unwrapped, no illegal-move termination) live. Their modules import
+    # pygame: quietly, or its pkg_resources warning reaches check_env in a fresh process.
+    import_pygame_quietly()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         import importlib

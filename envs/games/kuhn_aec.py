@@ -13,10 +13,9 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from rl4vlm_gym.envs.games.aec import agent_spaces, cached_frame
+from rl4vlm_gym.envs.games.aec import agent_spaces, cached_frame, check_arguments
 from rl4vlm_gym.envs.games.kuhn import ACTIONS, MISSION, KuhnOpponent, _spiel, hand_image, hand_text, showdown
 from rl4vlm_gym.parsing import ActionParser
-from rl4vlm_gym.registry import OBS_MODES
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -69,14 +68,10 @@ class KuhnPokerAEC(AECEnv):
         render_fps: int = 2,
     ) -> None:
         super().__init__()
-        if obs_mode not in OBS_MODES:
-            raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
-        if isinstance(image_size, bool) or not isinstance(image_size, int) or not 64 <= image_size <= 4096:
-            raise ValueError(f"image_size={image_size!r} is not valid: give an int in 64..4096")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
-        if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
-            raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
+        check_arguments(
+            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode,
+            max_cycles=max_cycles,
+        )
         self.metadata = {**self.metadata, "render_fps": render_fps}
         self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match, synonyms=SYNONYMS)  # type: ignore[arg-type]

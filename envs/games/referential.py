@@ -26,9 +26,8 @@ from pettingzoo import AECEnv
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import agent_spaces
+from rl4vlm_gym.envs.games.aec import agent_spaces, check_arguments
 from rl4vlm_gym.parsing import ActionParser
-from rl4vlm_gym.registry import OBS_MODES
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
@@ -461,16 +460,10 @@ class ReferentialAEC(AECEnv):
         super().__init__()
         if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(LEVELS):
             raise ValueError(f"level={level!r} is not valid: give an int in 0..{len(LEVELS) - 1}")
-        if obs_mode not in OBS_MODES:
-            raise ValueError(f"obs_mode={obs_mode!r} is unknown; choose one of {OBS_MODES}")
-        if reward_variant not in self.REWARDS:
-            raise ValueError(f"reward_variant={reward_variant!r} is unknown; choose one of {tuple(self.REWARDS)}")
-        if isinstance(image_size, bool) or not isinstance(image_size, int) or not 48 <= image_size <= 4096:
-            raise ValueError(f"image_size={image_size!r} is not valid: give an int in 48..4096")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
-        if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
-            raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
+        check_arguments(
+            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=48, render_mode=render_mode,
+            max_cycles=max_cycles, reward_variant=reward_variant, rewards=self.REWARDS,
+        )
         self.metadata = {**self.metadata, "render_fps": render_fps}
         self.level, self.obs_mode, self.image_size, self.reward_variant = level, obs_mode, image_size, reward_variant
         self.render_mode, self.max_cycles = render_mode, max_cycles
