@@ -213,7 +213,10 @@ class KuhnPoker(VLMEnv):
         return (self.seat, self.cards[self.seat], self.cards[1 - self.seat] if self._showdown() else None, self.history, self.image_size)
 
     def _state_key(self) -> str:
-        return f"{self.seat}:{self.cards[0]}{self.cards[1]}:" + "".join(map(str, self.history))
+        # our information state (and the showdown's card), never the opponent's hidden card: GiGPO
+        # groups steps by the key, and one naming that card would leak it into training
+        theirs = self.cards[1 - self.seat] if self._showdown() else "?"
+        return f"{self.seat}:{self.cards[self.seat]}{theirs}:" + "".join(map(str, self.history))
 
     def _success(self) -> bool:
         return self.state.is_terminal() and self.state.returns()[self.seat] > 0

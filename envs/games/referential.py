@@ -130,6 +130,21 @@ class Round:
         return self.listener_order.index(self.target) + 1
 
 
+def information_state(r: Round, role: str, message: str | None, picked: int | None) -> str:
+    """What ``role`` may know of round ``r``, as a key: the candidates in its own order, the
+    message and the pick; the speaker also which is the target and, after the pick, which
+    candidate was chosen; the listener, after its pick, where the target was (its text says so).
+    Never the other role's order, nor the target before the listener has picked."""
+    order = r.speaker_order if role == "speaker" else r.listener_order
+    seen = [role, ", ".join(name(r.candidates[i]) for i in order), f"said {message}"]
+    if role == "speaker":
+        chosen = None if picked is None else name(r.candidates[r.listener_order[picked - 1]])
+        seen += [f"target {order.index(r.target) + 1}", f"picked {chosen}"]
+    else:
+        seen += [f"picked {picked}", f"target {None if picked is None else r.target_position()}"]
+    return "|".join(seen)
+
+
 def speaker_text(r: Round, message: str | None, picked: int | None) -> str:
     target = r.candidates[r.target]
     others = ", ".join(name(r.candidates[i]) for i in r.speaker_order)
@@ -247,13 +262,15 @@ class _ReferentialView(VLMEnv):
         return round_image(self.image_size, self.round, self.ROLE, self.message, self.picked)
 
     def _frame_key(self) -> Any:
-        return (self.round, self.message, self.picked, self.image_size)
+        return (self._state_key(), self.image_size)  # the picture shows only what our role knows
 
     def _mission(self) -> str:
         return mission(self.ROLE, self.round.config)
 
     def _state_key(self) -> str:
-        return f"{self.round}|{self.message}|{self.picked}"
+        # our information state, never the true round: GiGPO groups steps by the key, and one
+        # naming the target or the other role's order would leak it into training
+        return information_state(self.round, self.ROLE, self.message, self.picked)
 
     def _success(self) -> bool:
         return self.picked is not None and self.picked == self.round.target_position()

@@ -206,7 +206,9 @@ class SpielView(VLMEnv):
         return (self._seen(), self.image_size)  # the picture shows only what our seat knows
 
     def _state_key(self) -> str:
-        return f"{self.level}:{self.seat}:" + ",".join(map(str, self.history))
+        # our information state (and what the end reveals), never the true state: GiGPO groups
+        # steps by the key, and a key naming the opponent's cards would leak them into training
+        return f"{self.level}:{self._seen()}"
 
     def _success(self) -> bool:
         return self.state.is_terminal() and self.state.returns()[self.seat] > 0
