@@ -27,7 +27,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import agent_spaces, check_arguments
+from rl4vlm_gym.envs.games.aec import agent_spaces, cached_frame, check_arguments
 from rl4vlm_gym.parsing import ActionParser
 
 if TYPE_CHECKING:
@@ -283,6 +283,7 @@ class SpielAEC(AECEnv):
         self.possible_agents = ["player_0", "player_1"]  # OpenSpiel's players 0 and 1
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, self.MAX_ACTIONS)
         self._window: HumanWindow | None = None
+        self._frames: dict[Any, NDArray[np.uint8]] = {}
         self.np_random, _ = seeding.np_random(None)
         self.reset()
 
@@ -345,7 +346,8 @@ class SpielAEC(AECEnv):
         }
 
     def _image(self, seat: int) -> NDArray[np.uint8]:
-        return self.GAME.image(self.GAME.view(self.state, seat), (self.image_size, self.image_size))
+        view = self.GAME.view(self.state, seat)  # the picture shows only what the seat knows
+        return cached_frame(self._frames, view, lambda: self.GAME.image(view, (self.image_size, self.image_size)))
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
