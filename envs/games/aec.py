@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["REWARDS", "BoardGameAEC", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
+__all__ = ["REWARDS", "BoardGameAEC", "VLMAgentsAEC", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
 
 REWARDS: dict[str, dict[str, float]] = {
     # PettingZoo's: +1 to the winner, -1 to the loser, 0 for a draw; an invalid move costs nothing
@@ -135,7 +135,33 @@ def check_arguments(
         raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
 
 
-class BoardGameAEC(AECEnv):
+class VLMAgentsAEC(AECEnv):
+    """What the AEC envs of this family share: each agent's spaces, built once by
+    :func:`agent_spaces` (PettingZoo's api_test wants the same objects on every call), and each
+    action space's ``vocabulary`` kept to the agent's legal moves, so that ``sample()`` draws one."""
+
+    observation_spaces: dict[str, spaces.Space]
+    action_spaces: dict[str, spaces.Space]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        """The names of ``agent``'s legal moves (none unless it is its turn and the game is on)."""
+        raise NotImplementedError
+
+    def _may_move(self, agent: str) -> bool:
+        return agent == self.agent_selection and not self.terminations.get(agent, True) and not self.truncations.get(agent, True)
+
+    def _update_vocabulary(self) -> None:
+        for agent in self.possible_agents:
+            self.action_spaces[agent].vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
+
+
+class BoardGameAEC(VLMAgentsAEC):
     """A two-player board game with VLM observations behind PettingZoo's AEC API.
 
     ## Description
@@ -204,12 +230,6 @@ class BoardGameAEC(AECEnv):
         self.np_random, _ = seeding.np_random(None)
         self._reset_state()
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
     # AEC API ---------------------------------------------------------------------------------------
 
     def _reset_state(self) -> None:
@@ -242,8 +262,7 @@ class BoardGameAEC(AECEnv):
         return self.possible_agents.index(agent) + 1
 
     def legal_moves(self, agent: str) -> tuple[str, ...]:
-        """The names of ``agent``'s legal moves (none unless it is its turn and the game is on)."""
-        if agent != self.agent_selection or self.terminations.get(agent) or self.truncations.get(agent):
+        if not self._may_move(agent):
             return ()
         return tuple(self.game.moves[m] for m in self.game.legal(self.board))
 
@@ -290,10 +309,6 @@ class BoardGameAEC(AECEnv):
         self._update_vocabulary()
         self._accumulate_rewards()
         self._render_human()
-
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_space(agent).vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
 
     def oracle_action(self, agent: str | None = None) -> str:
         """The exact player's move for ``agent`` (default: the one to move): perfect play in

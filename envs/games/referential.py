@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import agent_spaces, check_arguments
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, check_arguments
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.rendering import font, to_array
 
@@ -420,7 +418,7 @@ class ReferentialSpeaker(_ReferentialView):
         return shortest_description(r.config, r.candidates[r.target], list(r.candidates))
 
 
-class ReferentialAEC(AECEnv):
+class ReferentialAEC(VLMAgentsAEC):
     """The cooperative referential game for two VLM agents behind PettingZoo's AEC API.
 
     ## Description
@@ -493,12 +491,6 @@ class ReferentialAEC(AECEnv):
         self.np_random, _ = seeding.np_random(None)
         self.reset()
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Draw a new round from the env's RNG (``options`` are accepted and unused, as PettingZoo asks)."""
         if seed is not None:
@@ -519,7 +511,7 @@ class ReferentialAEC(AECEnv):
         self._render_human()
 
     def legal_moves(self, agent: str) -> tuple[str, ...]:
-        if agent != self.agent_selection or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+        if not self._may_move(agent):
             return ()
         if agent == "speaker":
             return self.round.config.phrases()
@@ -573,10 +565,6 @@ class ReferentialAEC(AECEnv):
         self._update_vocabulary()
         self._accumulate_rewards()
         self._render_human()
-
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_spaces[agent].vocabulary = self.legal_moves(agent)
 
     def oracle_action(self, agent: str | None = None) -> str:
         """The exact move for ``agent`` (default: the one to move): the shortest description of the

@@ -22,12 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import agent_spaces, cached_frame, check_arguments
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, cached_frame, check_arguments
 from rl4vlm_gym.parsing import ActionParser
 
 if TYPE_CHECKING:
@@ -243,7 +241,7 @@ class SpielView(VLMEnv):
             self.state = replay(self.config.spec, self.history)
 
 
-class SpielAEC(AECEnv):
+class SpielAEC(VLMAgentsAEC):
     """Base of the two-player OpenSpiel games behind PettingZoo's AEC API (see the subclasses)."""
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -287,12 +285,6 @@ class SpielAEC(AECEnv):
         self.np_random, _ = seeding.np_random(None)
         self.reset()
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game from the env's RNG (``options`` are accepted and unused, as PettingZoo asks)."""
         if seed is not None:
@@ -328,7 +320,7 @@ class SpielAEC(AECEnv):
         return self.possible_agents.index(agent)
 
     def legal_moves(self, agent: str) -> tuple[str, ...]:
-        if agent != self.agent_selection or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+        if not self._may_move(agent):
             return ()
         return tuple(self.GAME.name_moves(self.state, self.spec))
 
@@ -381,10 +373,6 @@ class SpielAEC(AECEnv):
         self._update_vocabulary()
         self._accumulate_rewards()
         self._render_human()
-
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_spaces[agent].vocabulary = self.legal_moves(agent)
 
     def oracle_action(self, agent: str | None = None) -> str:
         """The equilibrium policy's most likely move for ``agent`` (default: the one to move)."""
