@@ -4,6 +4,10 @@
 ``classic`` env plays the rules underneath, and each agent observes our four keys (its own view:
 the board image from PettingZoo's renderer, the same board as text, its mission and its legal
 moves in ``actions``) and acts with free text parsed by :class:`rl4vlm_gym.parsing.ActionParser`.
+
+:class:`VLMAgentsAEC`, the base of every AEC env of the family (these, :class:`~.spiel.SpielAEC`'s
+card and dice games, :class:`~.referential.ReferentialAEC`), holds that contract once; with it
+:func:`agent_spaces`, :func:`check_arguments` and :func:`cached_frame`.
 """
 
 from __future__ import annotations
