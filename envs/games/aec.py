@@ -4,6 +4,10 @@
 ``classic`` env plays the rules underneath, and each agent observes our four keys (its own view:
 the board image from PettingZoo's renderer, the same board as text, its mission and its legal
 moves in ``actions``) and acts with free text parsed by :class:`rl4vlm_gym.parsing.ActionParser`.
+
+:class:`VLMAgentsAEC`, the base of every AEC env of the family (these, :class:`~.spiel.SpielAEC`'s
+card and dice games, :class:`~.referential.ReferentialAEC`), holds that contract once; with it
+:func:`agent_spaces`, :func:`check_arguments` and :func:`cached_frame`.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["REWARDS", "BoardGameAEC", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
+__all__ = ["REWARDS", "BoardGameAEC", "VLMAgentsAEC", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
 
 REWARDS: dict[str, dict[str, float]] = {
     # PettingZoo's: +1 to the winner, -1 to the loser, 0 for a draw; an invalid move costs nothing
@@ -135,7 +139,149 @@ def check_arguments(
         raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
 
 
-class BoardGameAEC(AECEnv):
+class VLMAgentsAEC(AECEnv):
+    """The AEC envs of this family share their API here, so that each writes only its rules.
+
+    Each agent observes ``{"image", "text", "mission", "actions"}``: its own view of the state
+    (``_image``, ``_text``: only what it may know), after its last feedback in ``text``; its
+    ``_mission``; and its ``legal_moves`` (none unless it is its turn and the game is on). It acts
+    with free text that ``parser`` reads against those moves: ``_play`` plays a legal one; any
+    other changes nothing, keeps the turn, pays ``_invalid_reward()`` and puts the parser's reason
+    in the agent's ``infos[agent]["action"]`` and text. ``max_cycles`` steps, invalid ones
+    included, truncate every agent. The spaces are built once by :func:`agent_spaces`
+    (PettingZoo's api_test wants the same objects on every call), and each action space's
+    ``vocabulary`` is kept to the agent's legal moves, so that ``sample()`` draws one. ``render``
+    shows the view of the agent to move (``ansi``: its text; ``human``: a window named ``title``).
+    """
+
+    observation_spaces: dict[str, spaces.Space]
+    action_spaces: dict[str, spaces.Space]
+    parser: ActionParser
+    obs_mode: str
+    image_size: int
+    render_mode: str | None
+    max_cycles: int
+    title: str
+    _window: HumanWindow | None = None
+
+    # Set these in every subclass -------------------------------------------------------------------
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        """The names of ``agent``'s legal moves (none unless it is its turn and the game is on)."""
+        raise NotImplementedError
+
+    def _play(self, agent: str, move: str) -> None:
+        """Play ``agent``'s legal ``move``: the rules' state, turn, feedback, rewards and terminations."""
+        raise NotImplementedError
+
+    def _text(self, agent: str) -> str:
+        """What ``agent`` may know, in words."""
+        raise NotImplementedError
+
+    def _image(self, agent: str) -> NDArray[np.uint8]:
+        """What ``agent`` may know, drawn at ``image_size``."""
+        raise NotImplementedError
+
+    def _mission(self, agent: str) -> str:
+        raise NotImplementedError
+
+    def _oracle_move(self, agent: str) -> str:
+        """The oracle's move for ``agent``, whose turn it is."""
+        raise NotImplementedError
+
+    def _invalid_reward(self) -> float:
+        return 0.0
+
+    # AEC API ---------------------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def _new_game(self) -> None:
+        """Every agent in, no reward, feedback or step yet (the subclass then sets up the rules
+        and ``agent_selection``)."""
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.feedback = dict.fromkeys(self.agents, "")
+        self.num_steps = 0
+
+    def _may_move(self, agent: str) -> bool:
+        return agent == self.agent_selection and not self.terminations.get(agent, True) and not self.truncations.get(agent, True)
+
+    def _update_vocabulary(self) -> None:
+        for agent in self.possible_agents:
+            self.action_spaces[agent].vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        text = [self.feedback[agent]] if self.feedback.get(agent) else []
+        if self.obs_mode != "image":
+            text.append(self._text(agent))
+        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
+        return {"image": image, "text": "\n".join(text), "mission": self._mission(agent), "actions": self.legal_moves(agent)}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        result = self.parser.parse(action if isinstance(action, str) else str(action), self.legal_moves(agent))
+        self.infos[agent] = {"action": result.as_info()}
+        self.num_steps += 1
+        if result.parsed is None:
+            self.rewards[agent] = self._invalid_reward()
+            self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
+        else:
+            self._play(agent, result.parsed)
+        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
+            self.truncations = dict.fromkeys(self.agents, True)
+        self._update_vocabulary()
+        self._accumulate_rewards()
+        self._render_human()
+
+    def oracle_action(self, agent: str | None = None) -> str:
+        """The oracle's move for ``agent`` (default: the one to move; see the class docstring)."""
+        agent = agent or self.agent_selection
+        if not self.legal_moves(agent):
+            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+        return self._oracle_move(agent)
+
+    # Rendering -------------------------------------------------------------------------------------
+
+    def render(self) -> NDArray[np.uint8] | str | None:
+        if self.render_mode is None:
+            return None
+        if self.render_mode == "ansi":
+            return self._text(self.agent_selection) + "\n"
+        if self.render_mode == "human":
+            self._render_human()
+            return None
+        return self._image(self.agent_selection)
+
+    def _render_human(self) -> None:
+        if self.render_mode != "human":
+            return
+        if self._window is None:
+            from rl4vlm_gym.rendering import HumanWindow
+
+            self._window = HumanWindow(self.title, self.metadata["render_fps"])
+        self._window.show(self._image(self.agent_selection))
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+
+class BoardGameAEC(VLMAgentsAEC):
     """A two-player board game with VLM observations behind PettingZoo's AEC API.
 
     ## Description
@@ -189,40 +335,24 @@ class BoardGameAEC(AECEnv):
             max_cycles=max_cycles, reward_variant=reward_variant, rewards=REWARDS,
         )
         self.game = GAMES[game]
+        self.title = self.game.title
         self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
         self.render_mode, self.max_cycles = render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match)  # type: ignore[arg-type]
         self.rules = self.game.pettingzoo_env()  # PettingZoo's env: plays the moves
         self.possible_agents = list(self.rules.possible_agents)  # PettingZoo's names, first mover first
-        self.agents = list(self.possible_agents)
         self._painter: Any = None  # PettingZoo's env in rgb_array mode: draws the frames
         self._frames: dict[Board, NDArray[np.uint8]] = {}
-        self._window: HumanWindow | None = None
         self._oracle = exact_player(self.game)
         side = self.image_size
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, side)
         self.np_random, _ = seeding.np_random(None)
         self._reset_state()
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
-    # AEC API ---------------------------------------------------------------------------------------
-
     def _reset_state(self) -> None:
-        self.agents = list(self.possible_agents)
+        self._new_game()
         self.rules.reset()
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.feedback = dict.fromkeys(self.agents, "")
         self.agent_selection = self.agents[0]
-        self.num_steps = 0
         self._update_vocabulary()
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -242,104 +372,47 @@ class BoardGameAEC(AECEnv):
         return self.possible_agents.index(agent) + 1
 
     def legal_moves(self, agent: str) -> tuple[str, ...]:
-        """The names of ``agent``'s legal moves (none unless it is its turn and the game is on)."""
-        if agent != self.agent_selection or self.terminations.get(agent) or self.truncations.get(agent):
+        if not self._may_move(agent):
             return ()
         return tuple(self.game.moves[m] for m in self.game.legal(self.board))
 
-    def observe(self, agent: str) -> dict[str, Any]:
-        board = self.board
-        piece = self.piece(agent)
+    def _text(self, agent: str) -> str:
         turn = agent == self.agent_selection and not self.terminations.get(agent, True)
-        text = [self.feedback.get(agent, "")] if self.feedback.get(agent) else []
-        if self.obs_mode != "image":
-            text.append(describe(self.game, board, piece, turn))
-        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._frame(board)
-        return {"image": image, "text": "\n".join(text), "mission": mission(self.game, piece), "actions": self.legal_moves(agent)}
+        return describe(self.game, self.board, self.piece(agent), turn)
 
-    def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        table = REWARDS[self.reward_variant]
-        text = action if isinstance(action, str) else str(action)
-        result = self.parser.parse(text, self.legal_moves(agent))
-        self.num_steps += 1
-        if result.parsed is None:
-            self.rewards[agent] = table["invalid"]
-            self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
-            self.infos[agent] = {"action": result.as_info()}
-        else:
-            move = self.game.moves.index(result.parsed)
-            other = self.agents[1 - self.agents.index(agent)]
-            self.rules.step(move)  # PettingZoo's env: places the piece, judges the game, passes the turn
-            self.agent_selection = other
-            self.feedback[agent] = f"You played {result.parsed}."
-            self.feedback[other] = f"Your opponent played {result.parsed}."
-            self.infos[agent] = {"action": result.as_info()}
-            if self.rules.terminations[agent]:
-                outcome = {1.0: "win", -1.0: "loss", 0.0: "draw"}
-                for a in self.agents:
-                    self.rewards[a] = table[outcome[float(self.rules.rewards[a])]]
-                self.terminations = dict.fromkeys(self.agents, True)
-        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
-            self.truncations = dict.fromkeys(self.agents, True)
-        self._update_vocabulary()
-        self._accumulate_rewards()
-        self._render_human()
+    def _image(self, agent: str) -> NDArray[np.uint8]:
+        board = self.board  # the same for both agents: no hidden information
+        return cached_frame(self._frames, board, lambda: self._draw(board))
 
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_space(agent).vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
+    def _draw(self, board: Board) -> NDArray[np.uint8]:
+        if self._painter is None:
+            self._painter = self.game.pettingzoo_env(render_mode="rgb_array", side=self.image_size)
+        return self.game.draw(self._painter, board, (self.image_size, self.image_size))
 
-    def oracle_action(self, agent: str | None = None) -> str:
-        """The exact player's move for ``agent`` (default: the one to move): perfect play in
-        Tic-Tac-Toe, alpha-beta search in Connect Four."""
-        agent = agent or self.agent_selection
-        if not self.legal_moves(agent):
-            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+    def _mission(self, agent: str) -> str:
+        return mission(self.game, self.piece(agent))
+
+    def _invalid_reward(self) -> float:
+        return REWARDS[self.reward_variant]["invalid"]
+
+    def _play(self, agent: str, move: str) -> None:
+        other = self.agents[1 - self.agents.index(agent)]
+        self.rules.step(self.game.moves.index(move))  # PettingZoo's env: places the piece, judges the game, passes the turn
+        self.agent_selection = other
+        self.feedback[agent] = f"You played {move}."
+        self.feedback[other] = f"Your opponent played {move}."
+        if self.rules.terminations[agent]:
+            table, outcome = REWARDS[self.reward_variant], {1.0: "win", -1.0: "loss", 0.0: "draw"}
+            for a in self.agents:
+                self.rewards[a] = table[outcome[float(self.rules.rewards[a])]]
+            self.terminations = dict.fromkeys(self.agents, True)
+
+    def _oracle_move(self, agent: str) -> str:
+        """The exact player's move: perfect play in Tic-Tac-Toe, alpha-beta search in Connect Four."""
         return self.game.moves[self._oracle.best(self.game, self.board)]
 
-    # Rendering -------------------------------------------------------------------------------------
-
-    def _frame(self, board: Board) -> NDArray[np.uint8]:
-        frame = self._frames.get(board)
-        if frame is None:
-            if self._painter is None:
-                self._painter = self.game.pettingzoo_env(render_mode="rgb_array", side=self.image_size)
-            frame = self.game.draw(self._painter, board, (self.image_size, self.image_size))
-            if len(self._frames) > 512:
-                self._frames.clear()
-            self._frames[board] = frame
-        return frame.copy()
-
-    def render(self) -> NDArray[np.uint8] | str | None:
-        if self.render_mode is None:
-            return None
-        if self.render_mode == "ansi":
-            agent = self.agent_selection
-            return describe(self.game, self.board, self.piece(agent), not self.terminations.get(agent, True)) + "\n"  # every agent may have left
-        if self.render_mode == "human":
-            self._render_human()
-            return None
-        return self._frame(self.board)
-
-    def _render_human(self) -> None:
-        if self.render_mode != "human":
-            return
-        if self._window is None:
-            from rl4vlm_gym.rendering import HumanWindow
-
-            self._window = HumanWindow(self.game.title, self.metadata["render_fps"])
-        self._window.show(self._frame(self.board))
-
     def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        super().close()
         self._painter = None
 
     def __str__(self) -> str:

@@ -132,18 +132,15 @@ def kuhn_cfr() -> KuhnTablePlayer:
 def kuhn_observation(state: Any, obs_mode: str = "image+text", image_size: int = 256, **_: Any) -> tuple[dict[str, Any], Any]:
     """What the player to move at OpenSpiel ``state`` sees in ``KuhnPokerAEC`` (its card, the
     moves, the pot), and the env's parser."""
-    from rl4vlm_gym.envs.games.kuhn import ACTIONS, MISSION, hand_image, hand_text
-    from rl4vlm_gym.envs.games.kuhn_aec import SYNONYMS
+    from rl4vlm_gym.envs.games.kuhn import ACTIONS, KUHN, MISSION, SYNONYMS, hand_image, hand_text
     from rl4vlm_gym.parsing import ActionParser
 
-    seat = state.current_player()
-    history = [int(a) for a in state.history()]
-    cards, moves = (history[0], history[1]), tuple(history[2:])
-    text = hand_text(seat, cards, moves, None) if obs_mode != "image" else ""
+    view = KUHN.view(state, state.current_player())
+    text = hand_text(view) if obs_mode != "image" else ""
     if obs_mode == "text":
         image = np.zeros((image_size, image_size, 3), np.uint8)
     else:
-        image = hand_image((image_size, image_size), seat, cards, moves, False)
+        image = hand_image(view, (image_size, image_size))
     obs = {"image": image, "text": text, "mission": MISSION, "actions": tuple(ACTIONS[a] for a in state.legal_actions())}
     return obs, ActionParser(synonyms=SYNONYMS)
 

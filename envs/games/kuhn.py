@@ -1,8 +1,13 @@
-"""Kuhn poker against a built-in opponent, on OpenSpiel's ``kuhn_poker``: hidden cards stay hidden."""
+"""Kuhn poker on OpenSpiel's ``kuhn_poker``, hidden cards hidden: :class:`KuhnPoker` against a
+built-in opponent, and :data:`KUHN`, the game as the AEC env (:mod:`.kuhn_aec`) plays it.
+
+What a player may know is one record, :class:`KuhnSeen` (its card, the moves, the other card at a
+showdown); the text, the picture and the state key are drawn from it alone."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -12,13 +17,16 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.games.spiel import Policy, SpielGame, load
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+SPEC = "kuhn_poker"
 CARDS = ("Jack", "Queen", "King")  # OpenSpiel's cards 0, 1, 2
 ACTIONS = ("pass", "bet")  # OpenSpiel's actions 0, 1
+SYNONYMS = {"check": "pass", "fold": "pass", "call": "bet"}
 POLICY_FILE = Path(__file__).with_name("data") / "kuhn_cfr.json"
 
 
@@ -55,27 +63,39 @@ def showdown(history: tuple[int, ...], terminal: bool) -> bool:
     return terminal and history[-2:] != (1, 0)
 
 
+@dataclass(frozen=True)
+class KuhnSeen:
+    """What one player knows: its card, the moves (OpenSpiel's actions after the deal), and at a
+    showdown the other card; ``result``: its OpenSpiel return once the hand is over."""
+
+    seat: int
+    card: int
+    history: tuple[int, ...]
+    other: int | None
+    result: float | None
+
+
 def moves_text(seat: int, history: tuple[int, ...]) -> list[str]:
     return [f"{'You' if i % 2 == seat else 'Opponent'}: {ACTIONS[a]}" for i, a in enumerate(history)]
 
 
-def hand_text(seat: int, cards: tuple[int, int], history: tuple[int, ...], returns: list[float] | None) -> str:
-    """What player ``seat`` knows, in words: its card, the moves, the pot, and at a showdown the
-    other card (``returns``: OpenSpiel's, once the hand is over)."""
-    shown = showdown(history, returns is not None)
+def hand_text(view: KuhnSeen) -> str:
+    """What ``view.seat`` knows, in words: its card, the moves, the pot, and at a showdown the
+    other card."""
+    seat, history = view.seat, view.history
     lines = [
-        f"You act {'first' if seat == 0 else 'second'}. Your card: {CARDS[cards[seat]]}.",
-        f"Opponent's card: {CARDS[cards[1 - seat]] if shown else 'hidden'}.",
+        f"You act {'first' if seat == 0 else 'second'}. Your card: {CARDS[view.card]}.",
+        f"Opponent's card: {CARDS[view.other] if view.other is not None else 'hidden'}.",
         "Moves: " + (", ".join(moves_text(seat, history)) or "none") + f". Pot: {2 + sum(history)} chips.",
     ]
-    if returns is not None:
-        chips = returns[seat]
-        lines.append(f"The hand is over: you {'won' if chips > 0 else 'lost'} {abs(chips):g}.")
+    if view.result is not None:
+        lines.append(f"The hand is over: you {'won' if view.result > 0 else 'lost'} {abs(view.result):g}.")
     return "\n".join(lines)
 
 
-def hand_image(size: tuple[int, int], seat: int, cards: tuple[int, int], history: tuple[int, ...], shown: bool) -> NDArray[np.uint8]:
-    """What player ``seat`` sees: its card face up, the other face down unless ``shown``, the moves."""
+def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
+    """What ``view.seat`` sees: its card face up, the other face down until a showdown, the moves."""
+    seat, history = view.seat, view.history
     height, width = size
     image = Image.new("RGB", (width, height), (22, 101, 52))
     draw = ImageDraw.Draw(image)
@@ -89,8 +109,8 @@ def hand_image(size: tuple[int, int], seat: int, cards: tuple[int, int], history
         if label:
             draw.text((x + card_w // 2, y + card_h // 2), label, fill=(0, 0, 0), font=big, anchor="mm")
 
-    card(width // 2 - card_w // 2, height // 20, CARDS[cards[1 - seat]][0] if shown else None)
-    card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[cards[seat]][0])
+    card(width // 2 - card_w // 2, height // 20, CARDS[view.other][0] if view.other is not None else None)
+    card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[view.card][0])
     text = [f"you act {'first' if seat == 0 else 'second'}", *[m.lower() for m in moves_text(seat, history)], f"pot {2 + sum(history)}"]
     y = height // 2 - len(text) * unit // 32
     for line in text:
@@ -99,10 +119,39 @@ def hand_image(size: tuple[int, int], seat: int, cards: tuple[int, int], history
     return to_array(image)
 
 
-def _spiel() -> Any:
-    import pyspiel
+class Kuhn(SpielGame):
+    """Kuhn poker as a :class:`~rl4vlm_gym.envs.games.spiel.SpielGame` (the AEC env plays it)."""
 
-    return pyspiel.load_game("kuhn_poker")
+    title = "Kuhn poker"
+    synonyms: ClassVar[dict[str, str]] = SYNONYMS
+    max_payoff = 2.0
+
+    def action_name(self, action: int, spec: str) -> str:
+        return ACTIONS[action]
+
+    def view(self, state: Any, seat: int) -> KuhnSeen:
+        deal, history = state.history()[:2], tuple(state.history()[2:])  # chance deals player 0's card first
+        over = state.is_terminal()
+        other = deal[1 - seat] if showdown(history, over) else None
+        return KuhnSeen(seat, deal[seat], history, other, float(state.returns()[seat]) if over else None)
+
+    def text(self, view: KuhnSeen) -> str:
+        return hand_text(view)
+
+    def image(self, view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
+        return hand_image(view, size)
+
+    def mission(self, spec: str) -> str:
+        return MISSION
+
+    def policy(self, name: str, spec: str) -> Policy:
+        def probs(info_state: str, legal: Sequence[int]) -> list[float]:
+            return list(KuhnOpponent(name).probs(info_state))  # both moves are always legal
+
+        return probs
+
+
+KUHN = Kuhn()
 
 
 class KuhnPoker(VLMEnv):
@@ -152,7 +201,7 @@ class KuhnPoker(VLMEnv):
     CHANCE: ClassVar[bool] = True
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
     MIN_IMAGE_SIDE: ClassVar[int] = 64
-    SYNONYMS: ClassVar = {"check": "pass", "fold": "pass", "call": "bet"}
+    SYNONYMS: ClassVar = SYNONYMS
 
     def _new_episode(self, config: KuhnOpponent) -> None:
         self.seat = int(self.np_random.integers(2))  # OpenSpiel's player id: 0 acts first
@@ -164,7 +213,7 @@ class KuhnPoker(VLMEnv):
         self._opponent_acts()  # it opens when we act second: the moves in the text and image show it
 
     def _replay(self) -> None:
-        state = _spiel().new_initial_state()
+        state = load(SPEC).new_initial_state()
         for action in (*self.cards, *self.history):
             state.apply_action(action)
         self.state = state
@@ -196,24 +245,25 @@ class KuhnPoker(VLMEnv):
             return StepOutcome(event, terminated=True, scale=abs(chips) / 2, feedback=f"{feedback} You {event} {abs(chips):g} chip{'s' if abs(chips) > 1 else ''}.")
         return StepOutcome("move", feedback=feedback)
 
-    def _showdown(self) -> bool:
-        return showdown(self.history, self.state.is_terminal())
+    def _seen(self) -> KuhnSeen:
+        return KUHN.view(self.state, self.seat)
 
     def _describe(self) -> str:
-        returns = self.state.returns() if self.state.is_terminal() else None
-        return hand_text(self.seat, self.cards, self.history, returns)
+        return hand_text(self._seen())
 
     def _mission(self) -> str:
         return MISSION
 
     def _render(self) -> NDArray[np.uint8]:
-        return hand_image(self.image_size, self.seat, self.cards, self.history, self._showdown())
+        return hand_image(self._seen(), self.image_size)
 
     def _frame_key(self) -> Any:
-        return (self.seat, self.cards[self.seat], self.cards[1 - self.seat] if self._showdown() else None, self.history, self.image_size)
+        return (self._seen(), self.image_size)  # the picture shows only what our seat knows
 
     def _state_key(self) -> str:
-        return f"{self.seat}:{self.cards[0]}{self.cards[1]}:" + "".join(map(str, self.history))
+        # our information state (and what the end reveals), never the opponent's hidden card:
+        # GiGPO groups steps by the key, and one naming that card would leak it into training
+        return str(self._seen())
 
     def _success(self) -> bool:
         return self.state.is_terminal() and self.state.returns()[self.seat] > 0
@@ -246,7 +296,7 @@ class KuhnPoker(VLMEnv):
             if theirs == mine:
                 continue
             cards = (mine, theirs) if self.seat == 0 else (theirs, mine)
-            state, weight = _spiel().new_initial_state(), 1.0
+            state, weight = load(SPEC).new_initial_state(), 1.0
             for action in cards:
                 state.apply_action(action)
             for action in self.history:

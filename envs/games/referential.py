@@ -20,20 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import agent_spaces, check_arguments
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, check_arguments
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-
-    from rl4vlm_gym.rendering import HumanWindow
 
 __all__ = ["LEVELS", "ReferentialAEC", "ReferentialListener", "ReferentialSpeaker", "referential_env"]
 
@@ -128,6 +124,21 @@ class Round:
     def target_position(self) -> int:
         """The target's number (1-based) in the listener's order."""
         return self.listener_order.index(self.target) + 1
+
+
+def information_state(r: Round, role: str, message: str | None, picked: int | None) -> str:
+    """What ``role`` may know of round ``r``, as a key: the candidates in its own order, the
+    message and the pick; the speaker also which is the target and, after the pick, which
+    candidate was chosen; the listener, after its pick, where the target was (its text says so).
+    Never the other role's order, nor the target before the listener has picked."""
+    order = r.speaker_order if role == "speaker" else r.listener_order
+    seen = [role, ", ".join(name(r.candidates[i]) for i in order), f"said {message}"]
+    if role == "speaker":
+        chosen = None if picked is None else name(r.candidates[r.listener_order[picked - 1]])
+        seen += [f"target {order.index(r.target) + 1}", f"picked {chosen}"]
+    else:
+        seen += [f"picked {picked}", f"target {None if picked is None else r.target_position()}"]
+    return "|".join(seen)
 
 
 def speaker_text(r: Round, message: str | None, picked: int | None) -> str:
@@ -247,13 +258,15 @@ class _ReferentialView(VLMEnv):
         return round_image(self.image_size, self.round, self.ROLE, self.message, self.picked)
 
     def _frame_key(self) -> Any:
-        return (self.round, self.message, self.picked, self.image_size)
+        return (self._state_key(), self.image_size)  # the picture shows only what our role knows
 
     def _mission(self) -> str:
         return mission(self.ROLE, self.round.config)
 
     def _state_key(self) -> str:
-        return f"{self.round}|{self.message}|{self.picked}"
+        # our information state, never the true round: GiGPO groups steps by the key, and one
+        # naming the target or the other role's order would leak it into training
+        return information_state(self.round, self.ROLE, self.message, self.picked)
 
     def _success(self) -> bool:
         return self.picked is not None and self.picked == self.round.target_position()
@@ -403,7 +416,7 @@ class ReferentialSpeaker(_ReferentialView):
         return shortest_description(r.config, r.candidates[r.target], list(r.candidates))
 
 
-class ReferentialAEC(AECEnv):
+class ReferentialAEC(VLMAgentsAEC):
     """The cooperative referential game for two VLM agents behind PettingZoo's AEC API.
 
     ## Description
@@ -443,6 +456,7 @@ class ReferentialAEC(AECEnv):
         "render_fps": 2,
     }
     REWARDS: ClassVar = _ReferentialView.REWARDS
+    title = "Referential game"
 
     def __init__(
         self,
@@ -472,15 +486,8 @@ class ReferentialAEC(AECEnv):
         self.observation_spaces, self.action_spaces = agent_spaces(
             self.possible_agents, image_size, max_actions=128, max_length=32
         )
-        self._window: HumanWindow | None = None
         self.np_random, _ = seeding.np_random(None)
         self.reset()
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Draw a new round from the env's RNG (``options`` are accepted and unused, as PettingZoo asks)."""
@@ -489,20 +496,13 @@ class ReferentialAEC(AECEnv):
         self.round = Round.draw(self.np_random, self.level)
         self.message: str | None = None
         self.picked: int | None = None
-        self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.feedback = dict.fromkeys(self.agents, "")
+        self._new_game()
         self.agent_selection = "speaker"
-        self.num_steps = 0
         self._update_vocabulary()
         self._render_human()
 
     def legal_moves(self, agent: str) -> tuple[str, ...]:
-        if agent != self.agent_selection or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+        if not self._may_move(agent):
             return ()
         if agent == "speaker":
             return self.round.config.phrases()
@@ -515,87 +515,32 @@ class ReferentialAEC(AECEnv):
     def _image(self, agent: str) -> NDArray[np.uint8]:
         return round_image((self.image_size, self.image_size), self.round, agent, self.message, self.picked)
 
-    def observe(self, agent: str) -> dict[str, Any]:
-        text = [self.feedback[agent]] if self.feedback.get(agent) else []
-        if self.obs_mode != "image":
-            text.append(self._text(agent))
-        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
-        return {
-            "image": image,
-            "text": "\n".join(text),
-            "mission": mission(agent, self.round.config),
-            "actions": self.legal_moves(agent),
-        }
+    def _mission(self, agent: str) -> str:
+        return mission(agent, self.round.config)
 
-    def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        table = self.REWARDS[self.reward_variant]
-        result = self.parser.parse(action if isinstance(action, str) else str(action), self.legal_moves(agent))
-        self.infos[agent] = {"action": result.as_info()}
-        self.num_steps += 1
-        if result.parsed is None:
-            self.rewards[agent] = table["invalid"]
-            self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
-        elif agent == "speaker":
-            self.message = result.parsed
-            self.feedback = {"speaker": f'You said "{self.message}".', "listener": f'The speaker said "{self.message}".'}
+    def _invalid_reward(self) -> float:
+        return self.REWARDS[self.reward_variant]["invalid"]
+
+    def _play(self, agent: str, move: str) -> None:
+        if agent == "speaker":
+            self.message = move
+            self.feedback = {"speaker": f'You said "{move}".', "listener": f'The speaker said "{move}".'}
             self.agent_selection = "listener"
-        else:
-            self.picked = int(result.parsed)
-            won = self.round.listener_order[self.picked - 1] == self.round.target
-            self.feedback = {"speaker": f"The listener picked {self.picked}.", "listener": f"You picked {self.picked}."}
-            self.rewards = dict.fromkeys(self.agents, table["success" if won else "failure"])
-            self.terminations = dict.fromkeys(self.agents, True)
-        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
-            self.truncations = dict.fromkeys(self.agents, True)
-        self._update_vocabulary()
-        self._accumulate_rewards()
-        self._render_human()
+            return
+        self.picked = int(move)
+        won = self.round.listener_order[self.picked - 1] == self.round.target
+        self.feedback = {"speaker": f"The listener picked {self.picked}.", "listener": f"You picked {self.picked}."}
+        self.rewards = dict.fromkeys(self.agents, self.REWARDS[self.reward_variant]["success" if won else "failure"])
+        self.terminations = dict.fromkeys(self.agents, True)
 
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_spaces[agent].vocabulary = self.legal_moves(agent)
-
-    def oracle_action(self, agent: str | None = None) -> str:
-        """The exact move for ``agent`` (default: the one to move): the shortest description of the
-        target for the speaker; for the listener, the first candidate fitting every word heard."""
-        agent = agent or self.agent_selection
-        if not self.legal_moves(agent):
-            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+    def _oracle_move(self, agent: str) -> str:
+        """The exact move: the shortest description of the target for the speaker; for the
+        listener, the first candidate fitting every word heard."""
         r = self.round
         if agent == "speaker":
             return shortest_description(r.config, r.candidates[r.target], list(r.candidates))
         fitting = [k + 1 for k, i in enumerate(r.listener_order) if fits(r.candidates[i], self.message or "")]
         return str((fitting or [1])[0])
-
-    def render(self) -> NDArray[np.uint8] | str | None:
-        if self.render_mode is None:
-            return None
-        if self.render_mode == "ansi":
-            return self._text(self.agent_selection) + "\n"
-        if self.render_mode == "human":
-            self._render_human()
-            return None
-        return self._image(self.agent_selection)
-
-    def _render_human(self) -> None:
-        if self.render_mode != "human":
-            return
-        if self._window is None:
-            from rl4vlm_gym.rendering import HumanWindow
-
-            self._window = HumanWindow("Referential game", self.metadata["render_fps"])
-        self._window.show(self._image(self.agent_selection))
-
-    def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
 
     def __str__(self) -> str:
         return "ReferentialAEC"

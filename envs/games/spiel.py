@@ -22,18 +22,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import agent_spaces, check_arguments
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, cached_frame, check_arguments
 from rl4vlm_gym.parsing import ActionParser
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-
-    from rl4vlm_gym.rendering import HumanWindow
 
 # A policy: (information state string, legal actions) -> probability of each legal action
 Policy = Callable[[str, Sequence[int]], Sequence[float]]
@@ -206,7 +202,9 @@ class SpielView(VLMEnv):
         return (self._seen(), self.image_size)  # the picture shows only what our seat knows
 
     def _state_key(self) -> str:
-        return f"{self.level}:{self.seat}:" + ",".join(map(str, self.history))
+        # our information state (and what the end reveals), never the true state: GiGPO groups
+        # steps by the key, and a key naming the opponent's cards would leak them into training
+        return f"{self.level}:{self._seen()}"
 
     def _success(self) -> bool:
         return self.state.is_terminal() and self.state.returns()[self.seat] > 0
@@ -241,7 +239,7 @@ class SpielView(VLMEnv):
             self.state = replay(self.config.spec, self.history)
 
 
-class SpielAEC(AECEnv):
+class SpielAEC(VLMAgentsAEC):
     """Base of the two-player OpenSpiel games behind PettingZoo's AEC API (see the subclasses)."""
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -280,15 +278,9 @@ class SpielAEC(AECEnv):
         self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.GAME.synonyms))  # type: ignore[arg-type]
         self.possible_agents = ["player_0", "player_1"]  # OpenSpiel's players 0 and 1
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, self.MAX_ACTIONS)
-        self._window: HumanWindow | None = None
+        self._frames: dict[Any, NDArray[np.uint8]] = {}
         self.np_random, _ = seeding.np_random(None)
         self.reset()
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]  # the same object every call (PettingZoo's api_test)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game from the env's RNG (``options`` are accepted and unused, as PettingZoo asks)."""
@@ -296,14 +288,7 @@ class SpielAEC(AECEnv):
             self.np_random, _ = seeding.np_random(seed)
         self.history: tuple[int, ...] = ()
         self.state = load(self.spec).new_initial_state()
-        self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.feedback = dict.fromkeys(self.agents, "")
-        self.num_steps = 0
+        self._new_game()
         self._chance()
         self.agent_selection = self.possible_agents[self.state.current_player()]
         self._update_vocabulary()
@@ -325,96 +310,44 @@ class SpielAEC(AECEnv):
         return self.possible_agents.index(agent)
 
     def legal_moves(self, agent: str) -> tuple[str, ...]:
-        if agent != self.agent_selection or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+        if not self._may_move(agent):
             return ()
         return tuple(self.GAME.name_moves(self.state, self.spec))
 
-    def observe(self, agent: str) -> dict[str, Any]:
-        seat = self._seat(agent)
-        text = [self.feedback[agent]] if self.feedback.get(agent) else []
-        if self.obs_mode != "image":
-            text.append(self.GAME.text(self.GAME.view(self.state, seat)))
-        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(seat)
-        return {
-            "image": image,
-            "text": "\n".join(text),
-            "mission": self.GAME.mission(self.spec),
-            "actions": self.legal_moves(agent),
-        }
+    @property
+    def title(self) -> str:
+        return self.GAME.title
 
-    def _image(self, seat: int) -> NDArray[np.uint8]:
-        return self.GAME.image(self.GAME.view(self.state, seat), (self.image_size, self.image_size))
+    def _text(self, agent: str) -> str:
+        return self.GAME.text(self.GAME.view(self.state, self._seat(agent)))
 
-    def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        moves = self.legal_moves(agent)
-        result = self.parser.parse(action if isinstance(action, str) else str(action), moves)
-        self.infos[agent] = {"action": result.as_info()}
-        self.num_steps += 1
-        if result.parsed is None:
-            self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
+    def _image(self, agent: str) -> NDArray[np.uint8]:
+        view = self.GAME.view(self.state, self._seat(agent))  # the picture shows only what the seat knows
+        return cached_frame(self._frames, view, lambda: self.GAME.image(view, (self.image_size, self.image_size)))
+
+    def _mission(self, agent: str) -> str:
+        return self.GAME.mission(self.spec)
+
+    def _play(self, agent: str, move: str) -> None:
+        action = self.state.legal_actions()[self.GAME.name_moves(self.state, self.spec).index(move)]
+        self.state.apply_action(action)
+        self.history += (action,)
+        other = self.agents[1 - self.agents.index(agent)]
+        self.feedback[agent] = f"You chose {move}."
+        self.feedback[other] = f"Your opponent chose {move}."
+        self._chance()
+        if self.state.is_terminal():
+            returns = self.state.returns()
+            self.rewards = {a: float(returns[self._seat(a)]) for a in self.agents}
+            self.terminations = dict.fromkeys(self.agents, True)
         else:
-            move = self.state.legal_actions()[moves.index(result.parsed)]
-            self.state.apply_action(move)
-            self.history += (move,)
-            other = self.agents[1 - self.agents.index(agent)]
-            self.feedback[agent] = f"You chose {result.parsed}."
-            self.feedback[other] = f"Your opponent chose {result.parsed}."
-            self._chance()
-            if self.state.is_terminal():
-                returns = self.state.returns()
-                self.rewards = {a: float(returns[self._seat(a)]) for a in self.agents}
-                self.terminations = dict.fromkeys(self.agents, True)
-            else:
-                self.agent_selection = self.possible_agents[self.state.current_player()]
-        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
-            self.truncations = dict.fromkeys(self.agents, True)
-        self._update_vocabulary()
-        self._accumulate_rewards()
-        self._render_human()
+            self.agent_selection = self.possible_agents[self.state.current_player()]
 
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_spaces[agent].vocabulary = self.legal_moves(agent)
-
-    def oracle_action(self, agent: str | None = None) -> str:
-        """The equilibrium policy's most likely move for ``agent`` (default: the one to move)."""
-        agent = agent or self.agent_selection
-        if not self.legal_moves(agent):
-            raise ValueError(f"{agent} has no move now (it is {self.agent_selection}'s turn or the game is over)")
+    def _oracle_move(self, agent: str) -> str:
+        """The equilibrium policy's most likely move."""
         legal = self.state.legal_actions()
         policy = self.GAME.policy(self.EQUILIBRIUM[self.level], self.spec)
         return self.GAME.action_name(most_likely(policy, self.state.information_state_string(), legal), self.spec)
-
-    def render(self) -> NDArray[np.uint8] | str | None:
-        if self.render_mode is None:
-            return None
-        seat = self._seat(self.agent_selection)
-        if self.render_mode == "ansi":
-            return self.GAME.text(self.GAME.view(self.state, seat)) + "\n"
-        if self.render_mode == "human":
-            self._render_human()
-            return None
-        return self._image(seat)
-
-    def _render_human(self) -> None:
-        if self.render_mode != "human":
-            return
-        if self._window is None:
-            from rl4vlm_gym.rendering import HumanWindow
-
-            self._window = HumanWindow(self.GAME.title, self.metadata["render_fps"])
-        self._window.show(self._image(self._seat(self.agent_selection)))
-
-    def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
 
     def __str__(self) -> str:
         return type(self).__name__

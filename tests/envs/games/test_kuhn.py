@@ -97,27 +97,27 @@ def test_each_agent_sees_only_its_own_card_until_the_showdown() -> None:
     env = small_aec()
     for seed in range(12):
         env.reset(seed=seed)
-        names = {agent: CARDS[card] for agent, card in zip(env.possible_agents, env.cards, strict=True)}
+        names = {agent: CARDS[card] for agent, card in zip(env.possible_agents, env.state.history()[:2], strict=True)}
         for _agent in env.agent_iter():
             _, _, terminated, truncated, _ = env.last()
             for viewer, other in (("player_0", "player_1"), ("player_1", "player_0")):
                 if viewer in env.agents:
                     text = env.observe(viewer)["text"]
                     assert f"Your card: {names[viewer]}" in text
-                    assert (names[other] in text) == (showdown(env.history, env.state.is_terminal())), (seed, viewer, text)
+                    assert (names[other] in text) == (showdown(env.history[2:], env.state.is_terminal())), (seed, viewer, text)
             env.step(None if terminated or truncated else "bet")  # bet, call: always a showdown
     # an agent's image does not change with the card it cannot see
     env.reset(seed=0)
     first = env.observe("player_0")["image"]
-    env.cards = (env.cards[0], 3 - env.cards[0] - env.cards[1])
+    mine, theirs = env.state.history()
+    env.state = pyspiel.load_game("kuhn_poker").new_initial_state().child(mine).child(3 - mine - theirs)
     assert np.array_equal(first, env.observe("player_0")["image"])
 
 
 def test_an_invalid_move_keeps_the_turn_and_the_hand_pays_openspiels_returns() -> None:
     env = small_aec()
     env.reset(seed=1)
-    env.cards = (2, 0)  # player_0 holds the King
-    env.state = pyspiel.load_game("kuhn_poker").new_initial_state().child(2).child(0)
+    env.state = pyspiel.load_game("kuhn_poker").new_initial_state().child(2).child(0)  # player_0 holds the King
     env.step("raise")
     assert env.agent_selection == "player_0" and not env.infos["player_0"]["action"]["valid"]
     env.step("bet")
@@ -157,7 +157,7 @@ def test_the_aec_oracle_plays_the_equilibriums_most_likely_move(tmp_path: object
 
 
 def test_cached_frames_are_the_frames_drawn_for_what_the_agent_knows() -> None:
-    from rl4vlm_gym.envs.games.kuhn import hand_image
+    from rl4vlm_gym.envs.games.kuhn import KUHN, hand_image
 
     env = small_aec()
     rng = np.random.default_rng(0)
@@ -168,7 +168,7 @@ def test_cached_frames_are_the_frames_drawn_for_what_the_agent_knows() -> None:
             for viewer in env.agents:
                 seat = env.possible_agents.index(viewer)
                 image = env.observe(viewer)["image"]
-                drawn = hand_image((64, 64), seat, env.cards, env.history, showdown(env.history, env.state.is_terminal()))
+                drawn = hand_image(KUHN.view(env.state, seat), (64, 64))
                 assert np.array_equal(image, drawn)
                 image[:] = 0  # the caller's copy: the cache keeps its own
             env.step(None if terminated or truncated else ("pass", "bet")[int(rng.integers(2))])
