@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -56,13 +57,18 @@ def _members(pgid: int) -> list[psutil.Process]:
     return found
 
 
-def _gone(pgid: int, timeout: float = 10.0) -> bool:
+def _within(holds: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Whether ``holds()`` comes true within ``timeout`` seconds (the watchdog acts asynchronously)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _members(pgid):
+        if holds():
             return True
         time.sleep(0.05)
     return False
+
+
+def _gone(pgid: int, timeout: float = 10.0) -> bool:
+    return _within(lambda: not _members(pgid), timeout)
 
 
 def _start_owner(variant: str, tmp_path: Path) -> tuple[subprocess.Popen[str], dict]:
@@ -82,7 +88,8 @@ def test_sigkill_of_the_owner_kills_its_group_and_deletes_its_folder(variant: st
         assert owner.wait(10) == -signal.SIGKILL
         # with "fork", a forked child of the owner is still alive: it must not keep the watchdog waiting
         assert _gone(made["group"]), f"survivors: {[p.name() for p in _members(made['group'])]}"
-        assert not os.path.exists(made["folder"])
+        # the watchdog deletes the folder after the group is dead: under load, a moment later
+        assert _within(lambda: not os.path.exists(made["folder"])), "the folder outlived its owner"
         assert not (tmp_path / "marker.closed").exists(), "SIGKILL runs no handler"
     finally:
         if made["forked"]:
@@ -95,7 +102,7 @@ def test_sigterm_closes_the_registered_objects_then_dies_of_sigterm(tmp_path: Pa
     owner.send_signal(signal.SIGTERM)
     assert owner.wait(10) == -signal.SIGTERM, "the default action after closing: a scheduler sees SIGTERM"
     assert (tmp_path / "marker.closed").exists()
-    assert _gone(made["group"]) and not os.path.exists(made["folder"])
+    assert _gone(made["group"]) and _within(lambda: not os.path.exists(made["folder"]))
 
 
 def test_a_users_sigterm_handler_is_kept_and_children_still_die(tmp_path: Path) -> None:
@@ -103,7 +110,7 @@ def test_a_users_sigterm_handler_is_kept_and_children_still_die(tmp_path: Path) 
     owner.send_signal(signal.SIGTERM)
     assert owner.wait(10) == 3
     assert (tmp_path / "marker.user").exists() and not (tmp_path / "marker.closed").exists()
-    assert _gone(made["group"]) and not os.path.exists(made["folder"])
+    assert _gone(made["group"]) and _within(lambda: not os.path.exists(made["folder"]))
 
 
 def test_released_groups_are_not_killed_and_close_kills_now(tmp_path: Path) -> None:
