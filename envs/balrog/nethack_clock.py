@@ -15,7 +15,8 @@ that the seed decides the game, in any process, on any day, anywhere.
 - ``u_init``'s ``time(&ubirthday)`` calls a ``time()`` of ours (written in ``getnow``'s
   unused bytes) that returns :data:`CLOCK`; those two were the library's only calls of ``time``;
 - the imported ``localtime`` and ``mktime`` are renamed ``gmtime`` and ``timegm`` (same
-  signatures, same glibc version) in the dynamic string table, so no ``TZ`` moves the calendar.
+  signatures, same glibc version) in the dynamic string table, the names the loader binds (the
+  debugging symbol table keeps the old names), so no ``TZ`` moves the calendar.
 
 :data:`CLOCK` is 2000-01-01 12:00:00 UTC: a Saturday (not Friday the 13th), noon (neither
 ``night()``, 22:00-5:59, nor ``midnight()``), and moon phase 7 of NetHack's 0-7 (a waning
@@ -86,8 +87,8 @@ def patch(library: bytes) -> bytes:
     digest = hashlib.sha256(library).hexdigest()
     if digest != LIBRARY_SHA256:
         raise ValueError(
-            f"libnethack.so has SHA-256 {digest}, not balrog-nle 0.9.0's {LIBRARY_SHA256}: NetHack's clock is "
-            "pinned by patching that build's machine code, so another NLE build is refused (install balrog-nle==0.9.0)"
+            f"libnethack.so has SHA-256 {digest}, not balrog-nle 0.9.0's {LIBRARY_SHA256}: NetHack's clock is pinned "
+            "by patching that build's machine code (the x86-64 Linux wheel), so another NLE build is refused"
         )
     patched = bytearray(library)
     for offset, before, after in PATCHES:
@@ -112,12 +113,13 @@ def pinned_library() -> Path:
         return target
     data = patch(NLE_LIBRARY.read_bytes())
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".libnethack-", suffix=".so", delete=False) as file:
-        file.write(data)
+    handle, scratch = tempfile.mkstemp(dir=target.parent, prefix=".libnethack-", suffix=".so")
     try:
-        os.replace(file.name, target)
-    except OSError:
-        os.unlink(file.name)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(scratch, target)
+    except BaseException:
+        os.unlink(scratch)
         raise
     return target
 
