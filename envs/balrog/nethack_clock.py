@@ -13,7 +13,7 @@ that the seed decides the game, in any process, on any day, anywhere.
 - ``getnow()``, NetHack's reading of the clock for its calendar and its game timer, returns
   :data:`CLOCK`;
 - ``u_init``'s ``time(&ubirthday)`` calls a ``time()`` of ours (written in ``getnow``'s
-  unused bytes) that returns :data:`CLOCK`; those two were the library's only calls of ``time``;
+  freed bytes) that returns :data:`CLOCK`; those two were the library's only calls of ``time``;
 - the imported ``localtime`` and ``mktime`` are renamed ``gmtime`` and ``timegm`` (same
   signatures, same glibc version) in the dynamic string table, the names the loader binds (the
   debugging symbol table keeps the old names), so no ``TZ`` moves the calendar.
