@@ -72,7 +72,8 @@ class MiniHack(NLEGame):
     33 names of its MiniHack module; that list is not in our reference, so here every action of
     the task is offered, by the language wrapper's name. The Boxoban tasks are left out: their
     levels are downloaded from a file host (``balrog-post-install``), which this project does not
-    do. ``reset(seed)`` decides the episode (NetHack's RNGs from the env's, never reseeded).
+    do. ``reset(seed)`` decides the episode (NetHack's RNGs from the env's, never reseeded;
+    NetHack's calendar pinned to 2000-01-01 12:00 UTC, a quiet date, as in ``NetHack``).
 
     ## Observation
     As :class:`~rl4vlm_gym.envs.balrog.nethack.NetHack`: the tty screen with the map in 16x16

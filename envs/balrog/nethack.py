@@ -34,6 +34,7 @@ with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.instructions import nle_instructions
+from rl4vlm_gym.envs.balrog.nethack_clock import pinned_clock
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class NLEGame(VLMEnv):
             raise ValueError(f"text_format={text_format!r} is unknown; choose one of {TEXT_FORMATS}")
         self.text_format = text_format
         super().__init__(**kwargs)
-        self.game = self._make_game()
+        self.game = self._new_game()
         self.language = NLELanguageWrapper(self.game)  # BALROG's text of an NLE observation
         self.table = self._action_table()
         self.seeds: tuple[int, int] = (0, 0)
@@ -121,6 +122,12 @@ class NLEGame(VLMEnv):
         self.done = False
 
     # NLE ----------------------------------------------------------------------------------------
+
+    def _new_game(self) -> Any:
+        # NetHack reads the wall clock for its calendar (moon, Friday 13th, night): the game loads a
+        # copy of NLE's library with the clock pinned, so the seed alone decides it (nethack_clock)
+        with pinned_clock():
+            return self._make_game()
 
     def _make_game(self) -> Any:
         raise NotImplementedError
@@ -234,7 +241,7 @@ class NLEGame(VLMEnv):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.game = self._make_game()
+        self.game = self._new_game()
         self.language = NLELanguageWrapper(self.game)
         if self.obs:
             history, messages = self.history, self.messages
@@ -352,7 +359,11 @@ class NetHack(NLEGame):
     dismissed screen's message is kept and shown before the last one), and the progression
     table, whose levels between the listed ones (Dlvl 16-19, 21-24...) count as the lower listed
     level. ``reset(seed)`` decides the game (NetHack's two RNGs from the env's, never reseeded);
-    BALROG draws a fresh seed per episode. BALROG's text depends on its agent's mode (LLM or VLM);
+    BALROG draws a fresh seed per episode. NetHack reads the wall clock for its calendar (the
+    moon's phase, Friday the 13th, night, the game's birth time): here its clock is pinned to
+    2000-01-01 12:00 UTC, a Saturday noon with neither a full nor a new moon (no Luck from the
+    calendar), on any day and in any time zone (``rl4vlm_gym.envs.balrog.nethack_clock``); in
+    BALROG it is the player's local time. BALROG's text depends on its agent's mode (LLM or VLM);
     here on ``text_format``.
 
     ## Observation
