@@ -42,6 +42,8 @@ from pathlib import Path
 
 from nle.nethack import nethack as nle_nethack
 
+from rl4vlm_gym import cache
+
 CLOCK = 946_728_000  # 2000-01-01 12:00:00 UTC (see the module's docstring)
 NLE_LIBRARY = Path(nle_nethack.DLPATH)  # NLE's own, as installed
 LIBRARY_SHA256 = "40186ea53388b9626c0e31df37f90ab0b65b77d73e1035f0cf0bd0e96249ed73"  # balrog-nle 0.9.0, x86-64 Linux
@@ -100,7 +102,7 @@ def patch(library: bytes) -> bytes:
 
 def cache_dir() -> Path:
     """``$RL4VLM_GYM_CACHE/nle`` (default ``~/.cache/rl4vlm_gym/nle``), beside the TextWorld games."""
-    return Path(os.environ.get("RL4VLM_GYM_CACHE") or Path.home() / ".cache" / "rl4vlm_gym").expanduser() / "nle"
+    return cache.cache_dir("nle")
 
 
 def pinned_library() -> Path:

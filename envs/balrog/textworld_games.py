@@ -39,6 +39,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from rl4vlm_gym.cache import cache_dir
+
 POOL = 25  # games per task, as BALROG
 SEEDS_FILE = Path(__file__).parent / "data" / "treasure_hunter_seeds.json"
 TASKS = ("treasure_hunter", "the_cooking_game", "coin_collector")
@@ -67,7 +69,7 @@ SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
 
 def cache_root() -> Path:
     """``$RL4VLM_GYM_CACHE/textworld`` (default ``~/.cache/rl4vlm_gym/textworld``), as the tiny model's cache."""
-    return Path(os.environ.get("RL4VLM_GYM_CACHE") or Path.home() / ".cache" / "rl4vlm_gym").expanduser() / "textworld"
+    return cache_dir("textworld")
 
 
 def _tag(task: str) -> str:

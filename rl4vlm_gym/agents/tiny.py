@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,6 +24,8 @@ from typing import Any
 
 import transformers
 from transformers import Qwen2VLProcessor
+
+from rl4vlm_gym.cache import cache_dir
 
 __all__ = ["ImageOnlyQwen2VLProcessor", "build_tiny_vlm", "default_tiny_model", "load_vlm"]
 
@@ -126,7 +127,7 @@ def default_tiny_model() -> Path:
     """The tiny model in the cache (``$RL4VLM_GYM_CACHE``, default ``~/.cache/rl4vlm_gym``), built on
     first use. Concurrent first uses (test workers) each build into a temporary folder and rename."""
     versions = f"{transformers.__version__}"
-    cache = Path(os.environ.get("RL4VLM_GYM_CACHE", Path.home() / ".cache" / "rl4vlm_gym"))
+    cache = cache_dir()
     target = cache / f"tiny-qwen2-vl-{hashlib.sha256(versions.encode()).hexdigest()[:8]}"
     if (target / "config.json").exists():
         return target
