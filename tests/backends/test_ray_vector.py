@@ -97,11 +97,17 @@ def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
 
 def _kill(actor: Any) -> None:
     """``ray.kill`` and wait for the actor's death: the kill is asynchronous, and a call through a
-    compiled graph's channel can reach the actor before it (Ray's own actor table, no dashboard)."""
+    compiled graph's channel can reach the actor before it. Seen through Ray's public API: a call
+    made once Ray knows the actor is dead raises ``ActorDiedError`` (the state API needs the dashboard)."""
     ray.kill(actor)
     deadline = time.monotonic() + 30
-    while ray._private.state.actors(actor._actor_id.hex())["State"] != "DEAD" and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=deadline - time.monotonic())
+        except ray.exceptions.ActorDiedError:
+            return
         time.sleep(0.05)
+    raise AssertionError("the killed actor was still alive 30 s later")
 
 
 def test_a_killed_actor_raises_a_clear_error() -> None:
