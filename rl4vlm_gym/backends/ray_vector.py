@@ -45,6 +45,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 from ray.dag import InputNode
 
+from rl4vlm_gym.backends.ray_init import init_ray
+
 __all__ = ["ActorDiedError", "RayVectorEnv"]
 
 logger = logging.getLogger(__name__)
@@ -175,7 +177,7 @@ class RayVectorEnv(VectorEnv):
         self.copy = copy
         if not ray.is_initialized():
             logger.info("starting a local Ray (ray.init())")
-            ray.init()
+            init_ray()  # it lives as long as this process: its watchdog handle is never released
         self._cls = ray.remote(_Runner).options(**{"num_cpus": 1, "max_restarts": 0, **(actor_options or {})})
         self._env_fns = list(env_fns)
         self.restarts_left = max_actor_restarts
