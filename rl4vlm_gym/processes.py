@@ -208,7 +208,7 @@ class Owned:
             _change(f"P {pid}", -1)
 
     def close(self) -> None:
-        """Kill the group and delete the folders now (what the watchdog would do), then release."""
+        """Kill the group and the processes and delete the folders now (what the watchdog would do), then release."""
         if self._released or self._pid != os.getpid():
             return
         if self.group is not None:
