@@ -6,19 +6,23 @@ count N:
 
 - **vector steps/s**: ``AsyncVectorEnv`` with N envs (one spawned process each; ``async`` sends
   observations pickled through pipes, ``shm`` through shared memory, Gymnasium's default) vs
-  ``RayVectorEnv`` with N envs in N actors (equal parallelism, same envs and obs_mode, called
-  through Ray Compiled Graphs; ``ray/async`` and ``ray/shm`` are the overhead) and with
-  ``--envs-per-worker`` envs per actor (what batching buys); ``eff`` is the scaling efficiency of
-  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``;
+  ``RayVectorEnv`` with N envs in N actors (equal parallelism, same envs and obs_mode; ``ray``
+  with remote calls, its default, ``cgraph`` through Ray Compiled Graphs; ``ray/async`` and
+  ``ray/shm`` are the overhead) and with ``--envs-per-worker`` envs per actor (what batching
+  buys); ``eff`` is the scaling efficiency of Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``;
+- **CPU ms per env step** of each vector env: the CPU time of this process and all its
+  descendants (env workers, actors, Ray's own processes) while stepping, per env step. Unlike
+  steps/s it hardly depends on what else runs on the machine: on a busy machine it is the figure
+  to compare (busy-waiting, as Compiled Graphs do, shows up here);
 - **suite wall time**: ``run_suite`` (what ``rl4vlm-gym eval`` runs) of a suite of random-agent
   episodes with ``--workers N`` (spawned processes) vs ``--backend ray --workers N`` (actors),
   start-up of the workers included (what a user waits for); Ray's own start is not timed.
 
-Ray runs locally with ``num_cpus=max(N)`` logical CPUs, one per actor, whatever the cores. Medians
-of ``--runs`` runs. On a machine with fewer cores than N, neither backend can scale past the cores:
+Ray runs locally with ``num_cpus=max(N)`` logical CPUs, one per actor, whatever the cores, and the
+config ``RayVectorEnv`` gives a local Ray of its own. Medians of ``--runs`` runs. On a machine with fewer cores than N, neither backend can scale past the cores:
 read the efficiency up to the core count only.
 
-    .venv/bin/python benchmarks/ray_scaling.py [--workers 1 2 4 8] [--runs 3] [--only numberline|miniworld]
+    .venv/bin/python benchmarks/ray_scaling.py [--workers 1 2 4 8] [--runs 3] [--only numberline|miniworld] [--no-suite]
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ import numpy as np
 import ray
 
 import rl4vlm_gym  # noqa: F401 - registers the envs
-from rl4vlm_gym.backends.ray_vector import RayVectorEnv
+from rl4vlm_gym.backends.ray_init import _descendants, init_ray
+from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG, RayVectorEnv
 from rl4vlm_gym.harness.runner import AgentSpec, run_suite
 from rl4vlm_gym.harness.suite import Suite
 
@@ -47,13 +52,31 @@ ENVS = {
 }
 
 
-def steps_per_second(envs: gym.vector.VectorEnv, steps: int) -> float:
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds() -> float:
+    """CPU time (user + system) so far of this process and its descendants alive now (from /proc)."""
+    total = 0
+    for pid in {os.getpid(), *_descendants(os.getpid())}:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass  # ended meanwhile
+    return total / _TICK
+
+
+def steps_per_second(envs: gym.vector.VectorEnv, steps: int) -> tuple[float, float]:
+    """Env steps/s and CPU ms per env step."""
     rng = np.random.default_rng(0)
     obs, _ = envs.reset(seed=0)
-    start = time.perf_counter()
+    cpu, start = cpu_seconds(), time.perf_counter()
     for _ in range(steps):
         obs, *_ = envs.step(tuple(legal[rng.integers(len(legal))] for legal in obs["actions"]))
-    return steps * envs.num_envs / (time.perf_counter() - start)
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    return steps * envs.num_envs / elapsed, 1000 * cpu / (steps * envs.num_envs)
 
 
 def suite_seconds(suite: Suite, out: str, **kwargs: object) -> float:
@@ -62,7 +85,7 @@ def suite_seconds(suite: Suite, out: str, **kwargs: object) -> float:
     return time.perf_counter() - start
 
 
-def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str) -> None:
+def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, suite_too: bool) -> None:
     env_id, kwargs, steps, episodes, episode_steps = ENVS[name]
     make = partial(gym.make, env_id, **kwargs)
     task = {"name": name, "env": env_id, "seeds": list(range(episodes)), "kwargs": kwargs}
@@ -70,33 +93,46 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str) 
         task = {**task, "obs_mode": kwargs["obs_mode"], "kwargs": {}}
     suite = Suite.from_dict({"name": f"bench-{name}", "axis": "smoke", "max_steps": episode_steps, "tasks": [task]})
     print(f"\n{env_id} {kwargs}: env steps/s ({steps} vector steps) and wall time of {episodes} episodes x {episode_steps} steps")
+    vectors = ("async", "shm", "ray", "cgraph", "batched")
     print(
-        f"{'N':>3} {'async':>8} {'shm':>8} {'ray':>8} {'ray/async':>9} {'ray/shm':>7} {'eff':>5} {f'ray {per_worker}/actor':>12}"
-        f" {'local s':>8} {'ray s':>7} {'ray/local':>9}"
+        f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'ray':>7} {'cgraph':>7} {'ray/async':>9} {'ray/shm':>7} {'eff':>5}"
+        f" {f'ray {per_worker}/actor':>11} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'cgraph':>6} {'batched':>7}"
+        + (f" | {'local s':>7} {'ray s':>6} {'ray/local':>9}" if suite_too else "")
     )
     base = None
     for n in workers:
-        figures: dict[str, list[float]] = {k: [] for k in ("async", "shm", "ray", "batched", "local_s", "ray_s")}
+        rates: dict[str, list[float]] = {k: [] for k in vectors}
+        cpu: dict[str, list[float]] = {k: [] for k in vectors}
+        seconds: dict[str, list[float]] = {"local": [], "ray": []}
+        load = os.getloadavg()[0]
         for run in range(runs):
             for key, vector in (
                 # spawn: MiniWorld's OpenGL context does not survive fork (the suite runs render here)
                 ("async", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=False, context="spawn")),
                 ("shm", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=True, context="spawn")),
                 ("ray", lambda n=n: RayVectorEnv([make] * n, num_actors=n)),
+                ("cgraph", lambda n=n: RayVectorEnv([make] * n, num_actors=n, compiled=True)),
                 ("batched", lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n)),
             ):
                 envs = vector()
-                figures[key].append(steps_per_second(envs, steps))
+                rate, ms = steps_per_second(envs, steps)
+                rates[key].append(rate)
+                cpu[key].append(ms)
                 envs.close()
-            figures["local_s"].append(suite_seconds(suite, f"{temp}/{name}-local-{n}-{run}", workers=n))
-            figures["ray_s"].append(suite_seconds(suite, f"{temp}/{name}-ray-{n}-{run}", workers=n, backend="ray"))
-        a, m, r, b, ls, rs = (statistics.median(figures[k]) for k in ("async", "shm", "ray", "batched", "local_s", "ray_s"))
+            if suite_too:
+                seconds["local"].append(suite_seconds(suite, f"{temp}/{name}-local-{n}-{run}", workers=n))
+                seconds["ray"].append(suite_seconds(suite, f"{temp}/{name}-ray-{n}-{run}", workers=n, backend="ray"))
+        load = (load + os.getloadavg()[0]) / 2
+        a, m, r, g, b = (statistics.median(rates[k]) for k in vectors)
         base = base or r
-        print(
-            f"{n:>3} {a:>8.0f} {m:>8.0f} {r:>8.0f} {r / a:>9.2f} {r / m:>7.2f} {r / (n * base):>5.2f} {b:>12.0f}"
-            f" {ls:>8.1f} {rs:>7.1f} {rs / ls:>9.2f}",
-            flush=True,
+        line = (
+            f"{n:>3} {load:>5.1f} {a:>7.0f} {m:>7.0f} {r:>7.0f} {g:>7.0f} {r / a:>9.2f} {r / m:>7.2f} {r / (n * base):>5.2f}"
+            f" {b:>11.0f} | {'':>12} " + " ".join(f"{statistics.median(cpu[k]):>{max(6, len(k))}.2f}" for k in vectors)
         )
+        if suite_too:
+            ls, rs = statistics.median(seconds["local"]), statistics.median(seconds["ray"])
+            line += f" | {ls:>7.1f} {rs:>6.1f} {rs / ls:>9.2f}"
+        print(line, flush=True)
 
 
 def main() -> None:
@@ -105,18 +141,22 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--envs-per-worker", type=int, default=4)
     parser.add_argument("--only", choices=sorted(ENVS), nargs="+", default=sorted(ENVS, reverse=True))
+    parser.add_argument("--no-suite", action="store_true", help="only the vector envs, not the suites' wall time")
     args = parser.parse_args()
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no token written to ~/.ray
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     temp = tempfile.mkdtemp(prefix="ray")
     start = time.perf_counter()
-    ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    owned = init_ray(
+        num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False, _temp_dir=temp, _system_config=LOCAL_RAY_CONFIG
+    )
     print(f"ray.init: {time.perf_counter() - start:.1f} s; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     try:
         for name in args.only:
-            bench(name, args.workers, args.runs, args.envs_per_worker, temp)
+            bench(name, args.workers, args.runs, args.envs_per_worker, temp, not args.no_suite)
     finally:
         ray.shutdown()
+        owned.release()
         shutil.rmtree(temp, ignore_errors=True)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 

@@ -24,7 +24,7 @@ import numpy as np
 import ray
 
 import rl4vlm_gym  # noqa: F401 - registers the envs
-from rl4vlm_gym.backends.ray_vector import RayVectorEnv
+from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG, RayVectorEnv
 
 ENV = "rl4vlm/NumberLine-v0"
 
@@ -52,7 +52,8 @@ def main() -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no token written to ~/.ray
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     temp = tempfile.mkdtemp(prefix="ray")
-    ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    # the config RayVectorEnv gives a local Ray of its own
+    ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False, _temp_dir=temp, _system_config=LOCAL_RAY_CONFIG)
     k = args.envs_per_worker
     print(f"{ENV}: env steps/s, {args.steps} vector steps, median of {args.runs} runs, {os.cpu_count()} cores")
     print(f"{'workers':>7} {'Async (1 env/proc)':>19} {'Ray (1 env/actor)':>18} {'Ray/Async':>10} {f'Ray ({k} envs/actor)':>20}")

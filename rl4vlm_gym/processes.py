@@ -6,7 +6,9 @@ process holding the env dies: killed by SIGKILL, by a scheduler's SIGTERM, by Ra
 - :func:`popen` starts a child in its own process group and :func:`own` registers a group (and
   folders to delete) with this process's *watchdog*: a tiny Python process reading a pipe whose
   only writer is the owner. When the owner dies, however it dies, the kernel closes the pipe; the
-  watchdog reads EOF, kills every registered group with SIGKILL and deletes the folders. A pipe
+  watchdog reads EOF, kills every registered group (and single process) with SIGKILL and deletes
+  the folders. Single processes are for those that share the owner's own group, which must not be
+  killed (it may hold the owner's parent): a local Ray's agents. A pipe
   rather than ``PR_SET_PDEATHSIG``: the death signal fires when the parent *thread* exits (an env
   made in a worker thread would lose its browser) and does not reach grandchildren, which
   re-parent (Chromium's zygotes and renderers). Process groups do reach them: Chromium's whole
@@ -46,9 +48,18 @@ logger = logging.getLogger(__name__)
 
 # The watchdog: stdlib only, started with -I -S (about 15 ms, 8 MiB). It forks, the parent
 # prints the child's pid and exits: the child (the watchdog) is re-parented away from the owner.
-# Lines "+G pgid", "-G pgid", "+D path", "-D path" keep the register; EOF means the owner is gone.
+# Lines "+G pgid", "-G pgid", "+D path", "-D path", "+P pid start", "-P pid start" keep the
+# register; EOF means the owner is gone. A process is killed only if its start time (field 22 of
+# /proc/PID/stat) is still the registered one: its pid may have been reused since (the same test
+# as _start_time's, which the watchdog cannot import).
 _WATCHDOG = r"""
 import os, shutil, signal, sys
+def start_time(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[19].decode()
+    except (OSError, IndexError):
+        return None
 pid = os.fork()
 if pid:
     sys.stdout.write(f"{pid}\n")
@@ -57,17 +68,23 @@ if pid:
 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_IGN)
-groups, paths = set(), set()
+groups, paths, pids = set(), set(), set()
 for line in sys.stdin.buffer:
     op, _, arg = line.rstrip(b"\n").decode("utf-8", "surrogateescape").partition(" ")
-    target = groups if op[1:] == "G" else paths
-    value = int(arg) if op[1:] == "G" else arg
-    (target.add if op[0] == "+" else target.discard)(value)
+    target = {"G": groups, "D": paths, "P": pids}[op[1:]]
+    (target.add if op[0] == "+" else target.discard)(arg)
 for pgid in groups:
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(int(pgid), signal.SIGKILL)
     except OSError:
         pass
+for entry in pids:
+    pid, _, start = entry.partition(" ")
+    if start_time(pid) == start:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
 for path in paths:
     shutil.rmtree(path, ignore_errors=True)
 """
@@ -157,12 +174,24 @@ def _change(line: str, delta: int) -> None:
             _send("-" + line)
 
 
+def _start_time(pid: int) -> str | None:
+    """Process ``pid``'s start time (clock ticks after boot, from /proc), or None if it is gone or
+    there is no /proc: with its pid it names the process, whose pid may be reused after it ends."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
 @dataclass(eq=False)
 class Owned:
-    """A process group and folders that die with this process unless :meth:`release`\\ d first."""
+    """A process group, single processes and folders that die with this process unless
+    :meth:`release`\\ d first."""
 
     group: int | None
     paths: tuple[str, ...]
+    pids: tuple[str, ...] = ()  # "pid start time" of each process
     _pid: int = field(default_factory=os.getpid, repr=False)
     _released: bool = field(default=False, repr=False)
 
@@ -175,28 +204,42 @@ class Owned:
             _change(f"G {self.group}", -1)
         for path in self.paths:
             _change(f"D {path}", -1)
+        for pid in self.pids:
+            _change(f"P {pid}", -1)
 
     def close(self) -> None:
-        """Kill the group and delete the folders now (what the watchdog would do), then release."""
+        """Kill the group and the processes and delete the folders now (what the watchdog would do), then release."""
         if self._released or self._pid != os.getpid():
             return
         if self.group is not None:
             kill_group(self.group)
+        for entry in self.pids:
+            pid, _, start = entry.partition(" ")
+            if _start_time(int(pid)) == start:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(int(pid), signal.SIGKILL)
         for path in self.paths:
             shutil.rmtree(path, ignore_errors=True)
         self.release()
 
 
-def own(group: int | None = None, paths: Sequence[str | os.PathLike[str]] = ()) -> Owned:
-    """Kill process group ``group`` and delete ``paths`` when this process dies, until released."""
+def own(group: int | None = None, paths: Sequence[str | os.PathLike[str]] = (), pids: Sequence[int] = ()) -> Owned:
+    """Kill process group ``group`` and processes ``pids`` and delete ``paths`` when this process
+    dies, until released. A process of ``pids`` that is already gone is left out; one that ends
+    later is not confused with a process that reuses its pid (Linux: their start times differ)."""
     for path in map(os.fspath, paths):
         if "\n" in path:
             raise ValueError(f"a path with a newline cannot be watched: {path!r}")
-    owned = Owned(group, tuple(os.path.abspath(p) for p in map(os.fspath, paths)))
+    started = ((pid, _start_time(int(pid))) for pid in pids)
+    owned = Owned(
+        group, tuple(os.path.abspath(p) for p in map(os.fspath, paths)), tuple(f"{pid} {t}" for pid, t in started if t is not None)
+    )
     if group is not None:
         _change(f"G {int(group)}", +1)
     for path in owned.paths:
         _change(f"D {path}", +1)
+    for pid in owned.pids:
+        _change(f"P {pid}", +1)
     return owned
 
 

@@ -1,10 +1,14 @@
 """A Gymnasium vector env whose sub-envs live in Ray actors, several per actor, stepped in batches.
 
 Each actor holds a contiguous slice of the envs and is called once per ``reset``/``step`` for its
-whole slice, through a Ray Compiled Graph (one per actor): the call and its result pass through
-shared-memory channels, about 0.2 ms with a 224x224 image, where a plain remote call costs 0.5 ms and
-2 ms once its result is big enough (> 100 KB) for Ray's object store (on our 2-core machine). Under
-Ray Client, or where a graph cannot be compiled, plain remote calls (``compiled=False``). The API and results are those of ``SyncVectorEnv`` and
+whole slice, with a remote call. A result over Ray's default 100 KB (one 224x224 image) goes through
+Ray's object store, 2 ms a call instead of 0.5 ms; the local Ray that ``RayVectorEnv`` starts when
+none runs returns results up to 4 MiB with the reply (:data:`LOCAL_RAY_CONFIG`; give a cluster the
+same setting when it starts). ``compiled=True`` calls the actors through Ray Compiled Graphs instead
+(shared-memory channels, about 0.2 ms a call; not under Ray Client), but their actors busy-wait for their next call, a
+core each even while idle (while a trainer's model generates), and so does the driver for their
+results: worth it only with a core to spare for each actor and for the driver. The API and
+results are those of ``SyncVectorEnv`` and
 ``AsyncVectorEnv``: ``reset(seed=...)`` (an int seeds env ``i`` with ``seed + i``), ``step``,
 ``autoreset_mode`` (next-step, same-step, disabled, and ``options["reset_mask"]``), ``call``,
 ``get_attr``, ``set_attr``, ``render``, ``close``; observations are batched with Gymnasium's
@@ -23,9 +27,9 @@ from their seeds (:mod:`rl4vlm_gym.harness.ray_runner`).
 
 Example::
 
-    import gymnasium as gym, ray
+    import gymnasium as gym
     from rl4vlm_gym.backends.ray_vector import RayVectorEnv
-    ray.init()
+    # a local Ray is started; for a cluster, ray.init(address=...) first
     envs = RayVectorEnv([lambda: gym.make("rl4vlm/NumberLine-v0")] * 8, num_actors=2)
     obs, infos = envs.reset(seed=0)
 """
@@ -45,11 +49,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 from ray.dag import InputNode
 
-__all__ = ["ActorDiedError", "RayVectorEnv"]
+from rl4vlm_gym.backends.ray_init import init_ray
+
+__all__ = ["LOCAL_RAY_CONFIG", "ActorDiedError", "RayVectorEnv"]
 
 logger = logging.getLogger(__name__)
 
 _WEEK = 7 * 24 * 3600.0
+
+# Ray's system config for a local Ray started here: results up to 4 MiB (a batch of 25 224x224
+# images) travel with the call's reply rather than through the object store.
+LOCAL_RAY_CONFIG = {"max_direct_call_object_size": 4 * 2**20}
 
 
 class ActorDiedError(RuntimeError):
@@ -149,10 +159,11 @@ class RayVectorEnv(VectorEnv):
         max_actor_restarts: dead actors replaced over this vector env's life (see Faults above);
             0 (default) raises :class:`ActorDiedError` instead.
         compiled: call the actors through Ray Compiled Graphs (shared-memory channels, one graph per
-            actor) rather than remote calls; the same results, about 10x less overhead per call.
+            actor) rather than remote calls: the same results, less overhead per call, but each
+            actor and the driver busy-wait on their channels (see above).
 
-    Ray is started with ``ray.init()`` if it is not running (connect to a cluster with ``ray.init(address=...)``
-    first).
+    A local Ray is started if none is running (:func:`~rl4vlm_gym.backends.ray_init.init_ray`, with
+    :data:`LOCAL_RAY_CONFIG`); connect to a cluster with ``ray.init(address=...)`` first.
     """
 
     def __init__(
@@ -163,7 +174,7 @@ class RayVectorEnv(VectorEnv):
         actor_options: dict[str, Any] | None = None,
         copy: bool = True,
         max_actor_restarts: int = 0,
-        compiled: bool = True,
+        compiled: bool = False,
     ) -> None:
         self.num_envs = len(env_fns)
         if self.num_envs == 0:
@@ -174,8 +185,8 @@ class RayVectorEnv(VectorEnv):
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.copy = copy
         if not ray.is_initialized():
-            logger.info("starting a local Ray (ray.init())")
-            ray.init()
+            logger.info("starting a local Ray")
+            init_ray(_system_config=LOCAL_RAY_CONFIG)  # lives as long as this process: its handle is never released
         self._cls = ray.remote(_Runner).options(**{"num_cpus": 1, "max_restarts": 0, **(actor_options or {})})
         self._env_fns = list(env_fns)
         self.restarts_left = max_actor_restarts

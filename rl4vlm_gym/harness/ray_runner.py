@@ -17,7 +17,8 @@ started in its place (it joins when Ray finds room for it; until then the others
 episode whose actor dies ``max_attempts`` times is recorded as failed, saying so, as the local
 runner does for a worker that dies twice. Finished episodes are in ``episodes.jsonl`` before the
 next is handed out, so a driver that dies loses only the episodes in flight: its actors die with
-it (they belong to its job) and running the same command again resumes.
+it (they belong to its job), and so does a local Ray it started (:mod:`rl4vlm_gym.backends.ray_init`);
+running the same command again resumes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rl4vlm_gym.backends.ray_init import init_ray
 from rl4vlm_gym.harness.runner import AgentSpec, RunError, _failed, _Worker
 from rl4vlm_gym.harness.suite import Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
@@ -99,10 +101,7 @@ def play_on_ray(
     except ImportError:
         raise RunError("--backend ray needs Ray: pip install 'rl4vlm-gym[ray]'") from None
 
-    started = False
-    if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False)
-        started = True
+    owned = init_ray(address=address, log_to_driver=False) if not ray.is_initialized() else None
     remote = ray.remote(_EvalActor)
     tasks = {t.name: t for t in suite.tasks}
     options = {name: task_resources(t, actor_options) for name, t in tasks.items()}
@@ -192,8 +191,9 @@ def play_on_ray(
                 save(record)
     finally:
         _end(ray, actors)
-        if started:
+        if owned is not None:
             ray.shutdown()
+            owned.release()
 
 
 def _end(ray: Any, actors: list[_Actor]) -> None:

@@ -17,7 +17,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import rl4vlm_gym  # noqa: E402, F401 - registers the envs
-from rl4vlm_gym.backends.ray_vector import ActorDiedError, RayVectorEnv  # noqa: E402
+from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG, ActorDiedError, RayVectorEnv  # noqa: E402
 
 ENV = "rl4vlm/NumberLine-v0"
 
@@ -25,10 +25,11 @@ ENV = "rl4vlm/NumberLine-v0"
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
     # Ray's own opt-outs: no auth token in ~/.ray, no usage report; its files in a folder of ours.
+    # The config RayVectorEnv gives a local Ray of its own (results with the reply).
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     temp = tempfile.mkdtemp(prefix="ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp, _system_config=LOCAL_RAY_CONFIG)
     yield
     ray.shutdown()
     shutil.rmtree(temp, ignore_errors=True)
@@ -55,10 +56,14 @@ def _actions(obs: dict, rng: np.random.Generator) -> tuple[str, ...]:
     return tuple("jump" if rng.random() < 0.1 else legal[rng.integers(len(legal))] for legal in obs["actions"])
 
 
-@pytest.mark.parametrize(("num_envs", "num_actors", "mode"), [(4, 2, "NextStep"), (3, 2, "SameStep"), (2, 1, "NextStep")])
-def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str) -> None:
+@pytest.mark.parametrize(
+    ("num_envs", "num_actors", "mode", "compiled"),
+    [(4, 2, "NextStep", False), (4, 2, "NextStep", True), (3, 2, "SameStep", False), (2, 1, "NextStep", True)],
+)
+def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str, compiled: bool) -> None:
     local = gym.vector.SyncVectorEnv(_fns(num_envs), autoreset_mode=mode)
-    remote = RayVectorEnv(_fns(num_envs), num_actors=num_actors, autoreset_mode=mode, actor_options={"num_cpus": 0})
+    remote = RayVectorEnv(_fns(num_envs), num_actors=num_actors, autoreset_mode=mode, actor_options={"num_cpus": 0}, compiled=compiled)
+    assert remote.compiled == compiled
     assert remote.observation_space == local.observation_space and remote.action_space == local.action_space
     assert remote.metadata["autoreset_mode"] == local.metadata["autoreset_mode"]
     rng = np.random.default_rng(0)
@@ -97,15 +102,22 @@ def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
 
 def _kill(actor: Any) -> None:
     """``ray.kill`` and wait for the actor's death: the kill is asynchronous, and a call through a
-    compiled graph's channel can reach the actor before it (Ray's own actor table, no dashboard)."""
+    compiled graph's channel can reach the actor before it. Seen through Ray's public API: a call
+    made once Ray knows the actor is dead raises ``ActorDiedError`` (the state API needs the dashboard)."""
     ray.kill(actor)
     deadline = time.monotonic() + 30
-    while ray._private.state.actors(actor._actor_id.hex())["State"] != "DEAD" and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=deadline - time.monotonic())
+        except ray.exceptions.ActorDiedError:
+            return
         time.sleep(0.05)
+    raise AssertionError("the killed actor was still alive 30 s later")
 
 
-def test_a_killed_actor_raises_a_clear_error() -> None:
-    remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0})
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_killed_actor_raises_a_clear_error(compiled: bool) -> None:
+    remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, compiled=compiled)
     obs, _ = remote.reset(seed=0)
     _kill(remote._actors[1])
     with pytest.raises(ActorDiedError, match=r"actor 1 \(envs 2\.\.3\).*not restarted"):
