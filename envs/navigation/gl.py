@@ -10,16 +10,22 @@ a GL context does not survive ``fork`` (llvmpipe's render threads stay behind in
 the child waits for them for ever), so a process that only imports the envs, or only makes one
 without resetting it (as ``AsyncVectorEnv`` does to read the spaces), can fork workers that render.
 A child forked after its parent made a context gets :class:`GLForkError` instead of a hang.
+
+Every GL call runs inside :func:`current`, which lets any thread render: see there why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import Any
 
-__all__ = ["DEBIAN_PACKAGES", "GLForkError", "GLUnavailableError", "ensure_context", "import_miniworld"]
+__all__ = ["DEBIAN_PACKAGES", "GLForkError", "GLUnavailableError", "current", "ensure_context", "import_miniworld", "when_current"]
 
 DEBIAN_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1", "libgl1-mesa-dri", "libglu1-mesa")
 """What EGL rendering on Mesa needs on Debian/Ubuntu (``bash scripts/setup.sh nav`` installs them)."""
@@ -30,6 +36,12 @@ EGL_DEVICE_VARIABLE = "RL4VLM_GYM_EGL_DEVICE"
 
 _context_pid: int | None = None
 """The process that made the GL context (pyglet's shadow window) that MiniWorld's worlds share."""
+
+_lock = threading.RLock()
+_depth = 0
+"""How many :func:`current` blocks the thread holding ``_lock`` is in (only the outermost releases)."""
+_dropped: list[Callable[[], None]] = []
+"""GL clean-ups of objects dropped unclosed, run by the next outermost :func:`current` block."""
 
 
 class GLUnavailableError(RuntimeError):
@@ -107,7 +119,58 @@ def ensure_context() -> None:
     if gl._shadow_window is None:
         pyglet.options["shadow_window"] = True
         try:
-            gl._create_shadow_window()  # pyglet's own start-up step, run now instead of at import
+            with current():  # it is left current in this thread: released at the block's end
+                gl._create_shadow_window()  # pyglet's own start-up step, run now instead of at import
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             raise explain(err) from err
     _context_pid = pid
+
+
+def when_current(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` (which makes its own :func:`current` block) when the next block starts.
+
+    For finalizers: the garbage collector runs them in any thread, at any allocation, even inside
+    another thread's block or between a block's GL calls, where no GL call may be made."""
+    _dropped.append(cleanup)
+
+
+@contextlib.contextmanager
+def current(window: Any = None) -> Iterator[None]:
+    """Make GL calls in this block from any thread: under the process's GL lock, with ``window``'s
+    context made current in this thread (None: the block makes its own, as a new window does),
+    and no context left current in this thread when the outermost block ends.
+
+    An EGL context can be current in one thread at a time, and a thread must release it itself.
+    pyglet ignores a failed ``eglMakeCurrent`` and keeps "the current context" and the driver's
+    ``GLInfo`` (read when a context is made current) in process globals; closing a window makes
+    its shadow window current in the closing thread and leaves it there. So a world closed in
+    one thread after the shadow context was left current in another (a server runs each session
+    in its own thread) made pyglet read ``GLInfo`` with no context: no extensions, so the next
+    world's frame buffer had no multisampling and drew other pixels at every edge. Releasing at
+    the end of each block keeps every context free for the next thread. The lock also keeps two
+    threads from rendering at once, which MiniWorld's worlds cannot do: they share display list 1
+    (see :mod:`.worlds`). Releasing and binding again costs a few microseconds per frame.
+    """
+    global _depth
+    from pyglet.libs.egl import egl
+
+    with _lock:
+        _depth += 1
+        try:
+            if _depth == 1:
+                while _dropped:
+                    _dropped.pop()()
+            if window is not None:
+                window.switch_to()
+                if egl.eglGetCurrentContext() != window.context.egl_context:
+                    raise GLUnavailableError(
+                        f"MiniWorld's GL context could not be made current in thread {threading.current_thread().name!r} "
+                        f"(EGL error {egl.eglGetError():#x}): something outside rl4vlm_gym left it current in another thread"
+                    )
+            yield
+        finally:
+            _depth -= 1
+            if _depth == 0:
+                display = egl.eglGetCurrentDisplay()
+                if display:
+                    egl.eglMakeCurrent(display, None, None, None)  # EGL_NO_SURFACE, EGL_NO_CONTEXT
