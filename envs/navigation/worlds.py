@@ -183,18 +183,25 @@ def _free_gl(window: Any, frame_buffers: tuple[Any, ...]) -> None:
 def _delete_frame_buffer(frame_buffer: Any) -> None:
     """Delete a MiniWorld FrameBuffer's FBOs and their attachments (it keeps only the FBO names)."""
     for fbo in (frame_buffer.multi_fbo, frame_buffer.final_fbo):
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, fbo)
-        for attachment in (gl.GL_COLOR_ATTACHMENT0, gl.GL_DEPTH_ATTACHMENT):
-            kind, name = gl.GLint(0), gl.GLint(0)
-            gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_TYPE, kind)
-            gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_NAME, name)
-            handle = gl.GLuint(name.value)
-            if kind.value == gl.GL_TEXTURE:
-                gl.glDeleteTextures(1, handle)
-            elif kind.value == gl.GL_RENDERBUFFER:
-                gl.glDeleteRenderbuffers(1, handle)
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+        for kind, name in attachments(fbo):
+            if kind == gl.GL_TEXTURE:
+                gl.glDeleteTextures(1, gl.GLuint(name))
+            elif kind == gl.GL_RENDERBUFFER:
+                gl.glDeleteRenderbuffers(1, gl.GLuint(name))
         gl.glDeleteFramebuffers(1, fbo)
+
+
+def attachments(fbo: Any) -> list[tuple[int, int]]:
+    """The (object type, name) of an FBO's colour and depth attachments, in the current context."""
+    found = []
+    gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, fbo)
+    for attachment in (gl.GL_COLOR_ATTACHMENT0, gl.GL_DEPTH_ATTACHMENT):
+        kind, name = gl.GLint(0), gl.GLint(0)
+        gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_TYPE, kind)
+        gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_NAME, name)
+        found.append((kind.value, name.value))
+    gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+    return found
 
 
 class HallwayWorld(LevelledWorld, mw.Hallway):
