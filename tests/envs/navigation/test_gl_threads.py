@@ -15,6 +15,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import rl4vlm_gym  # noqa: F401 - registers the ids
+
 if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
     pytest.skip("the nav extra is not installed", allow_module_level=True)
 
