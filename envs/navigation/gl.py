@@ -84,7 +84,8 @@ def import_miniworld() -> ModuleType:
         pyglet.options["debug_gl"] = False  # a glGetError after every GL call costs ~20% of a step
         pyglet.options["shadow_window"] = False  # made by ensure_context, so importing leaves fork usable
     elif getattr(sys.modules["pyglet.gl"], "_shadow_window", None) is not None:
-        _context_pid = os.getpid()  # someone imported pyglet.gl before us: its context exists already
+        _adopt()  # someone imported pyglet.gl before us
+        _context_pid = os.getpid()
     try:
         return importlib.import_module("miniworld")
     except ImportError as err:
@@ -123,7 +124,25 @@ def ensure_context() -> None:
                 gl._create_shadow_window()  # pyglet's own start-up step, run now instead of at import
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             raise explain(err) from err
+    else:
+        _adopt()  # miniworld (so pyglet.gl) was imported before import_miniworld
     _context_pid = pid
+
+
+def _adopt() -> None:
+    """Take over the shadow window pyglet made when pyglet.gl was imported before
+    :func:`import_miniworld`, which pyglet left current in the importing thread: release it if
+    that is this thread; else replace it with a new one that shares its objects, for a context
+    held by another thread cannot be made current here, and pyglet switches to its shadow window
+    whenever it closes a context (see :func:`current`)."""
+    from pyglet.libs.egl import egl
+
+    gl = sys.modules["pyglet.gl"]
+    with current():
+        gl._shadow_window.switch_to()
+        held = getattr(gl._shadow_window.context, "egl_context", None)  # None: not headless
+        if held is not None and egl.eglGetCurrentContext() != held:
+            gl._create_shadow_window()  # shares with pyglet's current context: the old shadow window
 
 
 def when_current(cleanup: Callable[[], None]) -> None:
@@ -162,10 +181,12 @@ def current(window: Any = None) -> Iterator[None]:
                     _dropped.pop()()
             if window is not None:
                 window.switch_to()
-                if egl.eglGetCurrentContext() != window.context.egl_context:
+                made = getattr(window.context, "egl_context", None)  # None: not headless (pyglet.gl imported before us)
+                if made is not None and egl.eglGetCurrentContext() != made:
                     raise GLUnavailableError(
                         f"MiniWorld's GL context could not be made current in thread {threading.current_thread().name!r} "
-                        f"(EGL error {egl.eglGetError():#x}): something outside rl4vlm_gym left it current in another thread"
+                        f"(EGL error {egl.eglGetError():#x}): something outside rl4vlm_gym left it current in another "
+                        "thread, e.g. by importing miniworld or pyglet.gl there before the navigation envs"
                     )
             yield
         finally:

@@ -7,8 +7,12 @@ from __future__ import annotations
 import gc
 import hashlib
 import importlib.util
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -98,3 +102,22 @@ def test_worlds_dropped_unclosed_in_other_threads_leave_the_next_worlds_intact(e
     # pyglet's weak set of windows had already forgotten it).
     for job in (_played_and_dropped, _played_and_closed, _played_and_dropped, _played_and_closed, _played_and_closed):
         assert _in_threads(job) == [expected]
+
+
+def test_worlds_in_threads_draw_the_same_frames_after_miniworld_was_imported_first() -> None:
+    # Imported first, pyglet makes its shadow window at import, current in the importing thread (the
+    # main one here): ensure_context releases it, else closes in other threads could not switch to it.
+    script = textwrap.dedent(
+        f"""
+        import pyglet
+        pyglet.options["headless"] = True
+        import miniworld
+        import sys, threading
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import test_gl_threads as t
+        frames = [t._in_threads(t._played_and_closed)[0] for _ in range(4)]
+        assert frames[1:] == frames[:-1], frames
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
