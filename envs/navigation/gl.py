@@ -184,9 +184,8 @@ def current(window: Any = None) -> Iterator[None]:
                 made = getattr(window.context, "egl_context", None)  # None: not headless (pyglet.gl imported before us)
                 if made is not None and egl.eglGetCurrentContext() != made:
                     raise GLUnavailableError(
-                        f"MiniWorld's GL context could not be made current in thread {threading.current_thread().name!r} "
-                        f"(EGL error {egl.eglGetError():#x}): something outside rl4vlm_gym left it current in another "
-                        "thread, e.g. by importing miniworld or pyglet.gl there before the navigation envs"
+                        f"MiniWorld's GL context could not be made current in thread {threading.current_thread().name!r}: "
+                        "something outside rl4vlm_gym's navigation envs left it current in another thread"
                     )
             yield
         finally:
