@@ -10,16 +10,22 @@ a GL context does not survive ``fork`` (llvmpipe's render threads stay behind in
 the child waits for them for ever), so a process that only imports the envs, or only makes one
 without resetting it (as ``AsyncVectorEnv`` does to read the spaces), can fork workers that render.
 A child forked after its parent made a context gets :class:`GLForkError` instead of a hang.
+
+Every GL call runs inside :func:`current`, which lets any thread render: see there why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import Any
 
-__all__ = ["DEBIAN_PACKAGES", "GLForkError", "GLUnavailableError", "ensure_context", "import_miniworld"]
+__all__ = ["DEBIAN_PACKAGES", "GLForkError", "GLUnavailableError", "current", "ensure_context", "import_miniworld", "when_current"]
 
 DEBIAN_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1", "libgl1-mesa-dri", "libglu1-mesa")
 """What EGL rendering on Mesa needs on Debian/Ubuntu (``bash scripts/setup.sh nav`` installs them)."""
@@ -30,6 +36,12 @@ EGL_DEVICE_VARIABLE = "RL4VLM_GYM_EGL_DEVICE"
 
 _context_pid: int | None = None
 """The process that made the GL context (pyglet's shadow window) that MiniWorld's worlds share."""
+
+_lock = threading.RLock()
+_depth = 0
+"""How many :func:`current` blocks the thread holding ``_lock`` is in (only the outermost releases)."""
+_dropped: list[Callable[[], None]] = []
+"""GL clean-ups of objects dropped unclosed, run by the next outermost :func:`current` block."""
 
 
 class GLUnavailableError(RuntimeError):
@@ -72,7 +84,8 @@ def import_miniworld() -> ModuleType:
         pyglet.options["debug_gl"] = False  # a glGetError after every GL call costs ~20% of a step
         pyglet.options["shadow_window"] = False  # made by ensure_context, so importing leaves fork usable
     elif getattr(sys.modules["pyglet.gl"], "_shadow_window", None) is not None:
-        _context_pid = os.getpid()  # someone imported pyglet.gl before us: its context exists already
+        _adopt()  # someone imported pyglet.gl before us
+        _context_pid = os.getpid()
     try:
         return importlib.import_module("miniworld")
     except ImportError as err:
@@ -107,7 +120,77 @@ def ensure_context() -> None:
     if gl._shadow_window is None:
         pyglet.options["shadow_window"] = True
         try:
-            gl._create_shadow_window()  # pyglet's own start-up step, run now instead of at import
+            with current():  # it is left current in this thread: released at the block's end
+                gl._create_shadow_window()  # pyglet's own start-up step, run now instead of at import
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             raise explain(err) from err
+    else:
+        _adopt()  # miniworld (so pyglet.gl) was imported before import_miniworld
     _context_pid = pid
+
+
+def _adopt() -> None:
+    """Take over the shadow window pyglet made when pyglet.gl was imported before
+    :func:`import_miniworld`, which pyglet left current in the importing thread: release it if
+    that is this thread; else replace it with a new one that shares its objects, for a context
+    held by another thread cannot be made current here, and pyglet switches to its shadow window
+    whenever it closes a context (see :func:`current`)."""
+    from pyglet.libs.egl import egl
+
+    gl = sys.modules["pyglet.gl"]
+    with current():
+        gl._shadow_window.switch_to()
+        held = getattr(gl._shadow_window.context, "egl_context", None)  # None: not headless
+        if held is not None and egl.eglGetCurrentContext() != held:
+            gl._create_shadow_window()  # shares with pyglet's current context: the old shadow window
+
+
+def when_current(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` (which makes its own :func:`current` block) when the next block starts.
+
+    For finalizers: the garbage collector runs them in any thread, at any allocation, even inside
+    another thread's block or between a block's GL calls, where no GL call may be made."""
+    _dropped.append(cleanup)
+
+
+@contextlib.contextmanager
+def current(window: Any = None) -> Iterator[None]:
+    """Make GL calls in this block from any thread: under the process's GL lock, with ``window``'s
+    context made current in this thread (None: the block makes its own, as a new window does),
+    and no context left current in this thread when the outermost block ends.
+
+    An EGL context can be current in one thread at a time, and a thread must release it itself.
+    pyglet ignores a failed ``eglMakeCurrent`` and keeps "the current context" and the driver's
+    ``GLInfo`` (read when a context is made current) in process globals; closing a window makes
+    its shadow window current in the closing thread and leaves it there. So a world closed in
+    one thread after the shadow context was left current in another (a server runs each session
+    in its own thread) made pyglet read ``GLInfo`` with no context: no extensions, so the next
+    world's frame buffer had no multisampling and drew other pixels at every edge. Releasing at
+    the end of each block keeps every context free for the next thread. The lock also keeps two
+    threads from rendering at once, which MiniWorld's worlds cannot do: they share display list 1
+    (see :mod:`.worlds`). Releasing and binding again costs a few microseconds per frame.
+    """
+    global _depth
+    from pyglet.libs.egl import egl
+
+    with _lock:
+        _depth += 1
+        try:
+            if _depth == 1:
+                while _dropped:
+                    _dropped.pop()()
+            if window is not None:
+                window.switch_to()
+                made = getattr(window.context, "egl_context", None)  # None: not headless (pyglet.gl imported before us)
+                if made is not None and egl.eglGetCurrentContext() != made:
+                    raise GLUnavailableError(
+                        f"MiniWorld's GL context could not be made current in thread {threading.current_thread().name!r}: "
+                        "something outside rl4vlm_gym's navigation envs left it current in another thread"
+                    )
+            yield
+        finally:
+            _depth -= 1
+            if _depth == 0:
+                display = egl.eglGetCurrentDisplay()
+                if display:
+                    egl.eglMakeCurrent(display, None, None, None)  # EGL_NO_SURFACE, EGL_NO_CONTEXT

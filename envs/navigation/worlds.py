@@ -8,20 +8,24 @@ with :class:`LevelledWorld` mixed in. The mixin:
 - gives each world its static scene back before it renders: MiniWorld compiles every world's walls
   into display list 1 of a GL object space that all pyglet contexts of a process share, so two
   worlds in one process (a ``SyncVectorEnv``) drew each other's rooms;
-- skips rendering when nobody looks at the frame (text-only observations).
+- skips rendering when nobody looks at the frame (text-only observations);
+- makes its GL calls inside :func:`.gl.current`, so a world can be made, reset, stepped and closed
+  from any thread (a server's sessions each run in their own), one thread at a time.
 
 Importing this module imports MiniWorld; the GL context comes with the first world (see :mod:`.gl`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import weakref
 from typing import Any, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.envs.navigation.gl import import_miniworld
+from rl4vlm_gym.envs.navigation.gl import current, import_miniworld, when_current
 from rl4vlm_gym.envs.navigation.levels import NavLevel
 
 import_miniworld()
@@ -77,7 +81,17 @@ class LevelledWorld:
     def __init__(self, *args: Any, appearance: str = "default", **kwargs: Any) -> None:
         # Set before MiniWorld's constructor resets: it loads the textures once, at its first reset.
         self.appearance = appearance
-        super().__init__(*args, **kwargs)
+        with current():  # the world's window, made here, is current until the first reset ends
+            super().__init__(*args, **kwargs)
+        # Dropped unclosed, the world's window would be closed by pyglet's Window.__del__ outside
+        # gl.current, in whichever thread collects it, leaving the shadow context current there (see
+        # gl.current). The finalizer holds the window, so that cannot happen, and hands its clean-up
+        # to the next GL block (a finalizer may run inside a block, between its GL calls).
+        self._finalizer = weakref.finalize(self, when_current, functools.partial(_free_gl, self.shadow_window, (self.obs_fb, self.vis_fb)))
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        with current(self.shadow_window):  # textures load and the static scene compiles here
+            return super().reset(seed=seed, options=options)  # type: ignore[misc]
 
     def add_room(self, **kwargs: Any) -> Any:
         # Every room is made here (add_rect_room and connect_rooms call it), before the first
@@ -139,40 +153,55 @@ class LevelledWorld:
     def render_obs(self, frame_buffer: Any = None) -> np.ndarray:
         if not self.render_enabled and frame_buffer is None:
             return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)  # type: ignore[attr-defined]
-        self._own_scene()
-        return super().render_obs(frame_buffer)  # type: ignore[misc]
+        with current(self.shadow_window):
+            self._own_scene()
+            return super().render_obs(frame_buffer)  # type: ignore[misc]
 
     def close(self) -> None:
         """Free the GL objects MiniWorld allocates per world and never frees (~12 MB at 240x320)."""
         super().close()  # type: ignore[misc]
         if self.shadow_window is None:
             return
-        self.shadow_window.switch_to()
-        for frame_buffer in (self.obs_fb, self.vis_fb):
-            _delete_frame_buffer(frame_buffer)
-        self.shadow_window.close()
+        self._finalizer.detach()
+        _free_gl(self.shadow_window, (self.obs_fb, self.vis_fb))
         self.shadow_window = None
 
     def render_top_view(self, frame_buffer: Any = None, render_agent: bool = True, return_scale: bool = False) -> Any:
-        self._own_scene()
-        return super().render_top_view(frame_buffer, render_agent, return_scale)  # type: ignore[misc]
+        with current(self.shadow_window):
+            self._own_scene()
+            return super().render_top_view(frame_buffer, render_agent, return_scale)  # type: ignore[misc]
+
+
+def _free_gl(window: Any, frame_buffers: tuple[Any, ...]) -> None:
+    """Delete a world's frame buffers and close its window (its GL context)."""
+    with current(window):  # frame buffers are per context: delete them in the world's
+        for frame_buffer in frame_buffers:
+            _delete_frame_buffer(frame_buffer)
+        window.close()
 
 
 def _delete_frame_buffer(frame_buffer: Any) -> None:
     """Delete a MiniWorld FrameBuffer's FBOs and their attachments (it keeps only the FBO names)."""
     for fbo in (frame_buffer.multi_fbo, frame_buffer.final_fbo):
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, fbo)
-        for attachment in (gl.GL_COLOR_ATTACHMENT0, gl.GL_DEPTH_ATTACHMENT):
-            kind, name = gl.GLint(0), gl.GLint(0)
-            gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_TYPE, kind)
-            gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_NAME, name)
-            handle = gl.GLuint(name.value)
-            if kind.value == gl.GL_TEXTURE:
-                gl.glDeleteTextures(1, handle)
-            elif kind.value == gl.GL_RENDERBUFFER:
-                gl.glDeleteRenderbuffers(1, handle)
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+        for kind, name in attachments(fbo):
+            if kind == gl.GL_TEXTURE:
+                gl.glDeleteTextures(1, gl.GLuint(name))
+            elif kind == gl.GL_RENDERBUFFER:
+                gl.glDeleteRenderbuffers(1, gl.GLuint(name))
         gl.glDeleteFramebuffers(1, fbo)
+
+
+def attachments(fbo: Any) -> list[tuple[int, int]]:
+    """The (object type, name) of an FBO's colour and depth attachments, in the current context."""
+    found = []
+    gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, fbo)
+    for attachment in (gl.GL_COLOR_ATTACHMENT0, gl.GL_DEPTH_ATTACHMENT):
+        kind, name = gl.GLint(0), gl.GLint(0)
+        gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_TYPE, kind)
+        gl.glGetFramebufferAttachmentParameteriv(gl.GL_FRAMEBUFFER, attachment, gl.GL_FRAMEBUFFER_ATTACHMENT_OBJECT_NAME, name)
+        found.append((kind.value, name.value))
+    gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+    return found
 
 
 class HallwayWorld(LevelledWorld, mw.Hallway):

@@ -40,9 +40,10 @@ server serves several), ``make_kwargs`` (the env's ``gym.make`` arguments, e.g. 
 [224, 224], "obs_mode": "image"}``; a change remakes the session's env), ``image_format``
 (``"png"``, the default, or ``"raw"``; kept for the session), ``episode_id``.
 
-OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format": "png"|"raw",
-"shape": [H, W, 3], "data": base64}``; raw is the ``uint8`` bytes in C order;
-:func:`~rl4vlm_gym.server.models.decode_image` turns either into an array), ``text``, ``mission``,
+OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format": "png"|"raw"|"black",
+"shape": [H, W, 3], "data": base64}``; raw is the ``uint8`` bytes in C order; an all-black frame,
+as every frame in ``obs_mode="text"``, is ``"black"`` with empty data whatever format was asked;
+:func:`~rl4vlm_gym.server.models.decode_image` turns each into an array), ``text``, ``mission``,
 ``actions`` (the admissible actions), ``info`` (``success``, ``progress``, ``level``,
 ``state_key``, ``optimal_steps`` and, after a step, ``action``: the parse result ``{"raw",
 "parsed", "valid", "error"}``), ``terminated``, ``truncated``; ``reward`` and ``done``

@@ -1,7 +1,8 @@
 """The wire types of the OpenEnv server: openenv-core's typed ``Action``, ``Observation`` and ``State``.
 
 An action is the model's raw output (``text``); an observation is our four keys with the image
-encoded (PNG, or the raw ``uint8`` bytes when the client asked), plus the step's result and
+encoded (PNG, or the raw ``uint8`` bytes when the client asked; an all-black one as its shape
+alone), plus the step's result and
 ``info``. Images travel base64-encoded because OpenEnv's protocol is JSON over HTTP and WebSocket.
 """
 
@@ -55,11 +56,13 @@ class VLMAction(Action):
 
 class EncodedImage(BaseModel):
     """An RGB frame: ``data`` is base64 of a PNG file (``format="png"``) or of the ``uint8`` bytes
-    of an array of ``shape`` in C order (``format="raw"``)."""
+    of an array of ``shape`` in C order (``format="raw"``). An all-black frame, which is every
+    frame of a text-only observation, travels as its shape alone (``format="black"``, no data),
+    whichever format the client asked for."""
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["png", "raw"]
+    format: Literal["png", "raw", "black"]
     shape: tuple[int, int, int]
     data: str
 
@@ -83,8 +86,12 @@ class VLMState(State):
 
 
 def encode_image(image: np.ndarray, fmt: str) -> EncodedImage:
-    """Encode a ``uint8[H, W, 3]`` frame; PNG at compression level 1 (fast; lossless either way)."""
+    """Encode a ``uint8[H, W, 3]`` frame; PNG at compression level 1 (fast; lossless either way).
+    An all-black frame is sent as ``"black"``: its shape, no data (text mode would else ship a
+    300x300 black image each step; scanning a frame costs far less than encoding it)."""
     array = np.ascontiguousarray(image, dtype=np.uint8)
+    if not array.any():
+        return EncodedImage(format="black", shape=array.shape, data="")  # type: ignore[arg-type]
     if fmt == "raw":
         payload = array.tobytes()
     else:
@@ -102,6 +109,10 @@ def decode_image(image: EncodedImage | dict[str, Any], max_pixels: int = 1 << 26
     h, w, c = image.shape
     if not (0 < h and 0 < w and c == 3 and h * w <= max_pixels):
         raise ValueError(f"bad image shape {image.shape} (want H, W, 3 with H*W <= {max_pixels})")
+    if image.format == "black":
+        if image.data:
+            raise ValueError(f"a black image carries no data, got {len(image.data)} characters")
+        return np.zeros((h, w, c), np.uint8)
     payload = base64.b64decode(image.data, validate=True)
     if image.format == "raw":
         if len(payload) != h * w * c:

@@ -4,6 +4,8 @@ env, the conformance kit, and `openenv validate`."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -28,10 +31,11 @@ ENV = "rl4vlm/NumberLine-v0"
 SMALL = {"image_size": (72, 64)}
 
 
-@pytest.fixture(scope="module")
-def url():
+@contextlib.contextmanager
+def _serve(env_id: str) -> Iterator[str]:
+    """The URL of `rl4vlm-gym serve env_id` on a free port, served for the block."""
     proc, owned = processes.popen(
-        [sys.executable, "-m", "rl4vlm_gym.cli", "serve", ENV, "--port", "0", "--expose-oracle", "--max-sessions", "32"],
+        [sys.executable, "-m", "rl4vlm_gym.cli", "serve", env_id, "--port", "0", "--expose-oracle", "--max-sessions", "32"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -43,6 +47,12 @@ def url():
         processes.kill_group(proc.pid)
         proc.wait()
         owned.release()
+
+
+@pytest.fixture(scope="module")
+def url():
+    with _serve(ENV) as served:
+        yield served
 
 
 @pytest.mark.slow  # the openenv CLI imports its web UI (Gradio): about 10-20 s
@@ -60,6 +70,18 @@ def test_remote_rollouts_are_the_local_env_s_byte_for_byte(url, image_format) ->
         local = rollout_digest(ENV, seed, 25, SMALL)
         remote = rollout_digest("rl4vlm/Remote-v0", seed, 25, {"url": url, "env_id": ENV, "image_format": image_format, **SMALL})
         assert remote == local
+
+
+def test_served_miniworld_sessions_one_after_another_draw_the_local_env_s_frames() -> None:
+    # The server runs each session, and closes it, in a thread of its own: GL contexts and pyglet's
+    # globals once went wrong there, and the third session drew without multisampling.
+    if importlib.util.find_spec("miniworld") is None:
+        pytest.skip("MiniWorld is not installed (extra nav)")
+    env_id, small = "rl4vlm/MiniWorld-OneRoom-v1", {"image_size": (64, 64)}
+    local = rollout_digest(env_id, 0, 4, small)
+    with _serve(env_id) as served:
+        for _ in range(4):
+            assert rollout_digest("rl4vlm/Remote-v0", 0, 4, {"url": served, "env_id": env_id, **small}) == local
 
 
 def test_remote_env_passes_gymnasium_s_check_env_in_every_obs_mode(url) -> None:

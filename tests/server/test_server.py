@@ -86,6 +86,24 @@ def test_a_websocket_episode_is_the_local_env_s() -> None:
     local.close()
 
 
+def test_a_black_frame_travels_as_its_shape_and_decodes_to_the_local_env_s() -> None:
+    local = gym.make(ENV, image_size=(72, 64), obs_mode="text")
+    obs, _ = local.reset(seed=4)
+    assert obs["image"].shape == (72, 64, 3) and not obs["image"].any()  # text mode: a black frame
+    with _client() as client, client.websocket_connect("/ws") as ws:
+        for image_format in ("png", "raw"):
+            got = _send(ws, {"type": "reset", "data": {"make_kwargs": {**SMALL, "obs_mode": "text"}, "seed": 4, "image_format": image_format}})
+            image = got["data"]["observation"]["image"]
+            assert image == {"format": "black", "shape": [72, 64, 3], "data": ""}
+            decoded = decode_image(image)
+            assert decoded.dtype == np.uint8 and np.array_equal(decoded, obs["image"])
+    local.close()
+    with pytest.raises(ValueError, match="carries no data"):
+        decode_image({"format": "black", "shape": [72, 64, 3], "data": "AAAA"})
+    with pytest.raises(ValueError, match="bad image shape"):
+        decode_image({"format": "black", "shape": [1 << 20, 1 << 20, 3], "data": ""})
+
+
 def test_reset_options_level_and_make_kwargs_reach_the_env() -> None:
     with _client(expose_oracle=True) as client, client.websocket_connect("/ws") as ws:
         got = _reset(ws, seed=1, options={"level": 1}, make_kwargs={"image_size": [64, 80], "obs_mode": "text"})

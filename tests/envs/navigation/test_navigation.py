@@ -87,15 +87,20 @@ def test_planner_runs_only_when_asked_and_gives_the_eager_values(env_id: str, mo
 def test_close_frees_the_worlds_gl_objects() -> None:
     from pyglet import gl
 
+    from rl4vlm_gym.envs.navigation.gl import current
+    from rl4vlm_gym.envs.navigation.worlds import attachments
+
     env = gym.make("rl4vlm/MiniWorld-OneRoom-v1")
     env.reset(seed=0)
     world = env.unwrapped.world
-    fbos = [world.obs_fb.multi_fbo, world.obs_fb.final_fbo, world.vis_fb.multi_fbo, world.vis_fb.final_fbo]
+    with current(world.shadow_window):  # FBO names are the world's context's own
+        attached = [found for fb in (world.obs_fb, world.vis_fb) for fbo in (fb.multi_fbo, fb.final_fbo) for found in attachments(fbo)]
     env.close()
     env.close()
-    other = gym.make("rl4vlm/MiniWorld-Hallway-v1")  # a live context to ask
-    assert not any(gl.glIsFramebuffer(fbo) for fbo in fbos)
-    other.close()
+    is_alive = {gl.GL_TEXTURE: gl.glIsTexture, gl.GL_RENDERBUFFER: gl.glIsRenderbuffer}
+    assert len(attached) == 8 and {kind for kind, _ in attached} == set(is_alive)
+    with current(gl._shadow_window):  # textures and renderbuffers are shared by every context
+        assert not any(is_alive[kind](name) for kind, name in attached)
 
 
 def test_level_zero_is_raw_miniworld_for_the_same_seed() -> None:

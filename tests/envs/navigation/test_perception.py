@@ -16,13 +16,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-pyglet = pytest.importorskip("pyglet")
-# Miniworld opens a GL context when imported: make it headless first.
-pyglet.options["headless"] = True
-pyglet.options["debug_gl"] = False
-miniworld = pytest.importorskip("miniworld")
+if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
+    pytest.skip("the nav extra is not installed", allow_module_level=True)
 
 import gymnasium as gym  # noqa: E402
+
+from rl4vlm_gym.envs.navigation.gl import import_miniworld  # noqa: E402
+
+import_miniworld()  # headless, and its GL context made when the first world is
+
 from miniworld.entity import Ball, Box, Key, MeshEnt, TextFrame  # noqa: E402
 
 from rl4vlm_gym.envs.navigation import perception  # noqa: E402
