@@ -159,7 +159,8 @@ def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo, mode):
     assert whole_loss == pytest.approx(alone.item(), rel=1e-5)  # backward's loss is the mini-batch's
     for micro_batch in (1, 3):  # 3 splits the second episode (LOOP's sequence) across two passes
         loss, stats, parts = gradient(micro_batch)
-        assert loss == pytest.approx(whole_loss, rel=1e-5), (algo, mode, micro_batch)
+        # float32 sums in another order: 1.2e-5 apart seen on one CPU (GiGPO, seq-mean-token-mean), as the gradient's 1e-4
+        assert loss == pytest.approx(whole_loss, rel=1e-4), (algo, mode, micro_batch)
         assert (parts - whole).norm() <= 1e-4 * whole.norm(), f"{algo} {mode}: micro-batches of {micro_batch} change the gradient"
         assert stats == pytest.approx(whole_stats, rel=1e-4, abs=1e-6), (algo, mode, micro_batch)
     assert whole.abs().sum() > 0
