@@ -19,20 +19,12 @@ ENV_IDS = [card.id for card in rl4vlm_gym.list_envs()]
 PROCESS_CHECKS = ("determinism", "vector")
 
 
-# Found on 2026-11-27, not fixed yet: with Debian's Chromium 156, a fresh browser at a non-default
-# image_size (the kit's image-size check) hangs a driver command past COMMAND_TIMEOUT on its first
-# pages, alone and on an idle machine; the env restarts it and the second browser may hang too.
-BROWSER_RESIZE = "Chromium 156 hangs a command of a browser made at a non-default image_size (restarted; may fail twice)"
-
-
 def _cases() -> list[pytest.param]:
     cases = []
     for card in rl4vlm_gym.list_envs():
         for check in CHECKS:
             slow = check in PROCESS_CHECKS or (card.extra is not None and check != "docs")
             marks = [pytest.mark.slow] if slow else []
-            if (card.id, check) == ("rl4vlm/WebShop-Browser-v2", "arguments"):
-                marks.append(pytest.mark.xfail(reason=BROWSER_RESIZE, strict=False))
             cases.append(pytest.param(card.id, check, marks=marks, id=f"{card.id}-{check}"))
     return cases
 

@@ -5,7 +5,9 @@ Selenium is given the driver's path, so Selenium Manager never downloads anythin
 handled here (reference/platform.md §1):
 
 - ``--window-size`` leaves a smaller viewport; the CDP ``Emulation.setDeviceMetricsOverride``
-  sets it exactly, so a screenshot is exactly ``image_size``;
+  sets it exactly, so a screenshot is exactly ``image_size``. The window itself is never smaller
+  than :data:`_MIN_WINDOW`: Chromium 156 headless, in a window under about 170 px, hangs in most
+  ``Page.captureScreenshot`` calls (4 browsers in 6 at 128x128, none at 170 or over);
 - a click does not wait for the next page: :meth:`Browser.click` waits until a new document at
   the expected URL has loaded, with its fonts (the URL alone is not enough: a link may reload the
   page already shown);
@@ -58,6 +60,7 @@ _SETTLE_JS = (
     ".then(() => done(true));"
 )
 _SET_QUERY_JS = "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
+_MIN_WINDOW = (600, 800)  # (height, width): see the module docstring
 _TIMEOUT = 20.0
 _QUIT_TIMEOUT = 5.0
 COMMAND_TIMEOUT = 60.0
@@ -118,7 +121,8 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="rl4vlm-webshop-chromium-")
         options = webdriver.ChromeOptions()
         options.binary_location = binary
-        for flag in (*_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={size[1]},{size[0]}"):
+        window = (max(size[0], _MIN_WINDOW[0]), max(size[1], _MIN_WINDOW[1]))
+        for flag in (*_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={window[1]},{window[0]}"):
             options.add_argument(flag)
         self._service = _owned_service(driver, self.profile)
         try:

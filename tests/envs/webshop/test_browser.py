@@ -52,6 +52,25 @@ def test_oracle_buys_through_the_browser_on_every_level() -> None:
     env.close()
 
 
+def test_a_small_image_size_gets_a_full_window_and_prompt_screenshots() -> None:
+    """Chromium 156 headless in a window under about 170 px hangs in most screenshots (4 browsers
+    in 6 at 128x128): the window is never that small, only the viewport is image_size."""
+    from rl4vlm_gym.envs.webshop import browser
+
+    page = "data:text/html,<body style='background:%23eef'><h1>Shop</h1>" + "word " * 200 + "</body>"
+    for _ in range(3):  # at 128x128 without the fix, 3 browsers in a row pass 6% of the time
+        shot = browser.Browser((128, 128))
+        try:
+            shot._driver.command_executor.client_config.timeout = 15.0  # a hang is 60 s otherwise
+            window = shot._driver.get_window_size()
+            assert window["height"] >= browser._MIN_WINDOW[0] and window["width"] >= browser._MIN_WINDOW[1], window
+            shot._driver.get(page)
+            for _ in range(3):
+                assert shot.screenshot().shape == (128, 128, 3)
+        finally:
+            shot.close()
+
+
 def test_a_click_that_reloads_the_page_shown_waits_for_the_new_document() -> None:
     """Choosing an option already chosen links to the page already shown: the old document has the
     expected URL and is complete, so only a new document may end the wait (the screenshot was
