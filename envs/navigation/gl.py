@@ -87,13 +87,17 @@ def import_miniworld() -> ModuleType:
         _adopt()  # someone imported pyglet.gl before us
         _context_pid = os.getpid()
     try:
-        return importlib.import_module("miniworld")
+        miniworld = importlib.import_module("miniworld")
     except ImportError as err:
         if err.name == "miniworld":
             raise ImportError("the navigation envs need the `nav` extra: pip install 'rl4vlm-gym[nav]'") from err
         raise explain(err) from err
     except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
         raise explain(err) from err
+    from rl4vlm_gym.envs.navigation import textures
+
+    textures.install()
+    return miniworld
 
 
 def ensure_context() -> None:
