@@ -40,6 +40,9 @@ __all__ = ["SHAPES", "WORLDS", "LevelledWorld", "make_entity", "params_for"]
 SHAPES: dict[str, type[Entity]] = {"box": Box, "ball": Ball, "key": Key}
 COLORS: tuple[str, ...] = tuple(COLOR_NAMES)
 
+_TOUCH = 1e-9
+"""Squared metres: closer than this to touching, MiniWorld's own test decides (float rounding)."""
+_FEW_WALLS = 12
 _scene_tokens = itertools.count(1)
 _compiled_scene = [0]  # the token of the world whose static scene display list 1 now holds
 
@@ -133,6 +136,53 @@ class LevelledWorld:
     def goal_entity(self) -> Entity | None:
         """The object the agent must reach, if the task has one."""
         return getattr(self, self.GOAL) if self.GOAL else None
+
+    def intersect(self, ent: Any, pos: Any, radius: float) -> Any:
+        """MiniWorld's ``intersect``: the same verdict (True for a wall, else the first entity hit,
+        else None), decided on the walls' geometry computed once per world where the answer is clear
+        by 1e-9 m², and by MiniWorld itself where it is not. MiniWorld's costs 0.14 ms a call in
+        numpy on 3-vectors; the oracle's planner makes hundreds of thousands per plan."""
+        px, pz = float(pos[0]), float(pos[2])
+        limit = radius * radius
+        nearest = self._nearest_wall(px, pz)
+        if nearest < limit - _TOUCH:
+            return True
+        if not nearest > limit + _TOUCH:  # touching, or NaN from a zero-length wall
+            return super().intersect(ent, pos, radius)  # type: ignore[misc]
+        for other in self.entities:  # type: ignore[attr-defined]
+            if other is ent:
+                continue
+            dx, dz = float(other.pos[0]) - px, float(other.pos[2]) - pz
+            gap, reach = dx * dx + dz * dz, (radius + other.radius) ** 2
+            if gap < reach - _TOUCH:
+                return other
+            if not gap > reach + _TOUCH:
+                return super().intersect(ent, pos, radius)  # type: ignore[misc]
+        return None
+
+    def _nearest_wall(self, px: float, pz: float) -> float:
+        """The squared floor distance from (px, pz) to the nearest wall (inf: no walls)."""
+        segs = self.wall_segs  # type: ignore[attr-defined]
+        cached = self.__dict__.get("_walls_of")
+        if cached is None or cached[0] is not segs:
+            a, ab = segs[:, 0, :], segs[:, 1, :] - segs[:, 0, :]
+            columns = (a[:, 0], a[:, 2], ab[:, 0], ab[:, 2], ab[:, 0] ** 2 + ab[:, 2] ** 2)
+            rows = list(zip(*(column.tolist() for column in columns), strict=True))
+            cached = self._walls_of = (segs, columns, rows)
+        if len(cached[2]) <= _FEW_WALLS:  # plain floats beat numpy's per-call cost on a few walls
+            nearest = math.inf
+            for ax, az, abx, abz, abab in cached[2]:
+                if not abab:
+                    return math.nan  # a zero-length wall: MiniWorld decides
+                t = ((px - ax) * abx + (pz - az) * abz) / abab
+                t = 0.0 if t < 0.0 else 1.0 if t > 1.0 else t
+                dx, dz = ax + t * abx - px, az + t * abz - pz
+                nearest = min(nearest, dx * dx + dz * dz)
+            return nearest
+        ax, az, abx, abz, abab = cached[1]
+        t = np.minimum(np.maximum(((px - ax) * abx + (pz - az) * abz) / abab, 0.0), 1.0)
+        dx, dz = ax + t * abx - px, az + t * abz - pz
+        return float(np.minimum.reduce(dx * dx + dz * dz))
 
     def in_reach(self) -> Entity | None:
         """The object ``pick up`` would take now: MiniWorldEnv.step's own test (a wall in the way

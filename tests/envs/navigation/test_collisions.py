@@ -1,0 +1,47 @@
+"""Our worlds' collision test is MiniWorld's: the same verdict and the same entity on every pose,
+touching ones included (where MiniWorld's own code decides)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rl4vlm_gym  # noqa: F401 - registers the ids
+
+if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
+    pytest.skip("the nav extra is not installed", allow_module_level=True)
+
+
+# PickupObjects: 4 walls and many objects (plain floats); Maze: 36 walls (numpy)
+@pytest.mark.parametrize("env_id", ["rl4vlm/MiniWorld-PickupObjects-v1", "rl4vlm/MiniWorld-Maze-v1"])
+def test_intersect_is_miniworlds(env_id: str) -> None:
+    env = gym.make(env_id, image_size=(32, 32))
+    env.reset(seed=2)
+    from miniworld.miniworld import MiniWorldEnv  # imported headless by the env
+
+    world = env.unwrapped.world
+    rng = np.random.default_rng(0)
+    lo = np.array([min(r.min_x for r in world.rooms), min(r.min_z for r in world.rooms)]) - 1
+    hi = np.array([max(r.max_x for r in world.rooms), max(r.max_z for r in world.rooms)]) + 1
+    cases = []
+    for i in range(3000):  # anywhere, any size, any mover
+        x, z = rng.uniform(lo, hi)
+        cases.append((world.entities[i % len(world.entities)], np.array([x, rng.uniform(0, 2), z]), rng.uniform(0.05, 1.0)))
+    for other in world.entities:  # exactly touching another entity, and a hair either side
+        if other is not world.agent:
+            for radius in (0.3 - 1e-12, 0.3, 0.3 + 1e-12):
+                cases.append((world.agent, other.pos + np.array([radius + other.radius, 0.0, 0.0]), 0.3))
+    a, b = world.wall_segs[0]  # exactly touching a wall, and a hair either side, from its midpoint
+    normal = np.array([-(b - a)[2], 0.0, (b - a)[0]]) / np.linalg.norm(b - a)
+    for gap in (0.4 - 1e-12, 0.4, 0.4 + 1e-12):
+        cases.append((world.agent, (a + b) / 2 + gap * normal, 0.4))
+    verdicts = set()
+    for mover, pos, radius in cases:
+        ours, theirs = world.intersect(mover, pos, radius), MiniWorldEnv.intersect(world, mover, pos, radius)
+        assert ours is theirs or (ours is True and theirs is True), (env_id, pos, radius, ours, theirs)
+        verdicts.add("wall" if ours is True else "none" if ours is None else "entity")
+    assert verdicts == {"wall", "entity", "none"}
+    env.close()
