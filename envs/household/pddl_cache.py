@@ -11,10 +11,17 @@ the facts, the text) runs as in TextWorld, so the game state is the same as a fr
 TextWorld (1.7, pinned through alfworld 0.4.2) gives no hook for the translation, so ``PddlState``'s
 constructor and ``PddlEnv.load``/``reset`` are restated here with the cache in; the tests compare
 observations, admissible commands and rollouts with TextWorld's own env.
+
+Every step, TextWorld's text generator also parses with tatsu the same few hundred grammar strings
+and queries again, and deep-copies each derivation's context thousands of times (0.17 s of each
+ALFWorld step, 0.03 s left): :func:`lighten_text_generation` keeps the parse trees, still building
+every caller its own objects from them, and copies the contexts' dicts, not the entities in them,
+which the generator only reads.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 from collections import OrderedDict
@@ -89,6 +96,45 @@ def game_logic(domain: str, grammar: str) -> Any:
     return _logics.get(_digest(domain, grammar), lambda: pddl_logic.GameLogic(domain=domain, grammar=grammar))
 
 
+PARSES = 8192
+"""How many parse trees of grammar strings and logic expressions a process keeps."""
+
+
+def lighten_text_generation() -> None:
+    """Cache the tatsu parse in TextWorld's two ``_parse_and_convert`` (its text generator's and its
+    logic's), both pure functions of their arguments; the walk from the tree into TextWorld's objects
+    runs on every call, as before, so no caller shares an object with another. And copy a
+    derivation's context (``textgen.copy_context``) one level deep: its variables and mapping are
+    dicts the generator updates, of entity infos and variables it never changes. Idempotent."""
+    from textworld import logic
+    from textworld.envs.pddl import textgen
+
+    for module, converter in ((textgen, textgen._Converter), (logic, logic._ModelConverter)):
+        if not getattr(module._parse_and_convert, "memoized", False):
+            module._parse_and_convert = _memoized(module._PARSER, converter)
+    textgen.copy_context = _copy_context
+
+
+def _copy_context(context: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "state": context["state"],
+        "facts": context["facts"],
+        "variables": dict(context["variables"]),
+        "mapping": dict(context["mapping"]),
+        "entity_infos": context["entity_infos"],
+    }
+
+
+def _memoized(parser: Any, converter: type) -> Callable[..., Any]:
+    parse = functools.lru_cache(maxsize=PARSES)(lambda text, options: parser.parse(text, **dict(options)))
+
+    def parse_and_convert(text: str, **options: Any) -> Any:
+        return converter().walk(parse(text, tuple(sorted(options.items()))))
+
+    parse_and_convert.memoized = True  # type: ignore[attr-defined]
+    return parse_and_convert
+
+
 class CachedPddlState(pddl_logic.PddlState):
     """``textworld.envs.pddl.logic.PddlState`` with the translation from :func:`translate`."""
 
@@ -138,7 +184,12 @@ class CachedPddlState(pddl_logic.PddlState):
 
 class CachedPddlEnv(PddlEnv):
     """``textworld.envs.PddlEnv`` whose ``load`` and ``reset`` reuse the game's parsed grammar and PDDL
-    translation (see the module's docstring); everything else is TextWorld's."""
+    translation, and whose text is generated with memoized parsers (see the module's docstring);
+    everything else is TextWorld's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107
+        lighten_text_generation()
+        super().__init__(*args, **kwargs)
 
     def load(self, filename_or_data: str | Mapping[str, Any]) -> None:
         if isinstance(filename_or_data, Mapping):

@@ -1,13 +1,17 @@
-"""TextWorld's PDDL env with the translation cached (envs/household/pddl_cache.py) plays exactly as TextWorld's own.
+"""TextWorld's PDDL env with the translation cached and its text generation lightened
+(envs/household/pddl_cache.py) plays exactly as TextWorld's own.
 
 A cached load or reset must give the same intro, admissible commands, facts, feedback, win and planner
-plan as a fresh ``textworld.envs.PddlEnv``, and must not translate again.
+plan as a fresh ``textworld.envs.PddlEnv`` in a process where TextWorld is untouched, and must not
+translate again.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,25 +61,43 @@ def _rollout(env: object, game: str, steps: int = 12) -> list:
     return seen
 
 
+_TEXTWORLDS_OWN = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import test_pddl_cache as here
+from textworld.envs import PddlEnv
+from textworld.envs.pddl import textgen
+seen = here._rollout(here._wrap(PddlEnv), sys.argv[2])
+assert textgen.copy_context.__module__ == textgen.__name__, "TextWorld was changed in this process"
+print(json.dumps(seen))
+"""
+
+
 def test_cached_env_plays_as_textworlds_own_and_translates_each_game_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import fast_downward
-    from textworld.envs import PddlEnv
 
     from rl4vlm_gym.envs.household import pddl_cache
 
     game = GAME
-    expected = _rollout(_wrap(PddlEnv), game)
+    # TextWorld's own, in a process where nothing of ours has changed its text generator
+    own = subprocess.run([sys.executable, "-c", _TEXTWORLDS_OWN, str(Path(__file__).parent), str(game)], capture_output=True, text=True, timeout=300)
+    assert own.returncode == 0, own.stderr[-3000:]
+    expected = json.loads(own.stdout.strip().splitlines()[-1])
+    _rollout_json = lambda env: json.loads(json.dumps(_rollout(env, game)))  # noqa: E731 - tuples as lists
     pddl_cache._translations.clear()
     pddl_cache._logics.clear()
     calls = []
     real = fast_downward.pddl2sas
     monkeypatch.setattr(fast_downward, "pddl2sas", lambda *a, **k: calls.append(k["optimize"]) or real(*a, **k))
     argv = list(sys.argv)
-    assert _rollout(_wrap(pddl_cache.CachedPddlEnv), game) == expected  # first load: translates
+    assert _rollout_json(_wrap(pddl_cache.CachedPddlEnv)) == expected  # first load: translates
     assert calls == [False, True]  # plain + optimized, once for the load and both resets
-    assert _rollout(_wrap(pddl_cache.CachedPddlEnv), game) == expected  # a new env on the same game: all cached
+    assert _rollout_json(_wrap(pddl_cache.CachedPddlEnv)) == expected  # a new env on the same game: all cached
     assert calls == [False, True]
     assert sys.argv == argv  # pddl2sas overwrites it; the cache puts it back
+    from textworld.envs.pddl import textgen
+
+    assert textgen.copy_context is pddl_cache._copy_context  # the lightened generator played
 
 
 def test_cache_is_bounded_and_keyed_by_content(monkeypatch: pytest.MonkeyPatch) -> None:
