@@ -190,9 +190,15 @@ def test_the_report_shows_ratings_cross_table_and_exploitability(tmp_path: Path)
 
 
 def test_exploitability_of_the_shipped_cfr_policy_and_of_uniform_random() -> None:
+    import pyspiel
+    from open_spiel.python import policy as spiel_policy
+    from open_spiel.python.algorithms.exploitability import nash_conv
+
     assert exploitability("kuhn_poker", uniform)["exploitability"] == pytest.approx(11 / 24, abs=1e-12)  # Kuhn's known value
     cfr = exploitability("kuhn_poker", read_policy(CFR_FILE))
     assert 0 <= cfr["exploitability"] < 1e-4 and cfr["information_states"] == 12
+    game = pyspiel.load_game("leduc_poker")  # NashConv as OpenSpiel computes it, on a policy far from equilibrium
+    assert exploitability("leduc_poker", uniform)["nash_conv"] == pytest.approx(nash_conv(game, spiel_policy.UniformRandomPolicy(game)), rel=1e-9)
     assert exploitability("leduc_poker", uniform)["information_states"] == 936  # generic over OpenSpiel names
 
 
