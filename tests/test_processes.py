@@ -127,6 +127,24 @@ def test_released_groups_are_not_killed_and_close_kills_now(tmp_path: Path) -> N
         kept.wait()
 
 
+def test_close_kills_owned_pids_now_but_not_a_process_that_reused_a_pid() -> None:
+    alone = subprocess.Popen(["sleep", "300"])  # its own group would survive a group kill: only the pid kill reaches it
+    other = subprocess.Popen(["sleep", "300"])
+    try:
+        owned = processes.own(pids=[alone.pid])
+        reused = processes.own(pids=[other.pid])
+        # as if `other` had ended and its pid had gone to a new process: the recorded start time differs
+        reused.pids = tuple(f"{entry.partition(' ')[0]} 1" for entry in reused.pids)
+        owned.close()
+        reused.close()
+        assert alone.wait(10) == -signal.SIGKILL
+        assert other.poll() is None, "a process that only shares the pid was killed"
+    finally:
+        for proc in (alone, other):
+            proc.kill()
+            proc.wait()
+
+
 def test_a_killed_watchdog_is_replaced_with_the_full_register(tmp_path: Path) -> None:
     script = r"""
 import json, os, signal, sys, time
