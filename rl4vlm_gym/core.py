@@ -361,8 +361,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
         raise NotImplementedError
 
     def _state_key(self) -> str:
-        """A canonical key of the true state: equal states give equal keys, different states
-        different keys (GiGPO groups steps by it; the kit checks invalid actions leave it as it was)."""
+        """A canonical key of the state as the acting player may know it: equal states give equal
+        keys, different states different keys (GiGPO groups steps by it; the kit checks invalid
+        actions leave it as it was). With hidden information (cards, dice, a partner's view) it is
+        the player's information state, never what the player cannot see."""
         raise NotImplementedError
 
     def _success(self) -> bool:
