@@ -71,8 +71,8 @@ def explain(err: BaseException) -> GLUnavailableError:
 def import_miniworld() -> ModuleType:
     """Import ``miniworld`` with pyglet in headless EGL mode; raise :class:`GLUnavailableError` or a
     clear ``ImportError`` (``pip install rl4vlm-gym[nav]``) when that cannot work."""
-    if "miniworld" in sys.modules:
-        return sys.modules["miniworld"]
+    if "miniworld" in sys.modules:  # imported before, by us or by the user
+        return _with_fast_textures(sys.modules["miniworld"])
     try:
         import pyglet
     except ImportError as err:
@@ -94,9 +94,13 @@ def import_miniworld() -> ModuleType:
         raise explain(err) from err
     except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
         raise explain(err) from err
+    return _with_fast_textures(miniworld)
+
+
+def _with_fast_textures(miniworld: ModuleType) -> ModuleType:
     from rl4vlm_gym.envs.navigation import textures
 
-    textures.install()
+    textures.install()  # idempotent
     return miniworld
 
 

@@ -65,8 +65,9 @@ _TIMEOUT = 20.0
 _QUIT_TIMEOUT = 5.0
 COMMAND_TIMEOUT = 60.0
 """Seconds any one driver command may take (Selenium's default for Chromium is 120 s): past it the
-command raises, and the env restarts the browser. A screenshot has been seen to hang in CDP; 30 s
-was too short for an honest command on 2 cores loaded by a parallel test suite (twice in one run)."""
+command raises, and the env restarts the browser. Screenshots hung in CDP in windows under ~170 px
+(see :data:`_MIN_WINDOW`); 30 s was too short for an honest command on 2 cores loaded by a parallel
+test suite (twice in one run)."""
 
 
 class BrowserError(RuntimeError):
