@@ -42,3 +42,14 @@ def test_worlds_load_textures_through_it() -> None:
     env.reset(seed=0)
     env.close()
     assert opengl.Texture.load.__func__ is textures._load
+
+
+def test_miniworld_imported_before_us_gets_it_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.navigation import gl, textures
+
+    gl.import_miniworld()
+    from miniworld import opengl
+
+    monkeypatch.setattr(opengl.Texture, "load", classmethod(lambda cls, path: None))  # as if MiniWorld were imported by the user
+    gl.import_miniworld()
+    assert opengl.Texture.load.__func__ is textures._load
