@@ -7,13 +7,14 @@ count N:
 - **vector steps/s**: ``AsyncVectorEnv`` with N envs (one spawned process each; ``async`` sends
   observations pickled through pipes, ``shm`` through shared memory, Gymnasium's default) vs
   ``RayVectorEnv`` with N envs in N actors (equal parallelism, same envs and obs_mode; ``ray``
-  with remote calls, its default, ``cgraph`` through Ray Compiled Graphs; ``ray/async`` and
-  ``ray/shm`` are the overhead) and with ``--envs-per-worker`` envs per actor (what batching
-  buys); ``eff`` is the scaling efficiency of Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``;
+  as it runs by default, over each actor's socket on this machine, ``rpc`` with Ray remote calls
+  as between machines, ``direct=False``; ``ray/async`` and ``ray/shm`` are the overhead) and with
+  ``--envs-per-worker`` envs per actor (what batching buys); ``eff`` is the scaling efficiency of
+  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``;
 - **CPU ms per env step** of each vector env: the CPU time of this process and all its
   descendants (env workers, actors, Ray's own processes) while stepping, per env step. Unlike
   steps/s it hardly depends on what else runs on the machine: on a busy machine it is the figure
-  to compare (busy-waiting, as Compiled Graphs do, shows up here);
+  to compare;
 - **suite wall time**: ``run_suite`` (what ``rl4vlm-gym eval`` runs) of a suite of random-agent
   episodes with ``--workers N`` (spawned processes) vs ``--backend ray --workers N`` (actors),
   start-up of the workers included (what a user waits for); Ray's own start is not timed.
@@ -48,7 +49,7 @@ from rl4vlm_gym.harness.suite import Suite
 ENVS = {
     # name: (id, make kwargs, vector steps per measurement, suite episodes, episode steps)
     "numberline": ("rl4vlm/NumberLine-v0", {"obs_mode": "text"}, 300, 64, 20),
-    "miniworld": ("rl4vlm/MiniWorld-OneRoom-v1", {"image_size": (224, 224)}, 40, 16, 20),
+    "miniworld": ("rl4vlm/MiniWorld-OneRoom-v1", {"image_size": (224, 224)}, 120, 16, 20),
 }
 
 
@@ -93,10 +94,10 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
         task = {**task, "obs_mode": kwargs["obs_mode"], "kwargs": {}}
     suite = Suite.from_dict({"name": f"bench-{name}", "axis": "smoke", "max_steps": episode_steps, "tasks": [task]})
     print(f"\n{env_id} {kwargs}: env steps/s ({steps} vector steps) and wall time of {episodes} episodes x {episode_steps} steps")
-    vectors = ("async", "shm", "ray", "cgraph", "batched")
+    vectors = ("async", "shm", "ray", "rpc", "batched")
     print(
-        f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'ray':>7} {'cgraph':>7} {'ray/async':>9} {'ray/shm':>7} {'eff':>5}"
-        f" {f'ray {per_worker}/actor':>11} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'cgraph':>6} {'batched':>7}"
+        f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'ray':>7} {'rpc':>7} {'ray/async':>9} {'ray/shm':>7} {'eff':>5}"
+        f" {f'ray {per_worker}/actor':>11} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'rpc':>6} {'batched':>7}"
         + (f" | {'local s':>7} {'ray s':>6} {'ray/local':>9}" if suite_too else "")
     )
     base = None
@@ -111,7 +112,7 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
                 ("async", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=False, context="spawn")),
                 ("shm", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=True, context="spawn")),
                 ("ray", lambda n=n: RayVectorEnv([make] * n, num_actors=n)),
-                ("cgraph", lambda n=n: RayVectorEnv([make] * n, num_actors=n, compiled=True)),
+                ("rpc", lambda n=n: RayVectorEnv([make] * n, num_actors=n, direct=False)),
                 ("batched", lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n)),
             ):
                 envs = vector()

@@ -1,18 +1,23 @@
 """A Gymnasium vector env whose sub-envs live in Ray actors, several per actor, stepped in batches.
 
 Each actor holds a contiguous slice of the envs and is called once per ``reset``/``step`` for its
-whole slice, with a remote call. A result over Ray's default 100 KB (one 224x224 image) goes through
-Ray's object store, 2 ms a call instead of 0.5 ms; the local Ray that ``RayVectorEnv`` starts when
-none runs returns results up to 4 MiB with the reply (:data:`LOCAL_RAY_CONFIG`; give a cluster the
-same setting when it starts). ``compiled=True`` calls the actors through Ray Compiled Graphs instead
-(shared-memory channels, about 0.2 ms a call; not under Ray Client), but their actors busy-wait for their next call, a
-core each even while idle (while a trainer's model generates), and so does the driver for their
-results: worth it only with a core to spare for each actor and for the driver. The API and
-results are those of ``SyncVectorEnv`` and
-``AsyncVectorEnv``: ``reset(seed=...)`` (an int seeds env ``i`` with ``seed + i``), ``step``,
-``autoreset_mode`` (next-step, same-step, disabled, and ``options["reset_mask"]``), ``call``,
-``get_attr``, ``set_attr``, ``render``, ``close``; observations are batched with Gymnasium's
-``batch_space``/``concatenate``, so rl4vlm's ``Unicode`` spaces batch as they do locally.
+whole slice. Ray places the actors, gives them their resources and reports their deaths; the calls
+themselves take one of two ways:
+
+- **an actor on the driver's machine** (same kernel and network namespace) answers over a Unix
+  socket of its own, authenticated with a key sent through Ray (``multiprocessing.connection``, as
+  ``AsyncVectorEnv``'s pipes): about 0.2 ms a call with a 224x224 image on our machine, where a Ray
+  remote call costs 1.5-2.5 ms, a third of a MiniWorld step. ``direct=False`` turns it off;
+- **an actor on another machine** (or any, with ``direct=False``) gets Ray remote calls. A result
+  over Ray's default 100 KB (one 224x224 image) would go through Ray's object store; the local Ray
+  that ``RayVectorEnv`` starts when none runs returns results up to 4 MiB with the reply
+  (:data:`LOCAL_RAY_CONFIG`; give a cluster the same setting when it starts).
+
+The API and results are those of ``SyncVectorEnv`` and ``AsyncVectorEnv``: ``reset(seed=...)`` (an
+int seeds env ``i`` with ``seed + i``), ``step``, ``autoreset_mode`` (next-step, same-step, disabled,
+and ``options["reset_mask"]``), ``call``, ``get_attr``, ``set_attr``, ``render``, ``close``;
+observations are batched with Gymnasium's ``batch_space``/``concatenate``, so rl4vlm's ``Unicode``
+spaces batch as they do locally. An error raised by an env is raised by the vector env's call.
 
 Faults: by default an actor that dies (killed, out of memory, its node lost) is *not* restarted:
 the next call raises :class:`ActorDiedError` naming the actor and its envs. With
@@ -37,25 +42,26 @@ Example::
 from __future__ import annotations
 
 import logging
+import os
+import pickle
+import secrets
+import traceback
 from collections.abc import Callable, Sequence
 from copy import deepcopy
+from multiprocessing.connection import AuthenticationError, Client, Connection, Listener
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import ray
-import ray.util.client
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
-from ray.dag import InputNode
 
 from rl4vlm_gym.backends.ray_init import init_ray
 
 __all__ = ["LOCAL_RAY_CONFIG", "ActorDiedError", "RayVectorEnv"]
 
 logger = logging.getLogger(__name__)
-
-_WEEK = 7 * 24 * 3600.0
 
 # Ray's system config for a local Ray started here: results up to 4 MiB (a batch of 25 224x224
 # images) travel with the call's reply rather than through the object store.
@@ -66,17 +72,44 @@ class ActorDiedError(RuntimeError):
     """A Ray actor holding some of the envs died; the vector env cannot go on (close it)."""
 
 
+class _ChannelLost(Exception):
+    """The socket to an actor closed under a call: the actor died (or its process ended)."""
+
+
+def _dumps(value: Any) -> bytes:
+    """``value`` pickled for the socket as Ray pickles a remote call's arguments and result: with
+    cloudpickle where the C pickler fails or would refer to the sender's ``__main__`` (which the
+    receiver does not have); the C pickler otherwise, 0.1-0.2 ms faster on a step."""
+    try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if b"__main__" not in data:
+            return data
+    except (pickle.PicklingError, TypeError, AttributeError):
+        pass
+    return ray.cloudpickle.dumps(value)
+
+
+def _host() -> tuple[str, int] | None:
+    """What two processes share when each can reach the other's abstract Unix sockets: the running
+    kernel (its boot id) and the network namespace. None off Linux (no abstract sockets)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            return boot.read().strip(), os.stat("/proc/self/ns/net").st_ino
+    except OSError:
+        return None
+
+
 class _Runner:
     """The envs of one actor, with the per-env autoreset logic of ``SyncVectorEnv``."""
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode, restarted: bool = False) -> None:
         self.env_fns, self.mode, self.restarted = list(env_fns), autoreset_mode, restarted
         self.envs: list[gym.Env] | None = None
+        self.listener: Listener | None = None
 
     def run(self, command: tuple[str, tuple]) -> Any:
-        """Run ``getattr(self, name)(*args)``: every call comes here, from a compiled graph or a remote call.
-        The envs are made by the first call, on the thread that runs them all: a compiled graph runs
-        its calls on its own thread, and an OpenGL context (MiniWorld) belongs to the thread that made it."""
+        """Run ``getattr(self, name)(*args)``: every call comes here, from the socket or a remote call.
+        The envs are made by the first call."""
         if self.envs is None and command[0] == "close":
             return None
         if self.envs is None:
@@ -87,6 +120,41 @@ class _Runner:
             self.lost: list[tuple[Any, dict] | None] = [env.reset() if self.restarted else None for env in self.envs]
         name, args = command
         return getattr(self, name)(*args)
+
+    def open_channel(self, host: tuple[str, int] | None, authkey: bytes) -> bytes | None:
+        """A socket for :meth:`serve`, if the driver runs on this machine (``host``); its address."""
+        if host is None or host != _host():
+            return None
+        # An abstract socket (Linux): no file to leak if the actor is killed; the key keeps others out.
+        self.listener = Listener("\0rl4vlm-ray-" + secrets.token_hex(16), family="AF_UNIX", authkey=authkey)
+        return self.listener.address
+
+    def serve(self) -> None:
+        """Answer the driver's commands on the socket of :meth:`open_channel` until ``close`` or the
+        driver hangs up. Each reply is ``("ok", result)`` or ``("error", exception)``."""
+        try:
+            conn = self.listener.accept()
+        finally:
+            self.listener.close()  # one driver only
+            self.listener = None
+        with conn:
+            while True:
+                try:
+                    command = pickle.loads(conn.recv_bytes())
+                except EOFError:
+                    return
+                try:
+                    reply = ("ok", self.run(command))
+                except Exception as err:  # noqa: BLE001 - raised in the driver, as a remote call's would be
+                    err.add_note(f"raised in a RayVectorEnv actor (pid {os.getpid()}):\n{traceback.format_exc()}")
+                    reply = ("error", err)
+                try:
+                    data = _dumps(reply)
+                except Exception as err:  # noqa: BLE001 - said to the driver instead
+                    data = _dumps(("error", TypeError(f"the reply to {command[0]!r} cannot be pickled: {err}")))
+                conn.send_bytes(data)
+                if command[0] == "close":
+                    return
 
     def describe(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
         env = self.envs[0]
@@ -158,9 +226,8 @@ class RayVectorEnv(VectorEnv):
         copy: return copies of the batched observations, as ``SyncVectorEnv`` does.
         max_actor_restarts: dead actors replaced over this vector env's life (see Faults above);
             0 (default) raises :class:`ActorDiedError` instead.
-        compiled: call the actors through Ray Compiled Graphs (shared-memory channels, one graph per
-            actor) rather than remote calls: the same results, less overhead per call, but each
-            actor and the driver busy-wait on their channels (see above).
+        direct: call the actors on this machine over a socket of their own (see above) rather than
+            with Ray remote calls; the same results either way.
 
     A local Ray is started if none is running (:func:`~rl4vlm_gym.backends.ray_init.init_ray`, with
     :data:`LOCAL_RAY_CONFIG`); connect to a cluster with ``ray.init(address=...)`` first.
@@ -174,7 +241,7 @@ class RayVectorEnv(VectorEnv):
         actor_options: dict[str, Any] | None = None,
         copy: bool = True,
         max_actor_restarts: int = 0,
-        compiled: bool = False,
+        direct: bool = True,
     ) -> None:
         self.num_envs = len(env_fns)
         if self.num_envs == 0:
@@ -190,13 +257,12 @@ class RayVectorEnv(VectorEnv):
         self._cls = ray.remote(_Runner).options(**{"num_cpus": 1, "max_restarts": 0, **(actor_options or {})})
         self._env_fns = list(env_fns)
         self.restarts_left = max_actor_restarts
+        self.direct = direct
         bounds = [i * self.num_envs // num_actors for i in range(num_actors + 1)]
         self._slices = [range(bounds[k], bounds[k + 1]) for k in range(num_actors)]
         self._actors = [self._cls.remote([env_fns[i] for i in s], self.autoreset_mode) for s in self._slices]
-        self.compiled = compiled and not ray.util.client.ray.is_connected()
-        self._dags: list[Any] = [None] * num_actors
-        for k in range(num_actors):
-            self._compile(k)
+        self._channels: list[Connection | None] = [None] * num_actors
+        self._connect(range(num_actors))
         self.single_observation_space, self.single_action_space, metadata, self.render_mode = self._run(
             lambda k: ("describe", ()), actors=[0]
         )[0]
@@ -208,72 +274,105 @@ class RayVectorEnv(VectorEnv):
         self._autoreset_envs = np.zeros(self.num_envs, dtype=np.bool_)
         self.closed = False
 
-    def _compile(self, k: int) -> None:
-        """A compiled graph for actor ``k``: Ray Compiled Graphs pass a call and its result through
-        shared memory (about 0.2 ms a step with a 224x224 image, vs 2 ms for a remote call whose
-        result goes through the object store, on this machine). Without them (Ray Client, or a
-        compile error), remote calls."""
-        self._dags[k] = None
-        if not self.compiled:
+    def _connect(self, ks: Sequence[int]) -> None:
+        """Open the sockets of actors ``ks`` that run on this machine (``direct``); the others keep
+        remote calls. An actor that dies meanwhile is found dead by its first call; one whose socket
+        cannot be reached is killed, so that it is too (and replaced like any dead actor)."""
+        if not self.direct:
             return
-        try:
-            ray.get(self._actors[k].__ray_ready__.remote())  # started (compiling would time out on a slow start)
-            with InputNode() as command:
-                dag = self._actors[k].run.bind(command)
-            self._dags[k] = dag.experimental_compile()
-        except Exception as err:  # noqa: BLE001 - any reason not to compile leaves the plain remote calls
-            logger.warning("Ray Compiled Graphs unavailable (%s: %s); using remote calls", type(err).__name__, err)
-            self.compiled = False
+        keys = {k: secrets.token_bytes(32) for k in ks}
+        addresses = {k: self._actors[k].open_channel.remote(_host(), keys[k]) for k in ks}
+        for k in ks:
+            self._channels[k] = None
+            try:
+                address = ray.get(addresses[k])
+            except ray.exceptions.RayActorError:
+                continue
+            if address is None:  # another machine
+                continue
+            self._actors[k].serve.remote()
+            try:
+                self._channels[k] = Client(address, family="AF_UNIX", authkey=keys[k])
+            except (OSError, EOFError, AuthenticationError) as err:
+                logger.warning("cannot reach Ray actor %d over its socket (%s: %s); it is replaced", k, type(err).__name__, err)
+                ray.kill(self._actors[k])
 
     def _submit(self, k: int, command: tuple[str, tuple]) -> Any:
-        """A reference to the result of ``command`` on actor ``k``, or the error that prevented the call
-        (a compiled graph whose actor died is torn down by Ray: ``execute`` fails at once)."""
-        dag = self._dags[k]
+        """Send ``command`` to actor ``k``: the reference to its result for a remote call, None for the
+        socket (the reply is read by :meth:`_result`), or the error that prevented the call."""
+        conn = self._channels[k]
         try:
-            return self._actors[k].run.remote(command) if dag is None else dag.execute(command)
-        except (ray.exceptions.RayActorError, ray.exceptions.RayChannelError) as err:
+            if conn is None:
+                return self._actors[k].run.remote(command)
+            conn.send_bytes(_dumps(command))
+            return None
+        except ray.exceptions.RayActorError as err:
+            return err
+        except OSError as err:
+            return _ChannelLost(err)
+        except Exception as err:  # noqa: BLE001 - arguments that cannot be pickled: raised by _result
             return err
 
-    def _teardown(self, k: int) -> None:
-        dag, self._dags[k] = self._dags[k], None
-        if dag is not None:
-            try:
-                dag.teardown()
-            except Exception:  # noqa: BLE001 - a graph whose actor died may fail to tear down; it is dropped anyway
-                logger.debug("teardown of a compiled graph failed", exc_info=True)
+    def _result(self, k: int, ref: Any) -> Any:
+        """The result of the call :meth:`_submit` made on actor ``k`` (an env's error is raised)."""
+        if isinstance(ref, Exception):
+            raise ref
+        conn = self._channels[k]
+        if conn is None:
+            return ray.get(ref)
+        try:
+            status, value = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError) as err:
+            raise _ChannelLost(err) from err
+        if status == "error":
+            raise value
+        return value
+
+    def _replace(self, k: int, err: Exception) -> None:
+        """Actor ``k`` died (``err``): replace it if restarts are left, else raise :class:`ActorDiedError`."""
+        where = f"actor {k} (envs {self._slices[k].start}..{self._slices[k].stop - 1})"
+        if self._channels[k] is not None:
+            self._channels[k].close()
+            self._channels[k] = None
+        cause = type(err.__cause__ if isinstance(err, _ChannelLost) else err).__name__
+        if self.restarts_left <= 0:
+            raise ActorDiedError(
+                f"the Ray {where} of this RayVectorEnv died ({cause}); actors are not "
+                "restarted (max_actor_restarts): close this vector env and make a new one"
+            ) from err
+        self.restarts_left -= 1
+        logger.warning("the Ray %s died (%s); restarting it, its envs' episodes are lost", where, cause)
+        ray.kill(self._actors[k])
+        self._actors[k] = self._cls.remote([self._env_fns[i] for i in self._slices[k]], self.autoreset_mode, True)
+        self._connect([k])
 
     def _run(self, command: Callable[[int], tuple[str, tuple]], actors: Sequence[int] | None = None) -> list[Any]:
         """``command(k)`` (a method name and its arguments) on each actor ``k`` (all by default), in
         parallel; their results. A dead actor is replaced and the call repeated on the new one while
-        restarts are left."""
+        restarts are left. An env's error is raised once every actor has answered (so that no reply
+        is left unread on a socket)."""
         ks = range(len(self._actors)) if actors is None else actors
         refs = [self._submit(k, command(k)) for k in ks]
-        results = []
+        results, error = [], None
         for k, ref in zip(ks, refs, strict=True):
             while True:
                 try:
-                    if isinstance(ref, Exception):
-                        raise ref
-                    # a compiled graph's get gives up after 10 s by default: a step may be longer
-                    result = ray.get(ref) if self._dags[k] is None else ray.get(ref, timeout=_WEEK)
-                    # A compiled graph's arrays are views of its channel, which stays locked while
-                    # one lives (the next call hangs): keep copies (about 20 us for 150 KB).
-                    results.append(result if self._dags[k] is None else deepcopy(result))
+                    results.append(self._result(k, ref))
                     break
-                except (ray.exceptions.RayActorError, ray.exceptions.RayChannelError) as err:
-                    where = f"actor {k} (envs {self._slices[k].start}..{self._slices[k].stop - 1})"
-                    self._teardown(k)
-                    if self.restarts_left <= 0:
-                        raise ActorDiedError(
-                            f"the Ray {where} of this RayVectorEnv died ({type(err).__name__}); actors are not "
-                            "restarted (max_actor_restarts): close this vector env and make a new one"
-                        ) from err
-                    self.restarts_left -= 1
-                    logger.warning("the Ray %s died (%s); restarting it, its envs' episodes are lost", where, type(err).__name__)
-                    ray.kill(self._actors[k])
-                    self._actors[k] = self._cls.remote([self._env_fns[i] for i in self._slices[k]], self.autoreset_mode, True)
-                    self._compile(k)
+                except (ray.exceptions.RayActorError, _ChannelLost) as err:
+                    try:
+                        self._replace(k, err)
+                    except ActorDiedError as died:
+                        error = error or died
+                        results.append(None)
+                        break
                     ref = self._submit(k, command(k))
+                except Exception as err:  # noqa: BLE001 - an env's error, raised below
+                    error = error or err
+                    results.append(None)
+                    break
+        if error is not None:
+            raise error
         return results
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
@@ -348,15 +447,26 @@ class RayVectorEnv(VectorEnv):
         return self.call("render")
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close the sub-envs, then end the actors (a dead actor is skipped)."""
-        for k, actor in enumerate(self._actors):
+        """Close the sub-envs (every actor at once, a minute at most), then end the actors (a dead or
+        stuck actor is only ended)."""
+        refs = [self._submit(k, ("close", ())) for k in range(len(self._actors))]
+        for k, ref in enumerate(refs):
+            conn = self._channels[k]
             try:
-                ref = self._submit(k, ("close", ()))
                 if isinstance(ref, Exception):
                     raise ref
-                ray.get(ref, timeout=60)
-            except (ray.exceptions.RayActorError, ray.exceptions.RayChannelError, ray.exceptions.GetTimeoutError):
+                if conn is None:
+                    ray.get(ref, timeout=60)
+                elif not conn.poll(60):
+                    raise TimeoutError
+                else:
+                    self._result(k, ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, _ChannelLost, TimeoutError):
                 logger.warning("a Ray actor of this RayVectorEnv could not close its envs (dead or stuck)")
-            self._teardown(k)
-            ray.kill(actor)
+            except Exception:  # noqa: BLE001 - an env failing to close: the actor ends anyway
+                logger.warning("an env of a Ray actor of this RayVectorEnv failed to close", exc_info=True)
+            if conn is not None:
+                conn.close()
+                self._channels[k] = None
+            ray.kill(self._actors[k])
         self._actors = []

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -57,13 +59,15 @@ def _actions(obs: dict, rng: np.random.Generator) -> tuple[str, ...]:
 
 
 @pytest.mark.parametrize(
-    ("num_envs", "num_actors", "mode", "compiled"),
-    [(4, 2, "NextStep", False), (4, 2, "NextStep", True), (3, 2, "SameStep", False), (2, 1, "NextStep", True)],
+    ("num_envs", "num_actors", "mode", "direct"),
+    [(4, 2, "NextStep", True), (4, 2, "NextStep", False), (3, 2, "SameStep", True), (2, 1, "NextStep", False)],
 )
-def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str, compiled: bool) -> None:
+def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str, direct: bool) -> None:
     local = gym.vector.SyncVectorEnv(_fns(num_envs), autoreset_mode=mode)
-    remote = RayVectorEnv(_fns(num_envs), num_actors=num_actors, autoreset_mode=mode, actor_options={"num_cpus": 0}, compiled=compiled)
-    assert remote.compiled == compiled
+    remote = RayVectorEnv(
+        _fns(num_envs), num_actors=num_actors, autoreset_mode=mode, actor_options={"num_cpus": 0}, direct=direct
+    )
+    assert [c is not None for c in remote._channels] == [direct] * num_actors, "actors on this machine answer on sockets"
     assert remote.observation_space == local.observation_space and remote.action_space == local.action_space
     assert remote.metadata["autoreset_mode"] == local.metadata["autoreset_mode"]
     rng = np.random.default_rng(0)
@@ -100,9 +104,83 @@ def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
     local.close(), remote.close()
 
 
+@pytest.mark.parametrize("direct", [True, False])
+def test_errors_and_values_travel_as_ray_carries_them(direct: bool) -> None:
+    """An env's error is raised by the vector env's call and lambdas travel (cloudpickle), on the
+    socket as with Ray's remote calls; after an error every actor's next reply is its own."""
+    local = gym.vector.SyncVectorEnv(_fns(3))
+    remote = RayVectorEnv(_fns(3), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
+    assert _same(local.reset(seed=1), remote.reset(seed=1))
+    with pytest.raises(AttributeError, match="no_such_attribute") as raised:
+        remote.call("no_such_attribute")
+    if direct:
+        assert "raised in a RayVectorEnv actor" in "".join(raised.value.__notes__)
+    remote.set_attr("marker", [lambda: 1, lambda: 2, lambda: 3])
+    assert remote.get_attr("marker") == (1, 2, 3)
+    if direct:
+        remote.set_attr("marker", lambda: threading.Lock())
+        with pytest.raises(TypeError, match="reply to 'call' cannot be pickled"):
+            remote.get_attr("marker")
+    assert _same(local.reset(seed=4), remote.reset(seed=4))
+    actions = ("+",) * 3
+    assert _same(local.step(actions), remote.step(actions))
+    local.close(), remote.close()
+
+
+def test_values_of_the_senders_main_module_travel_by_value() -> None:
+    """The socket's pickles load on the other side as Ray's would: what lives in the sender's
+    ``__main__`` (a driver script's functions) goes by value; anything else by the C pickler."""
+    from rl4vlm_gym.backends.ray_vector import _dumps
+
+    main = sys.modules["__main__"]
+
+    def scripted() -> int:
+        return 7
+
+    scripted.__module__, scripted.__qualname__ = "__main__", "scripted_for_this_test"
+    main.scripted_for_this_test = scripted
+    try:
+        assert b"__main__" in pickle.dumps(scripted), "the C pickler refers to __main__"
+        data = _dumps(scripted)
+    finally:
+        delattr(main, "scripted_for_this_test")
+    assert pickle.loads(data)() == 7, "loads where __main__ has no such function"
+    step = ("step", (["go north", "+"],))
+    assert _dumps(step) == pickle.dumps(step, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def test_an_actor_answers_on_a_socket_only_on_the_drivers_machine_and_with_the_key() -> None:
+    """The socket is opened for a driver on the same kernel and network namespace only, and refuses
+    a client without the key (no Ray here: the actor's class alone)."""
+    from multiprocessing.connection import AuthenticationError, Client
+
+    from rl4vlm_gym.backends.ray_vector import _host, _Runner
+
+    host = _host()
+    assert host is not None and _Runner([], "NextStep").open_channel((host[0], host[1] + 1), b"k") is None
+    assert _Runner([], "NextStep").open_channel(("another boot", host[1]), b"k") is None
+    runner = _Runner([], "NextStep")
+    address = runner.open_channel(host, b"the key")
+    assert address.startswith(b"\0rl4vlm-ray-")  # abstract: no file
+    refused: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            runner.serve()
+        except AuthenticationError as err:
+            refused.append(err)
+
+    server = threading.Thread(target=serve)
+    server.start()
+    with pytest.raises(AuthenticationError):
+        Client(address, family="AF_UNIX", authkey=b"another key")
+    server.join(10)
+    assert refused and runner.listener is None, "the socket was closed after the refused client"
+
+
 def _kill(actor: Any) -> None:
-    """``ray.kill`` and wait for the actor's death: the kill is asynchronous, and a call through a
-    compiled graph's channel can reach the actor before it. Seen through Ray's public API: a call
+    """``ray.kill`` and wait for the actor's death: the kill is asynchronous, and a call through the
+    actor's socket can reach it before. Seen through Ray's public API: a call
     made once Ray knows the actor is dead raises ``ActorDiedError`` (the state API needs the dashboard)."""
     ray.kill(actor)
     deadline = time.monotonic() + 30
@@ -115,9 +193,9 @@ def _kill(actor: Any) -> None:
     raise AssertionError("the killed actor was still alive 30 s later")
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_a_killed_actor_raises_a_clear_error(compiled: bool) -> None:
-    remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, compiled=compiled)
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_killed_actor_raises_a_clear_error(direct: bool) -> None:
+    remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
     obs, _ = remote.reset(seed=0)
     _kill(remote._actors[1])
     with pytest.raises(ActorDiedError, match=r"actor 1 \(envs 2\.\.3\).*not restarted"):
