@@ -137,16 +137,39 @@ def test_values_of_the_senders_main_module_travel_by_value() -> None:
     def scripted() -> int:
         return 7
 
+    class Scripted:
+        value = 8
+
     scripted.__module__, scripted.__qualname__ = "__main__", "scripted_for_this_test"
-    main.scripted_for_this_test = scripted
+    Scripted.__module__, Scripted.__qualname__ = "__main__", "ScriptedForThisTest"
+    main.scripted_for_this_test, main.ScriptedForThisTest = scripted, Scripted
     try:
-        assert b"__main__" in pickle.dumps(scripted), "the C pickler refers to __main__"
-        data = _dumps(scripted)
+        assert b"__main__" in pickle.dumps(scripted) and b"__main__" in pickle.dumps(Scripted()), "by reference"
+        data = _dumps({"step": [scripted, Scripted()]})
     finally:
-        delattr(main, "scripted_for_this_test")
-    assert pickle.loads(data)() == 7, "loads where __main__ has no such function"
+        del main.scripted_for_this_test, main.ScriptedForThisTest
+    function, instance = pickle.loads(data)["step"]  # where __main__ has neither
+    assert function() == 7 and instance.value == 8
     step = ("step", (["go north", "+"],))
     assert _dumps(step) == pickle.dumps(step, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def test_a_black_frame_travels_as_its_shape() -> None:
+    """A text-mode observation's all-zero image is sent as its shape and dtype (a batch of them was
+    mostly zeros); any other array in full, and every one arrives equal."""
+    from rl4vlm_gym.backends.ray_vector import _dumps
+
+    black = np.zeros((300, 300, 3), np.uint8)
+    assert len(_dumps(black)) < 300 and len(_dumps(np.zeros(4096, np.uint8))) < 300  # 4095: in full, below
+    almost = black.copy()
+    almost[-1, -1, -1] = 1
+    floats = np.zeros((64, 64), np.float32)
+    floats[0, 0] = -0.0  # equal to 0.0, not the same bytes: floats go in full
+    for array in (black, almost, floats, np.asfortranarray(np.zeros((64, 64), np.int16)), np.zeros(4095, np.uint8)):
+        back = pickle.loads(_dumps({"image": array}))["image"]
+        assert back.dtype == array.dtype and back.shape == array.shape and back.tobytes() == array.tobytes()
+        assert back.flags.writeable
+    assert len(_dumps(almost)) > almost.nbytes and len(_dumps(floats)) > floats.nbytes
 
 
 def test_an_actor_answers_on_a_socket_only_on_the_drivers_machine_and_with_the_key() -> None:
@@ -179,15 +202,25 @@ def test_an_actor_answers_on_a_socket_only_on_the_drivers_machine_and_with_the_k
 
 
 def _kill(actor: Any) -> None:
-    """``ray.kill`` and wait for the actor's death: the kill is asynchronous, and a call through the
-    actor's socket can reach it before. Seen through Ray's public API: a call
-    made once Ray knows the actor is dead raises ``ActorDiedError`` (the state API needs the dashboard)."""
+    """``ray.kill`` and wait for the actor's death as Ray reports it (a call raises ``ActorDiedError``)
+    and for its process to end: the kill is asynchronous, and Ray calls an actor dead before its
+    process has exited, which may still answer on its socket meanwhile."""
+    import psutil
+
+    pid = ray._private.state.actors(actor._actor_id.hex())["Pid"]  # the state API needs the dashboard
     ray.kill(actor)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             ray.get(actor.__ray_ready__.remote(), timeout=deadline - time.monotonic())
         except ray.exceptions.ActorDiedError:
+            break
+        time.sleep(0.05)
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
             return
         time.sleep(0.05)
     raise AssertionError("the killed actor was still alive 30 s later")
