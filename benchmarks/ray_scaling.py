@@ -15,6 +15,9 @@ count N:
   descendants (env workers, actors, Ray's own processes) while stepping, per env step. Unlike
   steps/s it hardly depends on what else runs on the machine: on a busy machine it is the figure
   to compare;
+- **transport**: microseconds per vector step of one env that only returns a 224x224 image (what
+  carrying a call and its observation costs, without an env's work), AsyncVectorEnv with pipes
+  and shared memory vs RayVectorEnv over its socket and with remote calls;
 - **suite wall time**: ``run_suite`` (what ``rl4vlm-gym eval`` runs) of a suite of random-agent
   episodes with ``--workers N`` (spawned processes) vs ``--backend ray --workers N`` (actors),
   start-up of the workers included (what a user waits for); Ray's own start is not timed.
@@ -23,7 +26,7 @@ Ray runs locally with ``num_cpus=max(N)`` logical CPUs, one per actor, whatever 
 config ``RayVectorEnv`` gives a local Ray of its own. Medians of ``--runs`` runs. On a machine with fewer cores than N, neither backend can scale past the cores:
 read the efficiency up to the core count only.
 
-    .venv/bin/python benchmarks/ray_scaling.py [--workers 1 2 4 8] [--runs 3] [--only numberline|miniworld] [--no-suite]
+    .venv/bin/python benchmarks/ray_scaling.py [--workers 1 2 4 8] [--runs 3] [--only transport numberline miniworld] [--no-suite]
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from rl4vlm_gym.harness.suite import Suite
 ENVS = {
     # name: (id, make kwargs, vector steps per measurement, suite episodes, episode steps)
     "numberline": ("rl4vlm/NumberLine-v0", {"obs_mode": "text"}, 300, 64, 20),
-    "miniworld": ("rl4vlm/MiniWorld-OneRoom-v1", {"image_size": (224, 224)}, 120, 16, 20),
+    "miniworld": ("rl4vlm/MiniWorld-OneRoom-v1", {"image_size": (224, 224)}, 200, 16, 20),
 }
 
 
@@ -70,9 +73,12 @@ def cpu_seconds() -> float:
 
 
 def steps_per_second(envs: gym.vector.VectorEnv, steps: int) -> tuple[float, float]:
-    """Env steps/s and CPU ms per env step."""
+    """Env steps/s and CPU ms per env step, after ``steps // 10`` untimed steps (a new worker's first
+    steps are slower: imports, llvmpipe compiling its shaders)."""
     rng = np.random.default_rng(0)
     obs, _ = envs.reset(seed=0)
+    for _ in range(steps // 10):
+        obs, *_ = envs.step(tuple(legal[rng.integers(len(legal))] for legal in obs["actions"]))
     cpu, start = cpu_seconds(), time.perf_counter()
     for _ in range(steps):
         obs, *_ = envs.step(tuple(legal[rng.integers(len(legal))] for legal in obs["actions"]))
@@ -84,6 +90,48 @@ def suite_seconds(suite: Suite, out: str, **kwargs: object) -> float:
     start = time.perf_counter()
     run_suite(suite, AgentSpec("random", {"seed": 0}), out, **kwargs)
     return time.perf_counter() - start
+
+
+class ImageEcho(gym.Env):
+    """Returns a 224x224 image and nothing else: a vector env's cost of carrying a step."""
+
+    observation_space = gym.spaces.Box(0, 255, (224, 224, 3), np.uint8)
+    action_space = gym.spaces.Discrete(255)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        return np.full((224, 224, 3), 7, np.uint8), {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        return np.full((224, 224, 3), action, np.uint8), 0.0, False, False, {}
+
+
+def transport(runs: int, steps: int = 1000) -> None:
+    def us_per_step(envs: gym.vector.VectorEnv, n: int) -> float:
+        envs.reset(seed=0)
+        actions = np.ones(1, np.int64)
+        for _ in range(n // 10):
+            envs.step(actions)
+        start = time.perf_counter()
+        for _ in range(n):
+            envs.step(actions)
+        elapsed = time.perf_counter() - start
+        envs.close()
+        return 1e6 * elapsed / n
+
+    vectors = {
+        "async": lambda: gym.vector.AsyncVectorEnv([ImageEcho], shared_memory=False),
+        "shm": lambda: gym.vector.AsyncVectorEnv([ImageEcho], shared_memory=True),
+        "ray": lambda: RayVectorEnv([ImageEcho], num_actors=1),
+        "rpc": lambda: RayVectorEnv([ImageEcho], num_actors=1, direct=False),
+    }
+    figures: dict[str, list[float]] = {key: [] for key in vectors}
+    for _ in range(runs):
+        for key, make in vectors.items():
+            figures[key].append(us_per_step(make(), steps if key != "rpc" else steps // 4))
+    print(f"\ntransport: us per vector step of one env returning a 224x224 image, median of {runs} runs")
+    print(" ".join(f"{key:>7}" for key in vectors))
+    print(" ".join(f"{statistics.median(figures[key]):>7.0f}" for key in vectors), flush=True)
 
 
 def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, suite_too: bool) -> None:
@@ -141,7 +189,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--envs-per-worker", type=int, default=4)
-    parser.add_argument("--only", choices=sorted(ENVS), nargs="+", default=sorted(ENVS, reverse=True))
+    parser.add_argument("--only", choices=["transport", *ENVS], nargs="+", default=["transport", *sorted(ENVS, reverse=True)])
     parser.add_argument("--no-suite", action="store_true", help="only the vector envs, not the suites' wall time")
     args = parser.parse_args()
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no token written to ~/.ray
@@ -154,7 +202,10 @@ def main() -> None:
     print(f"ray.init: {time.perf_counter() - start:.1f} s; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     try:
         for name in args.only:
-            bench(name, args.workers, args.runs, args.envs_per_worker, temp, not args.no_suite)
+            if name == "transport":
+                transport(args.runs)
+            else:
+                bench(name, args.workers, args.runs, args.envs_per_worker, temp, not args.no_suite)
     finally:
         ray.shutdown()
         owned.release()

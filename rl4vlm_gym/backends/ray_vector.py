@@ -6,8 +6,8 @@ themselves take one of two ways:
 
 - **an actor on the driver's machine** (same kernel and network namespace) answers over a Unix
   socket of its own, authenticated with a key sent through Ray (``multiprocessing.connection``, as
-  ``AsyncVectorEnv``'s pipes): about 0.2 ms a call with a 224x224 image on our machine, where a Ray
-  remote call costs 1.5-2.5 ms, a third of a MiniWorld step. ``direct=False`` turns it off;
+  ``AsyncVectorEnv``'s pipes): 0.4 ms a step with a 224x224 image on our machine (pipes: 0.36 ms),
+  where a Ray remote call costs 2.3-3 ms, a third of a MiniWorld step. ``direct=False`` turns it off;
 - **an actor on another machine** (or any, with ``direct=False``) gets Ray remote calls. A result
   over Ray's default 100 KB (one 224x224 image) would go through Ray's object store; the local Ray
   that ``RayVectorEnv`` starts when none runs returns results up to 4 MiB with the reply
