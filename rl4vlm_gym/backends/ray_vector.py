@@ -7,7 +7,7 @@ themselves take one of two ways:
 - **an actor on the driver's machine** (same kernel and network namespace) answers over a Unix
   socket of its own, authenticated with a key sent through Ray (``multiprocessing.connection``, as
   ``AsyncVectorEnv``'s pipes): 0.4 ms a step with a 224x224 image on our machine (pipes: 0.36 ms),
-  where a Ray remote call costs 2.3-3 ms, a third of a MiniWorld step. ``direct=False`` turns it off;
+  where a Ray remote call costs 2.2-3 ms, a third of a MiniWorld step. ``direct=False`` turns it off;
 - **an actor on another machine** (or any, with ``direct=False``) gets Ray remote calls. A result
   over Ray's default 100 KB (one 224x224 image) would go through Ray's object store; the local Ray
   that ``RayVectorEnv`` starts when none runs returns results up to 4 MiB with the reply
@@ -303,7 +303,6 @@ class RayVectorEnv(VectorEnv):
         keys = {k: secrets.token_bytes(32) for k in ks}
         addresses = {k: self._actors[k].open_channel.remote(_host(), keys[k]) for k in ks}
         for k in ks:
-            self._channels[k] = None
             try:
                 address = ray.get(addresses[k])
             except ray.exceptions.RayActorError:
@@ -333,13 +332,16 @@ class RayVectorEnv(VectorEnv):
         except Exception as err:  # noqa: BLE001 - arguments that cannot be pickled: raised by _result
             return err
 
-    def _result(self, k: int, ref: Any) -> Any:
-        """The result of the call :meth:`_submit` made on actor ``k`` (an env's error is raised)."""
+    def _result(self, k: int, ref: Any, timeout: float | None = None) -> Any:
+        """The result of the call :meth:`_submit` made on actor ``k`` (an env's error is raised;
+        ``TimeoutError`` after ``timeout`` seconds, if given)."""
         if isinstance(ref, Exception):
             raise ref
         conn = self._channels[k]
         if conn is None:
-            return ray.get(ref)
+            return ray.get(ref, timeout=timeout)
+        if timeout is not None and not conn.poll(timeout):
+            raise TimeoutError(f"actor {k} did not answer within {timeout} s")
         try:
             status, value = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError) as err:
@@ -379,18 +381,18 @@ class RayVectorEnv(VectorEnv):
                 try:
                     results.append(self._result(k, ref))
                     break
-                except (ray.exceptions.RayActorError, _ChannelLost) as err:
+                except (ray.exceptions.RayActorError, _ChannelLost) as lost:
                     try:
-                        self._replace(k, err)
+                        self._replace(k, lost)
+                        ref = self._submit(k, command(k))
+                        continue
                     except ActorDiedError as died:
-                        error = error or died
-                        results.append(None)
-                        break
-                    ref = self._submit(k, command(k))
+                        failure: Exception = died
                 except Exception as err:  # noqa: BLE001 - an env's error, raised below
-                    error = error or err
-                    results.append(None)
-                    break
+                    failure = err
+                error = error or failure
+                results.append(None)
+                break
         if error is not None:
             raise error
         return results
@@ -467,26 +469,18 @@ class RayVectorEnv(VectorEnv):
         return self.call("render")
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close the sub-envs (every actor at once, a minute at most), then end the actors (a dead or
-        stuck actor is only ended)."""
+        """Close the sub-envs (every actor at once, each given a minute), then end the actors (a dead
+        or stuck actor is only ended)."""
         refs = [self._submit(k, ("close", ())) for k in range(len(self._actors))]
         for k, ref in enumerate(refs):
-            conn = self._channels[k]
             try:
-                if isinstance(ref, Exception):
-                    raise ref
-                if conn is None:
-                    ray.get(ref, timeout=60)
-                elif not conn.poll(60):
-                    raise TimeoutError
-                else:
-                    self._result(k, ref)
+                self._result(k, ref, timeout=60)
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, _ChannelLost, TimeoutError):
                 logger.warning("a Ray actor of this RayVectorEnv could not close its envs (dead or stuck)")
             except Exception:  # noqa: BLE001 - an env failing to close: the actor ends anyway
                 logger.warning("an env of a Ray actor of this RayVectorEnv failed to close", exc_info=True)
-            if conn is not None:
-                conn.close()
+            if self._channels[k] is not None:
+                self._channels[k].close()
                 self._channels[k] = None
             ray.kill(self._actors[k])
         self._actors = []

@@ -193,7 +193,7 @@ def test_an_actor_answers_on_a_socket_only_on_the_drivers_machine_and_with_the_k
         except AuthenticationError as err:
             refused.append(err)
 
-    server = threading.Thread(target=serve)
+    server = threading.Thread(target=serve, daemon=True)  # a broken key check must fail, not hang the run
     server.start()
     with pytest.raises(AuthenticationError):
         Client(address, family="AF_UNIX", authkey=b"another key")
