@@ -331,21 +331,56 @@ def _state_lines(text: str) -> list[str]:
 
 def rollout_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any] | None = None) -> str:
     """SHA-256 of a seeded rollout: every image, text, reward, flag and info, in order."""
+    return _rollout_trace(env_id, seed, steps, kwargs)[0]
+
+
+def _rollout_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any] | None = None) -> tuple[str, list[list[str]]]:
+    """:func:`rollout_digest` and its trace: per reset and step, a label and short digests of the
+    image, of the text / mission / actions / info, and of the action with its reward and flags, so
+    that two rollouts that differ can say where they first part."""
     env = _make(env_id, **dict(kwargs or {}))
     base, rng = _base(env), np.random.default_rng(seed)
-    digest = hashlib.sha256()
-    obs, info = env.reset(seed=seed)
+    digest, trace = hashlib.sha256(), []
+
+    def record(label: str, obs: Mapping[str, Any], info: Mapping[str, Any], result: Any) -> None:
+        parts = (
+            obs["image"].tobytes(),
+            json.dumps([obs["text"], obs["mission"], obs["actions"], info], default=_json_default, sort_keys=True).encode("utf-8", "surrogatepass"),
+            json.dumps(result).encode("utf-8", "surrogatepass"),
+        )
+        for part in parts:
+            digest.update(part)
+        trace.append([label, *(hashlib.sha256(part).hexdigest()[:12] for part in parts)])
+
     episode = 0
-    for _ in range(steps):
-        digest.update(obs["image"].tobytes())
-        digest.update(json.dumps([obs["text"], obs["mission"], obs["actions"], info], default=_json_default, sort_keys=True).encode("utf-8", "surrogatepass"))
-        obs, reward, terminated, truncated, info = env.step(_policy_action(base, obs, rng))
-        digest.update(json.dumps([reward, terminated, truncated]).encode())
+    obs, info = env.reset(seed=seed)
+    record(f"reset(seed={seed})", obs, info, None)
+    for step in range(1, steps + 1):
+        action = _policy_action(base, obs, rng)
+        obs, reward, terminated, truncated, info = env.step(action)
+        record(f"step {step}", obs, info, [action, reward, terminated, truncated])
         if terminated or truncated:
             episode += 1
             obs, info = env.reset(seed=seed + episode)
+            record(f"reset(seed={seed + episode})", obs, info, None)
     env.close()
-    return digest.hexdigest()
+    return digest.hexdigest(), trace
+
+
+_TRACE_PARTS = ("the image", "the text, mission, actions or info", "the action taken, its reward or its flags")
+
+
+def _first_difference(traces: Mapping[str, list[list[str]]]) -> str:
+    """Where ``traces`` (see :func:`_rollout_trace`) first part: after which reset or step, and what differs."""
+    (first, reference), *others = traces.items()
+    for i, (label, *parts) in enumerate(reference):
+        for name, trace in others:
+            # Entries align until a first difference: an episode ending early shows in its flags first.
+            theirs = trace[i][1:] if i < len(trace) else [None] * len(parts)
+            if theirs != parts:
+                what = ", ".join(_TRACE_PARTS[k] for k, (a, b) in enumerate(zip(parts, theirs, strict=True)) if a != b)
+                return f"{first} and {name} first differ after {label}: {what}"
+    return "their traces agree"
 
 
 # -- checks ---------------------------------------------------------------------------------------
@@ -583,18 +618,22 @@ def check_seeding(env_id: str, /, n_seeds: int = 20, unseeded: int = 4, **kwargs
 def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: Any) -> str:
     """The same seed gives byte-identical rollouts here and in a fresh process whose str hashing
     (``PYTHONHASHSEED``) differs from this one's."""
-    here = rollout_digest(env_id, seed, steps, kwargs)
+    here, trace = _rollout_trace(env_id, seed, steps, kwargs)
     where = json.dumps({"spec": _spec_json(env_id), "path": sys.path})
-    command = [sys.executable, "-m", "rl4vlm_gym.testing", "digest", env_id, str(seed), str(steps), json.dumps(kwargs), where]
+    command = [sys.executable, "-m", "rl4vlm_gym.testing", "trace", env_id, str(seed), str(steps), json.dumps(kwargs), where]
     # Unset or "random", this process's hash seed is random, so "1" differs from it.
     hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
-    digests = {"this process": here, f"a process with PYTHONHASHSEED={hash_seed}": done.stdout.strip()}
+    there = f"a process with PYTHONHASHSEED={hash_seed}"
+    answer = json.loads(done.stdout)
+    digests, traces = {"this process": here, there: answer["digest"]}, {"this process": trace, there: answer["trace"]}
     if is_remote(env_id):
-        digests.update(_local_twin_digest(env_id, seed, steps, kwargs))
-    assert len(set(digests.values())) == 1, f"rollouts differ across processes: {digests}"
+        twin = _local_twin_trace(env_id, seed, steps, kwargs)
+        digests.update({name: value[0] for name, value in twin.items()})
+        traces.update({name: value[1] for name, value in twin.items()})
+    assert len(set(digests.values())) == 1, f"rollouts differ across processes: {digests}; {_first_difference(traces)}"
     summary = f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
     if is_remote(env_id):
         if len(digests) == 2:
@@ -606,8 +645,8 @@ def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: 
     return summary
 
 
-def _local_twin_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]) -> dict[str, str]:
-    """The rollout digest of the served id made here with the server's make arguments, if it is registered
+def _local_twin_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]) -> dict[str, tuple[str, list[list[str]]]]:
+    """The rollout digest and trace of the served id made here with the server's make arguments, if it is registered
     here (a remote env's twin: the same bytes, from a process with other str hashing)."""
     env = _make(env_id, **kwargs)
     try:
@@ -621,7 +660,7 @@ def _local_twin_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, 
     except KeyError:
         return {}  # not registered here (or without a card): no local twin
     local = {k: tuple(v) if isinstance(v, list) else v for k, v in made.items()}
-    return {f"the local {served}": rollout_digest(served, seed, steps, local)}
+    return {f"the local {served}": _rollout_trace(served, seed, steps, local)}
 
 
 def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
@@ -1384,16 +1423,18 @@ def measure_throughput(
 
 
 def _main(argv: list[str]) -> None:
-    """``python -m rl4vlm_gym.testing digest ID SEED STEPS KWARGS_JSON [WHERE_JSON]`` (used by
-    ``check_determinism``; ``WHERE_JSON`` holds the parent's ``sys.path`` and the id's spec, so
-    test-only envs registered in the parent are found here too)."""
-    if len(argv) not in (5, 6) or argv[0] != "digest":
-        raise SystemExit("usage: python -m rl4vlm_gym.testing digest ENV_ID SEED STEPS KWARGS_JSON [WHERE_JSON]")
-    _, env_id, seed, steps, kwargs, *where = argv
+    """``python -m rl4vlm_gym.testing digest|trace ID SEED STEPS KWARGS_JSON [WHERE_JSON]``: a rollout's
+    digest, or (``trace``, used by ``check_determinism``) its digest and per-step digests as JSON.
+    ``WHERE_JSON`` holds the parent's ``sys.path`` and the id's spec, so test-only envs registered in
+    the parent are found here too."""
+    if len(argv) not in (5, 6) or argv[0] not in ("digest", "trace"):
+        raise SystemExit("usage: python -m rl4vlm_gym.testing digest|trace ENV_ID SEED STEPS KWARGS_JSON [WHERE_JSON]")
+    command, env_id, seed, steps, kwargs, *where = argv
     found = json.loads(where[0]) if where else {}
     sys.path.extend(p for p in found.get("path", ()) if p not in sys.path)
     _ensure_registered(env_id, found.get("spec"))
-    sys.stdout.write(rollout_digest(env_id, int(seed), int(steps), json.loads(kwargs)) + "\n")
+    digest, trace = _rollout_trace(env_id, int(seed), int(steps), json.loads(kwargs))
+    sys.stdout.write((digest if command == "digest" else json.dumps({"digest": digest, "trace": trace})) + "\n")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ subprocess checks (determinism, vector envs) can make them too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,7 +23,7 @@ MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class WalkLevel:
     side: int
 
@@ -388,6 +388,17 @@ class SaltedGoal(Walk):
         self.goal = cells[hash(str(self.np_random.integers(1 << 30))) % len(cells)]
 
 
+class SaltedFeedback(Walk):
+    """Plays the same episodes everywhere, but its success message carries a salted ``hash()``: only
+    the last observation of an episode differs across processes."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        if outcome.event == "goal":
+            outcome = dataclasses.replace(outcome, feedback=f"You reached the goal (badge {hash('walk') & 0xFFFFFFFF}).")
+        return outcome
+
+
 class PlannedWalk(Walk):
     """A correct Walk whose plan counts as a search (``EXPENSIVE_PLAN``): planned only when asked."""
 
@@ -467,7 +478,7 @@ BROKEN: tuple[type[Walk], ...] = (
     IgnoresImageSize, AppearanceIgnored, AppearanceChangesText, WordingIgnored, WordingKeepsFeedback,
     WordingChangesEpisode, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
-    SaltedGoal, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
+    SaltedGoal, SaltedFeedback, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
 )  # fmt: skip
 
 
