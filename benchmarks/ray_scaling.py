@@ -10,7 +10,9 @@ count N:
   as it runs by default, over each actor's socket on this machine, ``rpc`` with Ray remote calls
   as between machines, ``direct=False``; ``ray/async`` and ``ray/shm`` are the overhead) and with
   ``--envs-per-worker`` envs per actor (what batching buys); ``eff`` is the scaling efficiency of
-  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``;
+  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``; for MiniWorld, ``lp0`` runs the actors with
+  ``LP_NUM_THREADS=0`` (Mesa draws on the actor's own thread instead of one thread per core), with
+  its own ``eff``;
 - **CPU ms per env step** of each vector env: the CPU time of this process and all its
   descendants (env workers, actors, Ray's own processes) while stepping, per env step. Unlike
   steps/s it hardly depends on what else runs on the machine: on a busy machine it is the figure
@@ -48,6 +50,10 @@ from rl4vlm_gym.backends.ray_init import _descendants, init_ray
 from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG, RayVectorEnv
 from rl4vlm_gym.harness.runner import AgentSpec, run_suite
 from rl4vlm_gym.harness.suite import Suite
+
+# Mesa's llvmpipe (MiniWorld's renderer) rasterizes on a thread per core by default; "0" draws on
+# the calling thread, so an actor that asked Ray for one CPU uses one ("lp0" columns, MiniWorld only).
+ONE_RENDER_THREAD = {"runtime_env": {"env_vars": {"LP_NUM_THREADS": "0"}}}
 
 ENVS = {
     # name: (id, make kwargs, vector steps per measurement, suite episodes, episode steps)
@@ -142,13 +148,14 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
         task = {**task, "obs_mode": kwargs["obs_mode"], "kwargs": {}}
     suite = Suite.from_dict({"name": f"bench-{name}", "axis": "smoke", "max_steps": episode_steps, "tasks": [task]})
     print(f"\n{env_id} {kwargs}: env steps/s ({steps} vector steps) and wall time of {episodes} episodes x {episode_steps} steps")
-    vectors = ("async", "shm", "ray", "rpc", "batched")
+    vectors = ("async", "shm", "ray", "rpc", "batched", "lp0")
     print(
         f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'ray':>7} {'rpc':>7} {'ray/async':>9} {'ray/shm':>7} {'eff':>5}"
-        f" {f'ray {per_worker}/actor':>11} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'rpc':>6} {'batched':>7}"
+        f" {f'ray {per_worker}/actor':>11} {'ray lp0':>7} {'eff':>5} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'rpc':>6}"
+        f" {'batched':>7} {'lp0':>6}"
         + (f" | {'local s':>7} {'ray s':>6} {'ray/local':>9}" if suite_too else "")
     )
-    base = None
+    base = base_t = None
     for n in workers:
         rates: dict[str, list[float]] = {k: [] for k in vectors}
         cpu: dict[str, list[float]] = {k: [] for k in vectors}
@@ -162,7 +169,12 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
                 ("ray", lambda n=n: RayVectorEnv([make] * n, num_actors=n)),
                 ("rpc", lambda n=n: RayVectorEnv([make] * n, num_actors=n, direct=False)),
                 ("batched", lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n)),
+                ("lp0", lambda n=n: RayVectorEnv([make] * n, num_actors=n, actor_options=ONE_RENDER_THREAD)),
             ):
+                if key == "lp0" and name != "miniworld":
+                    rates[key].append(float("nan"))
+                    cpu[key].append(float("nan"))
+                    continue
                 envs = vector()
                 rate, ms = steps_per_second(envs, steps)
                 rates[key].append(rate)
@@ -172,11 +184,12 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
                 seconds["local"].append(suite_seconds(suite, f"{temp}/{name}-local-{n}-{run}", workers=n))
                 seconds["ray"].append(suite_seconds(suite, f"{temp}/{name}-ray-{n}-{run}", workers=n, backend="ray"))
         load = (load + os.getloadavg()[0]) / 2
-        a, m, r, g, b = (statistics.median(rates[k]) for k in vectors)
-        base = base or r
+        a, m, r, g, b, t = (statistics.median(rates[k]) for k in vectors)
+        base, base_t = base or r, base_t or t
         line = (
             f"{n:>3} {load:>5.1f} {a:>7.0f} {m:>7.0f} {r:>7.0f} {g:>7.0f} {r / a:>9.2f} {r / m:>7.2f} {r / (n * base):>5.2f}"
-            f" {b:>11.0f} | {'':>12} " + " ".join(f"{statistics.median(cpu[k]):>{max(6, len(k))}.2f}" for k in vectors)
+            f" {b:>11.0f} {t:>7.0f} {t / (n * base_t):>5.2f} | {'':>12} "
+            + " ".join(f"{statistics.median(cpu[k]):>{max(6, len(k))}.2f}" for k in vectors)
         )
         if suite_too:
             ls, rs = statistics.median(seconds["local"]), statistics.median(seconds["ray"])
