@@ -627,7 +627,7 @@ def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: 
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
     there = f"a process with PYTHONHASHSEED={hash_seed}"
-    answer = json.loads(done.stdout)
+    answer = json.loads(done.stdout.strip().splitlines()[-1])  # the last line: an env may print before it
     digests, traces = {"this process": here, there: answer["digest"]}, {"this process": trace, there: answer["trace"]}
     if is_remote(env_id):
         twin = _local_twin_trace(env_id, seed, steps, kwargs)
