@@ -54,6 +54,7 @@ from rl4vlm_gym.harness.suite import Suite
 # Mesa's llvmpipe (MiniWorld's renderer) rasterizes on a thread per core by default; "0" draws on
 # the calling thread, so an actor that asked Ray for one CPU uses one ("lp0" columns, MiniWorld only).
 ONE_RENDER_THREAD = {"runtime_env": {"env_vars": {"LP_NUM_THREADS": "0"}}}
+RENDERS_WITH_MESA = {"miniworld"}
 
 ENVS = {
     # name: (id, make kwargs, vector steps per measurement, suite episodes, episode steps)
@@ -148,7 +149,7 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
         task = {**task, "obs_mode": kwargs["obs_mode"], "kwargs": {}}
     suite = Suite.from_dict({"name": f"bench-{name}", "axis": "smoke", "max_steps": episode_steps, "tasks": [task]})
     print(f"\n{env_id} {kwargs}: env steps/s ({steps} vector steps) and wall time of {episodes} episodes x {episode_steps} steps")
-    vectors = ("async", "shm", "ray", "rpc", "batched", "lp0")
+    vectors = ("async", "shm", "ray", "rpc", "batched", "lp0")  # the columns, in factories' order
     print(
         f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'ray':>7} {'rpc':>7} {'ray/async':>9} {'ray/shm':>7} {'eff':>5}"
         f" {f'ray {per_worker}/actor':>11} {'ray lp0':>7} {'eff':>5} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'rpc':>6}"
@@ -161,17 +162,18 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
         cpu: dict[str, list[float]] = {k: [] for k in vectors}
         seconds: dict[str, list[float]] = {"local": [], "ray": []}
         load = os.getloadavg()[0]
+        factories = {
+            # spawn: MiniWorld's OpenGL context does not survive fork (the suite runs render here)
+            "async": lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=False, context="spawn"),
+            "shm": lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=True, context="spawn"),
+            "ray": lambda n=n: RayVectorEnv([make] * n, num_actors=n),
+            "rpc": lambda n=n: RayVectorEnv([make] * n, num_actors=n, direct=False),
+            "batched": lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n),
+            "lp0": lambda n=n: RayVectorEnv([make] * n, num_actors=n, actor_options=ONE_RENDER_THREAD),
+        }
         for run in range(runs):
-            for key, vector in (
-                # spawn: MiniWorld's OpenGL context does not survive fork (the suite runs render here)
-                ("async", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=False, context="spawn")),
-                ("shm", lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=True, context="spawn")),
-                ("ray", lambda n=n: RayVectorEnv([make] * n, num_actors=n)),
-                ("rpc", lambda n=n: RayVectorEnv([make] * n, num_actors=n, direct=False)),
-                ("batched", lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n)),
-                ("lp0", lambda n=n: RayVectorEnv([make] * n, num_actors=n, actor_options=ONE_RENDER_THREAD)),
-            ):
-                if key == "lp0" and name != "miniworld":
+            for key, vector in factories.items():
+                if key == "lp0" and name not in RENDERS_WITH_MESA:
                     rates[key].append(float("nan"))
                     cpu[key].append(float("nan"))
                     continue

@@ -626,13 +626,12 @@ def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: 
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
-    there = f"a process with PYTHONHASHSEED={hash_seed}"
     answer = json.loads(done.stdout.strip().splitlines()[-1])  # the last line: an env may print before it
-    digests, traces = {"this process": here, there: answer["digest"]}, {"this process": trace, there: answer["trace"]}
+    rollouts = {"this process": (here, trace), f"a process with PYTHONHASHSEED={hash_seed}": (answer["digest"], answer["trace"])}
     if is_remote(env_id):
-        twin = _local_twin_trace(env_id, seed, steps, kwargs)
-        digests.update({name: value[0] for name, value in twin.items()})
-        traces.update({name: value[1] for name, value in twin.items()})
+        rollouts.update(_local_twin_trace(env_id, seed, steps, kwargs))
+    digests = {name: value[0] for name, value in rollouts.items()}
+    traces = {name: value[1] for name, value in rollouts.items()}
     assert len(set(digests.values())) == 1, f"rollouts differ across processes: {digests}; {_first_difference(traces)}"
     summary = f"{steps}-step rollouts identical in 2 processes with different str hashing (sha256 {here[:12]})"
     if is_remote(env_id):

@@ -350,12 +350,16 @@ class RayVectorEnv(VectorEnv):
             raise value
         return value
 
-    def _replace(self, k: int, err: Exception) -> None:
-        """Actor ``k`` died (``err``): replace it if restarts are left, else raise :class:`ActorDiedError`."""
-        where = f"actor {k} (envs {self._slices[k].start}..{self._slices[k].stop - 1})"
+    def _drop_channel(self, k: int) -> None:
+        """Close actor ``k``'s socket, if it has one (its calls then go through Ray, or nowhere)."""
         if self._channels[k] is not None:
             self._channels[k].close()
             self._channels[k] = None
+
+    def _replace(self, k: int, err: Exception) -> None:
+        """Actor ``k`` died (``err``): replace it if restarts are left, else raise :class:`ActorDiedError`."""
+        where = f"actor {k} (envs {self._slices[k].start}..{self._slices[k].stop - 1})"
+        self._drop_channel(k)
         cause = type(err.__cause__ if isinstance(err, _ChannelLost) else err).__name__
         if self.restarts_left <= 0:
             raise ActorDiedError(
@@ -479,8 +483,6 @@ class RayVectorEnv(VectorEnv):
                 logger.warning("a Ray actor of this RayVectorEnv could not close its envs (dead or stuck)")
             except Exception:  # noqa: BLE001 - an env failing to close: the actor ends anyway
                 logger.warning("an env of a Ray actor of this RayVectorEnv failed to close", exc_info=True)
-            if self._channels[k] is not None:
-                self._channels[k].close()
-                self._channels[k] = None
+            self._drop_channel(k)
             ray.kill(self._actors[k])
         self._actors = []
