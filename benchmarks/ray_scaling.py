@@ -10,9 +10,14 @@ count N:
   as it runs by default, over each actor's socket on this machine, ``rpc`` with Ray remote calls
   as between machines, ``direct=False``; ``ray/async`` and ``ray/shm`` are the overhead) and with
   ``--envs-per-worker`` envs per actor (what batching buys); ``eff`` is the scaling efficiency of
-  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``; for MiniWorld, ``lp0`` runs the actors with
-  ``LP_NUM_THREADS=0`` (Mesa draws on the actor's own thread instead of one thread per core), with
-  its own ``eff``;
+  Ray's steps/s, ``steps/s(N) / (N x steps/s(1))``. MiniWorld renders with Mesa's llvmpipe, which
+  by default rasterizes on a thread per core in every process (so one env keeps about 1.3 of our 2
+  cores busy); a Ray actor renders with the CPUs it asked for, one here
+  (:func:`~rl4vlm_gym.backends.ray_init.set_render_threads_if_unset`), an AsyncVectorEnv worker with
+  all the cores. So for MiniWorld two more columns compare like with like: ``shm1`` runs the
+  AsyncVectorEnv workers with ``LP_NUM_THREADS=0`` (one render thread each, as the actors), and
+  ``mesa`` runs the actors with llvmpipe's default (a thread per core, as the workers), with its
+  own ``eff``;
 - **CPU ms per env step** of each vector env: the CPU time of this process and all its
   descendants (env workers, actors, Ray's own processes) while stepping, per env step. Unlike
   steps/s it hardly depends on what else runs on the machine: on a busy machine it is the figure
@@ -39,6 +44,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 
 import gymnasium as gym
@@ -51,10 +57,23 @@ from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG, RayVectorEnv
 from rl4vlm_gym.harness.runner import AgentSpec, run_suite
 from rl4vlm_gym.harness.suite import Suite
 
-# Mesa's llvmpipe (MiniWorld's renderer) rasterizes on a thread per core by default; "0" draws on
-# the calling thread, so an actor that asked Ray for one CPU uses one ("lp0" columns, MiniWorld only).
-ONE_RENDER_THREAD = {"runtime_env": {"env_vars": {"LP_NUM_THREADS": "0"}}}
+# MiniWorld renders with Mesa's llvmpipe: its columns with the other backend's render threads.
 RENDERS_WITH_MESA = {"miniworld"}
+MESA_DEFAULT = {"runtime_env": {"env_vars": {"LP_NUM_THREADS": str(os.cpu_count())}}}  # a thread per core
+
+
+def one_render_thread(make: Callable[[], gym.vector.VectorEnv]) -> gym.vector.VectorEnv:
+    """``make()`` with ``LP_NUM_THREADS=0`` in the environment its spawned workers inherit."""
+    old = os.environ.get("LP_NUM_THREADS")
+    os.environ["LP_NUM_THREADS"] = "0"
+    try:
+        return make()
+    finally:
+        if old is None:
+            del os.environ["LP_NUM_THREADS"]
+        else:
+            os.environ["LP_NUM_THREADS"] = old
+
 
 ENVS = {
     # name: (id, make kwargs, vector steps per measurement, suite episodes, episode steps)
@@ -149,31 +168,33 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
         task = {**task, "obs_mode": kwargs["obs_mode"], "kwargs": {}}
     suite = Suite.from_dict({"name": f"bench-{name}", "axis": "smoke", "max_steps": episode_steps, "tasks": [task]})
     print(f"\n{env_id} {kwargs}: env steps/s ({steps} vector steps) and wall time of {episodes} episodes x {episode_steps} steps")
-    vectors = ("async", "shm", "ray", "rpc", "batched", "lp0")  # the columns, in factories' order
+    vectors = ("async", "shm", "shm1", "ray", "rpc", "mesa", "batched")  # the columns, in factories' order
     print(
-        f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'ray':>7} {'rpc':>7} {'ray/async':>9} {'ray/shm':>7} {'eff':>5}"
-        f" {f'ray {per_worker}/actor':>11} {'ray lp0':>7} {'eff':>5} | CPU ms/step: {'async':>6} {'shm':>6} {'ray':>6} {'rpc':>6}"
-        f" {'batched':>7} {'lp0':>6}"
+        f"{'N':>3} {'load':>5} {'async':>7} {'shm':>7} {'shm1':>7} {'ray':>7} {'rpc':>7} {'mesa':>7} {'ray/async':>9}"
+        f" {'ray/shm':>7} {'ray/shm1':>8} {'mesa/shm':>8} {'eff':>5} {'mesa eff':>8} {f'ray {per_worker}/actor':>11}"
+        f" | CPU ms/step: " + " ".join(f"{k:>{max(6, len(k))}}" for k in vectors)
         + (f" | {'local s':>7} {'ray s':>6} {'ray/local':>9}" if suite_too else "")
     )
-    base = base_t = None
+    base = base_mesa = None
     for n in workers:
         rates: dict[str, list[float]] = {k: [] for k in vectors}
         cpu: dict[str, list[float]] = {k: [] for k in vectors}
         seconds: dict[str, list[float]] = {"local": [], "ray": []}
         load = os.getloadavg()[0]
+        shm = partial(gym.vector.AsyncVectorEnv, [make] * n, shared_memory=True, context="spawn")
         factories = {
             # spawn: MiniWorld's OpenGL context does not survive fork (the suite runs render here)
-            "async": lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=False, context="spawn"),
-            "shm": lambda n=n: gym.vector.AsyncVectorEnv([make] * n, shared_memory=True, context="spawn"),
-            "ray": lambda n=n: RayVectorEnv([make] * n, num_actors=n),
-            "rpc": lambda n=n: RayVectorEnv([make] * n, num_actors=n, direct=False),
-            "batched": lambda n=n: RayVectorEnv([make] * (n * per_worker), num_actors=n),
-            "lp0": lambda n=n: RayVectorEnv([make] * n, num_actors=n, actor_options=ONE_RENDER_THREAD),
+            "async": partial(gym.vector.AsyncVectorEnv, [make] * n, shared_memory=False, context="spawn"),
+            "shm": shm,
+            "shm1": partial(one_render_thread, shm),
+            "ray": partial(RayVectorEnv, [make] * n, num_actors=n),
+            "rpc": partial(RayVectorEnv, [make] * n, num_actors=n, direct=False),
+            "mesa": partial(RayVectorEnv, [make] * n, num_actors=n, actor_options=MESA_DEFAULT),
+            "batched": partial(RayVectorEnv, [make] * (n * per_worker), num_actors=n),
         }
         for run in range(runs):
             for key, vector in factories.items():
-                if key == "lp0" and name not in RENDERS_WITH_MESA:
+                if key in ("shm1", "mesa") and name not in RENDERS_WITH_MESA:
                     rates[key].append(float("nan"))
                     cpu[key].append(float("nan"))
                     continue
@@ -186,12 +207,12 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
                 seconds["local"].append(suite_seconds(suite, f"{temp}/{name}-local-{n}-{run}", workers=n))
                 seconds["ray"].append(suite_seconds(suite, f"{temp}/{name}-ray-{n}-{run}", workers=n, backend="ray"))
         load = (load + os.getloadavg()[0]) / 2
-        a, m, r, g, b, t = (statistics.median(rates[k]) for k in vectors)
-        base, base_t = base or r, base_t or t
+        a, m, m1, r, g, t, b = (statistics.median(rates[k]) for k in vectors)
+        base, base_mesa = base or r, base_mesa or t
         line = (
-            f"{n:>3} {load:>5.1f} {a:>7.0f} {m:>7.0f} {r:>7.0f} {g:>7.0f} {r / a:>9.2f} {r / m:>7.2f} {r / (n * base):>5.2f}"
-            f" {b:>11.0f} {t:>7.0f} {t / (n * base_t):>5.2f} | {'':>12} "
-            + " ".join(f"{statistics.median(cpu[k]):>{max(6, len(k))}.2f}" for k in vectors)
+            f"{n:>3} {load:>5.1f} {a:>7.0f} {m:>7.0f} {m1:>7.0f} {r:>7.0f} {g:>7.0f} {t:>7.0f} {r / a:>9.2f}"
+            f" {r / m:>7.2f} {r / m1:>8.2f} {t / m:>8.2f} {r / (n * base):>5.2f} {t / (n * base_mesa):>8.2f} {b:>11.0f}"
+            f" | {'':>12} " + " ".join(f"{statistics.median(cpu[k]):>{max(6, len(k))}.2f}" for k in vectors)
         )
         if suite_too:
             ls, rs = statistics.median(seconds["local"]), statistics.median(seconds["ray"])

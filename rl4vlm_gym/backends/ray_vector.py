@@ -59,7 +59,7 @@ import ray
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
-from rl4vlm_gym.backends.ray_init import init_ray
+from rl4vlm_gym.backends.ray_init import init_ray, set_render_threads_if_unset
 
 __all__ = ["LOCAL_RAY_CONFIG", "ActorDiedError", "RayVectorEnv"]
 
@@ -123,6 +123,7 @@ class _Runner:
     """The envs of one actor, with the per-env autoreset logic of ``SyncVectorEnv``."""
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode, restarted: bool = False) -> None:
+        set_render_threads_if_unset()
         self.env_fns, self.mode, self.restarted = list(env_fns), autoreset_mode, restarted
         self.envs: list[gym.Env] | None = None
         self.listener: Listener | None = None

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rl4vlm_gym.backends.ray_init import init_ray
+from rl4vlm_gym.backends.ray_init import init_ray, set_render_threads_if_unset
 from rl4vlm_gym.harness.runner import AgentSpec, RunError, _failed, _Worker
 from rl4vlm_gym.harness.suite import Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
@@ -57,6 +57,7 @@ class _EvalActor:
     def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
         import rl4vlm_gym  # noqa: F401  (registers the ids in Ray's worker process)
 
+        set_render_threads_if_unset()
         self.worker = _Worker(suite, agent, prompt)
 
     def ready(self) -> bool:

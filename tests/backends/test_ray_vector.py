@@ -243,6 +243,43 @@ def test_bad_arguments_are_refused() -> None:
         RayVectorEnv([])
 
 
+class _RenderThreads(gym.Wrapper):
+    """A MiniWorld env that tells its process's LP_NUM_THREADS and how many llvmpipe threads run."""
+
+    def render_threads(self) -> tuple[str | None, int]:
+        names = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/comm") as comm:
+                names.append(comm.read())
+        return os.environ.get("LP_NUM_THREADS"), sum(name.startswith("llvmpipe") for name in names)
+
+
+@pytest.mark.extra("nav")
+@pytest.mark.parametrize(
+    "options, value, threads",
+    [
+        ({}, "0", 0),  # one CPU: Mesa draws on the actor's own thread
+        ({"num_cpus": 2}, "2", 2),
+        ({"num_cpus": 1, "runtime_env": {"env_vars": {"LP_NUM_THREADS": "1"}}}, "1", 1),  # the user's value stays
+    ],
+)
+def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, threads: int) -> None:
+    """Like Ray's OMP_NUM_THREADS: llvmpipe's threads follow the actor's CPUs (ray_init.py)."""
+    from functools import partial
+
+    make = partial(gym.make, "rl4vlm/MiniWorld-OneRoom-v1", image_size=(32, 32))
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import the tests
+    try:
+        envs = RayVectorEnv([lambda: _RenderThreads(make())], actor_options=options)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    try:
+        envs.reset(seed=0)
+        assert envs.call("render_threads") == ((value, threads),)
+    finally:
+        envs.close()  # a failure must not leave the actor holding CPUs the next test asks for
+
+
 def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
     """The quick check of ``eval --backend ray`` (tests/backends/test_ray_eval.py has the cluster and faults)."""
     from rl4vlm_gym.harness.runner import AgentSpec, load_episodes, run_suite
