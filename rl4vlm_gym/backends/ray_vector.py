@@ -243,7 +243,8 @@ class RayVectorEnv(VectorEnv):
         num_actors: how many actors share the envs; env ``i`` lives in actor ``i * num_actors // num_envs``.
         autoreset_mode: Gymnasium's ``AutoresetMode`` (or its string), next-step by default.
         actor_options: passed to ``ray.remote(...).options``, e.g. ``{"num_cpus": 1, "memory": 2**30}``
-            (default one CPU per actor, as Ray does for tasks).
+            (default one CPU per actor, as Ray does for tasks). Mesa's software OpenGL (MiniWorld)
+            renders with that many threads (:func:`~rl4vlm_gym.backends.ray_init.set_render_threads_if_unset`).
         copy: return copies of the batched observations, as ``SyncVectorEnv`` does.
         max_actor_restarts: dead actors replaced over this vector env's life (see Faults above);
             0 (default) raises :class:`ActorDiedError` instead.

@@ -8,8 +8,9 @@ same seeds (timings aside), whichever actor or machine plays them.
 
 Placement: an actor asks Ray for the resources of the envs it plays (:func:`task_resources`, from
 the env card's ``resources``, default one CPU, e.g. memory for a browser env), updated by the
-caller's ``actor_options`` (``num_gpus`` for a model agent). Tasks asking the same resources share
-actors; at most ``workers`` actors exist at once.
+caller's ``actor_options`` (``num_gpus`` for a model agent); software OpenGL renders with the CPUs
+asked for (:func:`~rl4vlm_gym.backends.ray_init.set_render_threads_if_unset`). Tasks asking the same
+resources share actors; at most ``workers`` actors exist at once.
 
 Faults: an actor that dies (``ray.kill``, out of memory, its node removed) loses only the episode
 it was playing: that episode is played again from its seed on another actor, and a new actor is
