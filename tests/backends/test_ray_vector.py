@@ -280,6 +280,25 @@ def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, 
         envs.close()  # a failure must not leave the actor holding CPUs the next test asks for
 
 
+def test_an_eval_actor_renders_with_the_cpus_it_asked_for() -> None:
+    """``eval --backend ray``'s actors size llvmpipe's threads as RayVectorEnv's do."""
+    from rl4vlm_gym.harness.ray_runner import _EvalActor
+    from rl4vlm_gym.harness.runner import AgentSpec
+    from rl4vlm_gym.harness.suite import Suite
+    from rl4vlm_gym.prompts import PromptConfig
+
+    class Probe(_EvalActor):
+        def render_threads(self) -> str | None:
+            return os.environ.get("LP_NUM_THREADS")
+
+    suite = Suite.from_dict({"name": "s", "axis": "smoke", "tasks": [{"name": "nl", "env": ENV, "seeds": [0]}]})
+    actor = ray.remote(Probe).options(num_cpus=1, max_restarts=0).remote(suite, AgentSpec("random", {}), PromptConfig())
+    try:
+        assert ray.get(actor.render_threads.remote(), timeout=120) == "0"
+    finally:
+        ray.kill(actor)
+
+
 def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
     """The quick check of ``eval --backend ray`` (tests/backends/test_ray_eval.py has the cluster and faults)."""
     from rl4vlm_gym.harness.runner import AgentSpec, load_episodes, run_suite
