@@ -207,11 +207,13 @@ def bench(name: str, workers: list[int], runs: int, per_worker: int, temp: str, 
                 seconds["local"].append(suite_seconds(suite, f"{temp}/{name}-local-{n}-{run}", workers=n))
                 seconds["ray"].append(suite_seconds(suite, f"{temp}/{name}-ray-{n}-{run}", workers=n, backend="ray"))
         load = (load + os.getloadavg()[0]) / 2
-        a, m, m1, r, g, t, b = (statistics.median(rates[k]) for k in vectors)
-        base, base_mesa = base or r, base_mesa or t
+        med = {k: statistics.median(rates[k]) for k in vectors}
+        ray_, mesa = med["ray"], med["mesa"]
+        base, base_mesa = base or ray_, base_mesa or mesa
         line = (
-            f"{n:>3} {load:>5.1f} {a:>7.0f} {m:>7.0f} {m1:>7.0f} {r:>7.0f} {g:>7.0f} {t:>7.0f} {r / a:>9.2f}"
-            f" {r / m:>7.2f} {r / m1:>8.2f} {t / m:>8.2f} {r / (n * base):>5.2f} {t / (n * base_mesa):>8.2f} {b:>11.0f}"
+            f"{n:>3} {load:>5.1f} " + " ".join(f"{med[k]:>7.0f}" for k in vectors[:-1])
+            + f" {ray_ / med['async']:>9.2f} {ray_ / med['shm']:>7.2f} {ray_ / med['shm1']:>8.2f} {mesa / med['shm']:>8.2f}"
+            f" {ray_ / (n * base):>5.2f} {mesa / (n * base_mesa):>8.2f} {med['batched']:>11.0f}"
             f" | {'':>12} " + " ".join(f"{statistics.median(cpu[k]):>{max(6, len(k))}.2f}" for k in vectors)
         )
         if suite_too:

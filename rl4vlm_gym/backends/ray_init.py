@@ -81,7 +81,7 @@ def set_render_threads_if_unset() -> bool:
     if "LP_NUM_THREADS" in os.environ or not ray.is_initialized():
         return False
     context = ray.get_runtime_context()
-    if context.worker.mode != ray.WORKER_MODE:
+    if context.get_actor_id() is None:  # the driver, or a task
         return False
     threads = math.floor(context.get_assigned_resources().get("CPU", 0))
     os.environ["LP_NUM_THREADS"] = str(threads if threads > 1 else 0)
