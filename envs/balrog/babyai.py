@@ -1,116 +1,106 @@
-"""BALROG's BabyAI: its five single-room tasks on ``minigrid``, with its text and egocentric image."""
+"""BALROG's BabyAI: its five tasks on BabyAI-Text's levels, with BALROG's text, image and prompt."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT, STATE_TO_IDX
-from minigrid.envs.babyai.core.roomgrid_level import RoomGridLevel
-from minigrid.envs.babyai.core.verifier import (
-    BeforeInstr,
-    GoToInstr,
-    ObjDesc,
-    OpenInstr,
-    PickupInstr,
-    PutNextInstr,
-)
+from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog import babyai_planner
-from rl4vlm_gym.envs.balrog.instructions import babyai_instructions
+from rl4vlm_gym.envs.balrog.babyai_level import TASKS, MixedLocalLevel
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-# BALROG's language action space, in minigrid's action order (0..5; minigrid's "done" is not offered).
-ACTIONS = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
-TASKS = ("goto", "pickup", "open", "putnext", "pick_up_seq_go_to")
+# BALROG's language action space, in minigrid's action order (0..5; minigrid's "done" is not offered),
+# with the descriptions its instruction prompt gives them.
+ACTION_HELP = (
+    ("turn left", "turn to the left"),
+    ("turn right", "turn to the right"),
+    ("go forward", "take one step forward"),
+    ("pick up", "pick up the object below you"),
+    ("drop", "drop the object that you are holding"),
+    ("toggle", "manipulate the object in front of you"),
+)
+ACTIONS = tuple(name for name, _ in ACTION_HELP)
 TILE = 16  # BALROG renders get_pov_render(tile_size=16): 7 cells x 16 px = 112 px
 VIEW = 7  # minigrid's agent view: 7x7 cells, the agent at the bottom centre facing up
-_STATE_NAMES = {index: name for name, index in STATE_TO_IDX.items()}
-_WALL, _DOOR = 2, 4
-_SEEN_NOTHING = (0, 1, 2)  # unseen, empty, wall: not objects
+_AGENT = (VIEW // 2, VIEW - 1)
+_UNSEEN, _EMPTY, _WALL, _DOOR = 0, 1, 2, 4
+_DOOR_STATES = ("open", "closed", "locked")  # minigrid's door state 0, 1, 2
 
 
-class MixedLocalLevel(RoomGridLevel):
-    """``BabyAI-MixedTrainLocal-v0`` with one task kind (BabyAI-Text's level, rebuilt here: minigrid
-    3.x lacks it): one 8x8 room, two side by side for ``open``, joined by a closed door.
-
-    BALROG makes the mixed level with ``num_dists=0`` and retries construction until the drawn
-    kind is its task; the kind is drawn independently of the layout, so building the task's kind
-    directly gives the same distribution of episodes. With no distractors the room holds only
-    the objects the mission names: one for goto and pickup, two for putnext and
-    pick_up_seq_go_to, none but the door for open."""
-
-    def __init__(self, task: str, **kwargs: Any) -> None:
-        self.task = task
-        super().__init__(room_size=8, num_rows=1, num_cols=2 if task == "open" else 1, **kwargs)
-
-    def gen_mission(self) -> None:
-        if self.task == "open":
-            self.place_agent(0, 0)
-            door, _ = self.add_door(0, 0, 0, locked=False)
-            self.instrs = OpenInstr(ObjDesc(door.type, door.color))
-            return
-        self.place_agent()
-        count = 2 if self.task in ("putnext", "pick_up_seq_go_to") else 1
-        objs = self.add_distractors(num_distractors=count, all_unique=True)
-        self.check_objs_reachable()
-        first = ObjDesc(objs[0].type, objs[0].color)
-        if self.task == "goto":
-            self.instrs = GoToInstr(first)
-        elif self.task == "pickup":
-            self.instrs = PickupInstr(first)
-        elif self.task == "putnext":
-            self.instrs = PutNextInstr(first, ObjDesc(objs[1].type, objs[1].color))
-        else:
-            self.instrs = BeforeInstr(PickupInstr(first), GoToInstr(ObjDesc(objs[1].type, objs[1].color)), strict=True)
+def instruction_prompt(mission: str) -> str:
+    """BALROG's BabyAI instruction prompt for ``mission`` (``get_instruction_prompt`` in
+    ``balrog/environments/babyai_text/__init__.py``, af7d1f17), byte for byte."""
+    actions = ",\n".join(f"{name}: {what}" for name, what in ACTION_HELP)
+    return (
+        f"You are an agent playing a simple navigation game. Your goal is to {mission}. The following are the "
+        "possible actions you can take in the game, followed by a short description of each action:\n\n"
+        f"{actions}.\n\n"
+        "In a moment I will present you an observation.\n\n"
+        "Tips:\n"
+        "- Once the desired object you want to interact or pickup in front of you, you can use the 'toggle' action "
+        "to interact with it.\n"
+        "- It doesn't make sense to repeat the same action over and over if the observation doesn't change.\n\n"
+        "PLAY!"
+    )
 
 
-def _steps(n: int, word: str) -> str:
-    return f"{n} step{'s' if n != 1 else ''} {word}"
+def _steps(n: int, where: str) -> str:
+    return f"{n} step{'s' if n > 1 else ''} {where}"
 
 
-def describe_view(view: NDArray[np.uint8], carrying: Any) -> list[str]:
+def describe_view(view: NDArray[np.uint8]) -> list[str]:
     """BALROG's lines for minigrid's encoded agent view (``view[x, y] = (object, colour, state)``,
-    the agent at ``(3, 6)`` facing up), in the format of the minigrid fork it uses: "You carry a
-    blue key", "a red ball 1 step left and 3 steps forward", "a wall 2 steps right". Walls are the
-    nearest wall cell straight ahead, to the left and to the right, as the fork gives them."""
+    the agent at ``(3, 6)`` facing up, the object it carries in its cell).
+
+    The minigrid fork's ``info["descriptions"]`` (BartekCupial/Minigrid cf73dd14,
+    ``MiniGridEnv.gen_graph``) with BALROG's "You see " removed: "You carry a blue key"; then a
+    wall straight ahead, to the left and to the right, each named only if it is the first thing
+    seen that way (empty and unseen cells are looked past; an object hides the wall behind it); then
+    every visible object or door column by column from the left, each column from far to near,
+    with its offset sideways and ahead ("a red ball 1 step left and 3 steps forward", "a locked
+    yellow door 2 steps right"). The fork writes every door state after "a", "a open" included."""
     lines = []
-    if carrying is not None:
-        lines.append(f"You carry a {carrying.color} {carrying.type}")
-    ax, ay = VIEW // 2, VIEW - 1
-    for name, (dx, dy) in (("forward", (0, -1)), ("left", (-1, 0)), ("right", (1, 0))):
+    ax, ay = _AGENT
+    held = view[ax, ay]
+    if held[0] > _EMPTY:
+        lines.append(f"You carry a {IDX_TO_COLOR[int(held[1])]} {IDX_TO_OBJECT[int(held[0])]}")
+    for where, (dx, dy) in (("forward", (0, -1)), ("left", (-1, 0)), ("right", (1, 0))):
         x, y, n = ax + dx, ay + dy, 1
-        while 0 <= x < VIEW and 0 <= y < VIEW and view[x, y, 0] != 0:
-            if view[x, y, 0] == _WALL:
-                lines.append(f"a wall {_steps(n, name)}")
+        while 0 <= x < VIEW and 0 <= y < VIEW:
+            kind = view[x, y, 0]
+            if kind > _EMPTY:
+                if kind == _WALL:
+                    lines.append(f"a wall {_steps(n, where)}")
                 break
             x, y, n = x + dx, y + dy, n + 1
-    for y in range(VIEW):
-        for x in range(VIEW):
+    for x in range(VIEW):
+        for y in range(VIEW):
             kind = int(view[x, y, 0])
-            if kind in _SEEN_NOTHING or (x, y) == (ax, ay):
+            if kind <= _WALL or (x, y) == _AGENT:
                 continue
-            obj = IDX_TO_OBJECT[kind]
-            colour = IDX_TO_COLOR[int(view[x, y, 1])]
+            name = f"{IDX_TO_COLOR[int(view[x, y, 1])]} {IDX_TO_OBJECT[kind]}"
             if kind == _DOOR:
-                obj = f"{_STATE_NAMES[int(view[x, y, 2])]} {colour} door"
-            else:
-                obj = f"{colour} {obj}"
-            where = []
+                name = f"{_DOOR_STATES[int(view[x, y, 2])]} {name}"
+            offsets = []
             if x != ax:
-                where.append(_steps(abs(x - ax), "left" if x < ax else "right"))
+                offsets.append(_steps(abs(x - ax), "left" if x < ax else "right"))
             if y != ay:
-                where.append(_steps(ay - y, "forward"))
-            lines.append(f"a {obj} {' and '.join(where)}")
+                offsets.append(_steps(ay - y, "forward"))
+            lines.append(f"a {name} {' and '.join(offsets)}")
     return lines
+
+
+@lru_cache(maxsize=4096)
+def _text_of(view_bytes: bytes) -> str:
+    return "\n".join(describe_view(np.frombuffer(view_bytes, np.uint8).reshape(VIEW, VIEW, 3)))
 
 
 @dataclass(frozen=True)
@@ -118,48 +108,54 @@ class BabyAILevel:
     """BALROG's only setting: ``BabyAI-MixedTrainLocal-v0`` with ``num_dists=0``."""
 
     def describe(self) -> str:
-        return "BALROG's setting: one 8x8 room (two for open), no distractors"
+        return "BALROG's setting: BabyAI-MixedTrainLocal-v0 with no distractors, one 8x8 room (two for open)"
 
 
 class BabyAI(VLMEnv):
-    """BALROG's BabyAI tasks (goto, pickup, open, putnext, pick_up_seq_go_to) on ``minigrid``.
+    """BALROG's BabyAI tasks (goto, pickup, open, putnext, pick_up_seq_go_to), its levels, text,
+    image and prompt.
 
     ## Description
-    BALROG plays five tasks of BabyAI-Text's ``BabyAI-MixedTrainLocal-v0`` with ``num_dists=0``:
-    one 8x8 room (walls included; 6x6 free cells) holding only the objects the mission names, or
-    for ``open`` two rooms joined by a closed door. ``minigrid`` plays the rules, builds the
-    mission and checks it (its ``RoomGridLevel`` and verifier); the level generator is rebuilt
-    here because minigrid 3.x lacks BabyAI-Text's level (see :class:`MixedLocalLevel`).
-    Missions read like "go to the red ball", "pick up the blue key", "open the yellow door",
-    "put the green box next to the red key", "pick up the purple ball, then go to the grey key"
-    (the last fails if you reach the second object first). The oracle plays a shortest plan, found
-    by breadth-first search over an exact model of minigrid's rules for these rooms
-    (:mod:`~rl4vlm_gym.envs.balrog.babyai_planner`), and ``optimal_steps`` is its length;
-    minigrid's ``BabyAIBot`` explores what it has not seen and takes longer in about a quarter of
-    the episodes.
+    BALROG plays five tasks of BabyAI-Text's ``BabyAI-MixedTrainLocal-v0`` (its minigrid fork,
+    BartekCupial/Minigrid cf73dd14) with ``num_dists=0``: one 8x8 room (walls included) holding
+    the one or two objects the mission draws from, or for ``open`` two rooms joined by a locked
+    door whose key lies in the agent's room. The levels are the fork's, rewritten here
+    (:mod:`~rl4vlm_gym.envs.balrog.babyai_level`): ``reset(seed=s)`` builds the level, mission,
+    agent, text and image that BALROG's wrapper builds for ``env.reset(seed=s)``, the seed BALROG's
+    evaluator draws per episode (below 2**32); ``reset()`` without a seed draws the next level from
+    the env's generator. minigrid plays the rules and checks the mission (its verifier). Missions
+    read like "go to the red ball", "pick up the blue key", "open the door" or "open the yellow
+    door", "put the green box next to the red ball", "pick up the purple ball, then go to the
+    grey key" or "go to the grey key after you pick up the purple ball" (reaching the second object
+    first fails nothing); the fork never names a yellow box, red key, red door, green ball or grey
+    door. The oracle plays a shortest plan, found by breadth-first search over an exact model of
+    minigrid's rules for these rooms (:mod:`~rl4vlm_gym.envs.balrog.babyai_planner`; for ``open``:
+    fetch the key, unlock and open the door in one toggle), and ``optimal_steps`` is its length.
 
-    Against BALROG (``balrog-ai/BALROG`` af7d1f17, which uses a minigrid 2.3.1 fork): the rules,
-    missions, rewards, step limits, action names and image are minigrid's own; the level generator
-    and the text are written here from BALROG's description (one object per named kind, objects
-    drawn by minigrid's ``add_distractors``; the fork's description format), not byte-compared
-    with the fork, so a seed gives another room than BALROG's would. BALROG draws an unrecorded
-    seed per episode; here ``reset(seed)`` decides the episode.
+    Against BALROG (balrog-ai/BALROG af7d1f17): tests/envs/balrog/test_golden_babyai.py replays
+    BALROG's own wrapper's recordings (tests/envs/balrog/golden/babyai: 5 tasks x 20 seeds, whole
+    episodes of bot-led and random actions) and finds the same mission, instruction prompt, text,
+    image (sha256 of the array), reward, termination, truncation and progression at every step.
+    ``info["balrog"]`` holds BALROG's ``obs["text"]`` (``long_term_context``: the description;
+    ``short_term_context``: empty, as in BALROG).
 
     ## Observation
     - ``image``: minigrid's egocentric view, ``get_pov_render(tile_size=16)`` as BALROG's VLM
       mode shows it (7x7 cells, 112x112 px, the agent at the bottom centre facing up, the object
-      it carries drawn under it), resized to ``image_size``.
+      it carries drawn under it), resized to ``image_size`` (nearest neighbour) if another size.
     - ``text`` (``image+text`` and ``text`` modes): BALROG's description of the same view, one line
-      each: "You carry a blue key", the nearest wall ahead and to each side ("a wall 2 steps
-      left"), and every visible object or door ("a red ball 1 step left and 3 steps forward",
-      "a closed yellow door 3 steps forward"); in ``image`` mode only the step's feedback.
-    - ``mission``: minigrid's mission string.
+      each: "You carry a blue key", the first wall ahead and to each side unless an object hides
+      it ("a wall 2 steps left"), and every visible object or door ("a red ball 1 step left and 3
+      steps forward", "a locked yellow door 3 steps forward"); an invalid output's feedback comes
+      first. In ``image`` mode only that feedback.
+    - ``mission``: the fork's mission string.
     - ``actions``: ``turn left``, ``turn right``, ``go forward``, ``pick up``, ``drop``, ``toggle``.
 
     ## Actions
     One of BALROG's six action names (minigrid's actions 0..5). As in minigrid, a move into a wall,
     picking up nothing, dropping onto an occupied cell or toggling nothing is a valid step that
-    changes nothing.
+    changes nothing. An invalid output changes nothing but spends a step of minigrid's clock too
+    (BALROG plays its default action, "go forward", instead: the ``balrog-actions`` wrapper).
 
     ## Rewards
     ``native``: minigrid's, ``1 - 0.9 * steps / max_steps`` on success, 0 otherwise. BALROG's
@@ -167,7 +163,8 @@ class BabyAI(VLMEnv):
 
     ## Levels
     0: BALROG's setting, the only one. Step limits are minigrid's ``navs * 64 * rooms``: 64 for
-    goto and pickup, 128 for open, putnext and pick_up_seq_go_to.
+    goto and pickup, 128 for open, putnext and pick_up_seq_go_to; the step that reaches it is
+    truncated, as in minigrid.
 
     ## Arguments
     - ``task``: one of ``goto``, ``pickup``, ``open``, ``putnext``, ``pick_up_seq_go_to`` (set by
@@ -177,11 +174,13 @@ class BabyAI(VLMEnv):
       ``render_mode``.
 
     ## Version History
-    - v0: initial release (minigrid 3.0.0).
+    - v0: BabyAI-Text's levels as BALROG's minigrid fork generates them, BALROG's text and prompt
+      (golden-tested); earlier v0 builds drew their own levels (an unlocked door for open, every
+      mission allowed, a strict sequence) and described the view in another order.
     """
 
     LEVELS: ClassVar[tuple[BabyAILevel, ...]] = (BabyAILevel(),)
-    REWARDS: ClassVar = {"native": {"move": 0.0, "goal": 1.0, "fail": 0.0, "invalid": 0.0}}
+    REWARDS: ClassVar = {"native": {"move": 0.0, "goal": 1.0, "invalid": 0.0}}
     DEFAULT_ACTION: ClassVar[str] = "go forward"  # BALROG's
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (VIEW * TILE, VIEW * TILE)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
@@ -194,10 +193,11 @@ class BabyAI(VLMEnv):
         self.game = MixedLocalLevel(task)
 
     def _new_episode(self, config: BabyAILevel) -> None:
-        # minigrid prints each rejected layout ("Sampling rejected: ..."); a library keeps stdout clean.
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.game.reset(seed=int(self.np_random.integers(2**31)))
-        self.won = self.failed = False
+        # The game draws from our generator, which reset(seed=s) seeded as minigrid's reset(seed=s)
+        # seeds its own: the same level as BALROG's for the same seed.
+        self.game.np_random = self.np_random
+        self.game.reset()
+        self.won = False
         self.plan = self._shortest_plan()
         self.shortest = None if self.plan is None else len(self.plan)
         self.hopeless: str | None = None  # the last state found to have no plan (a target box toggled away)
@@ -210,43 +210,70 @@ class BabyAI(VLMEnv):
 
     def _apply(self, action: str) -> StepOutcome:
         index = ACTIONS.index(action)
-        _, reward, terminated, _, _ = self.game.step(index)
+        _, reward, terminated, truncated, _ = self.game.step(index)
         # The model is exact, so the rest of the plan stays shortest while it is followed.
         self.plan = self.plan[1:] if self.plan and self.plan[0] == index else None
-        if terminated:
-            self.won, self.failed = reward > 0, not reward > 0
-            if self.won:
-                return StepOutcome("goal", terminated=True, feedback="You accomplished the mission.", scale=float(reward))
-            return StepOutcome("fail", terminated=True, feedback="You failed the mission.")
-        return StepOutcome("move")
+        if terminated and reward > 0:  # BALROG's missions cannot fail
+            self.won = True
+            return StepOutcome("goal", terminated=True, truncated=truncated, scale=float(reward))
+        return StepOutcome("move", terminated=terminated, truncated=truncated)
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        if outcome.event != "invalid":
+            return outcome
+        game = self.game
+        game.step_count += 1  # an invalid output spends a step of minigrid's clock too
+        if game.step_count >= game.max_steps:
+            return StepOutcome(outcome.event, truncated=True, feedback=outcome.feedback, error=outcome.error)
+        return outcome
 
     def _view_grid(self) -> NDArray[np.uint8]:
-        return self.game.gen_obs()["image"]
+        return self.game.pov[2]
 
     def _describe(self) -> str:
-        return "\n".join(describe_view(self._view_grid(), self.game.carrying))
+        return _text_of(self.game.pov[2].tobytes())
+
+    def _text(self, feedback: str) -> str:
+        # BALROG's observation body (its short-term context is empty), after an invalid output's feedback
+        return "\n".join(part for part in (feedback, "" if self.obs_mode == "image" else self._describe()) if part)
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        info["balrog"] = {"long_term_context": self._describe(), "short_term_context": ""}
+        return info
 
     def _mission(self) -> str:
         return str(self.game.mission)
 
     def instruction_prompt(self) -> str:
-        return babyai_instructions(self._mission())
+        return instruction_prompt(self._mission())
 
     def _render(self) -> NDArray[np.uint8]:
-        frame = self.game.get_pov_render(tile_size=TILE)
+        grid, vis_mask, _ = self.game.pov
+        frame = grid.render(TILE, agent_pos=_AGENT, agent_dir=3, highlight_mask=vis_mask)  # minigrid's get_pov_render
         height, width = self.image_size
         if frame.shape[:2] != (height, width):
             frame = np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.NEAREST))
         return np.ascontiguousarray(frame, dtype=np.uint8)
 
     def _state_key(self) -> str:
+        # walls are the task's; what changes is the agent, the objects and, for open, where the door is
         game = self.game
-        carrying = "-" if game.carrying is None else f"{game.carrying.color} {game.carrying.type}"
-        grid = hashlib.sha256(game.grid.encode().tobytes()).hexdigest()[:16]
-        return f"{self.task}|pos={game.agent_pos[0]},{game.agent_pos[1]}|dir={game.agent_dir}|carry={carrying}|grid={grid}"
+        things = []
+        for obj in babyai_planner.objects_of(game):
+            x, y = obj.cur_pos
+            where = "held" if obj is game.carrying else f"{x},{y}" if x >= 0 and game.grid.get(x, y) is obj else "gone"
+            things.append(f"{obj.color} {obj.type}@{where}")
+        door = next((d for row in game.room_grid for room in row for d in room.doors if d), None)
+        if door is not None:
+            things.append(
+                f"{'locked' if door.is_locked else 'open' if door.is_open else 'closed'} door@{door.cur_pos[0]},{door.cur_pos[1]}"
+            )
+        return f"{self.task}|pos={game.agent_pos[0]},{game.agent_pos[1]}|dir={game.agent_dir}|{';'.join(things)}"
 
     def _frame_key(self) -> Any:
-        return (self._state_key(), self.image_size)
+        # the egocentric image is a function of the encoded view alone (minigrid draws tiles from it)
+        return (self.game.pov[2].tobytes(), self.image_size)
 
     def _success(self) -> bool:
         return self.won
@@ -258,7 +285,7 @@ class BabyAI(VLMEnv):
         return self.shortest
 
     def oracle_action(self) -> str:
-        if not self.plan and not (self.won or self.failed) and self.hopeless != (key := self._state_key()):
+        if not self.plan and not self.won and self.hopeless != (key := self._state_key()):
             self.plan = self._shortest_plan()
             self.hopeless = key if self.plan is None else None
         # After the end, or where nothing can succeed any more (a target box toggled away), any move.

@@ -1,12 +1,14 @@
 """Shortest plans for BALROG's BabyAI tasks: breadth-first search over an exact model of minigrid.
 
 minigrid's ``BabyAIBot`` plans from what it has seen and explores the rest, so its runs are often
-longer than the shortest (a quarter of BALROG's goto episodes); ``optimal_steps`` must be the
-fewest steps, so the oracle searches the true state instead. Copies of minigrid's env are too
-dear to search (a deep copy per node), so this module models the few rules these rooms use:
-minigrid's moves, pick up, drop, toggle (a box opened with nothing inside vanishes), and its
-verifier, including its quirks (targets are where an object was at the last drop; a strict
-"then" fails if the second object is reached first). tests/envs/balrog checks the model against
+longer than the shortest; ``optimal_steps`` must be the fewest steps, so the oracle searches the true
+state instead. Copies of minigrid's env are too dear to search (a deep copy per node), so this
+module models the few rules BALROG's rooms use: minigrid's moves, pick up, drop, toggle (a box
+opened with nothing inside vanishes; the locked door opens for its key, in one toggle), and its
+verifier, quirks included: targets are where the named objects were at the last drop (a picked-up
+or vanished object still counts where it was until then), "pick up A, then go to B" and "go to B
+after you pick up A" are non-strict (reaching B first fails nothing) and look at B on the step that
+picks up A too. tests/envs/balrog checks the model against minigrid under random play and against
 searches over real minigrid copies.
 """
 
@@ -16,42 +18,48 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from minigrid.envs.babyai.core.verifier import BeforeInstr
 
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)
 DIR_TO_VEC = ((1, 0), (0, 1), (-1, 0), (0, -1))  # minigrid's: 0 right, 1 down, 2 left, 3 up
-NOWHERE = (-1, -1)  # minigrid's cur_pos of a carried object
 Cell = tuple[int, int]
 
 
 @dataclass(frozen=True)
 class Scene:
-    """What never changes in an episode: walls, the closed door (open task), which objects are boxes."""
+    """What never changes in an episode: the walls, the locked door (open task), which objects are
+    boxes, and which objects each part of the mission names (minigrid's ``obj_set``; the moved or
+    picked-up part first)."""
 
     task: str
     walls: frozenset[Cell]
     door: Cell | None
     boxes: tuple[bool, ...]
+    named: tuple[tuple[int, ...], ...]
 
 
-# (x, y, dir, carrying index or -1, object cells (None: carried or gone), gone flags,
-#  the verifier's target cells (None: off the grid at the last drop), the "then" instruction's first part done)
-State = tuple[int, int, int, int, tuple[Cell | None, ...], tuple[bool, ...], tuple[Cell | None, ...], bool]
+# (x, y, dir, index of the carried object or -1, each object's cell (None: carried or gone),
+#  each part's target cells (the verifier's obj_poss), the sequence's pick-up done)
+State = tuple[int, int, int, int, tuple[Cell | None, ...], tuple[tuple[Cell, ...], ...], bool]
 
 
 def _next_to(a: Cell, b: Cell) -> bool:
     return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
 
 
+def _set(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    return values[:index] + (value,) + values[index + 1 :]
+
+
 def step(scene: Scene, state: State, action: int) -> tuple[State, str]:
-    """minigrid's step and verifier: the next state and ``"success"``, ``"failure"`` or ``"continue"``."""
-    x, y, d, carry, cells, gone, targets, first_done = state
+    """minigrid's step and verifier: the next state and ``"success"`` or ``"continue"`` (these
+    missions cannot fail)."""
+    x, y, d, carry, cells, targets, picked = state
     dx, dy = DIR_TO_VEC[d]
     front = (x + dx, y + dy)
-    holder = next((i for i, c in enumerate(cells) if c == front), -1)
+    holder = cells.index(front) if front in cells else -1
     blocked = front in scene.walls or front == scene.door or holder >= 0
     before = carry
-    opened = False
     if action == LEFT:
         d = (d - 1) % 4
     elif action == RIGHT:
@@ -65,36 +73,30 @@ def step(scene: Scene, state: State, action: int) -> tuple[State, str]:
     elif action == DROP:
         if carry >= 0 and not blocked:
             cells, carry = _set(cells, carry, front), -1
-    elif action == TOGGLE:
-        if front == scene.door:
-            opened = True
-        elif holder >= 0 and scene.boxes[holder]:  # an empty box vanishes; minigrid leaves its cur_pos
-            cells, gone = _set(cells, holder, None), _set(gone, holder, True)
-    if action == DROP:  # RoomGridLevel refreshes the verifier's object positions on every drop: only objects on the grid have one
-        targets = cells
+        # RoomGridLevel refreshes the verifier's positions on every drop: the named objects on the grid
+        targets = tuple(tuple(sorted(cells[i] for i in part if cells[i] is not None)) for part in scene.named)
+    elif action == TOGGLE and holder >= 0 and scene.boxes[holder]:
+        cells = _set(cells, holder, None)  # an empty box vanishes
     new_front = (x + DIR_TO_VEC[d][0], y + DIR_TO_VEC[d][1])
-    new = (x, y, d, carry, cells, gone, targets, first_done)
+    picked_now = action == PICKUP and before < 0 and carry >= 0 and carry in scene.named[0]
     task = scene.task
-    if task == "goto":
-        return new, "success" if targets[0] == new_front else "continue"
-    if task == "pickup":
-        return new, "success" if action == PICKUP and before < 0 and carry == 0 else "continue"
-    if task == "open":
-        return new, "success" if opened else "continue"
-    if task == "putnext":
-        dropped = action == DROP and before == 0 and cells[0] is not None
-        return new, "success" if dropped and targets[1] is not None and _next_to(cells[0], targets[1]) else "continue"
-    # pick_up_seq_go_to: minigrid's BeforeInstr(PickupInstr(0), GoToInstr(1), strict=True)
-    if not first_done and action == PICKUP and before < 0 and carry == 0:
-        new = (x, y, d, carry, cells, gone, targets, True)
-        return new, "success" if targets[1] == new_front else "continue"
-    if targets[1] == new_front:
-        return new, "success" if first_done else "failure"
-    return new, "continue"
-
-
-def _set(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return values[:index] + (value,) + values[index + 1 :]
+    if task == "open":  # the door is locked until the key opens it, which is the mission
+        done = action == TOGGLE and front == scene.door and carry >= 0
+    elif task == "goto":
+        done = new_front in targets[0]
+    elif task == "pickup":
+        done = picked_now
+    elif task == "putnext":
+        done = (
+            action == DROP
+            and before in scene.named[0]
+            and cells[before] is not None
+            and any(_next_to(cells[before], t) for t in targets[1])
+        )
+    else:  # pick_up_seq_go_to
+        picked = picked or picked_now
+        done = picked and new_front in targets[1]
+    return (x, y, d, carry, cells, targets, picked), "success" if done else "continue"
 
 
 def shortest_plan(scene: Scene, start: State, limit: int = 200_000) -> list[int] | None:
@@ -112,52 +114,57 @@ def shortest_plan(scene: Scene, start: State, limit: int = 200_000) -> list[int]
                     state, taken = parents[state]  # type: ignore[misc]
                     plan.append(taken)
                 return plan[::-1]
-            if status == "continue" and new not in parents:
+            if new not in parents:
                 parents[new] = (state, action)
                 frontier.append(new)
     return None
 
 
-def objects_of(game: Any) -> list[Any]:
-    """The objects the mission names, in the planner's order (the moved or first one first)."""
+def mission_parts(game: Any) -> list[Any]:
+    """The object descriptions of the mission (minigrid's ``ObjDesc``), the moved or picked-up one
+    first; the door's for the open task."""
     instrs = game.instrs
     if game.task in ("goto", "pickup", "open"):
-        descs = [instrs.desc]
-    elif game.task == "putnext":
-        descs = [instrs.desc_move, instrs.desc_fixed]
-    else:
-        descs = [instrs.instr_a.desc, instrs.instr_b.desc]
-    objs = []
-    for desc in descs:
-        assert len(desc.obj_set) == 1, f"{desc.surface(game)} names {len(desc.obj_set)} objects; BALROG's rooms hold one of each"
-        objs.append(desc.obj_set[0])
-    return objs
+        return [instrs.desc]
+    if game.task == "putnext":
+        return [instrs.desc_move, instrs.desc_fixed]
+    if isinstance(instrs, BeforeInstr):  # "pick up A, then go to B"
+        return [instrs.instr_a.desc, instrs.instr_b.desc]
+    return [instrs.instr_b.desc, instrs.instr_a.desc]  # AfterInstr: "go to B after you pick up A"
+
+
+def objects_of(game: Any) -> list[Any]:
+    """Every object the level placed (the key of the open task), in the order placed."""
+    return [obj for row in game.room_grid for room in row for obj in room.objs]
 
 
 def read(game: Any) -> tuple[Scene, State]:
-    """The scene and state of a live ``MixedLocalLevel`` game."""
+    """The scene and state of a live :class:`~rl4vlm_gym.envs.balrog.babyai_level.MixedLocalLevel`."""
     grid = game.grid
-    walls = frozenset((x, y) for x in range(grid.width) for y in range(grid.height) if (c := grid.get(x, y)) is not None and c.type == "wall")
-    objs = objects_of(game)
-    if game.task == "open":
-        door = tuple(int(v) for v in objs[0].cur_pos)
-        scene = Scene(game.task, walls, door, ())
-        return scene, (int(game.agent_pos[0]), int(game.agent_pos[1]), int(game.agent_dir), -1, (), (), (), False)
-    cells: list[Cell | None] = []
-    gone: list[bool] = []
-    for obj in objs:
-        pos = tuple(int(v) for v in obj.cur_pos)
-        present = pos != NOWHERE and grid.get(*pos) is obj
-        cells.append(pos if present else None)
-        gone.append(obj is not game.carrying and not present)
-    descs = [d.desc for d in ((game.instrs.instr_a, game.instrs.instr_b) if game.task == "pick_up_seq_go_to" else ())] or (
-        [game.instrs.desc_move, game.instrs.desc_fixed] if game.task == "putnext" else [game.instrs.desc]
+    walls = frozenset(
+        (x, y) for x in range(grid.width) for y in range(grid.height) if (c := grid.get(x, y)) is not None and c.type == "wall"
     )
-    targets = tuple(tuple(int(v) for v in np.asarray(d.obj_poss[0])) if d.obj_poss else None for d in descs)
+    objs = objects_of(game)
+    cells: list[Cell | None] = []
+    for obj in objs:
+        x, y = (int(v) for v in obj.cur_pos)  # (-1, -1) while carried; where it was once toggled away
+        cells.append((x, y) if 0 <= x < grid.width and grid.get(x, y) is obj else None)
     carry = next((i for i, obj in enumerate(objs) if obj is game.carrying), -1)
     if game.carrying is not None and carry < 0:
-        raise ValueError("the agent carries an object the mission does not name")
-    first_done = game.task == "pick_up_seq_go_to" and game.instrs.a_done == "success"
+        raise ValueError("the agent carries an object the level did not place")
+    parts = mission_parts(game)
+    agent = (int(game.agent_pos[0]), int(game.agent_pos[1]), int(game.agent_dir))
     boxes = tuple(obj.type == "box" for obj in objs)
-    state = (int(game.agent_pos[0]), int(game.agent_pos[1]), int(game.agent_dir), carry, tuple(cells), tuple(gone), targets, first_done)
-    return Scene(game.task, walls, None, boxes), state
+    if game.task == "open":
+        (door,) = parts[0].obj_set
+        if not door.is_locked or any(obj.color != door.color for obj in objs):
+            raise ValueError("the open task's door is unlocked, or an object is not its key")
+        scene = Scene(game.task, walls, tuple(int(v) for v in door.cur_pos), boxes, ((),))  # type: ignore[arg-type]
+        return scene, (*agent, carry, tuple(cells), ((),), False)
+    named = tuple(tuple(i for i, obj in enumerate(objs) if any(obj is o for o in part.obj_set)) for part in parts)
+    targets = tuple(tuple(sorted(tuple(int(v) for v in p) for p in part.obj_poss)) for part in parts)
+    picked = False
+    if game.task == "pick_up_seq_go_to":
+        instrs = game.instrs
+        picked = (instrs.a_done if isinstance(instrs, BeforeInstr) else instrs.b_done) == "success"
+    return Scene(game.task, walls, None, boxes, named), (*agent, carry, tuple(cells), targets, picked)  # type: ignore[return-value]
