@@ -11,25 +11,31 @@ from rl4vlm_gym.registry import EnvCard
 from rl4vlm_gym.registry import register as _register
 
 _BALROG = "BALROG (Paglieri et al. 2024, arXiv 2411.13543; balrog-ai/BALROG af7d1f17), env babyai"
-_BABYAI = "BabyAI (Chevalier-Boisvert et al. 2019) on minigrid 3.0.0 (Farama); level BabyAI-MixedTrainLocal-v0 of BabyAI-Text"
+_BABYAI = (
+    "BabyAI (Chevalier-Boisvert et al. 2019) on minigrid 3.0.0 (Farama); BabyAI-Text's level BabyAI-MixedTrainLocal-v0 "
+    "as BALROG's minigrid fork (BartekCupial/Minigrid cf73dd14) generates it"
+)
 
 # (id name, BALROG task, what the mission asks, where, max steps: minigrid's navs * 64 * rooms)
 _BABYAI_TASKS = (
     ("GoTo", "goto", "go to the named object (stand facing it)", "one 8x8 room", 64),
     ("Pickup", "pickup", "pick up the named object", "one 8x8 room", 64),
-    ("Open", "open", "open the named door", "two 8x8 rooms", 128),
+    ("Open", "open", "open the locked door (the mission names its colour about half the time) with its key, which lies "
+     "in your room", "two 8x8 rooms", 128),
     ("PutNext", "putnext", "put the first named object next to the second", "one 8x8 room", 128),
-    ("PickUpSeqGoTo", "pick_up_seq_go_to", "pick up the first named object, then go to the second", "one 8x8 room", 128),
-)
+    ("PickUpSeqGoTo", "pick_up_seq_go_to", "pick up the first named object, then go to the second (reaching the second "
+     "first fails nothing)", "one 8x8 room", 128),
+)  # fmt: skip
 
 CARDS = tuple(
     EnvCard(
         id=f"balrog/BabyAI-{name}-v0",
         entry_point="rl4vlm_gym.envs.balrog.babyai:BabyAI",
         family="balrog",
-        summary=f"BALROG's BabyAI {task} task: {what}, in {where} with no distractors (minigrid).",
+        summary=f"BALROG's BabyAI {task} task: {what}, in {where} with no distractors; a seed gives the level, text, "
+        "image and prompt BALROG's wrapper gives it (golden-tested; minigrid).",
         skills=("visual-reading", "navigation", "instruction-following"),
-        levels=("BALROG's setting: one 8x8 room (two for open), no distractors",),
+        levels=("BALROG's setting: BabyAI-MixedTrainLocal-v0 with no distractors, one 8x8 room (two for open)",),
         default_level=0,
         action_grammar="one of 'turn left', 'turn right', 'go forward', 'pick up', 'drop', 'toggle'",
         action_examples=(
