@@ -235,12 +235,12 @@ def seeds() -> list[int]:
     return [0, 1, 2] + [int(s) for s in rng.integers(0, 2**32, 3)]
 
 
-def header(balrog_dir: Path, config, what: str, kwargs_key: str) -> dict:
+def header(balrog_dir: Path, config, what: str, kwargs_key: str, script: str = __file__) -> dict:
     from omegaconf import OmegaConf
 
     return {
         "what": what,
-        "command": f"cd /tmp && {sys.executable} {Path(__file__).resolve()}",
+        "command": f"cd /tmp && {sys.executable} {Path(script).resolve()}",
         "balrog": {"repo": "balrog-ai/BALROG", "commit": commit(balrog_dir)},
         "kwargs": OmegaConf.to_container(config.envs[kwargs_key]),
         "pinned_clock_library_sha256": PINNED_SHA256,
