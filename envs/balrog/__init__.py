@@ -81,19 +81,21 @@ CARDS += (
 
 
 _NLE = "NLE (Kuettler et al. 2020, arXiv 2006.13760) 0.9.0 as balrog-nle 0.9.0 (balrog-ai/nle fix_dungeons), NetHack 3.6.6"
-_MINIHACK = "MiniHack (Samvelyan et al. 2021, arXiv 2109.13202) 0.1.6, the release of BALROG's fork (balrog-ai/minihack)"
+_MINIHACK = "MiniHack (Samvelyan et al. 2021, arXiv 2109.13202) 0.1.6, the release of BALROG's fork (balrog-ai/minihack 3ecb6da4)"
+_BOXOBAN = "Boxoban levels (Guez et al. 2018, deepmind/boxoban-levels d5ca5614, Apache-2.0), shipped in envs/balrog/data/boxoban"
 
 CARDS += (
     EnvCard(
         id="balrog/NetHack-v0",
         entry_point="rl4vlm_gym.envs.balrog.nethack:NetHack",
         family="balrog",
-        summary="BALROG's NetHack: the full game (NetHackChallenge-v0), descend and gain experience; BALROG's progression table (NLE).",
+        summary="BALROG's NetHack: the full game (NetHackChallenge-v0) as BALROG's wrappers play it, "
+        "BALROG's text, image, prompt and Dlvl/Xp progression (NLE).",
         skills=("visual-reading", "navigation", "planning", "long-horizon"),
         levels=("BALROG's setting: NetHackChallenge-v0, a random character",),
         default_level=0,
-        action_grammar="one of BALROG's names: NLE's useful actions ('north', 'far east', 'down', 'search', 'esc', ...) "
-        "or a key 'a'-'z', 'A'-'Z', '0'-'9'",
+        action_grammar="one of BALROG's 248 names: NLE's useful actions ('north', 'far east', 'down', 'search', 'esc', ...), "
+        "a key 'a'-'z', 'A'-'Z', '0'-'9', or '00'-'99' (listed by BALROG, never playable)",
         action_examples=("far east", '{"thoughts": "the stairs are below", "action": "down"}', "<action>search</action>"),
         reward_variants=("native",),
         success="never (no ascension is reachable); BALROG's progression from the deepest Dlvl and highest Xp level: info['progress']",
@@ -104,12 +106,14 @@ CARDS += (
     ),
 )
 
-# (id name, what the task asks); Boxoban-Hard/Medium are left out: their levels come from a file host
+# (id name, what the task asks): BALROG's eight MiniHack tasks
 _MINIHACK_TASKS = (
-    ("Corridor-R3", "reach the stairs down through corridors joining three rooms"),
-    ("CorridorBattle-Dark", "reach the stairs down along a dark corridor full of monsters"),
+    ("Boxoban-Hard", "push four boulders onto four fountains, a hard boxoban level (3,332 shipped: all of them)"),
+    ("Boxoban-Medium", "push four boulders onto four fountains, a medium boxoban level (10,000 of its 450,000 shipped)"),
     ("MazeWalk-9x9", "find the stairs down in a 9x9 maze"),
     ("MazeWalk-15x15", "find the stairs down in a 15x15 maze"),
+    ("Corridor-R3", "reach the stairs down through corridors joining three rooms"),
+    ("CorridorBattle-Dark", "reach the stairs down along a dark corridor full of monsters"),
     ("Quest-Easy", "the easy quest: use items and fight monsters on the way to the stairs down"),
     ("Quest-Medium", "the medium quest: a longer way with more monsters to the stairs down"),
 )
@@ -119,16 +123,17 @@ CARDS += tuple(
         id=f"balrog/MiniHack-{name}-v0",
         entry_point="rl4vlm_gym.envs.balrog.minihack:MiniHack",
         family="balrog",
-        summary=f"BALROG's MiniHack {name}: {what} (minihack on NLE).",
+        summary=f"BALROG's MiniHack {name}: {what} (minihack on NLE, as BALROG's wrappers play it).",
         skills=("visual-reading", "navigation", "planning"),
-        levels=("BALROG's setting: the task's own level, 100 steps",),
+        levels=("BALROG's setting: the task's own level, 100 NLE steps",),
         default_level=0,
-        action_grammar="one of the task's actions by the language wrapper's names ('north', 'southeast', ...)",
-        action_examples=("north", '{"thoughts": "the corridor goes east", "action": "east"}', "<action>southwest</action>"),
+        action_grammar="one of the task's actions among BALROG's 33 MiniHack names ('north', 'southeast', 'far east', 'open', ...)",
+        action_examples=("north", '{"thoughts": "the corridor goes east", "action": "east"}', "<action>west</action>"),
         reward_variants=("native",),
-        success="the episode ends with a reward of at least 1.0 (the stairs down reached; BALROG's progression 1)",
+        success="the episode's last step pays at least 1.0 (the stairs down reached, or every boulder on a fountain; BALROG's progression 1)",
         max_episode_steps=100,
-        references=(_BALROG.replace("env babyai", "env minihack") + f", task MiniHack-{name}-v0", _MINIHACK, _NLE),
+        references=(_BALROG.replace("env babyai", "env minihack") + f", task MiniHack-{name}-v0", _MINIHACK, _NLE)
+        + ((_BOXOBAN,) if name.startswith("Boxoban") else ()),
         extra="nethack",
         kwargs={"task": f"MiniHack-{name}-v0"},
         benchmark=("minihack", f"MiniHack-{name}-v0"),

@@ -10,8 +10,6 @@ from __future__ import annotations
 __all__ = [
     "TEXTWORLD_STEPS_IN_BALROG",
     "crafter_instructions",
-    "minihack_instructions",
-    "nle_instructions",
     "textworld_instructions",
 ]
 
@@ -51,39 +49,6 @@ def crafter_instructions(achievements: tuple[str, ...]) -> str:
         "In a moment I will present a history of actions and observations from the game.\n"
         "Your goal is to get as far as possible by completing all the achievements.\n\n"
         "PLAY!"
-    )
-
-
-_NLE_TIPS = (
-    "- When a --More-- would appear, it is dismissed for you; the messages it hid are in the observation.",
-    "- A menu or a question waits for its answer: answer with a letter, 'esc' to leave it.",
-    "- Prefix-free commands act at once; commands that ask for an item take its inventory letter next.",
-    "- It doesn't make sense to repeat the same action over and over if the observation doesn't change.",
-)
-
-
-def nle_instructions() -> str:
-    """BALROG's NetHack prompt: the game, the actions (BALROG gives each a description, not
-    reproduced here: the names only), tips, "PLAY!"."""
-    from rl4vlm_gym.envs.balrog.nethack import NETHACK_ACTIONS
-
-    return (
-        "You are an agent playing NetHack. The following are the possible actions you can take in the game:\n\n"
-        f"{', '.join(NETHACK_ACTIONS)}.\n\n"
-        "In a moment I will present a history of actions and observations from the game.\n"
-        "Your goal is to get as far as possible in the game: descend the dungeon and gain experience.\n\n"
-        "Tips:\n" + "\n".join(_NLE_TIPS) + "\n\nPLAY!"
-    )
-
-
-def minihack_instructions(goal: str, actions: tuple[str, ...]) -> str:
-    """BALROG's MiniHack prompt with its goal line ("reach the stairs down") and the task's actions."""
-    return (
-        "You are an agent playing MiniHack. The following are the possible actions you can take in the game:\n\n"
-        f"{', '.join(actions)}.\n\n"
-        "In a moment I will present a history of actions and observations from the game.\n"
-        f"Your goal is to {goal}.\n\n"
-        "Tips:\n" + "\n".join(_NLE_TIPS) + "\n\nPLAY!"
     )
 
 

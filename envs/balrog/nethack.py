@@ -1,9 +1,18 @@
-"""BALROG's NetHack and MiniHack: NLE 0.9.0 (``balrog-nle``) with its language wrapper, behind our contract.
+"""BALROG's NetHack and MiniHack: NLE 0.9.0 (``balrog-nle``) played as BALROG's wrapper stack plays it.
 
 One base class, :class:`NLEGame`, plays any NLE env (NetHackChallenge-v0, or a MiniHack task built
-by ``minihack`` 0.1.6 on the same NLE) with BALROG's wrapper stack: ``--More--`` dismissed
-automatically, the ``balrog-nle`` language wrapper's text ("hybrid" LLM mode) and its action names.
-:class:`NetHack` adds BALROG's NLE progression; :mod:`rl4vlm_gym.envs.balrog.minihack` the tasks.
+by ``minihack`` 0.1.6 on the same NLE) the way BALROG's stack does (``balrog-ai/BALROG`` af7d1f17:
+``balrog/environments/nle/`` and ``wrappers/nle_timelimit.py``): each action name becomes the NLE
+action the ``balrog-nle`` language wrapper maps it to; ``--More--`` is dismissed with NLE's "more"
+action while the message shows one (BALROG's ``AutoMore``: each dismissal is a step of the NLE env,
+its reward added, its message appended); the text is BALROG's (LLM "hybrid" mode or VLM mode,
+``text_format``); the episode is truncated when the NLE env aborts (its step budget, and
+NetHackChallenge's no-progress timeout: BALROG's ``NLETimeLimit``). :class:`NetHack` adds BALROG's
+NLE progression; :mod:`rl4vlm_gym.envs.balrog.minihack` the MiniHack tasks.
+
+Everything here was written from reading BALROG's sources and checked against recordings of them
+(``tests/envs/balrog/golden/nle``, ``.../minihack``): no code of BALROG's is in this module; its
+prompt texts and its progression table (``data/nle_progression.json``) are, as data.
 """
 
 from __future__ import annotations
@@ -11,16 +20,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import pickle
-import string
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image
 
 # NLE 0.9 is built on gym 0.23, whose import prints a notice that gym is unmaintained: it concerns
 # gym itself, which only NLE's own classes use here (our envs are Gymnasium's). NLE imports
@@ -28,57 +37,257 @@ from PIL import Image, ImageDraw
 with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
     import gym  # noqa: F401
+    from nle import nethack as nle_consts
+    from nle import nle_language_obsv
     from nle.env import tasks
     from nle.language_wrapper.wrappers.nle_language_wrapper import NLELanguageWrapper
     from nle.nethack import actions as nethack_actions
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.balrog.instructions import nle_instructions
 from rl4vlm_gym.envs.balrog.nethack_clock import pinned_clock
-from rl4vlm_gym.rendering import font, to_array
+from rl4vlm_gym.rendering import to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-TILE = 16  # BALROG's VLM image: 16x16 tiles (E/nle/render_rgb.py); minihack ships NetHack's tile set
-ROWS, COLS = 24, 80  # the tty
-MAP_ROWS, MAP_COLS = 21, 79  # the glyph map (tty rows 1..21)
-INVENTORY_WIDTH = 480  # the inventory column right of the screen
-INVENTORY_LINE = 12  # px per inventory line: 32 lines fit beside the 24 tty rows
+TILE = 16  # BALROG's VLM image: NetHack's 16x16 tiles, one per map cell (E/nle/render_rgb.py)
+MAP_ROWS, MAP_COLS = 21, 79  # the glyph map
 TEXT_FORMATS = ("hybrid", "vlm")  # BALROG's LLM mode's text, its VLM mode's
-MAX_MORE = 64  # --More-- prompts dismissed in a row at most (a bound; NetHack shows a few at a time)
-_RETURN = 13  # the key that dismisses --More--
+SEED_MODULUS = 2**64  # NetHack's seeds are unsigned 64-bit: a reset seed is taken modulo this
+_ABORTED = -1  # NLE's StepStatus.ABORTED: its step budget or NetHackChallenge's no-progress timeout
 
 
 @cache
-def _tiles() -> NDArray[np.uint8]:
-    """NetHack's 16x16 tile set as minihack ships it, one tile per glyph (``glyph2tile``)."""
+def _glyph_tiles() -> NDArray[np.uint8]:
+    """The 16x16 tile of every glyph: NetHack's tile set as minihack ships it (``glyph2tile``); the
+    same tiles and mapping as BALROG's ``render_rgb`` (its tiles.pkl and table, compared in the
+    golden recordings by the images' hashes)."""
     from minihack.tiles import glyph2tile
 
     # minihack's GlyphMapper reads the same file but leaves it open (a ResourceWarning)
     with (resources.files("minihack") / "tiles" / "tiles.pkl").open("rb") as file:
         tiles = pickle.load(file)  # {tile id: uint8[16, 16, 3]}; a file of an installed package
-    return np.stack([np.asarray(tiles[int(tile)], dtype=np.uint8) for tile in glyph2tile])
+    atlas = np.stack([np.asarray(tiles[i], dtype=np.uint8) for i in range(len(tiles))])
+    return np.ascontiguousarray(atlas[np.asarray(glyph2tile)])
 
 
-# NetHack's 16 tty colours (the curses palette NLE's tty_colors index); 0 (no colour) is drawn grey.
-_PALETTE = np.array(
-    [
-        (170, 170, 170), (170, 0, 0), (0, 170, 0), (170, 85, 0), (0, 0, 170), (170, 0, 170), (0, 170, 170), (170, 170, 170),
-        (85, 85, 85), (255, 85, 85), (85, 255, 85), (255, 255, 85), (85, 85, 255), (255, 85, 255), (85, 255, 255), (255, 255, 255),
-    ],
-    dtype=np.uint8,
-)  # fmt: skip
+def render_tiles(glyphs: NDArray[np.int16]) -> NDArray[np.uint8]:
+    """BALROG's image of a glyph map: each glyph's tile, rows of tiles, ``uint8[21*16, 79*16, 3]``."""
+    rows, cols = glyphs.shape
+    tiles = _glyph_tiles()[glyphs]  # (rows, cols, 16, 16, 3)
+    return tiles.transpose(0, 2, 1, 3, 4).reshape(rows * TILE, cols * TILE, 3)
+
+
+# The language wrapper's names of NLE actions ("north", "far east", "esc"): its map from NLE's
+# action enums to names and keys. Enums of equal value (Command.OVERVIEW and
+# WizardCommand.WIZWHERE are both ^o) are one key of that dict, as in the wrapper.
+ACTION_MAP: dict[Any, list[str]] = NLELanguageWrapper.all_nle_action_map
 
 
 def action_name(action: Any) -> str:
     """The language wrapper's name of an NLE action ("north", "far east", "esc")."""
-    return NLELanguageWrapper.all_nle_action_map[action][0]
+    return ACTION_MAP[action][0]
 
 
-def tty_lines(tty_chars: NDArray[np.uint8], first: int = 0) -> list[str]:
-    """The tty's rows from ``first`` on, as text without trailing blanks."""
-    return [bytes(row).decode("latin-1").rstrip() for row in tty_chars[first:]]
+def language_action_indices(actions: tuple[Any, ...]) -> dict[str, int]:
+    """Every string the language wrapper plays on an NLE env with ``actions``, and the index into
+    ``actions`` it plays: each name and key of every action the env has ("north", "k", "apply",
+    "a"...), a later action's string replacing an earlier one's, as the wrapper builds its map."""
+    table: dict[str, int] = {}
+    for enum, strings in ACTION_MAP.items():
+        if enum in actions:
+            for string in strings:
+                table[string] = actions.index(enum)
+    return table
+
+
+@cache
+def nethack_action_space() -> tuple[str, ...]:
+    """BALROG's NetHack action list (``NLELanguageWrapper.create_action_space``): the names of the
+    language wrapper's actions that are among NLE's ``USEFUL_ACTIONS`` (by value), then the keys
+    a-z, A-Z, 0-9 and 00-99 (which BALROG's check accepts and its language wrapper cannot play)."""
+    useful = [strings[0] for enum, strings in ACTION_MAP.items() if enum in nethack_actions.USEFUL_ACTIONS]
+    keys = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    return tuple(useful + keys + [str(i) for i in range(10)] + [f"{i:02d}" for i in range(100)])
+
+
+# BALROG's NetHack prompt (E/nle/__init__.py: ACTIONS and get_instruction_prompt), verbatim.
+NLE_ACTION_DESCRIPTIONS: tuple[tuple[str, str], ...] = (
+    ("north", "move north"),
+    ("east", "move east"),
+    ("south", "move south"),
+    ("west", "move west"),
+    ("northeast", "move northeast"),
+    ("southeast", "move southeast"),
+    ("southwest", "move southwest"),
+    ("northwest", "move northwest"),
+    ("far north", "move far north"),
+    ("far east", "move far east"),
+    ("far south", "move far south"),
+    ("far west", "move far west"),
+    ("far northeast", "move far northeast"),
+    ("far southeast", "move far southeast"),
+    ("far southwest", "move far southwest"),
+    ("far northwest", "move far northwest"),
+    ("up", "go up a staircase"),
+    ("down", "go down a staircase (tip: you can only go down if you are standing on the stairs)"),
+    ("wait", "rest one move while doing nothing"),
+    ("more", "display more of the message (tip: ONLY ever use when current message ends with --More--)"),
+    ("annotate", "leave a note about the level"),
+    ("apply", "apply (use) a tool"),
+    ("call", "name a monster or object, or add an annotation"),
+    ("cast", "cast a spell"),
+    ("close", "close an adjacent door"),
+    ("open", "open an adjacent door"),
+    ("dip", "dip an object into something"),
+    ("drop", "drop an item"),
+    ("droptype", "drop specific item types (specify in the next prompt)"),
+    ("eat", "eat something (tip: replenish food when hungry)"),
+    ("esc", "exit menu or message"),
+    ("engrave", "engrave writing on the floor (tip: Elbereth)"),
+    ("enhance", "advance or check weapons skills"),
+    ("fire", "fire ammunition from quiver"),
+    ("fight", "fight a monster (even if you only guess one is there)"),
+    ("force", "force a lock"),
+    ("inventory", "show your inventory"),
+    ("invoke", "invoke "),
+    ("jump", "jump to a location"),
+    ("kick", "kick an enemy or a locked door or chest"),
+    ("look", "look at what is under you"),
+    ("loot", "loot a box on the floor"),
+    ("monster", "use a monster's special ability (when polymorphed)"),
+    ("offer", "offer a sacrifice to the gods (tip: on an aligned altar)"),
+    ("overview", "display an overview of the dungeon"),
+    ("pay", "pay your shopping bill"),
+    ("pickup", "pick up things at the current location"),
+    ("pray", "pray to the gods for help"),
+    ("puton", "put on an accessory"),
+    ("quaff", "quaff (drink) something"),
+    ("quiver", "select ammunition for quiver"),
+    ("read", "read a scroll or spellbook"),
+    ("remove", "remove an accessory"),
+    ("rub", "rub a lamp or a stone"),
+    ("search", "search for hidden doors and passages"),
+    ("swap", "swap wielded and secondary weapons"),
+    ("takeoff", "take off one piece of armor"),
+    ("takeoffall", "take off all armor"),
+    ("teleport", "teleport to another level (if you have the ability)"),
+    ("throw", "throw something (e.g. a dagger or dart)"),
+    (
+        "travel",
+        "travel to a specific location on the map (tip: in the next action, specify > or < for stairs, "
+        "{ for fountain, and _ for altar)",
+    ),
+    ("twoweapon", "toggle two-weapon combat"),
+    ("untrap", "untrap something"),
+    ("wear", "wear a piece of armor"),
+    ("wield", "wield a weapon"),
+    ("wipe", "wipe off your face"),
+    ("zap", "zap a wand"),
+    ("minus", "-"),
+    ("space", " "),
+    ("apos", "'"),
+    *((str(i), str(i)) for i in range(10)),
+)
+NLE_TIPS = (
+    '- When the message asks for a completion, such as: "What do you want to eat? [d or ?*]", you should respond '
+    "with a single character corresponding to the item you want to eat/use.\n"
+    '    - For example, "What do you want to eat? [dgh or ?*]" -> Possible answers are "d", "g", or "h" to eat the '
+    "associated food.\n"
+    '- When the message asks for a direction, such as: "In what direction?" you should respond with a direction.\n'
+    '- When the message has --More-- at the end, your next action should be "more" to see the rest of the message.\n'
+    "- Explore the environment to find the stairs down to the next level.\n"
+    "- Always carefully read the last message to understand the current state of the game and decide your next "
+    "action accordingly.\n"
+    "- If you keep moving in the same direction, you will eventually hit a wall and stop moving. Your message might "
+    'be: "It\'s solid stone", or "It\'s a wall". Change your action to move in another direction to continue '
+    "exploring the environment.\n"
+    "- Read the language observation carefully and look at ascii map or image observation provided to decide the "
+    "next action to take and where to move next.\n"
+    "- You can attack monsters by moving into them."
+)
+
+
+def described_actions(actions: tuple[tuple[str, str], ...]) -> str:
+    """BALROG's list of actions in its prompts: "name: description" lines joined by ",\\n"."""
+    return ",\n".join(f"{name}: {description}" for name, description in actions)
+
+
+def nle_instruction_prompt() -> str:
+    """BALROG's NetHack instruction prompt (``get_instruction_prompt``), byte for byte."""
+    return (
+        "You are an agent playing NetHack. The following are the possible actions you can take in the game, "
+        "followed by a short description of each action:\n\n"
+        f"{described_actions(NLE_ACTION_DESCRIPTIONS)}.\n\n"
+        f"Tips:\n{NLE_TIPS}\n\n"
+        "In a moment I will present a history of actions and observations from the game.\n"
+        "Your goal is to get as far as possible in the game.\n\n"
+        "PLAY!"
+    )
+
+
+@cache
+def _progression_table() -> dict[str, float]:
+    """BALROG's NLE achievements: "Dlvl:N" (N <= 50) and "Xp:N" (N <= 30) -> the share of human
+    games won after reaching it (data/nle_progression.json, from BALROG's achievements.json)."""
+    data = json.loads((resources.files("rl4vlm_gym.envs.balrog") / "data" / "nle_progression.json").read_text("utf-8"))
+    return {f"{kind}:{level}": value for kind in ("Dlvl", "Xp") for level, value in data[kind].items()}
+
+
+def end_reason(tty_chars: NDArray[np.uint8], status_name: str) -> str:
+    """BALROG's ``end_reason`` of an ended NetHack game, read from the screen as BALROG reads it
+    (E/nle/progress.py ``Progress._get_end_reason``): the screen's bytes as UTF-8 (invalid bytes
+    dropped), "You made the top ten list!" removed, split into words; the words from the 8th
+    (the 9th when the 8th starts with "Agent") to the last two; of their first sentence the words
+    before "in"; the status name first: "DEATH: killed by a jackal." (ABORTED: the words of
+    whatever screen was shown)."""
+    words = bytes(tty_chars.reshape(-1)).decode(errors="ignore").replace("You made the top ten list!", "").split()
+    start = 8 if len(words) > 7 and words[7].startswith("Agent") else 7
+    sentences = " ".join(words[start:-2]).split(".")
+    first = sentences[0].split()
+    head = " ".join(first[: first.index("in")] if "in" in first else first)
+    rest = ".".join(sentences[1:]).strip()
+    return f"{status_name}: {head}. {rest}".strip()
+
+
+@dataclass
+class NLEProgress:
+    """BALROG's NetHack statistics (``get_stats()``: E/nle/progress.py ``Progress``), updated after
+    every step, not at reset: the running return, the bottom line's score, depth, gold,
+    experience level and turn, the Dlvl and Xp keys seen (those in the table, in order of first
+    sight), the key whose table value last raised the progression, and, once the game ends,
+    ``end_reason``."""
+
+    episode_return: float = 0.0
+    score: int = 0
+    depth: int = 1
+    gold: int = 0
+    experience_level: int = 1
+    time: int = 0
+    dlvl_list: list[str] = field(default_factory=list)
+    xplvl_list: list[str] = field(default_factory=list)
+    highest_achievement: str | None = None
+    progression: float = 0.0
+    end_reason: str | None = None
+
+    def update(self, blstats: NDArray[Any], tty_chars: NDArray[np.uint8], reward: float, done: bool, status_name: str) -> None:
+        self.episode_return += reward
+        self.score = int(blstats[nle_consts.NLE_BL_SCORE])
+        self.depth = int(blstats[nle_consts.NLE_BL_DEPTH])
+        self.gold = int(blstats[nle_consts.NLE_BL_GOLD])
+        self.experience_level = int(blstats[nle_consts.NLE_BL_XP])
+        self.time = int(blstats[nle_consts.NLE_BL_TIME])
+        if done:
+            self.end_reason = end_reason(tty_chars, status_name)
+        table = _progression_table()
+        for key, seen in ((f"Xp:{self.experience_level}", self.xplvl_list), (f"Dlvl:{self.depth}", self.dlvl_list)):
+            if key not in seen and key in table:
+                seen.append(key)
+                if table[key] > self.progression:
+                    self.progression, self.highest_achievement = table[key], key
+
+    def stats(self) -> dict[str, Any]:
+        return {name: list(value) if isinstance(value, list) else value for name, value in vars(self).items()}
 
 
 @dataclass(frozen=True)
@@ -94,32 +303,39 @@ class NLELevel:
 class NLEGame(VLMEnv):
     """Shared rules of BALROG's NLE envs; see :class:`NetHack` and ``MiniHack`` for the docs.
 
-    Subclasses set ``_make_game()`` (the NLE env), ``_action_table()`` (name -> index into the
-    NLE env's ``actions``), ``_mission()``, ``instruction_prompt()``, ``_success()`` and ``_progress()``.
+    Subclasses set ``_make_game()`` (the NLE env, made once), ``_action_space()`` (BALROG's names),
+    ``_mission()``, ``instruction_prompt()``, ``_success()``, ``_progress()``, and the statistics
+    (``_reset_stats``, ``_update_stats``, :meth:`balrog_stats`).
     """
 
-    # NLE's reward as it is, as an event and a scale in [0, 1]: "gain" and "loss" are worth at most
-    # REWARD_BOUND, and a step pays its reward's size over the bound (subclasses set the bound).
+    # NLE's reward as it is, as an event and a scale: "gain" and "loss" are worth REWARD_BOUND, and
+    # a step pays its reward's size over the bound (subclasses set the bound: a power of two, so
+    # the reward comes back exact).
     REWARD_BOUND: ClassVar[float] = 1.0
     REWARDS: ClassVar = {"native": {"step": 0.0, "gain": 1.0, "loss": -1.0, "invalid": 0.0}}
     HAS_ORACLE: ClassVar[bool] = False
-    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (ROWS * TILE, COLS * TILE + INVENTORY_WIDTH)
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (MAP_ROWS * TILE, MAP_COLS * TILE)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
+    MAX_TEXT_LENGTH: ClassVar[int] = 65536  # a full screen, a long message and a long inventory
 
     def __init__(self, *, text_format: str = "hybrid", **kwargs: Any) -> None:
         if text_format not in TEXT_FORMATS:
             raise ValueError(f"text_format={text_format!r} is unknown; choose one of {TEXT_FORMATS}")
         self.text_format = text_format
         super().__init__(**kwargs)
+        self.language = nle_language_obsv.NLELanguageObsv()
         self.game = self._new_game()
-        self.language = NLELanguageWrapper(self.game)  # BALROG's text of an NLE observation
-        self.table = self._action_table()
-        self.seeds: tuple[int, int] = (0, 0)
+        self.names = self._action_space()
+        self.playable = language_action_indices(tuple(self.game.actions))
+        self.more_index = self._more_index()
+        self.reset_seed: int | None = None
+        self.seed_used = 0
         self.history: list[int] = []  # NLE action indices since reset: a pickled env replays them
-        self.obs: dict[str, Any] = {}
-        self.messages: list[str] = []
+        self.long_term = self.short_term = ""
+        self.glyphs = np.zeros((MAP_ROWS, MAP_COLS), np.int16)
         self.last_reward = 0.0
         self.done = False
+        self.aborted = False
 
     # NLE ----------------------------------------------------------------------------------------
 
@@ -132,91 +348,141 @@ class NLEGame(VLMEnv):
     def _make_game(self) -> Any:
         raise NotImplementedError
 
-    def _action_table(self) -> dict[str, int]:
+    def _action_space(self) -> tuple[str, ...]:
         raise NotImplementedError
 
-    def _keep(self, obs: dict[str, Any]) -> None:
-        self.obs = {key: np.array(value, copy=True) for key, value in obs.items()}  # NLE reuses its buffers
+    def _more_index(self) -> int | None:
+        more = nethack_actions.MiscAction.MORE
+        return self.game.actions.index(more) if more in self.game.actions else None
 
-    def _more(self) -> bool:
-        """BALROG's AutoMore: dismiss every --More-- now on screen, keeping each screen's message.
-        Through NetHack itself, as the MiniHack tasks have no "more" action. True if the game ended."""
-        for _ in range(MAX_MORE):
-            if "--More--" not in bytes(self.obs["tty_chars"]).decode("latin-1"):
-                return False
-            self.messages.append(self._message())
-            observation, done = self.game.nethack.step(_RETURN)
-            self.game.last_observation = observation
-            self._keep(self.game._get_observation(observation))
-            if done:
-                return True
-        return False
-
-    def _message(self) -> str:
-        return self.language.nle_language.text_message(self.obs["tty_chars"]).decode("latin-1").strip()
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Start a game; ``seed`` is NetHack's seed, as in BALROG (see the class docstring)."""
+        self.reset_seed = seed
+        return super().reset(seed=seed, options=options)
 
     def _new_episode(self, config: NLELevel) -> None:
-        # NetHack's two RNGs from the env's; reseed=False: NetHack 3.6 would reseed from the clock
-        self.seeds = tuple(int(s) for s in self.np_random.integers(2**63 - 1, size=2))
+        # BALROG's reset(seed=s) seeds NetHack's core RNG with s (NLE.seed(core=s)); its display RNG
+        # from the system's entropy, here from s too (as MiniHack seeds its fixed levels). Unseeded
+        # resets draw the seed from the env's RNG, below 2**32 as BALROG's seeds are.
+        seed = self.reset_seed if self.reset_seed is not None else int(self.np_random.integers(2**32))
+        self.reset_seed = None
+        self.seed_used = seed % SEED_MODULUS
         self._start()
 
+    def _prepare(self) -> None:
+        """Set up the next game before NLE's reset (MiniHack's Boxoban picks its level here)."""
+
     def _start(self) -> None:
-        self.game.seed(*self.seeds, reseed=False)
-        self._keep(self.game.reset())
-        self.history, self.messages, self.last_reward, self.done = [], [], 0.0, False
-        self.done = self._more()
+        self._prepare()
+        self.game.seed(self.seed_used, self.seed_used, reseed=False)
+        obs = self.game.reset()
+        self.history, self.last_reward, self.done, self.aborted = [], 0.0, False, False
+        self._reset_stats()
+        self._observe(obs, self._message(obs))
+
+    def _message(self, obs: dict[str, Any]) -> str:
+        return self.language.text_message(obs["tty_chars"]).decode("latin-1")
 
     def _actions(self) -> tuple[str, ...]:
-        return tuple(self.table)
+        return self.names
 
-    def _play(self, index: int) -> tuple[float, bool, bool]:
+    def _play(self, index: int) -> tuple[float, bool]:
+        """One BALROG step: the action, then "more" while the message shows --More-- (AutoMore)."""
         self.history.append(index)
-        self.messages = []
         obs, reward, done, info = self.game.step(index)
-        self._keep(obs)
-        aborted = info.get("end_status") == self.game.StepStatus.ABORTED
-        done = done or self._more()  # a game that ended takes no more keys
-        return float(reward), done, aborted
+        message = self._message(obs)
+        while "--More--" in message and not done and self.more_index is not None:
+            message = message.replace("--More--", "\n")
+            obs, more_reward, done, info = self.game.step(self.more_index)
+            message += self._message(obs)
+            reward += more_reward
+        status = info["end_status"]
+        self.aborted = done and int(status) == _ABORTED
+        self.done = self.done or done
+        self._update_stats(obs, reward, self.done, status)
+        self._observe(obs, message)
+        return reward, done
 
     def _apply(self, action: str) -> StepOutcome:
-        reward, done, aborted = self._play(self.table[action])
-        self.last_reward, self.done = reward, done
+        index = self.playable.get(action)
+        if index is None:  # "00".."99": listed by BALROG, refused by its language wrapper (BALROG's episode errors)
+            return StepOutcome("invalid", error=f"{action!r} is not an action NetHack can play here (BALROG's wrapper raises on it)")
+        reward, done = self._play(index)
+        self.last_reward = reward
         if abs(reward) > self.REWARD_BOUND:
             raise RuntimeError(f"{type(self).__name__}: NLE paid {reward}, beyond REWARD_BOUND={self.REWARD_BOUND}")
         event = "step" if reward == 0 else "gain" if reward > 0 else "loss"
-        return StepOutcome(event, terminated=done and not aborted, truncated=aborted, scale=abs(reward) / self.REWARD_BOUND)
+        return StepOutcome(
+            event, terminated=done and not self.aborted, truncated=done and self.aborted, scale=abs(reward) / self.REWARD_BOUND
+        )
+
+    # Statistics (BALROG's get_stats) -----------------------------------------------------------
+
+    def _reset_stats(self) -> None:
+        raise NotImplementedError
+
+    def _update_stats(self, obs: dict[str, Any], reward: float, done: bool, status: Any) -> None:
+        """After a step: ``status`` is NLE's ``StepStatus`` of its last NLE step."""
+        raise NotImplementedError
+
+    def balrog_stats(self) -> dict[str, Any]:
+        """BALROG's ``get_stats()`` for this episode so far, as its episode JSON writes it."""
+        raise NotImplementedError
 
     # Observation --------------------------------------------------------------------------------
 
-    def _language(self) -> dict[str, str]:
-        return self.language.nle_obsv_to_language(self.obs)
+    def _observe(self, obs: dict[str, Any], message: str) -> None:
+        """BALROG's text of ``obs`` (E/nle/base.py ``render_hybrid`` / ``render_text``): each part is
+        "name:\\n" + text + "\\n", joined by "\\n". LLM mode: long-term message, language
+        observation, cursor (with the tty cursor's (x=, y=)), map (the tty minus its first line);
+        short-term inventory. VLM mode: long-term message, language observation, cursor;
+        short-term statistics, inventory."""
+        glyphs, blstats = obs["glyphs"], obs["blstats"]
+        language = self.language
+        glance = language.text_glyphs(glyphs, blstats).decode("latin-1")
+        cursor = language.text_cursor(glyphs, blstats, obs["tty_cursor"]).decode("latin-1")
+        inventory = language.text_inventory(obs["inv_strs"], obs["inv_letters"]).decode("latin-1")
+        long_term = f"message:\n{message}\n\nlanguage observation:\n{glance}\n\ncursor:\n{cursor}"
+        if self.text_format == "hybrid":
+            row, col = (int(v) for v in obs["tty_cursor"])
+            screen = "".join(bytes(line).decode("latin-1") + "\n" for line in obs["tty_chars"][1:])
+            self.long_term = f"{long_term}\n(x={col}, y={row})\n\nmap:\n{screen}\n"
+            self.short_term = f"inventory:\n{inventory}\n"
+        else:
+            self.long_term = f"{long_term}\n"
+            statistics = language.text_blstats(blstats).decode("latin-1")
+            self.short_term = f"statistics:\n{statistics}\n\ninventory:\n{inventory}\n"
+        np.copyto(self.glyphs, glyphs)  # NLE reuses its buffers: BALROG draws the image at this moment
+
+    def _text(self, feedback: str) -> str:
+        """BALROG's "Current Observation" body: short-term, then long-term context."""
+        parts = [feedback] if feedback else []
+        if self.obs_mode != "image":
+            parts += [part for part in (self.short_term, self.long_term) if part]
+        return "\n".join(parts)
 
     def _describe(self) -> str:
-        """BALROG's text: long-term (message, language observation, cursor; the map in "hybrid",
-        its LLM mode), then short-term (BALROG's VLM mode adds the statistics; the inventory)."""
-        text = self._language()
-        message = " ".join([*self.messages, text["text_message"].strip()]).strip()
-        long_term = f"message:\n{message}\n\nlanguage observation:\n{text['text_glyphs']}\n\ncursor:\n{text['text_cursor']}"
-        if self.text_format == "vlm":
-            return f"{long_term}\n\nstatistics:\n{text['text_blstats']}\n\ninventory:\n{text['text_inventory']}"
-        screen = "\n".join(tty_lines(self.obs["tty_chars"], 1))
-        return f"{long_term}\n\nmap:\n{screen}\n\ninventory:\n{text['text_inventory']}"
+        return "\n".join(part for part in (self.short_term, self.long_term) if part)
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        info["balrog"] = {"long_term_context": self.long_term, "short_term_context": self.short_term}
+        return info
 
     def _render(self) -> NDArray[np.uint8]:
-        return _draw(self.obs, self.messages, self.image_size)
+        image = render_tiles(self.glyphs)
+        if image.shape[:2] != self.image_size:
+            return to_array(Image.fromarray(image).resize((self.image_size[1], self.image_size[0]), Image.Resampling.BILINEAR))
+        return image
 
     def _frame_key(self) -> Any:
-        digest = hashlib.sha256()
-        for key in ("glyphs", "tty_chars", "tty_colors", "tty_cursor", "inv_strs"):
-            digest.update(self.obs[key].tobytes())
-        digest.update(repr(self.messages).encode())
-        return (digest.hexdigest(), self.image_size)
+        return (hashlib.sha256(self.glyphs.tobytes()).hexdigest(), self.image_size)
 
     def _state_key(self) -> str:
-        """The observable state (map, screen, stats, inventory) and how the last step ended;
+        """The texts BALROG shows (the map, screen, stats, inventory) and how the last step ended;
         NetHack's hidden state (its RNGs, monsters out of sight) is not in it."""
-        digest = hashlib.sha256(self._frame_key()[0].encode())
-        digest.update(self.obs["blstats"].tobytes() + repr((self.last_reward, self.done, self._progress())).encode())
+        digest = hashlib.sha256(f"{self.long_term}\0{self.short_term}\0{self.glyphs.tobytes().hex()}".encode())
+        digest.update(repr((self.last_reward, self.done, self._progress())).encode())
         return f"nle|{digest.hexdigest()[:32]}"
 
     def _optimal_steps(self) -> int | None:
@@ -232,7 +498,7 @@ class NLEGame(VLMEnv):
         super().close()
 
     def __getstate__(self) -> dict[str, Any]:
-        # NetHack's state lives in C: a pickled env keeps the episode's seeds and actions, and the
+        # NetHack's state lives in C: a pickled env keeps the episode's seed and actions, and the
         # copy replays them (NetHack is deterministic once seeded without reseeding)
         state = super().__getstate__()
         for name in ("game", "language"):
@@ -241,105 +507,24 @@ class NLEGame(VLMEnv):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.language = nle_language_obsv.NLELanguageObsv()
         self.game = self._new_game()
-        self.language = NLELanguageWrapper(self.game)
-        if self.obs:
-            history, messages = self.history, self.messages
+        if self.long_term:
+            history, long_term, short_term, reward, done = self.history, self.long_term, self.short_term, self.last_reward, self.done
+            stats = self.balrog_stats()
             self._start()
             for index in history:
                 self._play(index)
-            self.messages = messages
+            assert (self.long_term, self.short_term, self.balrog_stats()) == (long_term, short_term, stats), "replay diverged"
+            self.last_reward, self.done = reward, done
 
 
-def _draw(obs: dict[str, Any], messages: list[str], size: tuple[int, int]) -> NDArray[np.uint8]:
-    """The tty screen with the map in 16x16 tiles (BALROG's VLM image), and the inventory beside it.
-
-    Row 0 (the message), rows 22-23 (the status lines) and the box of map cells where the screen
-    does not show the map (a menu drawn over it) are the tty's characters in its colours; the
-    cursor is outlined. The image thus shows everything the text says."""
-    height, width = ROWS * TILE, COLS * TILE + INVENTORY_WIDTH
-    canvas = np.zeros((height, width, 3), np.uint8)
-    glyphs, chars = obs["glyphs"], obs["chars"]
-    tty, colours = obs["tty_chars"], obs["tty_colors"]
-    tiles = _tiles()[glyphs]  # (21, 79, 16, 16, 3)
-    on_map = tty[1 : 1 + MAP_ROWS, :MAP_COLS] == chars
-    if not on_map.all():  # a window over the map (a menu, a text page): all of its box is text, even
-        rows, cols = np.nonzero(~on_map)  # where a character happens to equal the map's ("-" of "a - ...")
-        on_map[rows.min() : rows.max() + 1, cols.min() :] = False
-    tiles[~on_map] = 0
-    canvas[TILE : TILE * (1 + MAP_ROWS), : TILE * MAP_COLS] = tiles.transpose(0, 2, 1, 3, 4).reshape(
-        MAP_ROWS * TILE, MAP_COLS * TILE, 3
-    )
-    image = Image.fromarray(canvas)
-    draw = ImageDraw.Draw(image)
-    typeface = font(13)
-    for row in range(ROWS):
-        for col in range(COLS):
-            char = int(tty[row, col])
-            if char == 32 or (1 <= row <= MAP_ROWS and col < MAP_COLS and on_map[row - 1, col]):
-                continue
-            draw.text(
-                (col * TILE + 2, row * TILE),
-                chr(char),
-                fill=tuple(int(c) for c in _PALETTE[int(colours[row, col]) & 15]),
-                font=typeface,
-            )
-    cursor_x, cursor_y = (int(v) for v in obs["tty_cursor"][::-1])
-    draw.rectangle(
-        (cursor_x * TILE, cursor_y * TILE, cursor_x * TILE + TILE - 1, cursor_y * TILE + TILE - 1), outline=(255, 255, 0)
-    )
-    left = COLS * TILE + 8
-    small = font(10)
-    lines = [" ".join(messages)] if messages else []
-    items = [
-        (chr(int(letter)), bytes(line).split(b"\x00")[0].decode("latin-1").strip())
-        for letter, line in zip(obs["inv_letters"], obs["inv_strs"])
-        if letter
-    ]
-    lines += ["inventory:"] + [f"{letter}: {what}" for letter, what in items]
-    for i, line in enumerate(lines[: height // INVENTORY_LINE]):
-        draw.text((left, i * INVENTORY_LINE), line[:80], fill=(220, 220, 220), font=small)
-    if image.size != (size[1], size[0]):
-        image = image.resize((size[1], size[0]), Image.Resampling.BILINEAR)
-    return to_array(image)
-
-
-# BALROG's NLE progression (E/nle/progress.py, achievements.json; reference/balrog.md §3): the
-# share of human games won after reaching a dungeon level / an experience level (rounded). BALROG's
-# table has every level; the reference lists these, so a level between two listed ones counts as
-# the lower (a lower bound: reaching Dlvl 16 never happens in BALROG's published runs).
-DLVL_PROGRESS = {
-    1: 0.0, 2: 0.0154, 3: 0.0175, 4: 0.0212, 5: 0.0265, 6: 0.0354, 7: 0.0485, 8: 0.0696, 9: 0.0977,
-    10: 0.1256, 11: 0.1613, 12: 0.2061, 13: 0.2566, 14: 0.2925, 15: 0.3088, 20: 0.3790, 25: 0.4664,
-    30: 0.6913, 40: 0.7610, 50: 0.8068,
-}  # fmt: skip
-XP_PROGRESS = {
-    1: 0.0, 2: 0.0185, 3: 0.0208, 4: 0.0242, 5: 0.0291, 6: 0.0369, 7: 0.0508, 8: 0.0745, 9: 0.1170,
-    10: 0.1791, 11: 0.2548, 12: 0.3326, 13: 0.4144, 14: 0.4940, 15: 0.5779, 20: 0.7174, 30: 0.7805,
-}  # fmt: skip
-
-
-def table_progress(table: dict[int, float], level: int) -> float:
-    """``table``'s value at the highest listed level not above ``level`` (0 below level 1)."""
-    listed = [value for key, value in table.items() if key <= level]
-    return max(listed, default=0.0)
-
-
-# BALROG's NLE action names: NLE's USEFUL_ACTIONS by the language wrapper's names, then the keys
-# a-z, A-Z and 0-9 (for menus and prompts). BALROG also lists "00".."99", which its language wrapper
-# cannot play (the episode errors); they are left out.
-NETHACK_ACTIONS: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        [action_name(a) for a in nethack_actions.USEFUL_ACTIONS]
-        + list(string.ascii_lowercase + string.ascii_uppercase + string.digits)
-    )
-)
-NO_PROGRESS_TIMEOUT = 150  # BALROG's: the episode is cut after 150 steps in which the game's clock stands still
-NETHACK_MAX_STEPS = 100_000  # BALROG's
+NO_PROGRESS_TIMEOUT = 150  # BALROG's nle_kwargs: NLE aborts after 150 steps in which the game's clock stands still
+NETHACK_MAX_STEPS = 100_000  # BALROG's nle_kwargs max_episode_steps (NLE steps, each "more" one of them)
 
 
 class NetHack(NLEGame):
-    """BALROG's NetHack: the full game (NLE's NetHackChallenge-v0) through BALROG's language wrapper.
+    """BALROG's NetHack: the full game (NLE's NetHackChallenge-v0) as BALROG's wrappers play it.
 
     ## Description
     NetHack 3.6.6 as the NetHack Learning Environment (NLE 0.9.0, ``balrog-nle``, BALROG's build with
@@ -347,51 +532,60 @@ class NetHack(NLEGame):
     find items. The character is NetHack's random pick (``character="@"``, BALROG's). Nobody
     finishes NetHack here: progress is BALROG's NLE progression, the share of human games won
     after reaching the deepest dungeon level or the highest experience level of the episode
-    (``info["progress"]``, a running maximum). The episode ends when the character dies, when the
-    game's clock stands still for 150 steps (BALROG's ``no_progress_timeout``: truncated), or at
-    BALROG's limit of 100,000 steps. It is oracle-free (``HAS_ORACLE = False``): no solver plays
-    NetHack.
+    (``info["progress"]``, a running maximum, updated after each step). It is oracle-free
+    (``HAS_ORACLE = False``): no solver plays NetHack.
 
-    Against BALROG (``balrog-ai/BALROG`` af7d1f17, ``balrog-nle`` 0.9.0 as here): the game, the
-    character, the action names, the text (the ``balrog-nle`` language wrapper's), the --More--
-    handling, the step limits and the progression table are BALROG's. Written from the facts
-    (BALROG's source is not installed): the layout of the text's sections, AutoMore (each
-    dismissed screen's message is kept and shown before the last one), and the progression
-    table, whose levels between the listed ones (Dlvl 16-19, 21-24...) count as the lower listed
-    level. ``reset(seed)`` decides the game (NetHack's two RNGs from the env's, never reseeded);
-    BALROG draws a fresh seed per episode. NetHack reads the wall clock for its calendar (the
-    moon's phase, Friday the 13th, night, the game's birth time): here its clock is pinned to
-    2000-01-01 12:00 UTC, a Saturday noon with neither a full nor a new moon (no Luck from the
-    calendar), on any day and in any time zone (``rl4vlm_gym.envs.balrog.nethack_clock``); in
-    BALROG it is the player's local time. BALROG's text depends on its agent's mode (LLM or VLM);
-    here on ``text_format``.
+    As BALROG (``balrog-ai/BALROG`` af7d1f17 with ``nle_kwargs`` of its config; checked byte for
+    byte against recordings of BALROG's own wrappers, ``tests/envs/balrog/test_golden_nle.py``):
+    the game and its arguments, the action list, the instruction prompt, the text of both of
+    BALROG's modes, the image (VLM mode's), the rewards, BALROG's ``get_stats()``
+    (:meth:`balrog_stats`) and when an episode ends. A step is BALROG's: the action's keystroke,
+    then NLE's "more" while the message shows ``--More--`` (each a step of NLE: its reward is
+    added, its message appended after the earlier one with ``--More--`` replaced by a newline).
+    The episode is cut (``truncated``) when NLE aborts it: after 100,000 NLE steps (the
+    "more" steps included) or after 150 NLE steps in a row in which the game's turn counter
+    stands still (BALROG's ``no_progress_timeout``, NLETimeLimit's semantics); it ends
+    (``terminated``) when the character dies.
+
+    Seeds: ``reset(seed=s)`` plays the game BALROG plays for seed ``s``: NetHack's core RNG
+    seeded with ``s`` (BALROG: ``NLE.seed(core=s)``; ``s`` taken modulo 2**64), never reseeded.
+    BALROG draws NetHack's display RNG from the system's entropy (it decides only what
+    hallucination shows); here it is seeded with ``s`` too. ``reset()`` without a seed draws one
+    below 2**32 from the env's RNG. NetHack reads the wall clock for its calendar (the moon's
+    phase, Friday the 13th, night, the game's birth time): here its clock is pinned to 2000-01-01
+    12:00 UTC, a Saturday noon with neither a full nor a new moon, on any day and in any time zone
+    (``rl4vlm_gym.envs.balrog.nethack_clock``); in BALROG it is the player's local time (the
+    recordings were made with the same pinned clock).
 
     ## Observation
-    - ``image``: the tty screen, 24x80 cells of 16x16 pixels: the map in NetHack's tiles
-      (BALROG's VLM image), the message line, the two status lines and any menu in the tty's
-      characters and colours, the cursor outlined; to the right, the messages dismissed this step
-      and the inventory. Default size 384x1760, resized to ``image_size``.
-    - ``text`` (``image+text`` and ``text`` modes): BALROG's hybrid text, the sections
-      ``message:`` (this step's messages), ``language observation:`` (the language wrapper's
-      description of what is in view, "tree very far east"), ``cursor:`` ("Yourself a ..." with
-      (x=, y=)), ``map:`` (the tty screen below the message line, status lines included) and
-      ``inventory:`` (BALROG's short-term context). ``text_format="vlm"``: BALROG's VLM-mode
-      text, for numbers comparable with its VLM runs: no ``map:``, and ``statistics:`` (the
-      language wrapper's bottom-line stats, "Depth: 1", "HP: 15/15") before the inventory; the
-      image then shows more than the text (the map), as in BALROG. In ``image`` mode only the
-      step's feedback.
-    - ``mission``: "Win NetHack: descend as deep as you can and gain experience."
-    - ``actions``: BALROG's names: NLE's useful actions by the language wrapper's names
-      (``north``, ``far east``, ``up``, ``down``, ``wait``, ``more``, ``apply``, ``eat``, ``esc``,
-      ``search``, ``pray``...), then the keys ``a``-``z``, ``A``-``Z``, ``0``-``9`` for menus and prompts.
+    - ``image``: BALROG's image, the map in NetHack's 16x16 tiles (21x79 cells: 336x1264 pixels,
+      E/nle/render_rgb.py), resized to ``image_size`` if another is asked. The message line, the
+      status lines and menus are not in it (they are in the text), as in BALROG.
+    - ``text`` (``image+text`` and ``text`` modes): BALROG's "Current Observation" body: the
+      short-term context, then the long-term context (``info["balrog"]`` has both). LLM mode
+      (``text_format="hybrid"``, BALROG's default): long-term ``message:`` (this step's messages),
+      ``language observation:`` (what is in view, "tree very far east"), ``cursor:`` ("Yourself a
+      priest" and "(x=22, y=6)") and ``map:`` (the tty screen below the message line, status lines
+      included); short-term ``inventory:``. VLM mode (``text_format="vlm"``, BALROG's when its agent
+      is shown images): no ``map:`` and no (x=, y=); short-term ``statistics:`` (the bottom line in
+      words, "Depth: 1", "HP: 13/13") before the inventory. In ``image`` mode only the step's
+      feedback.
+    - ``mission``: "Win NetHack: descend as deep as you can and gain experience." (BALROG has none;
+      its instruction prompt is ``instruction_prompt()``).
+    - ``actions``: BALROG's 248 names: NLE's useful actions by the language wrapper's names
+      (``north``, ``far east``, ``up``, ``down``, ``more``, ``esc``, ``search``, ``space``...), then
+      the keys ``a``-``z``, ``A``-``Z``, ``0``-``9`` and ``00``-``99``.
 
     ## Actions
-    One of the names. Every one is a keystroke NetHack takes; those it refuses (an unknown
-    command, a key in the wrong place) change nothing but the screen's message, as in NetHack.
+    One of the names: its keystroke, as the language wrapper plays it (a key is the command bound
+    to it: ``a`` is apply). ``00``-``99`` are listed (BALROG's check accepts them) but its
+    language wrapper raises on them, erroring BALROG's episode: here they are invalid actions
+    (nothing happens). NetHack's own refusals (an unknown command) change only the message.
 
     ## Rewards
-    ``native``: NLE's NetHackChallenge reward, the change in the in-game score (as events ``gain``
-    and ``loss`` worth at most 100,000 each, scaled by the change: the reward is the change).
+    ``native``: NLE's NetHackChallenge reward, the change in the in-game score over the step's NLE
+    steps (as events ``gain`` and ``loss`` worth 2**20 each, scaled: the reward is the change, to the
+    last bit).
 
     ## Levels
     0: BALROG's setting, the only one.
@@ -400,54 +594,56 @@ class NetHack(NLEGame):
     - ``text_format``: ``"hybrid"`` (default, BALROG's LLM mode) or ``"vlm"`` (BALROG's VLM mode;
       see Observation).
     - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
-      (default 384x1760), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
+      (default 336x1264), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 
     ## Version History
-    - v0: initial release (``balrog-nle`` 0.9.0).
+    - v0: BALROG's NetHack (``balrog-nle`` 0.9.0), checked against recordings of BALROG af7d1f17.
+      Earlier v0 builds showed a tty-and-inventory image, rewrote the prompt, placed the
+      short-term memory after the map, left out ``00``-``99``, dismissed ``--More--`` outside
+      NLE's step count and ran 2,000-step suites.
     """
 
     LEVELS: ClassVar[tuple[NLELevel, ...]] = (NLELevel("BALROG's setting: NetHackChallenge-v0, a random character"),)
-    REWARD_BOUND: ClassVar[float] = 1e5  # NetHack's score changes by less in one step (ascending: 50,000 points)
+    # NetHack's score changes by less in one step (ascending: 50,000 points); a power of two, so that
+    # bound * (reward / bound) is the reward to the last bit
+    REWARD_BOUND: ClassVar[float] = 2.0**20
     REWARDS: ClassVar = {"native": {"step": 0.0, "gain": REWARD_BOUND, "loss": -REWARD_BOUND, "invalid": 0.0}}
     DEFAULT_ACTION: ClassVar[str] = "esc"  # BALROG's
 
     def __init__(self, **kwargs: Any) -> None:
+        self.progress = NLEProgress()
         super().__init__(**kwargs)
-        self.depth = self.xp = 1
 
     def _make_game(self) -> Any:
+        # BALROG's nle_kwargs (savedir None: no recording)
         return tasks.NetHackChallenge(
-            character="@", save_ttyrec_every=0, max_episode_steps=NETHACK_MAX_STEPS, no_progress_timeout=NO_PROGRESS_TIMEOUT
+            character="@",
+            max_episode_steps=NETHACK_MAX_STEPS,
+            no_progress_timeout=NO_PROGRESS_TIMEOUT,
+            savedir=None,
+            save_ttyrec_every=0,
         )
 
-    def _action_table(self) -> dict[str, int]:
-        keys = {int(action): i for i, action in enumerate(self.game.actions)}
-        names = {name: int(enum) for enum, (name, *_) in NLELanguageWrapper.all_nle_action_map.items()}
-        return {name: keys[names[name] if name in names and len(name) > 1 else ord(name)] for name in NETHACK_ACTIONS}
+    def _action_space(self) -> tuple[str, ...]:
+        return nethack_action_space()
 
-    def _start(self) -> None:
-        super()._start()
-        self.depth, self.xp = self._levels()
+    def _reset_stats(self) -> None:
+        self.progress = NLEProgress()
 
-    def _levels(self) -> tuple[int, int]:
-        from nle.nethack import NLE_BL_DEPTH, NLE_BL_XP
+    def _update_stats(self, obs: dict[str, Any], reward: float, done: bool, status: Any) -> None:
+        self.progress.update(obs["blstats"], obs["tty_chars"], reward, done, status.name)
 
-        return int(self.obs["blstats"][NLE_BL_DEPTH]), int(self.obs["blstats"][NLE_BL_XP])
-
-    def _play(self, index: int) -> tuple[float, bool, bool]:
-        result = super()._play(index)
-        depth, xp = self._levels()
-        self.depth, self.xp = max(self.depth, depth), max(self.xp, xp)
-        return result
+    def balrog_stats(self) -> dict[str, Any]:
+        return self.progress.stats()
 
     def _mission(self) -> str:
         return "Win NetHack: descend as deep as you can and gain experience."
 
     def instruction_prompt(self) -> str:
-        return nle_instructions()
+        return nle_instruction_prompt()
 
     def _success(self) -> bool:
         return False  # no ascension is reachable (BALROG's table: "You ascend" can never be reached)
 
     def _progress(self) -> float:
-        return max(table_progress(DLVL_PROGRESS, self.depth), table_progress(XP_PROGRESS, self.xp))
+        return self.progress.progression
