@@ -239,10 +239,12 @@ class MiniHack(NLEGame):
 
     ## Observation
     As :class:`~rl4vlm_gym.envs.balrog.nethack.NetHack`: BALROG's image (the map in 16x16
-    tiles, 336x1264); ``text`` BALROG's short-term then long-term context (``info["balrog"]``):
+    tiles, 336x1264; in ``image`` mode the whole screen with the message and inventory beside it,
+    384x1760); ``text`` BALROG's short-term then long-term context (``info["balrog"]``):
     LLM mode (``text_format="hybrid"``, default) ``message:``, ``language observation:``,
     ``cursor:`` with (x=, y=), ``map:``, then ``inventory:`` first; VLM mode
-    (``text_format="vlm"``) no map, ``statistics:`` and ``inventory:`` first. ``mission``:
+    (``text_format="vlm"``) no map, ``statistics:`` and ``inventory:`` first; after an invalid step
+    only its feedback. ``mission``:
     "Reach the stairs down." (corridors, quests), "Push the boulders onto the fountains."
     (Boxoban), "Get as far as possible." (MazeWalk); BALROG's goal lines are in
     ``instruction_prompt()``. ``actions``: BALROG's: the task's actions among the 33 names of
@@ -267,7 +269,8 @@ class MiniHack(NLEGame):
     - ``task``: the MiniHack id, one of :data:`TASKS`.
     - ``text_format``: ``"hybrid"`` (default, BALROG's LLM mode) or ``"vlm"`` (BALROG's VLM mode).
     - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
-      (default 336x1264), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
+      (default 336x1264; 384x1760 in ``image`` mode), ``reward_variant``, ``action_format``,
+      ``action_match``, ``render_mode``.
 
     ## Version History
     - v0: BALROG's MiniHack (``minihack`` 0.1.6 on ``balrog-nle`` 0.9.0), checked against

@@ -29,7 +29,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 
 # NLE 0.9 is built on gym 0.23, whose import prints a notice that gym is unmaintained: it concerns
 # gym itself, which only NLE's own classes use here (our envs are Gymnasium's). NLE imports
@@ -45,13 +45,17 @@ with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.nethack_clock import pinned_clock
-from rl4vlm_gym.rendering import to_array
+from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 TILE = 16  # BALROG's VLM image: NetHack's 16x16 tiles, one per map cell (E/nle/render_rgb.py)
 MAP_ROWS, MAP_COLS = 21, 79  # the glyph map
+ROWS, COLS = 24, 80  # the tty
+SIDE_WIDTH = 480  # image mode: the message and inventory column right of the screen
+SIDE_LINE = 12  # px per line of that column: 32 lines fit beside the 24 tty rows
+SCREEN_SIZE = (ROWS * TILE, COLS * TILE + SIDE_WIDTH)  # image mode's default size
 TEXT_FORMATS = ("hybrid", "vlm")  # BALROG's LLM mode's text, its VLM mode's
 SEED_MODULUS = 2**64  # NetHack's seeds are unsigned 64-bit: a reset seed is taken modulo this
 _ABORTED = -1  # NLE's StepStatus.ABORTED: its step budget or NetHackChallenge's no-progress timeout
@@ -76,6 +80,58 @@ def render_tiles(glyphs: NDArray[np.int16]) -> NDArray[np.uint8]:
     rows, cols = glyphs.shape
     tiles = _glyph_tiles()[glyphs]  # (rows, cols, 16, 16, 3)
     return tiles.transpose(0, 2, 1, 3, 4).reshape(rows * TILE, cols * TILE, 3)
+
+
+# NetHack's 16 tty colours (the curses palette NLE's tty_colors index); 0 (no colour) is drawn grey.
+_PALETTE = np.array(
+    [
+        (170, 170, 170), (170, 0, 0), (0, 170, 0), (170, 85, 0), (0, 0, 170), (170, 0, 170), (0, 170, 170), (170, 170, 170),
+        (85, 85, 85), (255, 85, 85), (85, 255, 85), (255, 255, 85), (85, 85, 255), (255, 85, 255), (85, 255, 255), (255, 255, 255),
+    ],
+    dtype=np.uint8,
+)  # fmt: skip
+
+
+def draw_screen(screen: dict[str, Any], message: str) -> NDArray[np.uint8]:
+    """Image mode's picture (BALROG has no image-only mode): the tty screen with the map in 16x16
+    tiles, and the step's message and the inventory in a column beside it, ``uint8[384, 1760, 3]``.
+
+    Row 0 (the message line), rows 22-23 (the status lines) and the box of map cells where the
+    screen does not show the map (a menu drawn over it) are the tty's characters in its colours;
+    the cursor is outlined. The image thus shows what BALROG's text says."""
+    height, width = SCREEN_SIZE
+    canvas = np.zeros((height, width, 3), np.uint8)
+    tty, colours = screen["tty_chars"], screen["tty_colors"]
+    tiles = _glyph_tiles()[screen["glyphs"]]  # (21, 79, 16, 16, 3)
+    on_map = tty[1 : 1 + MAP_ROWS, :MAP_COLS] == screen["chars"]
+    if not on_map.all():  # a window over the map (a menu, a text page): all of its box is text, even
+        rows, cols = np.nonzero(~on_map)  # where a character happens to equal the map's ("-" of "a - ...")
+        on_map[rows.min() : rows.max() + 1, cols.min() :] = False
+    tiles[~on_map] = 0
+    canvas[TILE : TILE * (1 + MAP_ROWS), : TILE * MAP_COLS] = tiles.transpose(0, 2, 1, 3, 4).reshape(MAP_ROWS * TILE, MAP_COLS * TILE, 3)
+    image = Image.fromarray(canvas)
+    draw = ImageDraw.Draw(image)
+    typeface = font(13)
+    for row in range(ROWS):
+        for col in range(COLS):
+            char = int(tty[row, col])
+            if char == 32 or (1 <= row <= MAP_ROWS and col < MAP_COLS and on_map[row - 1, col]):
+                continue
+            colour = tuple(int(c) for c in _PALETTE[int(colours[row, col]) & 15])
+            draw.text((col * TILE + 2, row * TILE), chr(char), fill=colour, font=typeface)
+    cursor_row, cursor_col = (int(v) for v in screen["tty_cursor"])
+    box = (cursor_col * TILE, cursor_row * TILE, cursor_col * TILE + TILE - 1, cursor_row * TILE + TILE - 1)
+    draw.rectangle(box, outline=(255, 255, 0))
+    items = [
+        (chr(int(letter)), bytes(line).split(b"\x00")[0].decode("latin-1").strip())
+        for letter, line in zip(screen["inv_letters"], screen["inv_strs"])
+        if letter
+    ]
+    lines = [line for line in message.split("\n") if line.strip()] + ["inventory:"] + [f"{letter}: {what}" for letter, what in items]
+    small = font(10)
+    for i, line in enumerate(lines[: height // SIDE_LINE]):
+        draw.text((COLS * TILE + 8, i * SIDE_LINE), line[:80], fill=(220, 220, 220), font=small)
+    return to_array(image)
 
 
 # The language wrapper's names of NLE actions ("north", "far east", "esc"): its map from NLE's
@@ -322,6 +378,8 @@ class NLEGame(VLMEnv):
         if text_format not in TEXT_FORMATS:
             raise ValueError(f"text_format={text_format!r} is unknown; choose one of {TEXT_FORMATS}")
         self.text_format = text_format
+        if kwargs.get("obs_mode") == "image" and kwargs.get("image_size") is None:
+            kwargs["image_size"] = SCREEN_SIZE  # the picture of the whole screen (draw_screen)
         super().__init__(**kwargs)
         self.language = nle_language_obsv.NLELanguageObsv()
         self.game = self._new_game()
@@ -331,8 +389,9 @@ class NLEGame(VLMEnv):
         self.reset_seed: int | None = None
         self.seed_used = 0
         self.history: list[int] = []  # NLE action indices since reset: a pickled env replays them
-        self.long_term = self.short_term = ""
+        self.long_term = self.short_term = self.message = ""
         self.glyphs = np.zeros((MAP_ROWS, MAP_COLS), np.int16)
+        self.screen: dict[str, Any] = {}  # image mode: what draw_screen shows
         self.last_reward = 0.0
         self.done = False
         self.aborted = False
@@ -453,13 +512,22 @@ class NLEGame(VLMEnv):
             statistics = language.text_blstats(blstats).decode("latin-1")
             self.short_term = f"statistics:\n{statistics}\n\ninventory:\n{inventory}\n"
         np.copyto(self.glyphs, glyphs)  # NLE reuses its buffers: BALROG draws the image at this moment
+        self.message = message
+        if self.obs_mode == "image":
+            raw = self.game.last_observation
+            self.screen = {
+                "glyphs": self.glyphs.copy(),
+                "chars": raw[self.game._observation_keys.index("chars")].copy(),
+                **{key: obs[key].copy() for key in ("tty_chars", "tty_colors", "tty_cursor", "inv_letters", "inv_strs")},
+            }
 
     def _text(self, feedback: str) -> str:
-        """BALROG's "Current Observation" body: short-term, then long-term context."""
-        parts = [feedback] if feedback else []
-        if self.obs_mode != "image":
-            parts += [part for part in (self.short_term, self.long_term) if part]
-        return "\n".join(parts)
+        """BALROG's "Current Observation" body: short-term, then long-term context; after an invalid
+        step (the only steps with feedback), the feedback alone: nothing happened, and BALROG's
+        text (a screen of 80-character rows) would repeat the last observation."""
+        if feedback or self.obs_mode == "image":
+            return feedback
+        return self._describe()
 
     def _describe(self) -> str:
         return "\n".join(part for part in (self.short_term, self.long_term) if part)
@@ -470,13 +538,18 @@ class NLEGame(VLMEnv):
         return info
 
     def _render(self) -> NDArray[np.uint8]:
-        image = render_tiles(self.glyphs)
+        image = draw_screen(self.screen, self.message) if self.obs_mode == "image" else render_tiles(self.glyphs)
         if image.shape[:2] != self.image_size:
             return to_array(Image.fromarray(image).resize((self.image_size[1], self.image_size[0]), Image.Resampling.BILINEAR))
         return image
 
     def _frame_key(self) -> Any:
-        return (hashlib.sha256(self.glyphs.tobytes()).hexdigest(), self.image_size)
+        digest = hashlib.sha256(self.glyphs.tobytes())
+        if self.obs_mode == "image":
+            for key in ("chars", "tty_chars", "tty_colors", "tty_cursor", "inv_letters", "inv_strs"):
+                digest.update(self.screen[key].tobytes())
+            digest.update(self.message.encode())
+        return (digest.hexdigest(), self.obs_mode == "image", self.image_size)
 
     def _state_key(self) -> str:
         """The texts BALROG shows (the map, screen, stats, inventory) and how the last step ended;
@@ -560,7 +633,11 @@ class NetHack(NLEGame):
     ## Observation
     - ``image``: BALROG's image, the map in NetHack's 16x16 tiles (21x79 cells: 336x1264 pixels,
       E/nle/render_rgb.py), resized to ``image_size`` if another is asked. The message line, the
-      status lines and menus are not in it (they are in the text), as in BALROG.
+      status lines and menus are not in it (they are in the text), as in BALROG. In ``image`` mode,
+      which BALROG does not have, the image must carry the state alone: it is then the whole tty
+      screen (the map in tiles, the message, status lines and menus in the tty's characters and
+      colours, the cursor outlined) with the step's message and the inventory in a column beside
+      it, default 384x1760.
     - ``text`` (``image+text`` and ``text`` modes): BALROG's "Current Observation" body: the
       short-term context, then the long-term context (``info["balrog"]`` has both). LLM mode
       (``text_format="hybrid"``, BALROG's default): long-term ``message:`` (this step's messages),
@@ -568,8 +645,9 @@ class NetHack(NLEGame):
       priest" and "(x=22, y=6)") and ``map:`` (the tty screen below the message line, status lines
       included); short-term ``inventory:``. VLM mode (``text_format="vlm"``, BALROG's when its agent
       is shown images): no ``map:`` and no (x=, y=); short-term ``statistics:`` (the bottom line in
-      words, "Depth: 1", "HP: 13/13") before the inventory. In ``image`` mode only the step's
-      feedback.
+      words, "Depth: 1", "HP: 13/13") before the inventory. After an invalid step (nothing
+      happened) only its feedback; ``info["balrog"]`` keeps the unchanged state's contexts. In
+      ``image`` mode only the step's feedback.
     - ``mission``: "Win NetHack: descend as deep as you can and gain experience." (BALROG has none;
       its instruction prompt is ``instruction_prompt()``).
     - ``actions``: BALROG's 248 names: NLE's useful actions by the language wrapper's names
@@ -594,7 +672,8 @@ class NetHack(NLEGame):
     - ``text_format``: ``"hybrid"`` (default, BALROG's LLM mode) or ``"vlm"`` (BALROG's VLM mode;
       see Observation).
     - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
-      (default 336x1264), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
+      (default 336x1264; 384x1760 in ``image`` mode), ``reward_variant``, ``action_format``,
+      ``action_match``, ``render_mode``.
 
     ## Version History
     - v0: BALROG's NetHack (``balrog-nle`` 0.9.0), checked against recordings of BALROG af7d1f17.

@@ -45,7 +45,7 @@ def test_a_two_digit_key_is_listed_but_refused_without_changing_the_game() -> No
     obs2, reward, terminated, truncated, info2 = env.step("42")
     assert not info2["action"]["valid"] and "BALROG's wrapper raises on it" in info2["action"]["error"]
     assert info2["balrog"] == info["balrog"] and reward == 0.0 and not (terminated or truncated)
-    assert obs2["text"].endswith(obs["text"]) and env.unwrapped.history == []
+    assert obs2["text"] == "Invalid action: " + info2["action"]["error"] + ". Nothing happened." and env.unwrapped.history == []
     env.close()
 
 
@@ -221,3 +221,18 @@ def test_minihack_reaching_the_stairs_pays_one_and_succeeds() -> None:
 def test_unknown_text_format_is_refused() -> None:
     with pytest.raises(ValueError, match="text_format='ascii' is unknown"):
         gym.make(NETHACK, text_format="ascii")
+
+
+def test_image_mode_draws_the_whole_screen_beside_the_inventory() -> None:
+    """BALROG has no image-only mode: there the image carries what the text would (the kit's law)."""
+    env = gym.make(NETHACK, obs_mode="image")
+    obs, info = env.reset(seed=5)
+    assert obs["image"].shape == (384, 1760, 3) and obs["text"] == ""
+    base = env.unwrapped
+    row, col = (int(v) for v in base.screen["tty_cursor"])
+    cell = obs["image"][row * 16 : row * 16 + 16, col * 16 : col * 16 + 16]
+    assert len(np.unique(cell.reshape(-1, 3), axis=0)) > 4  # the player in tiles
+    assert obs["image"][:16].any() and obs["image"][22 * 16 :, :1280].any()  # the message and status lines
+    assert obs["image"][:, 1280:].any()  # the inventory column
+    assert gym.make(NETHACK, obs_mode="image", image_size=(96, 440)).reset(seed=5)[0]["image"].shape == (96, 440, 3)
+    env.close()
