@@ -1,170 +1,204 @@
-"""BALROG's TextWorld games, generated here: a fixed pool of 25 games per task, made offline by
-``textworld``'s own challenge generators at first use and kept in a user cache folder.
+"""BALROG's 75 TextWorld games: shipped as their game definitions, compiled once per machine.
 
-BALROG plays 25 fixed games per task that its installer downloads from Google Drive
-(reference/balrog.md §3); we may not download from file hosts, so game ``k`` of a task is made with
-BALROG's settings (``SETTINGS``, unchanged for every task) from textworld seed ``seeds(task)[k]``:
-the same seed gives the same game on every machine (the generators draw only from the seed). The
-cooking game and coin collector use seeds 0..24. The treasure hunter uses the first 25 seeds whose
-games textworld makes within 20 s of CPU time (``data/treasure_hunter_seeds.json``, written by
-``scripts/find_treasure_hunter_seeds.py``, which says how). The games are not BALROG's 25.
+BALROG (balrog-ai/BALROG af7d1f17, ``balrog/environments/textworld/base.py``) plays 25 fixed games
+per task from conglu1997/intelligent-go-explore ``textworld/tw_games`` (MIT; commit bcb4052e):
+each a textworld ``.json`` game definition (world, quests, text, walkthrough) with the game
+compiled from it, Glulx ``.ulx`` for the treasure hunter and coin collector, z-machine ``.z8`` for
+the cooking game. It lists a task's games in sorted file order and plays index ``seed mod 25``.
 
-Cache: ``$RL4VLM_GYM_CACHE/textworld/<task>/<tag>/game-<seed>.z8`` (default
-``~/.cache/rl4vlm_gym``) and textworld's ``.json`` beside it; ``<tag>`` names the textworld version
-and the settings, so another version or setting never reads stale games. Several processes may make
-one game at once (``pytest -n auto``): each builds in its own temporary folder and moves the files in
-with ``os.replace`` (the ``.json`` first, so a ``.z8`` in place means the game is complete).
+Here ``data/textworld/tw_games.tar.xz`` (0.15 MB) holds the 75 ``.json`` files byte for byte
+(``data/textworld/tw_games.json`` names the source and each file's SHA-256; LICENSE beside them).
+Each game is compiled to ``.z8`` by textworld 1.7.0's own Inform 7 (textworld 1.7 plays z-machine
+games only), once per machine into the cache; the set-up (``scripts/setup.sh``, balrog extra) does
+all 75 in about a minute on 2 cores, and an env compiles a missing one at its first reset (about
+1 s). The Inform 7 source of each game is the one BALROG's files were built from (the ``.ni``
+files match byte for byte); the z-story's serial number (the compile date) is set to BALROG's
+cooking games' ``240517`` so that a compile gives the same bytes on any day
+(``tw_games.json`` holds each ``.z8``'s SHA-256, checked after compiling). How the z-machine's
+text is turned into the Glulx interpreter's for the two Glulx tasks: :mod:`.textworld_env`.
 
-Cost (2 cores shared with other work): a coin collector game takes 2-7 s to make, a cooking game
-3-5 s, a treasure hunter game of the pool up to 20 s of CPU. Other treasure hunter seeds (about
-half) take from 20 s to over 45 minutes: textworld shortens the quest's walkthrough
-(``EventProgression.compress_policy``, whose result the objective's text is written from) by
-walking a dependency tree that repeats shared sub-quests, exponential in the locked doors and
-containers on the way; that is why the treasure hunter's seeds are chosen.
-``python -m rl4vlm_gym.envs.balrog.textworld_games [task ...]`` makes whole pools ahead of time.
+Cache: ``$RL4VLM_GYM_CACHE/textworld/balrog-<textworld version>-<archive hash>/<task>/<name>.z8``
+(default ``~/.cache/rl4vlm_gym``) with the original ``.json`` beside it (textworld reads the
+objective, score and walkthrough from it). Several processes may compile one game at once: each
+builds in its own temporary folder and moves the files in with ``os.replace`` (the ``.json``
+first, so a ``.z8`` in place means the game is complete).
+``python -m rl4vlm_gym.envs.balrog.textworld_games [--jobs N] [task ...]`` compiles whatever is
+missing.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
+import hashlib
 import io
 import json
+import lzma
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from rl4vlm_gym.cache import cache_dir
 
 POOL = 25  # games per task, as BALROG
-SEEDS_FILE = Path(__file__).parent / "data" / "treasure_hunter_seeds.json"
 TASKS = ("treasure_hunter", "the_cooking_game", "coin_collector")
-# BALROG's settings (reference/balrog.md §3): treasure hunter level 30, coin collector level 220
-# (60 rooms: a chain of 20 with distractor rooms), the cooking game with 5 ingredients. BALROG's note
-# names no other cooking skill: taking all 5, 6 rooms, opening, cooking and cutting is our choice.
-SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "treasure_hunter": ("tw-treasure_hunter", {"level": 30}),
-    "the_cooking_game": (
-        "tw-cooking",
-        {
-            "recipe": 5,
-            "take": 5,
-            "go": 6,
-            "open": True,
-            "cook": True,
-            "cut": True,
-            "drop": False,
-            "recipe_seed": 0,
-            "split": None,
-        },
-    ),
-    "coin_collector": ("tw-coin_collector", {"level": 220}),
-}
-
-
-def cache_root() -> Path:
-    """``$RL4VLM_GYM_CACHE/textworld`` (default ``~/.cache/rl4vlm_gym/textworld``), as the tiny model's cache."""
-    return cache_dir("textworld")
-
-
-def _tag(task: str) -> str:
-    import textworld
-
-    challenge, settings = SETTINGS[task]
-    spec = "-".join(f"{k}{int(v) if isinstance(v, bool) else v}" for k, v in sorted(settings.items()) if v is not None)
-    return f"textworld{textworld.__version__}-{challenge}-{spec}"
-
-
-def seeds(task: str) -> tuple[int, ...]:
-    """The textworld seeds of ``task``'s pool: game ``k`` is made from ``seeds(task)[k]``.
-
-    The cooking game and coin collector use seeds 0..24. The treasure hunter uses the first 25 seeds
-    whose games textworld makes within 20 s (``data/treasure_hunter_seeds.json``, found by
-    ``scripts/find_treasure_hunter_seeds.py``): made from seeds 0..24, some of its games take an hour."""
-    if task not in SETTINGS:
-        raise ValueError(f"task={task!r} is unknown; choose one of {TASKS}")
-    if task == "treasure_hunter":
-        return _treasure_hunter_seeds()
-    return tuple(range(POOL))
+GLULX_TASKS = frozenset({"treasure_hunter", "coin_collector"})  # BALROG plays their .ulx builds
+DATA = Path(__file__).parent / "data" / "textworld"
+ARCHIVE = DATA / "tw_games.tar.xz"
+MANIFEST = DATA / "tw_games.json"
+SERIAL = b"240517"  # the z-story serial of BALROG's cooking .z8 files (header bytes 0x12-0x17)
 
 
 @functools.cache
-def _treasure_hunter_seeds() -> tuple[int, ...]:
-    found = json.loads(SEEDS_FILE.read_text())
-    assert found["settings"] == SETTINGS["treasure_hunter"][1], "the seed list was found with other settings"
-    return tuple(int(seed) for seed in found["seeds"][:POOL])
+def manifest() -> dict[str, Any]:
+    """``tw_games.json``: the source, and per task its 25 games in BALROG's (sorted) order with the
+    SHA-256 of each ``.json`` and of the ``.z8`` compiled from it."""
+    return json.loads(MANIFEST.read_text())
+
+
+@functools.cache
+def _archive_tag() -> str:
+    return hashlib.sha256(ARCHIVE.read_bytes()).hexdigest()[:12]
+
+
+@functools.cache
+def _definitions() -> dict[str, bytes]:
+    """Every member of the archive by name (``<task>/<name>.json``): 20 MB once decompressed."""
+    with tarfile.open(fileobj=io.BytesIO(lzma.decompress(ARCHIVE.read_bytes()))) as tar:
+        return {member.name: tar.extractfile(member).read() for member in tar.getmembers() if member.isfile()}  # type: ignore[union-attr]
+
+
+def reload() -> None:
+    """Forget what was read from ``data/textworld`` (after it was rewritten)."""
+    for cached in (manifest, _archive_tag, _definitions):
+        cached.cache_clear()
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise ValueError(f"task={task!r} is unknown; choose one of {TASKS}")
+
+
+def names(task: str) -> tuple[str, ...]:
+    """The 25 games of ``task`` in BALROG's order (sorted file names): game ``k`` is ``names(task)[k]``."""
+    _check_task(task)
+    return tuple(entry["name"] for entry in manifest()["games"][task])
+
+
+def definition(task: str, index: int) -> dict[str, Any]:
+    """Game ``index`` of ``task``'s textworld definition (the ``.json``: world, quests, walkthrough)."""
+    return json.loads(_definition_bytes(task, index))
+
+
+def walkthrough(task: str, index: int) -> tuple[str, ...]:
+    """The commands that win game ``index`` of ``task`` (its ``.json``'s ``metadata.walkthrough``)."""
+    return tuple(definition(task, index)["metadata"]["walkthrough"])
+
+
+def _definition_bytes(task: str, index: int) -> bytes:
+    _check_task(task)
+    if not 0 <= index < POOL:
+        raise ValueError(f"game index {index} is outside the pool 0..{POOL - 1}")
+    return _definitions()[f"{task}/{names(task)[index]}.json"]
+
+
+def cache_root() -> Path:
+    """This archive's compiled games: ``$RL4VLM_GYM_CACHE/textworld/balrog-<version>-<hash>``."""
+    import textworld
+
+    return cache_dir("textworld", f"balrog-{textworld.__version__}-{_archive_tag()}")
 
 
 def game_path(task: str, index: int) -> Path:
-    """Where game ``index`` of ``task`` lives in the cache (made or not); the file is named by its seed."""
-    if task not in SETTINGS:
-        raise ValueError(f"task={task!r} is unknown; choose one of {TASKS}")
+    """Where game ``index`` of ``task`` is compiled to (made or not)."""
+    _check_task(task)
     if not 0 <= index < POOL:
         raise ValueError(f"game index {index} is outside the pool 0..{POOL - 1}")
-    return seed_path(task, seeds(task)[index])
-
-
-def seed_path(task: str, seed: int) -> Path:
-    """Where the game of ``task`` made from textworld seed ``seed`` lives in the cache."""
-    return cache_root() / task / _tag(task) / f"game-{seed:02d}.z8"
+    return cache_root() / task / f"{names(task)[index]}.z8"
 
 
 def missing_games(task: str) -> list[int]:
-    """The indices of ``task``'s pool not yet in the cache."""
+    """The indices of ``task``'s games not compiled yet."""
     return [index for index in range(POOL) if not game_path(task, index).is_file()]
 
 
 def make_game(task: str, index: int) -> Path:
-    """The path of game ``index`` of ``task``, made and cached first if needed."""
+    """The path of game ``index`` of ``task``'s ``.z8``, compiled first if needed."""
     path = game_path(task, index)
     if not path.is_file():
-        build_game(task, seeds(task)[index], path)
+        build_game(task, index)
     return path
 
 
-def build_game(task: str, seed: int, path: Path) -> None:
-    """Make the game of ``task`` from textworld seed ``seed`` with BALROG's settings at ``path``
-    (a ``.z8``, textworld's ``.json`` beside it), through a temporary folder beside it."""
+def build_game(task: str, index: int, *, check: bool = True) -> Path:
+    """Compile game ``index`` of ``task`` with textworld's Inform 7 to its cache path, the original
+    ``.json`` beside it; with ``check``, warn if the ``.z8`` is not the one ``tw_games.json`` names
+    (another textworld version's compiler)."""
     import textworld
     from textworld import GameOptions
-    from textworld.challenges import CHALLENGES
-    from textworld.generator import compile_game
+    from textworld.generator import Game, compile_game
 
-    challenge, settings = SETTINGS[task]
+    path = game_path(task, index)
+    data = _definition_bytes(task, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{path.stem}-", dir=path.parent))
     try:
+        source = work / "source.json"
+        source.write_bytes(data)
         options = GameOptions()
-        options.seeds = seed
         options.path = str(work / "game.z8")
         options.file_ext = ".z8"
         options.force_recompile = True
-        # textworld's generators print progress and warn about their own grammar files ("Not enough
-        # variation ... falling back on an adjective": the game is made, with another name); a
-        # library keeps stdout clean, and the warnings would reach the env's users as theirs.
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore", textworld.GenerationWarning)
-            game = CHALLENGES[challenge][1](dict(settings), options)
-            compiled = Path(compile_game(game, options))
-        os.replace(compiled.with_suffix(".json"), path.with_suffix(".json"))
+            compiled = Path(compile_game(Game.load(str(source)), options))
+        story = bytearray(compiled.read_bytes())
+        story[0x12:0x18] = SERIAL  # the compile date otherwise (outside the checksummed area)
+        expected = manifest()["games"][task][index].get("z8_sha256")
+        digest = hashlib.sha256(story).hexdigest()
+        if check and expected and digest != expected:
+            warnings.warn(
+                f"{task} game {index} ({names(task)[index]}) compiled to a .z8 with SHA-256 {digest[:16]}..., "
+                f"not {expected[:16]}... (textworld {textworld.__version__}; the data was made with 1.7.0)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        compiled.write_bytes(story)
+        source.rename(work / "original.json")
+        os.replace(work / "original.json", path.with_suffix(".json"))
         os.replace(compiled, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return path
+
+
+def _build(job: tuple[str, int]) -> tuple[str, int, float]:
+    start = time.perf_counter()
+    build_game(*job)
+    return job[0], job[1], time.perf_counter() - start
 
 
 def main(argv: list[str]) -> int:
-    """Make the whole pool of each task named (all three by default), printing each game's path and
-    the seconds it took (0 when it was in the cache)."""
-    for task in argv or TASKS:
-        for index in range(POOL):
-            start = time.perf_counter()
-            path = make_game(task, index)
-            print(f"{path} {time.perf_counter() - start:.1f} s", flush=True)
+    """Compile the missing games of each task named (all three by default), ``--jobs`` at a time,
+    printing each game's path and seconds."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tasks", nargs="*", default=list(TASKS))
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    jobs = [(task, index) for task in args.tasks for index in missing_games(task)]
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        for task, index, seconds in pool.map(_build, jobs):
+            print(f"{game_path(task, index)} {seconds:.1f} s", flush=True)
+    print(f"{len(jobs)} games compiled in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
 
 
