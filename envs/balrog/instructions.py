@@ -9,47 +9,12 @@ from __future__ import annotations
 
 __all__ = [
     "TEXTWORLD_STEPS_IN_BALROG",
-    "crafter_instructions",
     "textworld_instructions",
 ]
-
-_CRAFTER_ACTIONS = (
-    ("Noop", "do nothing"),
-    ("Move West", "move west on flat ground"),
-    ("Move East", "move east on flat ground"),
-    ("Move North", "move north on flat ground"),
-    ("Move South", "move south on flat ground"),
-    ("Do", "Multiuse action to collect material, drink from lake and hit creature in front"),
-    ("Sleep", "sleep when energy level is below maximum"),
-    ("Place Stone", "place a stone in front"),
-    ("Place Table", "place a table"),
-    ("Place Furnace", "place a furnace"),
-    ("Place Plant", "place a plant"),
-    ("Make Wood Pickaxe", "craft a wood pickaxe with a nearby table and wood in inventory"),
-    ("Make Stone Pickaxe", "craft a stone pickaxe with a nearby table, wood, and stone in inventory"),
-    ("Make Iron Pickaxe", "craft an iron pickaxe with a nearby table and furnace, wood, coal, and iron in inventory"),
-    ("Make Wood Sword", "craft a wood sword with a nearby table and wood in inventory"),
-    ("Make Stone Sword", "craft a stone sword with a nearby table, wood, and stone in inventory"),
-    ("Make Iron Sword", "craft an iron sword with a nearby table and furnace, wood, coal, and iron in inventory"),
-)
 
 
 def _listed(actions: tuple[tuple[str, str], ...]) -> str:
     return ",\n".join(f"{name}: {what}" for name, what in actions) + "."
-
-
-def crafter_instructions(achievements: tuple[str, ...]) -> str:
-    """BALROG's Crafter prompt; ``achievements`` in crafter's names (``collect_wood``)."""
-    listed = "\n".join(f"{i}. {name.replace('_', ' ').title()}" for i, name in enumerate(achievements, 1))
-    return (
-        "You are an agent playing Crafter. The following are the only valid actions you can take in the game, "
-        "followed by a short description of each action:\n\n"
-        f"{_listed(_CRAFTER_ACTIONS)}\n\n"
-        f"These are the game achievements you can get:\n{listed}\n\n"
-        "In a moment I will present a history of actions and observations from the game.\n"
-        "Your goal is to get as far as possible by completing all the achievements.\n\n"
-        "PLAY!"
-    )
 
 
 # TextWorld's command list, as its games' "help" gives it (BALROG lists these in its prompts).

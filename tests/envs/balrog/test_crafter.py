@@ -45,8 +45,11 @@ def test_actions_are_balrogs_names_in_crafters_order() -> None:
     assert len(ACTIONS) == 17 and make().unwrapped.game._world.area == (64, 64)
 
 
-def test_balrog_text_names_the_nearest_cell_of_each_kind_in_semantic_order() -> None:
-    env = make(text_format="balrog", obs_mode="text")
+def test_balrog_text_names_the_nearest_cell_of_each_kind_in_the_order_the_scan_meets_them() -> None:
+    """BALROG's describe_env scans the 9x7 window column by column from the west (north to south in
+    each) and keeps the nearest cell of each kind, the first found on a tie; kinds come in the order
+    the scan first meets them. ``obs["text"]`` is its short-term text, then its long-term text."""
+    env = make(obs_mode="text")
     env.reset(seed=0)
     world, player = clear_view(env)
     x, y = player.pos
@@ -56,21 +59,95 @@ def test_balrog_text_names_the_nearest_cell_of_each_kind_in_semantic_order() -> 
     world[x + 4, y] = "stone"  # 4 steps east
     world[x, y + 1] = "sand"  # the player faces south at reset: what it faces
     player.inventory.update(wood=3, sapling=1, food=4)
-    text = env.unwrapped._describe()
-    assert text == (
-        "You see:\n- water 2 steps to your north\n- grass 1 step to your west\n- stone 4 steps to your east\n"
-        "- sand 1 step to your south\n- tree 3 steps to your north-west\n\nYou face sand at your front.\n\n"
-        "Your status:\n- health: 9/9\n- food: 4/9\n- drink: 9/9\n- energy: 9/9\n\n"
-        "Your inventory:\n- sapling: 1\n- wood: 3"
+    long_term, short_term = env.unwrapped.balrog_texts()
+    assert long_term == (
+        "You see:\n- grass 1 step to your west\n- tree 3 steps to your north-west\n- water 2 steps to your north\n"
+        "- sand 1 step to your south\n- stone 4 steps to your east\n\nYou face sand at your front."
     )
+    assert short_term == (
+        "Your status:\n- health: 9/9\n- food: 4/9\n- drink: 9/9\n- energy: 9/9\n\nYour inventory:\n- sapling: 1\n- wood: 3"
+    )
+    obs, _, _, _, info = env.step("Noop")
+    assert info["balrog"] == dict(zip(("long_term_context", "short_term_context"), env.unwrapped.balrog_texts(), strict=True))
+    assert obs["text"] == f"{info['balrog']['short_term_context']}\n{info['balrog']['long_term_context']}"
     player.inventory.update(wood=0, sapling=0)
-    assert env.unwrapped._describe().endswith("You have nothing in your inventory.")
+    assert env.unwrapped.balrog_texts()[1].endswith("You have nothing in your inventory.")
+
+
+def test_balrog_text_says_sleeping_or_dead_first() -> None:
+    from rl4vlm_gym.envs.balrog.crafter import DIED, SLEEPING
+
+    env = make(obs_mode="text")
+    env.reset(seed=0)
+    view, _ = env.unwrapped.balrog_texts()
+    player = env.unwrapped.game._player
+    player.sleeping = True
+    assert env.unwrapped.balrog_texts()[0] == f"{SLEEPING}\n\n\n\n{view}"  # BALROG joins them with 4 newlines
+    player.health = 0
+    assert env.unwrapped.balrog_texts()[0].startswith(SLEEPING)  # sleeping is said first
+    player.sleeping = False
+    assert env.unwrapped.balrog_texts()[0] == f"{DIED}\n\n\n\n{view}"
+
+
+def test_balrog_window_is_cut_as_its_slice_cuts_it_at_the_worlds_edge() -> None:
+    """BALROG slices semantic[x-4:x+5, y-3:y+4]: at the far edge the window is cut short, and
+    what the player faces beyond the world is "nothing"; near x=0 or y=0 the start is negative, and
+    the slice is empty."""
+    env = make(obs_mode="text")
+    env.reset(seed=0)
+    game = env.unwrapped.game
+    world, player = game._world, game._player
+    for obj in world.objects:
+        if obj is not player:
+            world.remove(obj)
+
+    def at(x: int, y: int, facing: tuple[int, int]) -> str:
+        world.move(player, (x, y))
+        player.facing = facing
+        return env.unwrapped.balrog_texts()[0]
+
+    world._mat_map[:, :] = world._mat_ids["grass"]
+    world[(63, 30)] = "tree"
+    assert at(62, 30, (1, 0)) == "You see:\n- grass 1 step to your west\n- tree 1 step to your east\n\nYou face tree at your front."
+    assert at(63, 31, (1, 0)) == "You see:\n- grass 1 step to your west\n- tree 1 step to your north\n\nYou face nothing at your front."
+    assert at(3, 30, (-1, 0)) == "You see nothing away from you.\n\nYou face nothing at your front."  # 3 - 4 < 0
+    assert at(30, 2, (0, 1)) == "You see nothing away from you.\n\nYou face nothing at your front."  # 2 - 3 < 0
+    assert at(30, 3, (0, -1)).startswith("You see:\n- grass 1 step to your west")  # 3 - 3 = 0: whole
+
+
+def test_reset_seed_plays_the_world_crafter_env_builds_with_that_seed() -> None:
+    """BALROG's crafter.Env draws its world seed when built; built with seed=s, its first world is
+    ours at reset(seed=s). A reset without a seed draws the next world from the env's RNG."""
+    import crafter
+
+    from rl4vlm_gym.envs.balrog.crafter import AREA, SIZE, VIEW
+
+    env = make(obs_mode="text")
+    for seed in (5, 2**31 + 7):
+        env.reset(seed=seed)
+        theirs = crafter.Env(area=AREA, view=VIEW, size=SIZE, seed=seed)
+        theirs.reset()
+        assert np.array_equal(theirs._world._mat_map, env.unwrapped.game._world._mat_map)
+    first = [env.reset(seed=3)[1]["state_key"], env.reset()[1]["state_key"], env.reset()[1]["state_key"]]
+    again = [env.reset(seed=3)[1]["state_key"], env.reset()[1]["state_key"], env.reset()[1]["state_key"]]
+    assert first == again and len(set(first)) == 3
+
+
+def test_balrog_stats_are_get_stats() -> None:
+    env = make(obs_mode="text")
+    env.reset(seed=0)
+    assert env.unwrapped.balrog_stats() == {"score": 0, "progression": 0.0, "achievements": None}  # cleared at reset
+    world, player = clear_view(env)
+    world[player.pos + np.array(player.facing)] = "tree"
+    env.step("Do")
+    stats = env.unwrapped.balrog_stats()
+    assert stats["score"] == 1.0 and stats["progression"] == 1 / 22 and stats["achievements"]["collect_wood"] == 1
 
 
 def test_full_text_adds_every_cell_creature_facing_and_time_of_day() -> None:
     from crafter import objects
 
-    env = make(obs_mode="text")
+    env = make(obs_mode="text", text_format="full")
     env.reset(seed=0)
     world, player = clear_view(env, "sand")
     x, y = player.pos
@@ -79,6 +156,7 @@ def test_full_text_adds_every_cell_creature_facing_and_time_of_day() -> None:
     world.add(objects.Cow(world, (x + 2, y)))
     world.add(objects.Plant(world, (x - 1, y + 2)))
     text = env.unwrapped._describe()
+    assert text.startswith("Your status:\n") and "\nYou see:\n" in text  # BALROG's text comes first
     rows = text.split("(9 cells by 7; you are the middle cell of row 4):\n")[1].splitlines()[:7]
     assert rows[0] == "tree " + " ".join(["sand"] * 8) and rows[3] == " ".join(["sand"] * 6 + ["grass"] + ["sand"] * 2)
     assert "- sapling 1 step west and 2 steps south, on sand\n- cow 2 steps east, on grass" in text
@@ -86,6 +164,8 @@ def test_full_text_adds_every_cell_creature_facing_and_time_of_day() -> None:
     player.sleeping = True
     asleep = env.unwrapped._describe()
     assert "You are asleep, standing on sand." in asleep and "You face" not in asleep  # the image hides the facing
+    env.step("Noop")
+    assert env.unwrapped._text("") == env.unwrapped._describe()  # the full text is what _describe gives
 
 
 def test_reward_and_progress_are_crafters_and_balrogs() -> None:
@@ -127,22 +207,25 @@ def test_rendering_never_changes_the_game_at_night() -> None:
     keys = {}
     for mode in ("text", "image+text"):
         env = make(obs_mode=mode)
-        env.reset(seed=3)
+        env.reset(seed=5)  # this seed's player lives until step 241
         keys[mode] = [env.step(("Noop", "Move West", "Move East")[t % 3])[4]["state_key"] for t in range(230)]
         assert env.unwrapped.game._world.daylight < 0.5 and not env.unwrapped.game._player.health <= 0  # alive at night
     assert keys["text"] == keys["image+text"]
 
 
-def test_the_same_view_draws_the_same_night() -> None:
+def test_the_night_is_drawn_from_the_state_balrogs_image_draws_it_from() -> None:
+    """At night BALROG's image draws its noise from the game's random stream; the frame here draws
+    it from a copy of the stream's state at that render: the same frame however often it is drawn,
+    and the game's stream as it was."""
     env = make()
-    env.reset(seed=3)
-    for t in range(200):  # into the night (this seed's player lives until step 240)
+    env.reset(seed=5)
+    for t in range(200):  # into the night (this seed's player lives until step 241)
         env.step(("Noop", "Move West", "Move East")[t % 3])
     base = env.unwrapped
-    assert base.game._world.daylight < 0.5
+    assert base.game._world.daylight < 0.5 and base.game.frame_noise is not None
+    stream = base.game._world.random.get_state()[2]
     first = base._render()
-    base.game._world.random.uniform(size=5)  # the game's stream moves on; the view does not
-    assert np.array_equal(first, base._render())
+    assert np.array_equal(first, base._render()) and base.game._world.random.get_state()[2] == stream
 
 
 def test_reset_seed_decides_the_world_in_any_process() -> None:
