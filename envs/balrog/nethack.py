@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import pickle
 import warnings
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ SIDE_LINE = 12  # px per line of that column: 32 lines fit beside the 24 tty row
 SCREEN_SIZE = (ROWS * TILE, COLS * TILE + SIDE_WIDTH)  # image mode's default size
 TEXT_FORMATS = ("hybrid", "vlm")  # BALROG's LLM mode's text, its VLM mode's
 SEED_MODULUS = 2**64  # NetHack's seeds are unsigned 64-bit: a reset seed is taken modulo this
+SCORE_FILES = ("perm", "record", "logfile", "xlogfile")  # NLE's, in the game's own folder (no savedir)
 _ABORTED = -1  # NLE's StepStatus.ABORTED: its step budget or NetHackChallenge's no-progress timeout
 
 
@@ -433,6 +435,11 @@ class NLEGame(VLMEnv):
 
     def _start(self) -> None:
         self._prepare()
+        # BALROG makes a fresh env per episode; ours lives on, so NetHack's score files (the top-ten
+        # list shown when a game ends) are emptied as a fresh env's are
+        for name in SCORE_FILES:
+            with open(os.path.join(self.game.nethack._vardir, name), "wb"):
+                pass
         self.game.seed(self.seed_used, self.seed_used, reseed=False)
         obs = self.game.reset()
         self.history, self.last_reward, self.done, self.aborted = [], 0.0, False, False
@@ -554,7 +561,8 @@ class NLEGame(VLMEnv):
     def _state_key(self) -> str:
         """The texts BALROG shows (the map, screen, stats, inventory) and how the last step ended;
         NetHack's hidden state (its RNGs, monsters out of sight) is not in it."""
-        digest = hashlib.sha256(f"{self.long_term}\0{self.short_term}\0{self.glyphs.tobytes().hex()}".encode())
+        digest = hashlib.sha256(f"{self.long_term}\0{self.short_term}\0".encode())
+        digest.update(self.glyphs.tobytes())
         digest.update(repr((self.last_reward, self.done, self._progress())).encode())
         return f"nle|{digest.hexdigest()[:32]}"
 

@@ -18,11 +18,11 @@ import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 
-# the replay of one recorded episode is test_golden_nle's (pytest's importlib mode: loaded by path)
+# the replay of recorded episodes is test_golden_nle's (pytest's importlib mode: loaded by path)
 _spec = importlib.util.spec_from_file_location("_golden_nle", Path(__file__).with_name("test_golden_nle.py"))
 _golden_nle = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_golden_nle)
-replay = _golden_nle.replay
+replay_all = _golden_nle.replay_all
 
 pytestmark = pytest.mark.extra("nethack")
 
@@ -78,5 +78,5 @@ def test_minihack_matches_balrogs_transcripts(name: str) -> None:
     task = f"MiniHack-{name}-v0"
     episodes = [e for e in data["episodes"] if e["task"] == task]
     assert len({e["seed"] for e in episodes}) >= 5 and {e["mode"] for e in episodes} == {"hybrid", "vlm"}
-    for episode in episodes:
-        replay(f"balrog/{task}", episode, data["strings"])
+    for mode in ("hybrid", "vlm"):
+        replay_all(f"balrog/{task}", [e for e in episodes if e["mode"] == mode], data["strings"])
