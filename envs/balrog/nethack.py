@@ -630,8 +630,8 @@ class NetHack(NLEGame):
 
     Seeds: ``reset(seed=s)`` plays the game BALROG plays for seed ``s``: NetHack's core RNG
     seeded with ``s`` (BALROG: ``NLE.seed(core=s)``; ``s`` taken modulo 2**64), never reseeded.
-    BALROG draws NetHack's display RNG from the system's entropy (it decides only what
-    hallucination shows); here it is seeded with ``s`` too. ``reset()`` without a seed draws one
+    BALROG draws NetHack's display RNG from the system's entropy (it draws only what the screen
+    shows at random, such as hallucinations); here it is seeded with ``s`` too. ``reset()`` without a seed draws one
     below 2**32 from the env's RNG. NetHack reads the wall clock for its calendar (the moon's
     phase, Friday the 13th, night, the game's birth time): here its clock is pinned to 2000-01-01
     12:00 UTC, a Saturday noon with neither a full nor a new moon, on any day and in any time zone

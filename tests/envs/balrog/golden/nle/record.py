@@ -107,10 +107,9 @@ def setup(args: argparse.Namespace):
         return truetype(*a, **{**k, "layout_engine": ImageFont.Layout.BASIC})
 
     ImageFont.truetype = basic
+    import balrog
     import nle.nethack.nethack as nle_nethack
     from omegaconf import OmegaConf
-
-    import balrog
 
     nle_nethack.DLPATH = pinned_library(args)
     balrog_dir = Path(balrog.__file__).resolve().parents[1]
