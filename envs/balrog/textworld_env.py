@@ -1,4 +1,30 @@
-"""BALROG's TextWorld: treasure hunter, the cooking game and coin collector on ``textworld``."""
+"""BALROG's TextWorld: treasure hunter, the cooking game and coin collector, as BALROG plays them.
+
+What BALROG does (balrog-ai/BALROG af7d1f17, ``balrog/environments/textworld/base.py`` and
+``__init__.py``, config ``textworld_kwargs``), read there and reproduced here in our own code:
+
+- 25 fixed games per task (:mod:`.textworld_games`), game ``seed mod 25`` in sorted file order;
+- textworld's gym env with infos objective, description, score, max_score, won and a 80-step limit
+  (textworld's ``Limit``: the step that reaches 80 ends the episode);
+- the observation: the game's reply with everything up to and including the objective removed
+  (``text.split(objective)[-1]``, stripped) at every step, so "goal" shows nothing of it; no image,
+  no action list (every string is valid), ``short_term_context`` empty;
+- the reward: textworld's running score; ``get_stats()``: ``progression``, set when the episode
+  ends to ``max(score / max_score, won)``;
+- the instruction prompt per task, which says 40, 80 and 25 steps (treasure hunter, cooking game,
+  coin collector) though the limit is 80 in all three.
+
+BALROG's textworld (its fork, balrog-ai/TextWorld 1d56f476, textworld 1.6.2rc1) plays the treasure
+hunter's and coin collector's ``.ulx`` builds on its Glulx interpreter; textworld 1.7.0 plays only
+z-machine games, so every game here is the ``.z8`` compiled from the same ``.json``. The
+z-machine's replies differ from Glulx's in four ways, undone by :func:`as_glulx` for those two
+tasks (measured on every step of the 50 games' walkthroughs, with losses and 20 odd commands, with
+BALROG's fork side by side): the status line at the end of each reply (">", spaces, "-= Room =-",
+score/moves) is absent in Glulx, whose prompt ">" textworld strips (except after the game's end
+question, which it prints as "> "); centred lines ("*** The End ***") sit 24 columns further left
+on Glulx's 80-column window; "version" names another interpreter. The cooking game is a ``.z8`` in
+BALROG too, so its replies (status line included) are shown as they are.
+"""
 
 from __future__ import annotations
 
@@ -14,41 +40,115 @@ import textworld
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.balrog.instructions import textworld_instructions
-from rl4vlm_gym.envs.balrog.textworld_games import POOL, TASKS, make_game
-from rl4vlm_gym.parsing import ActionParser
+from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game
+from rl4vlm_gym.parsing import ActionParser, ParseResult
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-# BALROG requests objective, description, score, max_score and won; the rest is for our contract
-# (admissible commands, the walkthrough for the oracle, facts and progress for the state key).
-INFOS = textworld.EnvInfos(
-    objective=True, description=True, score=True, max_score=True, won=True, lost=True,
-    admissible_commands=True, policy_commands=True, facts=True, feedback=True,
-)  # fmt: skip
-MAX_COMMAND = 200  # characters of a free command (free_commands=True)
-# Interpreter commands that would end, restart or rewind the game under textworld: refused even as
-# free commands (they are not game moves; BALROG would pass them on).
-META_VERBS = frozenset({"quit", "q", "restart", "restore", "save", "undo", "script", "unscript", "transcript", "noscript"})
-_SPACES = re.compile(r"[ \t]+")
-_BLANKS = re.compile(r"\n{3,}")
+STEP_LIMIT = 80  # BALROG's textworld_kwargs.max_episode_steps, for every task
+# BALROG requests objective, description, score, max_score and won; "lost" is read from the same
+# reply. The admissible commands (free_commands=False) need textworld's state tracking, which
+# doubles a step's cost: BALROG's setting (free_commands=True) goes without.
+BALROG_INFOS = dict(objective=True, description=True, score=True, max_score=True, won=True, lost=True)  # fmt: skip
+MAX_COMMAND = 200  # characters of a free command
+# Interpreter commands, refused as invalid steps. Under BALROG they reach the interpreter: on Glulx,
+# save, restore, script, transcript and a confirmed quit end the interpreter (BALROG's episode then
+# fails with an error and drops out of its averages), on the z-machine save and restore write and
+# read files in the working folder; nothing either could match.
+INTERPRETER_VERBS = frozenset({"save", "restore", "script", "unscript", "noscript", "transcript", "quit", "q"})
+# Glulx rewinds "undo" and repeats the last command on "again" / "g"; the z-machine (jericho) has no
+# undo and does not know "again": refused for the two Glulx tasks, passed on in the cooking game.
+GLULX_ONLY_VERBS = frozenset({"undo", "again", "g"})
+
+_STATUS_LINE = re.compile(r" +-= [^\n]* =-\d+/\d+\Z")  # the z-machine's status line, at the reply's end
+_GAME_OVER_PROMPT = "QUIT or UNDO the last command?\n>"  # Glulx prints this prompt as "> ": kept
+_CENTRED = re.compile(r"^ {24}( *\*\*\* .* \*\*\*)$", re.MULTILINE)
+_Z_VERSION = "Standard interpreter 1.0 (1F) / Library serial number"
+_GLULX_VERSION = "Interpreter version 1.3.5 / VM 3.1.2 / Library serial number"
 _BG, _FG = (16, 16, 16), (230, 230, 230)
 _MIN_FONT = 6
 
+# BALROG's instruction prompts (balrog/environments/textworld/__init__.py, ``intruction_prompts``,
+# returned stripped by ``get_instruction_prompt``), verbatim: the step counts (40, 80, 25) are
+# BALROG's, though every task allows 80 steps.
+PROMPTS = {
+    "treasure_hunter": (
+        "You are an agent playing TextWorld, a text-based adventure game where you are in a randomly generated\n"
+        "    maze and must find a specific object. You need to explore different rooms to find the target object.\n"
+        "    Here are the available commands: look: describe the current room. goal: print the goal of this game\n"
+        "    inventory: print the player’s inventory go <dir>: move the player north, east, south, or west. You can\n"
+        "    only go in the direction indicated with an exit or a door. open ...: open a door or a container. You need to\n"
+        "    open a closed door before you want to go through it. drop ...: drop an object on the floor take ...: take an\n"
+        "    object that is visible. Make sure the object is visible to take. put ... on ...: place an object on a supporter\n"
+        "    take ... from ...: take an object from a container or a supporter insert ... into ...: place an object into a\n"
+        "    container unlock ... with ...: unlock a door or a container with a key. You need to unlock a locked door\n"
+        "    with a matched key in your inventory before you want to open it.\n"
+        "    - The target object might be located in a closed or locked container. - The adjective is useful for\n"
+        "    determining whether the key is matched with the lock (e.g. non-euclidean keycard is matched with\n"
+        "    non-euclidean safe). Make sure it is matched to unlock! - The key required to unlock the door may be in\n"
+        "    another room or locked inside a container. - Take the key whenever you can. - After unlocking a locked\n"
+        "    door or container, it will remain closed. You will then need to open it.\n"
+        "    You have 40 steps to complete the task. Restarting is forbidden."
+    ),
+    "the_cooking_game": (
+        "You are an agent playing TextWorld, a text-based adventure game where you navigate through different\n"
+        "    rooms, interact with objects, and solve puzzles. Your goal is to first find the recipe, find and prepare food\n"
+        "    according to the recipe, and finally prepare and eat the meal.\n"
+        "    Here are the available commands: look: describe the current room goal: print the goal of this game\n"
+        "    inventory: print player’s inventory go <dir>: move the player north, east, south or west. You can only go\n"
+        "    to directions indicated with an exit or a door. examine ...: examine something more closely eat ...: eat\n"
+        "    edible food open ...: open a door or a container. You need to open a closed door before you can go through\n"
+        "    it. drop ...: drop an object onto the floor take ...: take an object that is visible put ... on ...: place an object\n"
+        "    on a supporter take ... from ...: take an object from a container or a supporter insert ... into ...: place an\n"
+        "    object into a container lock ... with ...: lock a door or a container with a key unlock ... with ...: unlock a\n"
+        "    door or a container with a key cook ... with ...: cook cookable food with something providing heat slice ...\n"
+        "    with ...: slice cuttable food with something sharp chop ... with ...: chop cuttable food with something\n"
+        "    sharp dice ... with ...: dice cuttable food with something sharp prepare meal: combine ingredients from\n"
+        "    inventory into a meal. You can only prepare meals in the Kitchen.\n"
+        "    - You can examine the cookbook to see the recipe when it is visible. - The BBQ is for grilling things,\n"
+        "    the stove is for frying things, the oven is for roasting things. Cooking ingredients in the wrong way will\n"
+        "    lead to a failure of the game. - Once you have got processed ingredients and the appropriate cooking tool\n"
+        "    ready, cook all of them according to the recipe. - There are two conditions to correctly cook something\n"
+        "    (grill/fry/roast): a) the ingredient you want to cook is in your inventory and b) there is a suitable cooking\n"
+        "    tool in the room, and then use ‘cook . . . with . . . ’ command. - When you need to chop/slice/dice\n"
+        "    ingredients, you need to take the knife and the ingredient in your inventory and then ‘slice/chop/dice ...\n"
+        "    with knife’ - Make sure to first process the food (chop/slice/dice) before you try to cook them. - When\n"
+        "    you have all the ingredients (that got processed or cooked according to the menu), you can ‘prepare meal’\n"
+        "    in the kitchen and then ‘eat meal’ to win the game. - The ingredients should EXACTLY match the color\n"
+        "    in the recipe, but if the recipe doesn’t specify color, any color would be fine. When you ‘take ... with ...’,\n"
+        "    use the EXACT name you see. - You don’t need to examine the container/supporter (e.g. toolbox) when\n"
+        '    it says something like "there isn’t a thing on it"/"has nothing on it"\n'
+        "    You have 80 steps to complete the task. Restarting is forbidden."
+    ),
+    "coin_collector": (
+        "You are an agent playing TextWorld, a text-based adventure game where you are in a randomly generated\n"
+        "    maze and must find the coin. You need to explore different rooms to find the target object.\n"
+        "    Here are the available commands: goal: print the goal of this game go <dir>: move the player north, east,\n"
+        "    south, or west. You can only go in the direction indicated with something like an exit or a door. take coin:\n"
+        "    2in the game by ‘take coin’ if you see the coin in the room\n"
+        "    The only action you can do is go <dir> to explore the maze and ‘take coin’ when you see the coin in the\n"
+        "    room.\n"
+        "    You have 25 steps to complete the task. Restarting is forbidden."
+    ),
+}
 
-def tidy(text: str) -> str:
-    """The game's text with its whitespace tidied: runs of spaces (the status line's padding) to
-    one, spaces at line ends dropped, at most one blank line in a row, no blank lines around."""
-    lines = [_SPACES.sub(" ", line).strip() for line in text.replace("\r", "").split("\n")]
-    return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+
+def as_glulx(reply: str) -> str:
+    """A z-machine reply as BALROG's Glulx build of the same game gives it (module docstring)."""
+    status = _STATUS_LINE.search(reply)
+    if status:
+        reply = reply[: status.start()]
+    if reply.endswith("\n>") and not reply.endswith(_GAME_OVER_PROMPT):
+        reply = reply[:-2]
+    return _CENTRED.sub(r"\1", reply).replace(_Z_VERSION, _GLULX_VERSION)
 
 
-def after_objective(feedback: str, objective: str) -> str:
-    """BALROG's first observation: the feedback with everything up to and including the objective removed."""
-    start = feedback.find(objective) if objective else -1
-    return feedback[start + len(objective) :] if start >= 0 else feedback
+def filter_objective(reply: str, objective: str) -> str:
+    """BALROG's observation text: what follows the reply's last copy of the objective (all of the
+    reply if it has none), stripped."""
+    return (reply.split(objective)[-1] if objective else reply).strip()
 
 
 def _wrap(text: str, face: Any, width: float) -> list[str]:
@@ -92,98 +192,104 @@ def draw_text(text: str, size: tuple[int, int]) -> NDArray[np.uint8]:
 
 @dataclass(frozen=True)
 class CommandParser(ActionParser):
-    """Our parser, then any other one-line command up to ``MAX_COMMAND`` characters as it is (BALROG
-    passes every string to the game); interpreter commands (``META_VERBS``) stay refused."""
+    """Our parser, then any other one-line command of at most ``MAX_COMMAND`` characters exactly as
+    written, the empty one included (BALROG passes every string to the game); interpreter commands
+    stay refused (``refused``: the verbs of ``INTERPRETER_VERBS``, and of ``GLULX_ONLY_VERBS`` for
+    the two Glulx tasks)."""
+
+    refused: frozenset[str] = INTERPRETER_VERBS
+
+    def parse(self, output: object, actions: Any) -> ParseResult:
+        if isinstance(output, str) and not output.strip():  # the game answers it: "I beg your pardon?"
+            return ParseResult(output, output, None, True)
+        return super().parse(output, actions)
 
     def _match(self, value: Any, actions: Any) -> tuple[str | None, str | None]:
         action, error = super()._match(value, actions)
         if action is None and isinstance(value, str):
-            command = " ".join(value.split())
             if "\n" in value.strip():
                 return None, f"{error}; a free command is one line"
-            if not command or len(command) > MAX_COMMAND:
-                return None, f"{error}; a free command has 1 to {MAX_COMMAND} characters"
-            if command.split()[0].lower() in META_VERBS:
-                return None, f"{command!r} is an interpreter command (quit, restart, undo, ...), not a game move"
-            return command, None
+            if len(value) > MAX_COMMAND:
+                return None, f"{error}; a free command has at most {MAX_COMMAND} characters"
+            words = value.split()
+            if words and words[0].lower() in self.refused:
+                return None, f"{words[0]!r} is an interpreter command (save, restore, quit, ...), not a game move"
+            return value, None
         return action, error
 
 
 @dataclass(frozen=True)
 class TextWorldLevel:
-    """BALROG's only setting per task (``textworld_games.SETTINGS``)."""
+    """BALROG's only setting per task."""
 
     def describe(self) -> str:
-        return "BALROG's setting: one of 25 games generated by textworld with BALROG's settings"
+        return "BALROG's setting: one of its 25 games of the task (game seed mod 25)"
 
 
 class TextWorld(VLMEnv):
-    """BALROG's TextWorld tasks (treasure hunter, the cooking game, coin collector) on ``textworld``.
+    """BALROG's TextWorld tasks (treasure hunter, the cooking game, coin collector): its 75 games.
 
     ## Description
-    Text adventures generated by TextWorld (Côté et al. 2018) and played by its z-machine
-    interpreter. ``treasure_hunter`` (level 30): find and take one object in a 20-room house of
-    locked doors and containers (the keys are in the house), without taking the wrong object;
-    ``the_cooking_game``: read the cookbook in the kitchen, find its 5 ingredients in 6 rooms,
-    cut and cook them as it says, prepare the meal and eat it (burning or misusing an ingredient
-    loses); ``coin_collector`` (level 220): take the coin at the end of a 20-room chain with 40
-    dead-end rooms around it. The objective spells out what to do (for treasure hunter and coin
-    collector every move). An episode ends when the game is won or lost, or at BALROG's limit of
-    80 steps. The oracle plays TextWorld's walkthrough (``policy_commands``, re-planned from the
-    current state if the episode left it); ``optimal_steps`` is the walkthrough's length at reset,
-    the length of the quest the generator chained, short but not proven shortest (the kit's
-    search for a shorter solution is skipped: ``EXPENSIVE_PLAN``, as MiniWorld's).
+    Text adventures made by TextWorld (Côté et al. 2018) and played by its z-machine interpreter:
+    the 25 games per task that BALROG plays (conglu1997/intelligent-go-explore ``textworld/tw_games``,
+    MIT; :mod:`~rl4vlm_gym.envs.balrog.textworld_games`). ``treasure_hunter``: find and take one
+    object in a 20-room house of locked doors and containers (the keys are in it), without taking
+    the forbidden one (every walkthrough is 20 steps); ``the_cooking_game``: read the cookbook, gather
+    5 ingredients from 12 rooms, cut and cook them as it says, prepare the meal and eat it (45 to 90
+    steps; burning or eating an ingredient loses; 4 walkthroughs are longer than 80 steps, so
+    BALROG's limit leaves them unwinnable unless a shorter way exists); ``coin_collector``: take
+    the coin at the end of a chain of rooms in a 60-room maze of dead ends (20 steps). The objective (``mission``)
+    names only the last step ("pick up the key from the safe"), and, as in BALROG, it is cut from
+    every observation: "goal" shows nothing. An episode ends when the game is won or lost, or at
+    BALROG's limit of 80 steps. The oracle plays the game's walkthrough (its ``.json``), re-planned
+    by textworld from the current state if the episode left it; ``optimal_steps`` is the
+    walkthrough's length, short but not proven shortest (the kit's search for a shorter solution is
+    skipped: ``EXPENSIVE_PLAN``).
 
-    Games: each task plays a fixed pool of 25 games, like BALROG, which downloads its 25 from Google
-    Drive; here game ``k`` is made by textworld's own generator with BALROG's settings at first use
-    and cached (:mod:`~rl4vlm_gym.envs.balrog.textworld_games`: the settings, the cache, the cost).
-    The cooking game and coin collector make game ``k`` from textworld seed ``k``; the treasure
-    hunter from the ``k``-th of the first 25 seeds whose games textworld makes within 20 s of CPU
-    (``envs/balrog/data/treasure_hunter_seeds.json``, found by
-    ``scripts/find_treasure_hunter_seeds.py``): from seeds 0..24 some take an hour to make. The
-    settings are BALROG's in every task (level 30 for the treasure hunter, textworld's default game
-    options); only the seeds are chosen. The choice may not be neutral (the slow seeds are those
-    whose quest tree repeats many sub-quests), though walkthrough lengths overlap: 7 to 20 steps
-    in the pool, 20, 20 and 9 for the slow seeds 0, 1 and 3.
-    ``reset(seed)`` plays game ``seed mod 25``, BALROG's rule for a fixed seed, so 25 consecutive
-    seeds play every game once (the ``balrog`` suite's 10 seeds per task play 10 different games);
-    ``reset()`` without a seed draws the game from the env's RNG (BALROG uses a per-process counter
-    there, so most of its episodes play game 1). ``env.unwrapped.index`` names the game, and
-    ``state_key`` starts with it.
+    ``reset(seed)`` plays game ``seed mod 25`` in sorted file order, BALROG's rule for a fixed seed;
+    ``reset()`` without a seed draws the game from the env's RNG (BALROG counts episodes per process
+    there). ``env.unwrapped.index`` and ``game_name`` name the game; ``state_key`` starts with them.
 
-    Against BALROG (``balrog-ai/BALROG`` af7d1f17, on a fork of textworld 1.6.2rc1 that changes no
-    game logic): the generators, settings, step limit, text, score and progression are BALROG's;
-    the games are not its 25 (made from textworld seeds here, see Games). BALROG's cooking setting names only the
-    5 ingredients: taking them all in 6 rooms with opening, cooking and cutting is our choice. The
-    z-machine (``.z8``) replaces BALROG's Glulx ``.ulx`` for two tasks (textworld 1.7 dropped Glulx).
+    Against BALROG (tests/envs/balrog/test_golden_textworld.py compares every recorded step of its
+    own wrapper byte for byte): the texts, the prompt, the ends and the progression are BALROG's.
+    The two Glulx tasks are played from ``.z8`` builds of the same games, their replies turned into
+    Glulx's (:func:`as_glulx`, module docstring); the cooking games are compiled here again from
+    their ``.json`` (the same Inform 7 source; played the same on every recorded step).
+    Interpreter commands are refused (``INTERPRETER_VERBS``; Glulx's undo and again for the two
+    Glulx tasks), where BALROG passes them on (see Actions). The reward is the score's change, where
+    BALROG's step reward is the running score (its sum, BALROG's episode return, means nothing);
+    ``info["progress"]`` is the progression at every step, where BALROG sets it at the end; an 80th
+    step is reported as truncated where BALROG's textworld reports it as terminated.
 
     ## Observation
-    - ``image``: the text below drawn as a page (light on dark, wrapped; the font shrinks to 6 px
-      to fit, and only a text that does not fit even then is cut, marked "[...]").
-    - ``text`` (``image+text`` and ``text`` modes): BALROG's text, the game's reply to the last
-      command (at reset, the opening with everything up to and including the objective removed:
-      the first room), whitespace tidied (the status line's padding); in ``image`` mode only our
-      feedback on an invalid action. As in BALROG the text is the reply alone: "look" describes
-      the room, "inventory" what you carry.
-    - ``mission``: the game's objective.
-    - ``actions``: TextWorld's admissible commands in this state ("go east", "take coin",
-      "open fridge", "examine cookbook", "look", "inventory"...).
+    - ``image``: the text below drawn as a page (BALROG has no image; light on dark, wrapped; the
+      font shrinks to 6 px to fit, and only a text that does not fit even then is cut, "[...]").
+    - ``text`` (``image+text`` and ``text`` modes): BALROG's observation, the game's reply to the
+      last command with everything up to the objective cut (``info["balrog"]["long_term_context"]``;
+      its ``short_term_context`` is empty and ``image`` None); after an invalid step our feedback,
+      then the reply that stands. In ``image`` mode only our feedback on an invalid action.
+    - ``mission``: the game's objective (BALROG's agent never sees it: its prompt is
+      :meth:`instruction_prompt`).
+    - ``actions``: with ``free_commands=False``, TextWorld's admissible commands ("go east", "take
+      coin", "open fridge", "look", ...); with ``free_commands=True``, none (BALROG accepts every
+      string, and textworld's state tracking, which lists them, would double a step's cost).
 
     ## Actions
     ``free_commands=False`` (default): one of the admissible commands; anything else is our
-    contract's invalid step (the game does not see it, the state stays, the step counts). Under
-    BALROG's protocol (wrapper ``balrog-actions``) that is the faithful outcome too: the env has no
-    default action (``DEFAULT_ACTION = None``, BALROG has none for TextWorld), and a command that is
-    not admissible changes nothing in these games, as the game's own reply ("That's not a verb I
-    recognise.") would not. ``free_commands=True``: as in BALROG, any other one-line command is
-    passed to the game, which answers it (interpreter commands such as "quit", "restart", "undo"
-    excepted); the ``balrog`` suites play so.
+    contract's invalid step (the game does not see it, the state stays, the step counts).
+    ``free_commands=True`` (the ``balrog`` suites): any one-line command of at most 200 characters
+    goes to the game exactly as written, the empty one included, as in BALROG, except interpreter
+    commands (save, restore, script, transcript, quit; and undo, again, g in the two Glulx tasks),
+    which are invalid steps: BALROG's Glulx interpreter ends on the first ones (its episode then
+    errors out) and rewinds or repeats on the others, which the z-machine does not do. BALROG's
+    ``default_action`` ("help") is never played there (every string is valid), so the env has none.
 
     ## Rewards
-    ``native``: the change in the game's score (coin collector and treasure hunter: 1 for the
-    object; the cooking game: 1 per recipe step done, up to its ``max_score``). BALROG's
-    progression is ``max(score / max_score, won)`` at the end; ``info["progress"]`` is that value
-    at every step (BALROG reports it only at the end). ``info["success"]``: the game is won.
+    ``native``: the change in the game's score (treasure hunter and coin collector: 1 for the
+    object; the cooking game: 1 per recipe step done, up to its ``max_score``). ``info["success"]``:
+    the game is won; ``info["progress"]``: ``max(score / max_score, won)``, BALROG's progression;
+    :meth:`balrog_stats` is BALROG's ``get_stats()`` (the progression from the episode's end on,
+    0 before).
 
     ## Levels
     0: BALROG's setting, the only one.
@@ -195,15 +301,15 @@ class TextWorld(VLMEnv):
       (default 448x448), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 
     ## Version History
-    - v0: initial release (textworld 1.7.0); ``reset(seed)`` plays game ``seed mod 25`` (it drew the
-      game from the RNG before the treasure hunter was registered).
+    - v0: initial release (textworld 1.7.0). Since issue 33 it plays BALROG's 75 games with its
+      texts, prompts and objective filter (games generated from seeds before).
     """
 
     LEVELS: ClassVar[tuple[TextWorldLevel, ...]] = (TextWorldLevel(),)
     REWARDS: ClassVar = {"native": {"step": 1.0, "invalid": 0.0}}
-    DEFAULT_ACTION: ClassVar[str | None] = None  # BALROG has none: every string is valid in its TextWorld
+    DEFAULT_ACTION: ClassVar[str | None] = None  # BALROG's "help" is never played: every string is valid there
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (448, 448)
-    FIXED_EPISODES: ClassVar[bool] = True  # a pool of 25 games, each with its own objective
+    FIXED_EPISODES: ClassVar[bool] = True  # 25 games per task, each with its own objective
     EXPENSIVE_PLAN: ClassVar[bool] = True  # the walkthrough is short, not proven shortest (see Description)
 
     def __init__(self, *, task: str = "coin_collector", free_commands: bool = False, **kwargs: Any) -> None:
@@ -213,65 +319,106 @@ class TextWorld(VLMEnv):
             raise ValueError(f"free_commands={free_commands!r} must be True or False")
         self.task = task
         self.free_commands = free_commands
+        self.glulx = task in GLULX_TASKS
         super().__init__(**kwargs)
         if free_commands:
-            self.parser = CommandParser(**{f.name: getattr(self.parser, f.name) for f in dataclasses.fields(self.parser)})
-        self.games: dict[int, Any] = {}  # started games by index: a start costs 0.2-0.8 s
+            refused = INTERPRETER_VERBS | (GLULX_ONLY_VERBS if self.glulx else frozenset())
+            fields = {f.name: getattr(self.parser, f.name) for f in dataclasses.fields(self.parser)}
+            self.parser = CommandParser(**fields, refused=refused)
+        # the walkthrough (the oracle's plan) from the game's .json, which textworld reads anyway
+        self.infos = textworld.EnvInfos(**BALROG_INFOS, admissible_commands=not free_commands, extras=["walkthrough"])
+        self.games: dict[int, Any] = {}  # started games by index: a start costs 0.1-0.3 s
+        self.regions: dict[int, tuple[int, int]] = {}  # each game's object and property tables in memory
         self.index = -1
         self._seeded_game: int | None = None  # the game reset(seed) names (seed mod 25)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        """Start an episode; with a ``seed``, of game ``seed mod 25`` (see Games)."""
+        """Start an episode; with a ``seed``, of game ``seed mod 25`` (see Description)."""
         self._seeded_game = None if seed is None else int(seed) % POOL
         return super().reset(seed=seed, options=options)
 
     def _new_episode(self, config: TextWorldLevel) -> None:
-        drawn = int(self.np_random.integers(POOL))  # drawn even when the seed names the game: same interpreter seeds
+        drawn = int(self.np_random.integers(POOL))  # drawn even when the seed names the game
         self.index = drawn if self._seeded_game is None else self._seeded_game
-        # the interpreter's random seed (jericho's default, -1, changes with the time)
-        self.interpreter_seed = int(self.np_random.integers(2**31 - 1))
         self.commands: list[str] = []  # sent since reset: a pickled env replays them
         self.state = self._restart()
-        self.objective = tidy(self.state.objective or "")
-        self.reply = tidy(after_objective(self.state.feedback, self.state.objective or ""))
-        self.plan = list(self.state.policy_commands)
-        self.walkthrough = len(self.plan)
+        self.objective = self.state.objective or ""
+        self.reply = self._balrog_text(self.state.feedback)
+        self.walkthrough = tuple(self.state["extra.walkthrough"])
+        self.plan = list(self.walkthrough)
+        self.ended_progression = 0.0  # BALROG's get_stats(): set when the episode ends
 
     def _restart(self) -> Any:
         """Start (or restart) the episode's game and return its first state."""
-        # jericho warns that it does not know textworld's generated games (its list is of
-        # published ones): only its own score and move detection are off, which textworld does not use.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*is not fully supported")
-            if self.index not in self.games:
-                self.games[self.index] = textworld.start(str(make_game(self.task, self.index)), request_infos=INFOS)
-            self.games[self.index].seed(self.interpreter_seed)
-            return self.games[self.index].reset()
+        if self.index not in self.games:
+            path = str(make_game(self.task, self.index))
+            # jericho warns that it does not know textworld's games (its list is of published
+            # ones): only its own score and move detection are off, which textworld does not use.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*is not fully supported")
+                self.games[self.index] = textworld.start(path, request_infos=self.infos)
+            story = open(path, "rb").read(16)
+            # the z-story's object table (header word 0x0A) up to its globals (0x0C): the objects'
+            # tree, attributes and property tables, what state_key hashes
+            self.regions[self.index] = (int.from_bytes(story[10:12], "big"), int.from_bytes(story[12:14], "big"))
+        return self.games[self.index].reset()
 
     @property
     def game(self) -> Any:
         """textworld's env of the game being played."""
         return self.games[self.index]
 
+    @property
+    def game_name(self) -> str:
+        """The game's file name in BALROG's ``tw_games`` (without extension)."""
+        from rl4vlm_gym.envs.balrog.textworld_games import names
+
+        return names(self.task)[self.index]
+
+    def _balrog_text(self, feedback: str) -> str:
+        return filter_objective(as_glulx(feedback) if self.glulx else feedback, self.objective)
+
     def _actions(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.state.admissible_commands))
+        if self.free_commands:
+            return ()
+        return tuple(dict.fromkeys(self.state.admissible_commands or ()))
 
     def _apply(self, action: str) -> StepOutcome:
         before = self.state.score
         self.state, _, done = self.game.step(action)
         self.commands.append(action)
-        self.reply = tidy(self.state.feedback)
+        self.reply = self._balrog_text(self.state.feedback)
         self.plan = self.plan[1:] if self.plan and self.plan[0] == action else []
         return StepOutcome("step", terminated=bool(done), scale=float(self.state.score - before))
 
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        # BALROG's progression is set when the episode ends, by the game or by its 80 steps
+        if outcome.terminated or outcome.truncated or self.elapsed_steps >= STEP_LIMIT:
+            self.ended_progression = self._progress()
+        return outcome
+
+    def balrog_stats(self) -> dict[str, Any]:
+        """BALROG's ``get_stats()``: ``{"progression": max(score / max_score, won)}`` once the
+        episode has ended (by the game or at step 80), 0.0 before."""
+        return {"progression": self.ended_progression}
+
     def _describe(self) -> str:
         return self.reply
+
+    def _text(self, feedback: str) -> str:
+        return "\n".join(part for part in (feedback, "" if self.obs_mode == "image" else self.reply) if part)
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        info["balrog"] = {"long_term_context": self.reply, "short_term_context": "", "image": None}
+        return info
 
     def _mission(self) -> str:
         return self.objective
 
     def instruction_prompt(self) -> str:
-        return textworld_instructions(self.task)
+        """BALROG's prompt for the task, verbatim (its 40 / 80 / 25 steps included: the limit is 80)."""
+        return PROMPTS[self.task]
 
     def _render(self) -> NDArray[np.uint8]:
         return draw_text(self.reply, self.image_size)
@@ -280,10 +427,13 @@ class TextWorld(VLMEnv):
         return (self.reply, self.image_size)
 
     def _state_key(self) -> str:
+        # The game's object tree, attributes and properties as the z-machine holds them, with the
+        # score and the end: rooms, doors, containers, what is where and what is cut or cooked. A
+        # state that differs only in a global variable shares the key.
+        start, end = self.regions[self.index]
+        memory = self.game.unwrapped._jericho.get_state()[0]
         state = self.state
-        facts = sorted(str(fact) for fact in state.facts)
-        # the quests' progress too: textworld tracks it from the commands, not only from the facts
-        digest = hashlib.sha256(repr((facts, state.score, state.won, state.lost, list(state.policy_commands))).encode())
+        digest = hashlib.sha256(memory[start:end].tobytes() + repr((state.score, state.won, state.lost)).encode())
         return f"{self.task}|game={self.index}|score={state.score}|{digest.hexdigest()[:32]}"
 
     def _success(self) -> bool:
@@ -295,12 +445,27 @@ class TextWorld(VLMEnv):
         return max(0.0, min(1.0, self.state.score / self.state.max_score)) if self.state.max_score else 0.0
 
     def _optimal_steps(self) -> int | None:
-        return self.walkthrough
+        return len(self.walkthrough)
 
     def oracle_action(self) -> str:
         if not self.plan and not (self.state.won or self.state.lost):
-            self.plan = list(self.state.policy_commands)  # re-plan from where the episode went
-        return self.plan[0] if self.plan else self._actions()[0]
+            self.plan = self._replan()
+        return self.plan[0] if self.plan else "look"
+
+    def _replan(self) -> list[str]:
+        """textworld's plan from the current state: the episode's commands replayed in a game that
+        tracks the quest (seconds; only when the episode left the walkthrough)."""
+        infos = textworld.EnvInfos(**BALROG_INFOS, policy_commands=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*is not fully supported")
+            planner = textworld.start(str(make_game(self.task, self.index)), request_infos=infos)
+        try:
+            state = planner.reset()
+            for command in self.commands:
+                state, _, _ = planner.step(command)
+            return list(state.policy_commands or ())
+        finally:
+            planner.close()
 
     def close(self) -> None:
         for game in self.games.values():

@@ -109,14 +109,15 @@ def commands_for(task: str, name: str, seed: int, kind: str) -> list[str]:
 
 def main() -> None:
     import textworld
-    from omegaconf import OmegaConf
-
     from balrog.environments import make_env
+    from omegaconf import OmegaConf
 
     assert textworld.__version__ == "1.6.2rc1", f"BALROG's textworld fork must come first on the path, not {textworld.__file__}"
     config = OmegaConf.load(REF / "src" / "BALROG" / "balrog" / "config" / "config.yaml")
     config.envs.textworld_kwargs.textworld_games_path = str(GAMES)
-    balrog_head = subprocess.run(["git", "-C", str(REF / "src" / "BALROG"), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    balrog_head = subprocess.run(
+        ["git", "-C", str(REF / "src" / "BALROG"), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     out = {
         "made_by": "cd /tmp && PYTHONPATH=/work/balrog-ref/textworld-fork /work/balrog-ref/venv/bin/python "
         "/work/main/tests/envs/balrog/golden/textworld/record.py",
