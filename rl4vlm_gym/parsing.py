@@ -7,11 +7,16 @@ Formats (what the model is asked to write):
 - ``plain``: the action itself (``"move forward"``);
 - ``auto``: ``tags`` if an ``<action>`` tag is present, ``json`` if an ``"action":`` key is,
   else ``plain``;
-- BALROG's agents (reference/balrog.md §2), for its protocol: ``balrog-naive`` keeps only the
-  letters, white space and colons of the output; ``balrog-cot`` does the same and takes what
-  follows the last ``ACTION:``; ``balrog-robust-naive`` takes the text between ``<|ACTION|>`` and
-  ``<|END|>``, else the whole output; ``balrog-robust-cot`` the same, else nothing (invalid).
-  With ``strict`` matching the value must then equal an action, case included, as in BALROG.
+- BALROG's agents (BALROG af7d1f1, ``balrog/agents/*.py``: ``_extract_final_answer``), for its
+  protocol. The output is first stripped, as BALROG's clients strip every completion
+  (``balrog/client.py``). ``balrog-naive`` (and ``balrog-few-shot``, which parses as it) deletes
+  every character that is not a letter, white space or a colon; ``balrog-cot`` does the same and
+  takes what follows the last ``ACTION:``, stripped; ``balrog-robust-naive`` takes the text between
+  the first ``<|ACTION|>`` and the next ``<|END|>``, stripped, else the whole output;
+  ``balrog-robust-cot`` the same, else BALROG's stand-in "Failed to obtain a valid action from the
+  reasoning." (invalid, unless an env takes any command). With ``strict`` matching the value must
+  then equal an action exactly, case and white space included (BALROG's
+  ``EnvWrapper.check_action_validity``): ``"go forward "`` is not ``"go forward"``.
 
 Matching (how the extracted value is compared with the admissible actions):
 
@@ -41,11 +46,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-__all__ = ["ACTION_FORMATS", "MATCH_MODES", "TEMPLATE_SUFFIX", "ActionParser", "ParseResult", "balrog_extract", "fills_template"]
+__all__ = [
+    "ACTION_FORMATS",
+    "BALROG_NO_ACTION",
+    "MATCH_MODES",
+    "TEMPLATE_SUFFIX",
+    "ActionParser",
+    "ParseResult",
+    "balrog_extract",
+    "balrog_reasoning",
+    "fills_template",
+]
 
 TEMPLATE_SUFFIX = "[...]"
 
-ActionFormat = Literal["auto", "json", "tags", "plain", "balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot"]
+ActionFormat = Literal[
+    "auto", "json", "tags", "plain", "balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot", "balrog-few-shot"
+]
 MatchMode = Literal["strict", "lenient"]
 ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)
 MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
@@ -61,6 +78,8 @@ _WORD = r"(?<!\w){}(?!\w)"
 _SYMBOL = r"(?<![^\s\"'`]){}(?![^\s\"'`.,;:!?])"
 _BALROG_KEEP = re.compile(r"[^a-zA-Z\s:]")  # BALROG's filter: what it deletes
 _BALROG_OPEN, _BALROG_CLOSE = "<|ACTION|>", "<|END|>"
+BALROG_NO_ACTION = "Failed to obtain a valid action from the reasoning."
+"""What BALROG's robust CoT agent plays when its reply has no ``<|ACTION|>...<|END|>`` block."""
 _MAX_FUZZY_CHARS = 1024  # lenient token search is for short action fields, not whole essays
 
 
@@ -130,13 +149,15 @@ class ActionParser:
             output = output.decode("utf-8", errors="replace")
         if not isinstance(output, str):
             return ParseResult(repr(output), None, f"the action must be a str, got {type(output).__name__}", False)
-        if not output.strip():
+        if not output.strip() and not self.format.startswith("balrog-"):  # BALROG's agents read "" too
             return ParseResult(output, None, "the output is empty", False)
         extracted = self._extract(output)
         if isinstance(extracted, _Failure):
             return ParseResult(output, None, extracted.error, False)
         value, format_ok = extracted
         action, error = self._match(value, actions)
+        if action is None and not format_ok and self.format == "balrog-robust-cot":
+            error = f"no {_BALROG_OPEN}...{_BALROG_CLOSE} block in the output, so BALROG's agent answers {BALROG_NO_ACTION!r}: {error}"
         return ParseResult(output, action, error, format_ok)
 
     def format_action(self, action: str, thoughts: str = "") -> str:
@@ -209,6 +230,12 @@ class ActionParser:
     def _match(self, value: Any, actions: Sequence[str]) -> tuple[str | None, str | None]:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return None, f"the action field must be a string, got {_json_type(value)}"
+        if self.format.startswith("balrog-") and self.match == "strict" and isinstance(value, str):
+            # BALROG's check_action_validity: the agent's text itself must be an action, spaces included.
+            if value in actions:
+                return value, None
+            filled = _fill_template(value, actions, False)
+            return (filled, None) if filled is not None else (None, _not_admissible(value, actions))
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, int):
@@ -231,23 +258,29 @@ class ActionParser:
         return _lenient_match(text, tuple(actions), tuple(sorted(self.synonyms.items())))
 
 
-def balrog_extract(agent: str, text: str) -> str | None:
-    """The action text BALROG's ``agent`` (a ``balrog-*`` format) takes from ``text``, before any
-    matching; ``None`` when it finds none (a robust CoT reply without tags)."""
-    extracted = _extract_balrog(agent, text)
-    return None if isinstance(extracted, _Failure) else extracted[0]
+def balrog_extract(agent: str, text: str) -> str:
+    """The text BALROG's ``agent`` (a ``balrog-*`` format) takes from the completion ``text``, as its
+    evaluator then checks it and its history keeps it (robust CoT without tags:
+    :data:`BALROG_NO_ACTION`)."""
+    return _extract_balrog(agent, text)[0]
 
 
-def _extract_balrog(fmt: str, text: str) -> tuple[Any, bool] | _Failure:
-    """BALROG's agents' ``extract_final_answer`` (naive, CoT and their robust forms)."""
+def balrog_reasoning(agent: str, text: str) -> str | None:
+    """What BALROG's ``agent`` keeps of the completion ``text`` as its plan (``update_reasoning``):
+    the stripped completion for the CoT agent, nothing for the others (the robust CoT agent never
+    calls it)."""
+    return text.strip() if agent == "balrog-cot" else None
+
+
+def _extract_balrog(fmt: str, text: str) -> tuple[str, bool]:
+    """BALROG's agents' ``_extract_final_answer`` on the completion as its client returns it (stripped)."""
+    text = text.strip()
     if fmt.startswith("balrog-robust"):
         start = text.find(_BALROG_OPEN)
         end = text.find(_BALROG_CLOSE, start + len(_BALROG_OPEN)) if start >= 0 else -1
         if end >= 0:
-            return text[start + len(_BALROG_OPEN) : end], True
-        if fmt == "balrog-robust-cot":
-            return _Failure(f"no {_BALROG_OPEN}...{_BALROG_CLOSE} block found in the output")
-        return text, False
+            return text[start + len(_BALROG_OPEN) : end].strip(), True
+        return (BALROG_NO_ACTION if fmt == "balrog-robust-cot" else text), False
     kept = _BALROG_KEEP.sub("", text)
     if fmt == "balrog-cot":
         return kept.rsplit("ACTION:", 1)[-1].strip(), "ACTION:" in kept

@@ -1,4 +1,4 @@
-"""Chat prompts from observations: one builder for evaluation and training.
+r"""Chat prompts from observations: one builder for evaluation and training.
 
 A :class:`PromptBuilder` turns each observation ``{"image", "text", "mission", "actions"}`` into
 chat messages, so a policy is evaluated with exactly the prompt it was trained on. Messages are
@@ -23,21 +23,48 @@ Templates (``PromptConfig.template``):
   after the last frames as images, for any env; actions are numbered and the answer is
   ``{"thoughts": ..., "action": <action_number>}`` as in VL-DAC's MiniWorld prompt.
 
-- ``"balrog"``: BALROG's protocol (reference/balrog.md §2): the env's instruction prompt as the
-  first user message (:meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`; generic instructions
-  from the mission and actions for envs without one), then past "Observation:" / answer turns and
-  the "Current Observation:", each observation with an image adding "Image observation provided.",
-  and the agent's instruction after it. ``output_format`` picks BALROG's agent: ``balrog-naive``,
-  ``balrog-cot``, ``balrog-robust-naive`` or ``balrog-robust-cot`` (the env's ``action_format``
-  of the same name parses the reply). Past answers are replayed as BALROG keeps them: the action
-  the agent extracted, and for the newest CoT turn "Previous plan:" with the whole reply. Its
-  protocol is ``history=16``; use :class:`~rl4vlm_gym.wrappers.BalrogActions` for its handling
-  of invalid outputs. The instruction texts follow BALROG's structure and wording as described
-  in the reference, not its source byte for byte (BALROG does not install here).
+- ``"balrog"``: BALROG's protocol, message for message as BALROG af7d1f1 builds it
+  (``balrog/prompt_builder/history.py``, ``balrog/agents/*.py``, ``balrog/evaluator.py``; checked
+  against recordings of BALROG's own code, ``tests/envs/balrog/golden/protocol``). ``output_format``
+  picks BALROG's agent: ``balrog-naive``, ``balrog-cot``, ``balrog-robust-naive``,
+  ``balrog-robust-cot`` or ``balrog-few-shot`` (the env's ``action_format`` of the same name parses
+  the reply as that agent does). Use :class:`~rl4vlm_gym.wrappers.BalrogActions` for its handling of
+  invalid outputs, and pass each step's ``info`` to :meth:`PromptBuilder.messages` and
+  :meth:`PromptBuilder.record`. Details below.
 
-History (BALROG's ``HistoryPromptBuilder``): the last ``history`` steps are replayed as user
-observation / assistant answer turns, and the last ``images`` observations (the current one
-included) carry their image. ``images=0`` gives a text-only prompt (an LLM track).
+Other templates replay history as user observation / assistant answer turns: the last ``history``
+steps, and the last ``images`` observations (the current one included) carry their image.
+``images=0`` gives a text-only prompt (an LLM track).
+
+The ``balrog`` template
+-----------------------
+
+- The first message (role user) is the env's instruction prompt
+  (:meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`, BALROG's ``get_instruction_prompt``); envs
+  without one get generic instructions from the mission, and their admissible actions are listed
+  with the current observation.
+- Each observation is read from ``info["balrog"]`` (``long_term_context``, ``short_term_context``:
+  BALROG's observation text) when the env gives it, else ``obs["text"]`` is the long-term context.
+  ``info["balrog"]["image"] = None`` says BALROG has no image for it (TextWorld).
+- History is BALROG's deque of ``2 * max(history, images)`` events (observations and the agent's
+  outputs), so with ``history=16`` the prompt holds 16 observations and, from the 17th step on,
+  opens with an assistant turn. Past observations read ``"Observation:\n" + long_term``; the newest
+  ``"Current Observation:\n" + short_term + "\n" + long_term`` (an empty short-term left out);
+  ``history`` counts the newest observations that keep their text and ``images`` those that keep
+  their image (then ``"\nImage observation provided."``, and the image after the text).
+- An assistant turn holds what the agent extracted from its reply (BALROG's history keeps that,
+  not the action the env played; an empty extraction adds no turn); for the CoT agent the newest
+  turn is ``"Previous plan:\n" + reply`` instead.
+- The agent's own instruction follows the last user message after a blank line, verbatim.
+- ``balrog-few-shot`` opens with BALROG's in-context demonstrations (``balrog/agents/few_shot.py``):
+  the instruction prompt with "PLAY" replaced by "First, observe the demonstrations provided and
+  learn from them!", each demonstration between START / END markers as ``"Obesrvation:\n" +
+  long_term`` (BALROG's spelling) and action turns, at most ``max_icl_history`` events in all, then
+  "Now it's your turn to play the game!" and the history without the instruction prompt. The
+  demonstrations come with the builder (``demos``; the model agents make them from the env's
+  oracle: :mod:`rl4vlm_gym.agents.demos`).
+- BALROG's sampling settings (temperature 1.0, 8192 new tokens) are :data:`BALROG_SAMPLING`; the
+  model agents take them by default under this template.
 """
 
 from __future__ import annotations
@@ -52,17 +79,30 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.parsing import balrog_extract
+from rl4vlm_gym.parsing import balrog_extract, balrog_reasoning
 
-__all__ = ["BALROG_AGENTS", "TEMPLATES", "Message", "PromptBuilder", "PromptConfig", "to_hf", "to_openai"]
+__all__ = [
+    "BALROG_AGENTS",
+    "BALROG_SAMPLING",
+    "TEMPLATES",
+    "BalrogDemo",
+    "Message",
+    "PromptBuilder",
+    "PromptConfig",
+    "to_hf",
+    "to_openai",
+]
 
 Message = dict[str, Any]
 """``{"role": "system" | "user" | "assistant", "content": [{"type": "text" | "image", ...}]}``"""
 
 TEMPLATES: tuple[str, ...] = ("default", "rl4vlm", "vl-dac", "balrog")
-BALROG_AGENTS: tuple[str, ...] = ("balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot")
-"""BALROG's agents (``naive``, ``cot``, ``robust_naive``, ``robust_cot``): the ``balrog`` template's
-output formats, and the env's ``action_format`` that parses their replies."""
+BALROG_AGENTS: tuple[str, ...] = ("balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot", "balrog-few-shot")
+"""BALROG's agents (``naive``, ``cot``, ``robust_naive``, ``robust_cot``, ``few_shot``): the
+``balrog`` template's output formats, and the env's ``action_format`` that parses their replies."""
+BALROG_SAMPLING: dict[str, Any] = {"temperature": 1.0, "max_tokens": 8192}
+"""BALROG's ``client.generate_kwargs`` (``balrog/config/config.yaml``): the model agents' defaults
+under the ``balrog`` template."""
 OUTPUT_FORMATS: tuple[str, ...] = ("json", "tags", "plain", *BALROG_AGENTS)
 
 
@@ -74,8 +114,11 @@ class PromptConfig:
         template: one of :data:`TEMPLATES`.
         output_format: what the model is asked to write: ``"json"``, ``"tags"`` or ``"plain"``
             (the ``rl4vlm`` and ``vl-dac`` templates fix their own JSON format).
-        history: past steps replayed before the current observation.
-        images: observations that carry their image, the current one included (0: text only).
+        history: past steps replayed before the current observation; under the ``balrog``
+            template BALROG's ``max_text_history``: the observations, the current one included,
+            that keep their text (its history holds ``max(history, images)`` observations).
+        images: observations that carry their image, the current one included (0: text only;
+            ``balrog``: BALROG's ``max_image_history``, 0 for its LLM mode).
         show_actions: list the admissible actions in the prompt.
     """
 
@@ -104,6 +147,27 @@ class PromptConfig:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class BalrogDemo:
+    """One demonstration episode for BALROG's few-shot agent, as BALROG's ``InContextDataset``
+    feeds it (``balrog/dataset.py``): the ``long_term_context`` of each observation (at reset and
+    after each action, up to the end of the episode) and the actions in between.
+
+    Attributes:
+        observations: ``len(actions) + 1`` texts.
+        actions: the actions, as the env's action strings.
+        source: where it came from (env id and seed), for the run's records.
+    """
+
+    observations: tuple[str, ...]
+    actions: tuple[str, ...]
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.observations) != len(self.actions) + 1:
+            raise ValueError(f"a demonstration has one more observation than actions, not {len(self.observations)} and {len(self.actions)}")
+
+
 class PromptBuilder:
     """Builds the messages of one episode, step by step.
 
@@ -113,13 +177,30 @@ class PromptBuilder:
         attach_images: ``False`` when the images carry nothing (``obs_mode="text"``).
         instructions: the ``balrog`` template's first message (the env's
             :meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`); ``None``: generic instructions.
+        demos: ``balrog-few-shot``: the candidate demonstrations; the first ``icl_episodes`` of them
+            whose first observation is not the episode's own are shown (BALROG keeps a TextWorld
+            demonstration of the very game being played out of the prompt).
+        icl_episodes: demonstrations shown (BALROG's ``eval.icl_episodes``, 1).
+        max_icl_history: demonstration events shown at most (BALROG's ``agent.max_icl_history``).
+        cot_history: CoT plans replayed (BALROG's ``agent.max_cot_history``).
 
     Call :meth:`reset` at the start of an episode, :meth:`messages` for each observation and
-    :meth:`record` with the model's answer once it has acted.
+    :meth:`record` with the model's answer once it has acted. Both take the ``info`` the env
+    returned with the observation; the ``balrog`` template reads BALROG's observation text from
+    it (``info["balrog"]``), the others ignore it.
     """
 
     def __init__(
-        self, config: PromptConfig | None = None, env_id: str = "", attach_images: bool = True, instructions: str | None = None
+        self,
+        config: PromptConfig | None = None,
+        env_id: str = "",
+        attach_images: bool = True,
+        instructions: str | None = None,
+        *,
+        demos: Sequence[BalrogDemo] = (),
+        icl_episodes: int = 1,
+        max_icl_history: int = 1000,
+        cot_history: int = 1,
     ) -> None:
         self.config = config or PromptConfig()
         self.env_id = env_id
@@ -127,26 +208,45 @@ class PromptBuilder:
         self.attach_images = attach_images and self.config.images > 0
         if self.config.template == "rl4vlm":
             _rl4vlm_game(env_id)  # fail at construction, not at the first step
+        self.demos = tuple(demos)
+        self.icl_episodes, self.max_icl_history, self.cot_history = icl_episodes, max_icl_history, cot_history
         self._past: deque[tuple[dict[str, Any], str]] = deque(maxlen=max(self.config.history, self.config.images, 1))
+        # BALROG's HistoryPromptBuilder._events: observations and the agent's outputs.
+        self._events: deque[dict[str, Any]] = deque(maxlen=2 * max(self.config.history, self.config.images))
+        self._first: str | None = None  # the episode's first observation (long-term text)
+        self._seen: tuple[Mapping[str, Any], Mapping[str, Any] | None] | None = None
         self._steps = 0
 
     def reset(self) -> None:
         self._past.clear()
+        self._events.clear()
+        self._first = self._seen = None
         self._steps = 0
 
-    def record(self, obs: Mapping[str, Any], answer: str) -> None:
-        """Remember the observation just answered and the answer, for the history."""
+    def record(self, obs: Mapping[str, Any], answer: str, info: Mapping[str, Any] | None = None) -> None:
+        """Remember the observation just answered and the answer, for the history. Without
+        ``info``, the one given to :meth:`messages` with this same ``obs`` is used."""
+        if info is None and self._seen is not None and self._seen[0] is obs:
+            info = self._seen[1]
         self._past.append((dict(obs), answer))
         self._steps += 1
+        if self.config.template == "balrog":
+            agent = self.config.output_format
+            self._events.append(self._balrog_observation(obs, info))
+            action = balrog_extract(agent, answer)
+            if action:  # BALROG's agents add no turn for an empty output (``if prev_action:``)
+                self._events.append({"action": action, "reasoning": balrog_reasoning(agent, answer)})
 
-    def messages(self, obs: Mapping[str, Any]) -> list[Message]:
-        """The chat messages that ask for the action at ``obs``."""
+    def messages(self, obs: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> list[Message]:
+        """The chat messages that ask for the action at ``obs`` (``info``: what the env returned
+        with it)."""
+        self._seen = (obs, info)
         if self.config.template == "rl4vlm":
             return self._single_turn(obs, _rl4vlm_text(self.env_id, obs))
         if self.config.template == "vl-dac":
             return self._single_turn(obs, _vldac_text(obs, self._steps), frames=True)
         if self.config.template == "balrog":
-            return self._balrog(obs)
+            return self._balrog(obs, info)
         return self._default(obs)
 
     # Templates ------------------------------------------------------------------------------------
@@ -166,28 +266,75 @@ class PromptBuilder:
         messages.append({"role": "user", "content": parts})
         return messages
 
-    def _balrog(self, obs: Mapping[str, Any]) -> list[Message]:
+    def _balrog_observation(self, obs: Mapping[str, Any], info: Mapping[str, Any] | None) -> dict[str, Any]:
+        """An observation event: BALROG's long- and short-term text and its image (or ``None``)."""
+        context = (info or {}).get("balrog")
+        image = obs.get("image") if self.attach_images else None
+        if context is None:  # an env without BALROG's text: its observation text is the long-term context
+            return {"long": obs["text"], "short": "", "image": image}
+        if "image" in context and context["image"] is None:  # BALROG shows no image (TextWorld)
+            image = None
+        return {"long": context.get("long_term_context", ""), "short": context.get("short_term_context", ""), "image": image}
+
+    def _balrog(self, obs: Mapping[str, Any], info: Mapping[str, Any] | None) -> list[Message]:
+        """BALROG's ``HistoryPromptBuilder.get_prompt`` after ``update_observation(obs)``, with the
+        agent's instruction (and the few-shot agent's demonstrations)."""
         agent = self.config.output_format
+        current = self._balrog_observation(obs, info)
+        if self._first is None:
+            self._first = current["long"]
+        events = [*self._events, current][-self._events.maxlen :] if self._events.maxlen else []
+        seen = [i for i, e in enumerate(events) if "long" in e]
+        with_text = set(seen[::-1][: self.config.history])
+        with_image = set([i for i in reversed(seen) if events[i]["image"] is not None][: self.config.images])
+        plans = [i for i in reversed(range(len(events))) if events[i].get("reasoning") is not None][: self.cot_history]
         instructions = self.instructions or _balrog_generic_instructions(obs)
-        messages: list[Message] = [{"role": "user", "content": [_text(instructions)]}]
-        history = list(self._past)[-self.config.history :] if self.config.history else []
-        image_budget = self._image_budget(len(history))
-        for i, (past, answer) in enumerate(history):
-            newest = i == len(history) - 1
-            parts = self._image_parts(past, image_budget[i])
-            parts.append(_text(_balrog_observation(past, "Observation:", image_budget[i])))
-            messages.append({"role": "user", "content": parts})
-            if agent.endswith("cot") and newest:  # BALROG's max_cot_history = 1
-                said = f"Previous plan:\n{answer}"
-            else:
-                said = balrog_answer(agent, answer)
-            messages.append({"role": "assistant", "content": [_text(said)]})
-        parts = self._image_parts(obs, image_budget[-1])
-        current = _balrog_observation(obs, "Current Observation:", image_budget[-1])
-        if self.instructions is None and self.config.show_actions:  # our envs' actions vary by state
-            current += "\nAdmissible actions: " + ", ".join(obs["actions"])
-        parts.append(_text(f"{current}\n\n{_BALROG_AGENT_INSTRUCTIONS[agent]}"))
-        messages.append({"role": "user", "content": parts})
+        if agent == "balrog-few-shot":
+            messages = self._balrog_demonstrations(instructions)
+        else:
+            messages = [{"role": "user", "content": [_text(instructions)]}]
+        for i, event in enumerate(events):
+            if "action" in event:
+                said = f"Previous plan:\n{event['reasoning']}" if i in plans else event["action"]
+                messages.append({"role": "assistant", "content": [_text(said)]})
+                continue
+            lines = ["Current Observation:", *([event["short"]] if event["short"] else [])] if i == len(events) - 1 else ["Observation:"]
+            if i in with_text:
+                lines.append(event["long"])
+            parts = []
+            if i in with_image:
+                lines.append("Image observation provided.")
+                parts.append(_image(event["image"]))
+            messages.append({"role": "user", "content": [_text("\n".join(lines)), *parts]})
+        last = messages[-1]
+        if last["role"] == "user":
+            text = last["content"][0]["text"]
+            if self.instructions is None and self.config.show_actions:  # our envs' actions vary by state
+                text += "\nAdmissible actions: " + ", ".join(obs["actions"])
+            last["content"][0] = _text(f"{text}\n\n{_BALROG_AGENT_INSTRUCTIONS[agent]}")
+        return messages
+
+    def _balrog_demonstrations(self, instructions: str) -> list[Message]:
+        """BALROG's ``FewShotAgent.get_icl_prompt``: the demonstrations before the episode."""
+
+        def user(text: str) -> Message:
+            return {"role": "user", "content": [_text(text)]}
+
+        messages = [user(instructions.replace("PLAY", "First, observe the demonstrations provided and learn from them!"))]
+        shown = [d for d in self.demos if d.observations[0] != self._first][: self.icl_episodes]
+        used = 0
+        for n, demo in enumerate(shown, 1):
+            episode = [user(f"****** START OF DEMONSTRATION EPISODE {n} ******"), user(f"Obesrvation:\n{demo.observations[0]}")]
+            for action, text in zip(demo.actions, demo.observations[1:], strict=True):
+                episode += [{"role": "assistant", "content": [_text(action)]}, user(f"Obesrvation:\n{text}")]
+            episode.append(user(f"****** END OF DEMONSTRATION EPISODE {n} ******"))
+            events = len(episode) - 2
+            if used + events > self.max_icl_history:  # cut to the events left, keep the END marker
+                messages += [*episode[: self.max_icl_history - used + 1], episode[-1]]
+                break
+            messages += episode
+            used += events
+        messages.append(user("****** Now it's your turn to play the game! ******"))
         return messages
 
     def _single_turn(self, obs: Mapping[str, Any], text: str, frames: bool = False) -> list[Message]:
@@ -242,19 +389,24 @@ def _observation_text(obs: Mapping[str, Any], show_actions: bool, current: bool)
     return "\n".join(lines)
 
 
-# BALROG's protocol (balrog/prompt_builder/history.py, balrog/agents/) ------------------------------
+# BALROG's protocol (BALROG af7d1f1: balrog/agents/{naive,chain_of_thought,robust_naive,robust_cot,
+# few_shot}.py, the instruction each agent appends to the last message; verbatim) -------------------
 
+_BALROG_NAIVE = (
+    "You always have to output one of the above actions at a time and no other text. "
+    "You always have to output an action until the episode terminates."
+)
 _BALROG_AGENT_INSTRUCTIONS = {
-    "balrog-naive": "You always have to output one of the above actions at a time and no other text. "
-    "You always have to output an action until the episode terminates.",
-    "balrog-cot": "First think about the best course of action step by step. Then output one of the above actions "
-    "at the end of your reply, in the form: ACTION: <action>. You always have to output an action until the episode "
-    "terminates.",
-    "balrog-robust-naive": "You always have to output one of the above actions at a time and no other text, written "
-    "as <|ACTION|>YOUR_ACTION<|END|>. You always have to output an action until the episode terminates.",
-    "balrog-robust-cot": "First think about the best course of action step by step. Then output one of the above "
-    "actions, written as <|ACTION|>YOUR_ACTION<|END|>. You always have to output an action until the episode "
-    "terminates.",
+    "balrog-naive": _BALROG_NAIVE,
+    "balrog-few-shot": _BALROG_NAIVE,
+    "balrog-cot": "First think about what's the best course of action step by step.\n"
+    "Finally, provide a single output action at the end of the message in the form of: ACTION: <action>",
+    "balrog-robust-naive": "You must choose exactly one of the listed actions and output it strictly in the following "
+    "format:\n\n<|ACTION|>YOUR_CHOSEN_ACTION<|END|>\n\nReplace YOUR_CHOSEN_ACTION with the chosen action. "
+    "Output no other text, explanation, or reasoning.",
+    "balrog-robust-cot": "First, think about the best course of action.\nThen, you must choose exactly one of the "
+    "listed actions and output it strictly in the following format:\n\n<|ACTION|>YOUR_CHOSEN_ACTION<|END|>\n\n"
+    "Replace YOUR_CHOSEN_ACTION with the chosen action.",
 }
 
 
@@ -268,20 +420,10 @@ def _balrog_generic_instructions(obs: Mapping[str, Any]) -> str:
     )
 
 
-def _balrog_observation(obs: Mapping[str, Any], heading: str, with_image: bool) -> str:
-    lines = [heading]
-    if obs["text"]:
-        lines.append(obs["text"])
-    if with_image:
-        lines.append("Image observation provided.")
-    return "\n".join(lines)
-
-
 def balrog_answer(agent: str, reply: str) -> str:
-    """The action BALROG's ``agent`` extracts from ``reply``, as its history keeps it (the text the
-    env matched, valid or not; a robust CoT reply without tags keeps the reply)."""
-    extracted = balrog_extract(agent, reply)
-    return reply if extracted is None else extracted
+    """The action BALROG's ``agent`` extracts from ``reply``, as its history and its CSV keep it
+    (the text the env checks, valid or not)."""
+    return balrog_extract(agent, reply)
 
 
 # RL4VLM's prompts (VLM_PPO/a2c_ppo_acktr/rl_utils.py::get_prompt), verbatim ------------------------
@@ -395,20 +537,26 @@ def _vldac_text(obs: Mapping[str, Any], steps: int) -> str:
 # Exports --------------------------------------------------------------------------------------------
 
 
-def png_base64(image: np.ndarray) -> str:
-    """``image`` as a base64 PNG string (lossless, so the model sees the env's exact pixels)."""
+def png_base64(image: np.ndarray, compress_level: int | None = 1) -> str:
+    """``image`` as a base64 PNG string (lossless, so the model sees the env's exact pixels).
+
+    ``compress_level`` 1 is fast; ``None`` is Pillow's default (6), what BALROG's clients send
+    (``image.save(buffer, format="PNG")``), byte for byte with the same zlib."""
     from PIL import Image
 
     buffer = io.BytesIO()
-    Image.fromarray(np.asarray(image, np.uint8)).save(buffer, format="PNG", compress_level=1)
+    options = {} if compress_level is None else {"compress_level": compress_level}
+    Image.fromarray(np.asarray(image, np.uint8)).save(buffer, format="PNG", **options)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """OpenAI chat messages: text parts as ``text``, images as base64 PNG ``image_url`` parts."""
+def to_openai(messages: Sequence[Message], compress_level: int | None = 1) -> list[dict[str, Any]]:
+    """OpenAI chat messages: text parts as ``text``, images as base64 PNG ``image_url`` parts, in
+    the messages' order (under the ``balrog`` template, each image after its text, as BALROG's
+    OpenAI client sends it; ``compress_level=None`` encodes the PNG as BALROG does)."""
 
     def image_url(image: np.ndarray) -> dict[str, Any]:
-        return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png_base64(image)}}
+        return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png_base64(image, compress_level)}}
 
     return _export(messages, image_url)
 
@@ -440,10 +588,25 @@ def prompt_fingerprint(config: PromptConfig) -> str:
     """What identifies a prompt in a protocol: the config and the template text it produces."""
     probe = {"image": np.zeros((1, 1, 3), np.uint8), "text": "<text>", "mission": "<mission>", "actions": ("<a>", "<b>")}
     if config.template == "balrog":  # the env's own instructions are versioned with the env
-        builder = PromptBuilder(PromptConfig(template="balrog", output_format=config.output_format), attach_images=False)
-        return json.dumps({"config": config.as_dict(), "sample": builder.messages(probe)}, sort_keys=True, default=str)
+        return json.dumps({"config": config.as_dict(), "sample": _balrog_sample(config.output_format)}, sort_keys=True, default=str)
     builder = PromptBuilder(PromptConfig(template="default", output_format=config.output_format), attach_images=False)
     sample = {"default": builder.messages(probe), "vl-dac": _vldac_text(probe, 0)}
     if config.template == "rl4vlm":
         sample["rl4vlm"] = [_RL4VLM_NUMBERLINE, _RL4VLM_BLACKJACK, _RL4VLM_POINTS, _RL4VLM_ALFWORLD]
     return json.dumps({"config": config.as_dict(), "sample": sample[config.template]}, sort_keys=True, default=str)
+
+
+def _balrog_sample(agent: str) -> list[list[Message]]:
+    """The ``balrog`` template's messages over three probe steps (history, plans, feedback-free),
+    with a probe demonstration for the few-shot agent."""
+    demo = BalrogDemo(("<demo 0>", "<demo 1>"), ("<a>",))
+    builder = PromptBuilder(
+        PromptConfig(template="balrog", output_format=agent, history=2, images=1), instructions="<instructions> PLAY!", demos=[demo]
+    )
+    samples = []
+    for t in range(3):
+        obs = {"image": np.zeros((1, 1, 3), np.uint8), "text": f"<text {t}>", "mission": "<mission>", "actions": ("<a>", "<b>")}
+        info = {"balrog": {"long_term_context": f"<long {t}>", "short_term_context": f"<short {t}>"}}
+        samples.append(builder.messages(obs, info))
+        builder.record(obs, f"<thoughts {t}> ACTION: <a>", info)
+    return samples

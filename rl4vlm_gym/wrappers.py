@@ -10,7 +10,7 @@ suite now uses the envs' own held-out wordings (``wording="held-out"``, :mod:`rl
 which reword the feedback too and in independent sentences; the wrapper stays for older suites.
 
 :class:`BalrogActions` handles model output as BALROG's evaluator does: an output that is not a
-valid action plays the env's default action, and the next observation says so.
+valid action plays the env's default action, and the next observation says so in BALROG's words.
 """
 
 from __future__ import annotations
@@ -98,20 +98,28 @@ class RewordMission(gym.ObservationWrapper, RecordConstructorArgs):
 
 
 class BalrogActions(gym.Wrapper, RecordConstructorArgs):
-    """BALROG's action handling (reference/balrog.md §2, ``EnvWrapper.check_action_validity``).
+    """BALROG's handling of invalid outputs (BALROG af7d1f1, ``balrog/evaluator.py:Evaluator.run_episode``
+    and ``EnvWrapper.check_action_validity``; checked against recordings of BALROG's own evaluator,
+    ``tests/envs/balrog/golden/protocol``).
 
     An output that the env's parser does not turn into an admissible action (BALROG: no exact,
     case-sensitive match) is not refused: the env's :attr:`~rl4vlm_gym.core.VLMEnv.DEFAULT_ACTION`
-    is played instead, so the step costs a move of the game as in BALROG, and the next observation's
-    text starts with "Your previous output did not contain a valid action. Defaulted to action: X"
-    (BALROG's ``feedback_on_invalid_action``, on by default). ``info["action"]`` keeps the model's
-    output with ``valid`` False and names the move played in ``"played"``, so invalid outputs are
-    still counted. Envs without a default action keep our contract: the invalid step changes
-    nothing, and the feedback says so.
+    is played instead, so the step costs a move of the game as in BALROG, and the next
+    observation's long-term context is prefixed as BALROG's ``feedback_on_invalid_action`` (on by
+    default) writes it::
+
+        "\n\nYour previous output did not contain a valid action. Defaulted to action: X\n\nObservation:\n" + long_term
+
+    in ``info["balrog"]["long_term_context"]`` where the env gives BALROG's text (``obs["text"]``
+    is then rebuilt from it: short-term, then long-term), else in ``obs["text"]``. The prompt's
+    history keeps the model's own output, not X (:class:`~rl4vlm_gym.prompts.PromptBuilder`).
+    ``info["action"]`` keeps the model's output with ``valid`` False and names the move played in
+    ``"played"``, so invalid outputs are still counted. Envs without a default action keep our
+    contract: the invalid step changes nothing, and the feedback says "Nothing happened." instead.
     """
 
-    FEEDBACK = "Your previous output did not contain a valid action. Defaulted to action: {action}"
-    FEEDBACK_NO_DEFAULT = "Your previous output did not contain a valid action. Nothing happened."
+    FEEDBACK = "\n\nYour previous output did not contain a valid action. Defaulted to action: {action}\n\nObservation:\n"
+    FEEDBACK_NO_DEFAULT = "\n\nYour previous output did not contain a valid action. Nothing happened.\n\nObservation:\n"
 
     def __init__(self, env: gym.Env) -> None:
         RecordConstructorArgs.__init__(self)
@@ -141,8 +149,14 @@ class BalrogActions(gym.Wrapper, RecordConstructorArgs):
             obs, reward, terminated, truncated, info = self.env.step(played)
             info = dict(info, action={**result.as_info(), "valid": False, "played": self.default_action})
             feedback = self.FEEDBACK.format(action=self.default_action)
-        obs = dict(obs, text=f"{feedback}\n{obs['text']}" if obs["text"] else feedback)
-        return self._remember(obs), reward, terminated, truncated, info
+        context = info.get("balrog")
+        if isinstance(context, dict):
+            context = dict(context, long_term_context=feedback + context.get("long_term_context", ""))
+            info = dict(info, balrog=context)
+            text = "\n".join(p for p in (context.get("short_term_context", ""), context["long_term_context"]) if p)
+        else:
+            text = feedback + obs["text"]
+        return self._remember(dict(obs, text=text)), reward, terminated, truncated, info
 
     def _remember(self, obs: dict[str, Any]) -> dict[str, Any]:
         self._actions = tuple(obs["actions"])

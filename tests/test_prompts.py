@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 import rl4vlm_gym  # noqa: F401
-from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, prompt_fingerprint, to_hf, to_openai
+from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, png_base64, prompt_fingerprint, to_hf, to_openai
 from rl4vlm_gym.wrappers import RewordMission
 
 # RL4VLM's NumberLine and Blackjack prompts as rendered by running its get_prompt (reference notes).
@@ -148,6 +148,27 @@ def test_fingerprint_tracks_the_template_text():
     assert prompt_fingerprint(PromptConfig()) == prompt_fingerprint(PromptConfig())
     assert prompt_fingerprint(PromptConfig()) != prompt_fingerprint(PromptConfig(output_format="tags"))
     assert prompt_fingerprint(PromptConfig(template="rl4vlm")) != prompt_fingerprint(PromptConfig(template="vl-dac"))
+
+
+def test_balrog_fingerprints_tell_its_agents_apart():
+    agents = ("balrog-naive", "balrog-cot", "balrog-robust-naive", "balrog-robust-cot", "balrog-few-shot")
+    prints = {prompt_fingerprint(PromptConfig(template="balrog", output_format=a, history=16, images=1)) for a in agents}
+    assert len(prints) == len(agents)
+    few_shot = prompt_fingerprint(PromptConfig(template="balrog", output_format="balrog-few-shot", history=16, images=1))
+    assert "START OF DEMONSTRATION EPISODE 1" in few_shot and "Previous plan" not in few_shot
+    assert "Previous plan:" in prompt_fingerprint(PromptConfig(template="balrog", output_format="balrog-cot", history=16, images=1))
+
+
+def test_balrog_png_is_pillows_default_encoding():
+    """BALROG's clients save images with Pillow's default PNG settings; compress_level=None does too,
+    so the exported request is byte for byte BALROG's (the golden test compares whole requests)."""
+    image = (np.arange(5 * 7 * 3).reshape(5, 7, 3) * 7 % 256).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="PNG")
+    assert png_base64(image, None) == base64.b64encode(buffer.getvalue()).decode("ascii")
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(base64.b64decode(png_base64(image))))), image)  # level 1: same pixels
+    message = [{"role": "user", "content": [{"type": "text", "text": "Current Observation:"}, {"type": "image", "image": image}]}]
+    assert [p["type"] for p in to_openai(message, None)[0]["content"]] == ["text", "image_url"]  # order kept
 
 
 def test_reword_mission_changes_only_the_mission():

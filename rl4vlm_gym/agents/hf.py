@@ -119,14 +119,16 @@ class HFAgent(ModelAgent):
         device: ``"cpu"`` or ``"cuda"``.
         dtype: ``torch`` dtype or its name; default float32 on CPU, bfloat16 on CUDA.
         prompt: the prompt configuration.
-        max_new_tokens: the reply's budget.
-        temperature: 0 (default) is greedy; above 0 samples.
+        max_new_tokens: the reply's budget; default 64, BALROG's 8192 under the ``balrog`` template.
+        temperature: 0 (default) is greedy; above 0 samples; BALROG's 1.0 under the ``balrog``
+            template.
         top_p: nucleus sampling mass.
         seed: seeds sampling: call ``n`` uses ``seed + n``, so a run is reproducible.
         batch_size: conversations per ``generate`` call in :meth:`act_batch`.
     """
 
     name = "hf"
+    SAMPLING_ARGS = {"temperature": "temperature", "max_tokens": "max_new_tokens"}
 
     def __init__(
         self,
@@ -134,8 +136,8 @@ class HFAgent(ModelAgent):
         device: str = "cpu",
         dtype: Any = None,
         prompt: PromptConfig | Mapping[str, Any] | None = None,
-        max_new_tokens: int = 64,
-        temperature: float = 0.0,
+        max_new_tokens: int | None = None,
+        temperature: float | None = None,
         top_p: float = 1.0,
         seed: int = 0,
         batch_size: int = 8,
@@ -145,6 +147,9 @@ class HFAgent(ModelAgent):
 
         self.model_id = str(model) if model is not None else "tiny-qwen2-vl"
         self.model, self.processor = load_vlm(model if model is not None else default_tiny_model(), device=device, dtype=dtype)
+        defaults = {"max_new_tokens": 64, "temperature": 0.0, **self.protocol_defaults(self.prompt)}
+        max_new_tokens = defaults["max_new_tokens"] if max_new_tokens is None else max_new_tokens
+        temperature = defaults["temperature"] if temperature is None else temperature
         self.settings = {"max_new_tokens": int(max_new_tokens), "temperature": float(temperature), "top_p": float(top_p)}
         self.seed, self.batch_size, self.device = int(seed), max(1, int(batch_size)), device
         self._calls = 0

@@ -19,6 +19,9 @@ from rl4vlm_gym.prompts import Message, PromptConfig, to_openai
 __all__ = ["AgentError", "OpenAIAgent"]
 
 
+_UNSET: Any = object()  # an argument not given: the prompt's protocol decides
+
+
 class AgentError(RuntimeError):
     """The model endpoint failed or answered something that is not a reply."""
 
@@ -31,15 +34,23 @@ class OpenAIAgent(ModelAgent):
         base_url: e.g. ``http://localhost:8000/v1``; default ``$OPENAI_BASE_URL`` (else OpenAI's).
         api_key: default ``$OPENAI_API_KEY``, else ``"EMPTY"`` (local servers ignore it).
         prompt: the prompt configuration.
-        max_tokens: the reply's budget.
-        temperature: sampling temperature (0: greedy).
-        seed: passed to endpoints that honour it.
+        max_tokens: the reply's budget; default 256, BALROG's 8192 under the ``balrog`` template.
+        temperature: sampling temperature (0: greedy); default 0, BALROG's 1.0 under the ``balrog``
+            template.
+        seed: passed to endpoints that honour it (``None``: not sent); default 0, none under the
+            ``balrog`` template (BALROG sends none, so equal prompts get independent replies).
         timeout: seconds per request.
         max_retries: retries after a failed request (with exponential backoff).
         concurrency: requests in flight at once in :meth:`act_batch`.
     """
 
     name = "openai"
+    SAMPLING_ARGS = {"temperature": "temperature", "max_tokens": "max_tokens"}
+
+    @classmethod
+    def protocol_defaults(cls, prompt: PromptConfig | None) -> dict[str, Any]:
+        defaults = super().protocol_defaults(prompt)
+        return {**defaults, "seed": None} if defaults else defaults
 
     def __init__(
         self,
@@ -47,9 +58,9 @@ class OpenAIAgent(ModelAgent):
         base_url: str | None = None,
         api_key: str | None = None,
         prompt: PromptConfig | Mapping[str, Any] | None = None,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        seed: int | None = 0,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        seed: Any = _UNSET,
         timeout: float = 60.0,
         max_retries: int = 3,
         concurrency: int = 4,
@@ -65,8 +76,13 @@ class OpenAIAgent(ModelAgent):
             timeout=timeout,
             max_retries=max_retries,
         )
+        defaults = {"max_tokens": 256, "temperature": 0.0, "seed": 0, **self.protocol_defaults(self.prompt)}
+        max_tokens = defaults["max_tokens"] if max_tokens is None else max_tokens
+        temperature = defaults["temperature"] if temperature is None else temperature
+        seed = defaults["seed"] if seed is _UNSET else seed
         self.settings = {"max_tokens": int(max_tokens), "temperature": float(temperature), "seed": seed}
         self.concurrency = max(1, int(concurrency))
+        self._png_level = None if self.prompt.template == "balrog" else 1  # BALROG's PNG bytes: Pillow's default
 
     def complete(self, conversations: Sequence[list[Message]]) -> list[Completion]:
         if len(conversations) == 1:
@@ -79,7 +95,8 @@ class OpenAIAgent(ModelAgent):
 
         where = f"{self.base_url or 'https://api.openai.com/v1'} (model {self.model!r})"
         try:
-            reply = self.client.chat.completions.create(model=self.model, messages=to_openai(conversation), **self.settings)  # type: ignore[arg-type]
+            settings = {k: v for k, v in self.settings.items() if v is not None}
+            reply = self.client.chat.completions.create(model=self.model, messages=to_openai(conversation, self._png_level), **settings)  # type: ignore[arg-type]
         except openai.APITimeoutError:
             raise AgentError(f"{where} did not answer within {self.client.timeout} s ({self.client.max_retries} retries)") from None
         except openai.APIConnectionError as err:

@@ -60,11 +60,25 @@ class AgentSpec:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def make(self, prompt: PromptConfig | None = None) -> Agent:
-        """The agent; model agents get ``prompt`` unless the spec sets one."""
-        kwargs = dict(self.kwargs)
+        """The agent; model agents get ``prompt`` unless the spec sets one, and the prompt
+        protocol's default arguments (:meth:`for_prompt`)."""
+        kwargs = dict(self.for_prompt(prompt).kwargs)
         if prompt is not None and issubclass(agent_class(self.name), ModelAgent):
             kwargs.setdefault("prompt", prompt)
         return make_agent(self.name, **kwargs)
+
+    def for_prompt(self, prompt: PromptConfig | None) -> AgentSpec:
+        """This spec with the arguments a model agent takes by default under ``prompt``'s protocol
+        written out (:meth:`~rl4vlm_gym.agents.ModelAgent.protocol_defaults`: under the ``balrog``
+        template BALROG's temperature 1.0 and 8192 new tokens); arguments the spec sets win. The
+        run's manifest records the result, so a run says which sampling it used."""
+        cls = agent_class(self.name)
+        if not issubclass(cls, ModelAgent):
+            return self
+        own = self.kwargs.get("prompt", prompt)  # a spec's own prompt is the one its agent plays with
+        if own is not None and not isinstance(own, PromptConfig):
+            own = PromptConfig(**dict(own))
+        return AgentSpec(self.name, {**cls.protocol_defaults(own), **self.kwargs})
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kwargs": dict(self.kwargs)}
@@ -103,14 +117,18 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
     spec_version = env.spec.version if env.spec is not None else None
     obs, info = env.reset(seed=seed)
     optimal = episode_optimal_steps(env, info)
-    agent.begin(env, seed)
     steps: list[dict[str, Any]] = []
     terminated = truncated = False
     error = None
     clock = time.perf_counter
-    while True:
+    try:
+        agent.begin(env, seed)
+    except Exception as err:  # e.g. a few-shot agent without demonstrations for this env
+        error = f"agent raised {type(err).__name__}: {err}"
+    while error is None:
         t0 = clock()
         try:
+            agent.observe(info)  # BALROG's prompt reads its observation text from info
             output = agent.act(obs)
         except Exception as err:  # the agent's failure ends the episode; the run goes on
             error = f"agent raised {type(err).__name__}: {err}"
@@ -281,6 +299,7 @@ def run_suite(
     suite.check_envs()
     agent_class(agent.name)  # an unknown agent fails here, not in every worker
     prompt = prompt or suite.prompt
+    agent = agent.for_prompt(prompt)  # the protocol's sampling defaults, written into run.json
     out = Path(out)
     manifest = {
         "suite": suite.name,
