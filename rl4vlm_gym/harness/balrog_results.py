@@ -116,7 +116,13 @@ def _write_csv(path: Path, record: dict[str, Any], prompt: PromptConfig) -> None
         for i, step in enumerate(steps):
             last = i == len(steps) - 1
             done = last and (record["terminated"] or record["truncated"])
-            writer.writerow([i, balrog_answer(prompt.output_format, step["raw"]), step["raw"], "", step["reward"], done])
+            writer.writerow([i, balrog_answer(prompt.output_format, step["raw"]), _reasoning(prompt, step["raw"]), "", step["reward"], done])
+
+
+def _reasoning(prompt: PromptConfig, raw: str) -> str:
+    """BALROG's CSV "Reasoning": the CoT agents keep their whole (stripped) completion as the
+    response's reasoning; the naive and few-shot agents keep none (an empty cell)."""
+    return raw.strip() if prompt.output_format in ("balrog-cot", "balrog-robust-cot") else ""
 
 
 @functools.cache

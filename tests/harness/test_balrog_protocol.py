@@ -379,3 +379,15 @@ def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> 
     assert (tmp_path / "out/nle/NetHackChallenge-v0/NetHackChallenge-v0_run_00.json").exists()
     assert (tmp_path / "out/minihack/MiniHack-MazeWalk-9x9-v0/MiniHack-MazeWalk-9x9-v0_run_00.json").exists()
     assert (tmp_path / "out/textworld/coin_collector/coin_collector_run_00.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("agent", "kept"),
+    [("balrog-naive", ""), ("balrog-few-shot", ""), ("balrog-robust-naive", ""), ("balrog-cot", "think\nACTION: go"), ("balrog-robust-cot", "think\nACTION: go")],
+)
+def test_balrogs_csv_reasoning_is_the_cot_agents_stripped_completion(agent: str, kept: str) -> None:
+    # BALROG's evaluator writes response.reasoning: the CoT agents set it to the completion (which
+    # its client stripped); the OpenAI client's None is an empty cell for the others.
+    from rl4vlm_gym.harness.balrog_results import _reasoning
+
+    assert _reasoning(PromptConfig(template="balrog", output_format=agent), "  think\nACTION: go \n") == kept
