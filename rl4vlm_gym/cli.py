@@ -312,7 +312,13 @@ def eval_command(
         typer.Option("--actor-option", help="With --backend ray: a Ray actor option KEY=VALUE, e.g. num_gpus=1."),
     ] = None,
     template: Annotated[str | None, typer.Option(help="Prompt template (overrides the suite's).")] = None,
-    history: Annotated[int | None, typer.Option(help="Past steps in the prompt (overrides the suite's).")] = None,
+    history: Annotated[
+        int | None,
+        typer.Option(
+            help="Past steps in the prompt (overrides the suite's); under the balrog template, observations kept, "
+            "the current one included (BALROG's max_text_history)."
+        ),
+    ] = None,
     images: Annotated[int | None, typer.Option(help="Observations whose image is sent (overrides the suite's).")] = None,
     output_format: Annotated[
         str | None,
