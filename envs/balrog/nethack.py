@@ -59,6 +59,7 @@ SIDE_LINE = 12  # px per line of that column: 32 lines fit beside the 24 tty row
 SCREEN_SIZE = (ROWS * TILE, COLS * TILE + SIDE_WIDTH)  # image mode's default size
 TEXT_FORMATS = ("hybrid", "vlm")  # BALROG's LLM mode's text, its VLM mode's
 SEED_MODULUS = 2**64  # NetHack's seeds are unsigned 64-bit: a reset seed is taken modulo this
+_NEWLINES = np.full((ROWS - 1, 1), ord("\n"), np.uint8)  # the end of each row of the map: BALROG's text of the tty
 SCORE_FILES = ("perm", "record", "logfile", "xlogfile")  # NLE's, in the game's own folder (no savedir)
 _ABORTED = -1  # NLE's StepStatus.ABORTED: its step budget or NetHackChallenge's no-progress timeout
 
@@ -511,7 +512,7 @@ class NLEGame(VLMEnv):
         long_term = f"message:\n{message}\n\nlanguage observation:\n{glance}\n\ncursor:\n{cursor}"
         if self.text_format == "hybrid":
             row, col = (int(v) for v in obs["tty_cursor"])
-            screen = "".join(bytes(line).decode("latin-1") + "\n" for line in obs["tty_chars"][1:])
+            screen = np.concatenate((obs["tty_chars"][1:], _NEWLINES), axis=1).tobytes().decode("latin-1")
             self.long_term = f"{long_term}\n(x={col}, y={row})\n\nmap:\n{screen}\n"
             self.short_term = f"inventory:\n{inventory}\n"
         else:
