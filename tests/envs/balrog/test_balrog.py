@@ -118,6 +118,32 @@ def test_optimal_steps_equal_a_search_over_real_minigrid_copies(name: str, seed:
     assert info["optimal_steps"] == _search_minigrid(env.unwrapped.game, info["optimal_steps"] + 1)
 
 
+def test_a_star_plans_are_as_short_as_breadth_first_ones() -> None:
+    """The planner's A* bound is admissible: at the start and after random play, its plans are as
+    short as breadth-first search's and succeed on the model at their last step only."""
+    rng = np.random.default_rng(3)
+    for name in TASKS:
+        env = make(name)
+        for seed in range(12):
+            env.reset(seed=seed)
+            game = env.unwrapped.game
+            for _ in range(3):
+                scene, state = babyai_planner.read(game)
+                plan, bfs = babyai_planner.shortest_plan(scene, state), babyai_planner.shortest_plan_bfs(scene, state)
+                assert (plan is None) == (bfs is None) and (plan is None or len(plan) == len(bfs)), (name, seed)
+                for i, action in enumerate(plan or []):
+                    state, status = babyai_planner.step(scene, state, action)
+                    assert (status == "success") == (i == len(plan) - 1), (name, seed)
+                ended = False
+                for _ in range(int(rng.integers(3, 20))):
+                    _, _, terminated, truncated, _ = game.step(int(rng.choice(6, p=[0.15, 0.15, 0.3, 0.15, 0.15, 0.1])))
+                    if terminated or truncated:
+                        ended = True
+                        break
+                if ended:
+                    break
+
+
 def test_the_oracle_solves_every_task_in_optimal_steps() -> None:
     for name in TASKS:
         env = make(name)
