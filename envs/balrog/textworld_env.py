@@ -62,6 +62,7 @@ INTERPRETER_VERBS = frozenset({"save", "restore", "script", "unscript", "noscrip
 # undo and does not know "again": refused for the two Glulx tasks, passed on in the cooking game.
 GLULX_ONLY_VERBS = frozenset({"undo", "again", "g"})
 
+_ADMISSIBLE_PLANS: dict[tuple[str, int], tuple[str, ...]] = {}  # the oracle's plan per game without free commands
 _STATUS_LINE = re.compile(r" +-= [^\n]* =-\d+/\d+\Z")  # the z-machine's status line, at the reply's end
 _GAME_OVER_PROMPT = "QUIT or UNDO the last command?\n>"  # Glulx prints this prompt as "> ": kept
 _CENTRED = re.compile(r"^ {24}( *\*\*\* .* \*\*\*)$", re.MULTILINE)
@@ -238,13 +239,14 @@ class TextWorld(VLMEnv):
     5 ingredients from 12 rooms, cut and cook them as it says, prepare the meal and eat it (45 to 90
     steps; burning or eating an ingredient loses; 4 walkthroughs are longer than 80 steps, so
     BALROG's limit leaves them unwinnable unless a shorter way exists); ``coin_collector``: take
-    the coin at the end of a chain of rooms in a 60-room maze of dead ends (20 steps). The objective (``mission``)
-    names only the last step ("pick up the key from the safe"), and, as in BALROG, it is cut from
-    every observation: "goal" shows nothing. An episode ends when the game is won or lost, or at
-    BALROG's limit of 80 steps. The oracle plays the game's walkthrough (its ``.json``), re-planned
-    by textworld from the current state if the episode left it; ``optimal_steps`` is the
-    walkthrough's length, short but not proven shortest (the kit's search for a shorter solution is
-    skipped: ``EXPENSIVE_PLAN``).
+    the coin at the end of a chain of rooms in a 60-room maze of dead ends (20 steps). The
+    objective (``mission``) names only the last step ("pick up the key from the safe"), and, as in
+    BALROG, it is cut from every observation: "goal" shows nothing. An episode ends when the game
+    is won or lost, or at BALROG's limit of 80 steps. The oracle plays the game's walkthrough (its
+    ``.json``; with ``free_commands=False`` without the steps that are not admissible when they
+    come: some cooking walkthroughs open a fridge or a door twice), re-planned by textworld from
+    the current state if the episode left it; ``optimal_steps`` is that plan's length, short but
+    not proven shortest (the kit's search for a shorter solution is skipped: ``EXPENSIVE_PLAN``).
 
     ``reset(seed)`` plays game ``seed mod 25`` in sorted file order, BALROG's rule for a fixed seed;
     ``reset()`` without a seed draws the game from the env's RNG (BALROG counts episodes per process
@@ -345,7 +347,7 @@ class TextWorld(VLMEnv):
         self.objective = self.state.objective or ""
         self.reply = self._balrog_text(self.state.feedback)
         self.walkthrough = tuple(self.state["extra.walkthrough"])
-        self.plan = list(self.walkthrough)
+        self.plan: list[str] | None = None  # the oracle's next commands, planned when first asked
         self.ended_progression = 0.0  # BALROG's get_stats(): set when the episode ends
 
     def _restart(self) -> Any:
@@ -357,7 +359,8 @@ class TextWorld(VLMEnv):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*is not fully supported")
                 self.games[self.index] = textworld.start(path, request_infos=self.infos)
-            story = open(path, "rb").read(16)
+            with open(path, "rb") as file:
+                story = file.read(16)
             # the z-story's object table (header word 0x0A) up to its globals (0x0C): the objects'
             # tree, attributes and property tables, what state_key hashes
             self.regions[self.index] = (int.from_bytes(story[10:12], "big"), int.from_bytes(story[12:14], "big"))
@@ -388,7 +391,8 @@ class TextWorld(VLMEnv):
         self.state, _, done = self.game.step(action)
         self.commands.append(action)
         self.reply = self._balrog_text(self.state.feedback)
-        self.plan = self.plan[1:] if self.plan and self.plan[0] == action else []
+        if self.plan is not None:
+            self.plan = self.plan[1:] if self.plan and self.plan[0] == action else []
         return StepOutcome("step", terminated=bool(done), scale=float(self.state.score - before))
 
     def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
@@ -445,9 +449,36 @@ class TextWorld(VLMEnv):
         return max(0.0, min(1.0, self.state.score / self.state.max_score)) if self.state.max_score else 0.0
 
     def _optimal_steps(self) -> int | None:
-        return len(self.walkthrough)
+        return len(self._plan_from_start())
+
+    def _plan_from_start(self) -> tuple[str, ...]:
+        """The oracle's commands from the reset: the walkthrough; with ``free_commands=False``
+        without its steps that are not admissible when they come (some walkthroughs open a door
+        or a fridge twice: "That's already open"), found by playing it once per game."""
+        if self.free_commands:
+            return self.walkthrough
+        key = (self.task, self.index)
+        if key not in _ADMISSIBLE_PLANS:
+            infos = textworld.EnvInfos(**BALROG_INFOS, admissible_commands=True)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*is not fully supported")
+                player = textworld.start(str(make_game(self.task, self.index)), request_infos=infos)
+            try:
+                state, plan = player.reset(), []
+                for command in self.walkthrough:
+                    if command in state.admissible_commands:
+                        state, _, _ = player.step(command)
+                        plan.append(command)
+            finally:
+                player.close()
+            _ADMISSIBLE_PLANS[key] = tuple(plan)
+        return _ADMISSIBLE_PLANS[key]
 
     def oracle_action(self) -> str:
+        if self.plan is None:  # first asked: the plan from the reset if the episode followed it so far
+            full = list(self._plan_from_start())
+            done = len(self.commands)
+            self.plan = full[done:] if full[:done] == self.commands else []
         if not self.plan and not (self.state.won or self.state.lost):
             self.plan = self._replan()
         return self.plan[0] if self.plan else "look"

@@ -86,6 +86,16 @@ def test_reset_seed_plays_game_seed_mod_25_and_no_seed_draws_one() -> None:
     assert drawn == [f"game={index}" for index in expected]
 
 
+def test_the_balrog_suites_play_distinct_games() -> None:
+    from rl4vlm_gym.harness.suite import load_suite
+
+    for name in ("balrog", "balrog-smoke"):
+        tasks = [task for task in load_suite(name).tasks if task.env.startswith("balrog/TextWorld")]
+        assert {task.env for task in tasks} == set(IDS.values())
+        for task in tasks:
+            assert len({seed % textworld_games.POOL for seed in task.seeds}) == len(task.seeds), (name, task.name)
+
+
 def test_the_objective_is_cut_from_every_observation() -> None:
     for task in ("treasure_hunter", "coin_collector"):
         env = make(task, free_commands=True)
@@ -265,8 +275,10 @@ def test_the_oracle_replans_when_the_episode_leaves_the_walkthrough() -> None:
     assert info["success"] and steps <= base.optimal_steps + 3
 
 
-def oracle_wins(task: str, index: int) -> tuple[bool, int, int]:
-    env = TextWorld(task=task, free_commands=True, obs_mode="text")  # no 80-step limit: 4 cooking walkthroughs are longer
+def oracle_wins(task: str, index: int, free_commands: bool = True) -> tuple[bool, int, int]:
+    env = TextWorld(
+        task=task, free_commands=free_commands, obs_mode="text"
+    )  # no 80-step limit: 4 cooking walkthroughs are longer
     env.reset(seed=index)
     steps, done = 0, False
     while not done:
@@ -282,12 +294,23 @@ def test_the_oracle_wins_a_few_games(task: str, index: int) -> None:
     assert won and steps == optimal
 
 
-@pytest.mark.slow  # 75 games, about a minute
+def test_without_free_commands_the_oracle_skips_what_is_not_admissible() -> None:
+    walkthrough = textworld_games.walkthrough("the_cooking_game", 24)
+    assert walkthrough[4] == walkthrough[6] == "open fridge"  # the fridge is open the second time
+    won, steps, optimal = oracle_wins("the_cooking_game", 24, free_commands=False)
+    assert won and steps == optimal < len(walkthrough)
+
+
+@pytest.mark.slow  # 75 games twice, about two minutes
 def test_the_oracle_wins_all_75_games() -> None:
     results = {(task, index): oracle_wins(task, index) for task in IDS for index in range(25)}
     assert all(won and steps == optimal for won, steps, optimal in results.values())
     longer = sorted(index for (task, index), (_, steps, _) in results.items() if steps > 80)
     assert longer == [1, 8, 12, 22]  # cooking walkthroughs BALROG's 80 steps cannot finish
+    for task in IDS:
+        for index in range(25):
+            won, steps, optimal = oracle_wins(task, index, free_commands=False)
+            assert won and steps == optimal, (task, index)
 
 
 def _make_in(cache: str, task: str, index: int) -> str:

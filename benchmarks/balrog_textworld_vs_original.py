@@ -1,0 +1,249 @@
+"""Step and reset time of balrog/TextWorld-* against BALROG's own TextWorld wrapper, same games and commands.
+
+    .venv/bin/python benchmarks/balrog_textworld_vs_original.py /work/balrog-ref/venv/bin/python [--games 5]
+
+The argument is a Python in which BALROG (balrog-ai/BALROG af7d1f17) imports: the private reference
+environment that tests/envs/balrog/golden/make_reference_env.sh builds. BALROG's side runs in
+subprocesses of that interpreter (from a temporary directory, so no checkout folder shadows a
+package), twice:
+
+- "BALROG": as BALROG runs, with its textworld fork first on the path (``--fork``, default
+  ``textworld-fork`` beside the interpreter's venv) and BALROG's 75 game files (``--games-dir``,
+  default ``src/tw_games`` there): the treasure hunter's and coin collector's ``.ulx`` on the fork's
+  Glulx interpreter (a process per game, spoken to through a socket), the cooking ``.z8`` on jericho.
+- "BALROG on .z8": the same wrapper code on the reference environment's textworld 1.7.0, playing the
+  ``.z8`` files we compile (the cache of :mod:`rl4vlm_gym.envs.balrog.textworld_games`): the same
+  interpreter as ours, so the difference is the wrappers'.
+
+Each side plays games 0..``--games``-1 of each task (``reset(seed=k)``: game k) with the same commands:
+the game's walkthrough with "goal", "look", "inventory" and nonsense mixed in at random (a fixed
+generator), up to BALROG's 80 steps. Both check they played the same game: a digest of every
+observation text of an episode must agree with ours. Timed per call with ``time.perf_counter``:
+
+- BALROG: ``env.reset(seed=k)`` and ``env.step(command)`` on the env ``balrog.environments.make_env``
+  returns with BALROG's config (``EnvWrapper`` over ``GymV21CompatibilityV0`` over its
+  ``TextWorldWrapper`` over textworld's gym env); also ``make_env`` + reset, which its evaluator pays
+  per episode (a fresh env per episode).
+- Ours: ``gym.make(id, free_commands=True)`` once per task (BALROG's setting: the ``balrog`` suites
+  play so), then ``reset(seed=k)`` and ``step(command)`` through Gymnasium's wrappers, in ``text``
+  mode and in ``image+text`` mode (the text drawn at 448x448); and ``free_commands=False`` in text
+  mode (textworld's state tracking lists the admissible commands: not BALROG's setting).
+
+One episode of each task is played first, untimed, on each side. Printed: medians in ms per step and
+per reset, per task and over all, and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import rl4vlm_gym  # noqa: F401  (registers the ids)
+from rl4vlm_gym.envs.balrog import textworld_games
+
+IDS = {
+    "treasure_hunter": "balrog/TextWorld-TreasureHunter-v0",
+    "the_cooking_game": "balrog/TextWorld-CookingGame-v0",
+    "coin_collector": "balrog/TextWorld-CoinCollector-v0",
+}
+EXTRAS = ("goal", "look", "inventory", "xyzzy", "examine me", "wait", "take nothing", "")
+
+# BALROG's side, run by the reference interpreter: the plan ({task: [(seed, commands)]}) and the games
+# folder come as arguments.
+ORIGINAL = r"""
+import contextlib, hashlib, io, json, sys, time, warnings
+from pathlib import Path
+warnings.simplefilter("ignore")
+with contextlib.redirect_stderr(io.StringIO()):  # gym's notice
+    import textworld
+    from omegaconf import OmegaConf
+    import balrog
+    from balrog.environments import make_env
+
+plan = json.loads(Path(sys.argv[1]).read_text())
+config = OmegaConf.load(Path(balrog.__file__).resolve().parent / "config" / "config.yaml")
+config.envs.textworld_kwargs.textworld_games_path = sys.argv[2]
+out = {"textworld": textworld.__version__}
+for task, episodes in plan.items():
+    resets, makes, steps, digests = [], [], [], []
+    for index, (seed, commands) in enumerate(episodes):
+        config.envs.env_kwargs.seed = seed
+        start = time.perf_counter()
+        env = make_env("textworld", task, config)
+        made = time.perf_counter()
+        obs, _ = env.reset(seed=seed)
+        end = time.perf_counter()
+        texts = [obs["text"]["long_term_context"]]
+        for command in commands:
+            t0 = time.perf_counter()
+            obs, reward, terminated, truncated, _ = env.step(env.check_action_validity(command))
+            t1 = time.perf_counter()
+            texts.append(obs["text"]["long_term_context"])
+            if index:
+                steps.append(t1 - t0)
+            if terminated or truncated:
+                break
+        env.close()
+        if index:  # the first episode warms up
+            resets.append(end - made)
+            makes.append(end - start)
+        digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+    out[task] = {"reset": resets, "make_reset": makes, "step": steps, "digests": digests}
+print(json.dumps(out))
+"""
+
+
+def plan(games: int) -> dict[str, list[tuple[int, list[str]]]]:
+    """Per task the episodes to play, (seed, commands); game 0 is also played first as a warm-up."""
+    rows: dict[str, list[tuple[int, list[str]]]] = {}
+    for task in IDS:
+        rows[task] = []
+        for seed in [0, *range(games)]:
+            rng = random.Random(f"{task}/{seed}")
+            commands: list[str] = []
+            for command in textworld_games.walkthrough(task, seed % textworld_games.POOL):
+                while rng.random() < 0.25:
+                    commands.append(EXTRAS[rng.randrange(len(EXTRAS))])
+                commands.append(command)
+            rows[task].append((seed, commands[:80]))
+    return rows
+
+
+def ours(episodes: list[tuple[int, list[str]]], env_id: str, **kwargs: Any) -> dict[str, Any]:
+    env = gym.make(env_id, action_format="plain", **kwargs)
+    resets, steps, digests = [], [], []
+    for index, (seed, commands) in enumerate(episodes):
+        start = time.perf_counter()
+        _, info = env.reset(seed=seed)
+        end = time.perf_counter()
+        texts = [info["balrog"]["long_term_context"]]
+        for command in commands:
+            t0 = time.perf_counter()
+            _, _, terminated, truncated, info = env.step(command)
+            t1 = time.perf_counter()
+            texts.append(info["balrog"]["long_term_context"])
+            if index:
+                steps.append(t1 - t0)
+            if terminated or truncated:
+                break
+        if index:
+            resets.append(end - start)
+        digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+    env.close()
+    return {"reset": resets, "step": steps, "digests": digests}
+
+
+def original(python: str, episodes: dict[str, Any], games_dir: Path, fork: Path | None) -> dict[str, Any]:
+    environ = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if fork is not None:
+        environ["PYTHONPATH"] = str(fork)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "plan.json"
+        path.write_text(json.dumps(episodes))
+        script = Path(tmp) / "balrog_side.py"
+        script.write_text(ORIGINAL)
+        done = subprocess.run(
+            [python, str(script), str(path), str(games_dir)], cwd=tmp, capture_output=True, text=True, check=False, env=environ
+        )
+    if done.returncode:
+        raise SystemExit(f"BALROG's side failed ({python}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compiled_games(folder: Path) -> Path:
+    """A tw_games-like folder of our compiled .z8 games (links into the cache), for BALROG's wrapper."""
+    for task in IDS:
+        (folder / task).mkdir(parents=True)
+        for index in range(textworld_games.POOL):
+            path = textworld_games.make_game(task, index)
+            for suffix in (".z8", ".json"):
+                (folder / task / path.with_suffix(suffix).name).symlink_to(path.with_suffix(suffix))
+    return folder
+
+
+def ms(values: list[float]) -> float:
+    return 1000 * statistics.median(values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("python", help="the reference interpreter, where BALROG imports")
+    parser.add_argument("--games", type=int, default=5, help="games per task (0..N-1)")
+    parser.add_argument("--fork", type=Path, help="BALROG's textworld fork (default: textworld-fork beside the venv)")
+    parser.add_argument("--games-dir", type=Path, help="BALROG's tw_games (default: src/tw_games beside the venv)")
+    args = parser.parse_args()
+    ref = Path(args.python).absolute().parents[2]
+    fork = args.fork or ref / "textworld-fork"
+    games_dir = args.games_dir or ref / "src" / "tw_games"
+    episodes = plan(args.games)
+    theirs = original(args.python, episodes, games_dir, fork)
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs_z8 = original(args.python, episodes, compiled_games(Path(tmp) / "tw_games"), None)
+    rows: dict[str, dict[str, dict[str, Any]]] = {
+        "BALROG": {},
+        "BALROG on .z8": {},
+        "ours, text": {},
+        "ours, image+text": {},
+        "ours, admissible": {},
+    }
+    for task, env_id in IDS.items():
+        rows["BALROG"][task], rows["BALROG on .z8"][task] = theirs[task], theirs_z8[task]
+        rows["ours, text"][task] = ours(episodes[task], env_id, free_commands=True, obs_mode="text")
+        rows["ours, image+text"][task] = ours(episodes[task], env_id, free_commands=True, obs_mode="image+text")
+        rows["ours, admissible"][task] = ours(episodes[task], env_id, obs_mode="text")
+        for name in ("BALROG", "BALROG on .z8"):
+            parted = [
+                seed
+                for (seed, _), a, b in zip(
+                    episodes[task], rows[name][task]["digests"], rows["ours, text"][task]["digests"], strict=True
+                )
+                if a != b
+            ]
+            if parted:
+                raise SystemExit(f"{name} and ours did not show the same texts in {task} (seeds {parted})")
+    print(
+        f"TextWorld, {args.games} games per task, same commands on both sides (walkthrough + extras, up to 80; texts "
+        f"checked equal); medians in ms. BALROG: textworld {theirs['textworld']} (.ulx on Glulx, cooking .z8); "
+        f"BALROG on .z8: textworld {theirs_z8['textworld']}"
+    )
+    header = f"{'':<18}{'task':<18}{'steps':>7}{'step':>9}{'reset':>9}{'make+reset':>12}"
+    print(header)
+    print("-" * len(header))
+    merged: dict[str, dict[str, list[float]]] = {}
+    for name, per_task in rows.items():
+        merged[name] = {key: [v for task in IDS for v in per_task[task].get(key, [])] for key in ("step", "reset", "make_reset")}
+        for task in [*IDS, "all"]:
+            figures = per_task[task] if task != "all" else merged[name]
+            make_reset = f"{ms(figures['make_reset']):>12.2f}" if figures.get("make_reset") else f"{'':>12}"
+            print(
+                f"{name:<18}{task:<18}{len(figures['step']):>7}{ms(figures['step']):>9.2f}{ms(figures['reset']):>9.2f}{make_reset}"
+            )
+    for name in ("BALROG", "BALROG on .z8"):
+        base = merged[name]
+        print(
+            f"ours (text) / {name}: step {ms(merged['ours, text']['step']) / ms(base['step']):.2f}, "
+            f"reset {ms(merged['ours, text']['reset']) / ms(base['reset']):.2f} "
+            f"(against make_env + reset, as BALROG's evaluator does per episode: {ms(merged['ours, text']['reset']) / ms(base['make_reset']):.2f})"
+        )
+    for task in IDS:
+        print(
+            f"  {task}: ours (text) / BALROG step {ms(rows['ours, text'][task]['step']) / ms(rows['BALROG'][task]['step']):.2f}, "
+            f"/ BALROG on .z8 {ms(rows['ours, text'][task]['step']) / ms(rows['BALROG on .z8'][task]['step']):.2f}"
+        )
+    print(f"Python {sys.version.split()[0]}; BALROG's side: {args.python} (fork {fork})")
+
+
+if __name__ == "__main__":
+    main()
