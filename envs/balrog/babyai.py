@@ -227,9 +227,6 @@ class BabyAI(VLMEnv):
             return StepOutcome(outcome.event, truncated=True, feedback=outcome.feedback, error=outcome.error)
         return outcome
 
-    def _view_grid(self) -> NDArray[np.uint8]:
-        return self.game.pov[2]
-
     def _describe(self) -> str:
         return _text_of(self.game.pov[2].tobytes())
 
