@@ -17,8 +17,9 @@ package), twice:
 
 Each side plays games 0..``--games``-1 of each task (``reset(seed=k)``: game k) with the same commands:
 the game's walkthrough with "goal", "look", "inventory" and nonsense mixed in at random (a fixed
-generator), up to BALROG's 80 steps. Both check they played the same game: a digest of every
-observation text of an episode must agree with ours. Timed per call with ``time.perf_counter``:
+generator), up to BALROG's 80 steps. The sides check they played the same game: a digest of every
+observation text of an episode must agree with ours (for "BALROG on .z8", in the cooking game only:
+on the two Glulx tasks it shows the z-machine's replies, which ours turn into Glulx's). Timed per call with ``time.perf_counter``:
 
 - BALROG: ``env.reset(seed=k)`` and ``env.step(command)`` on the env ``balrog.environments.make_env``
   returns with BALROG's config (``EnvWrapper`` over ``GymV21CompatibilityV0`` over its
@@ -203,13 +204,12 @@ def main() -> None:
         rows["ours, text"][task] = ours(episodes[task], env_id, free_commands=True, obs_mode="text")
         rows["ours, image+text"][task] = ours(episodes[task], env_id, free_commands=True, obs_mode="image+text")
         rows["ours, admissible"][task] = ours(episodes[task], env_id, obs_mode="text")
-        for name in ("BALROG", "BALROG on .z8"):
+        # BALROG's wrapper on the .z8 shows the z-machine's replies as they are (status lines): the
+        # same texts as ours in the cooking game only
+        for name in ("BALROG", "BALROG on .z8") if task not in textworld_games.GLULX_TASKS else ("BALROG",):
+            ours_digests = rows["ours, text"][task]["digests"]
             parted = [
-                seed
-                for (seed, _), a, b in zip(
-                    episodes[task], rows[name][task]["digests"], rows["ours, text"][task]["digests"], strict=True
-                )
-                if a != b
+                seed for (seed, _), a, b in zip(episodes[task], rows[name][task]["digests"], ours_digests, strict=True) if a != b
             ]
             if parted:
                 raise SystemExit(f"{name} and ours did not show the same texts in {task} (seeds {parted})")

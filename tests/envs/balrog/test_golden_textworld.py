@@ -56,12 +56,7 @@ def test_prompt_and_step_limit_are_balrogs(task: str) -> None:
     assert env.spec.max_episode_steps == recorded["max_steps"] == golden()["textworld_kwargs"]["max_episode_steps"] == 80
 
 
-# The cooking game's 80-step episodes take about a second each (its z-machine steps are 10-15 ms): slow.
-EPISODES = [
-    pytest.param(task, i, marks=[pytest.mark.slow] if task == "the_cooking_game" and i in (0, 2, 4, 5) else [], id=f"{task}-{i}")
-    for task in IDS
-    for i in range(6)
-]
+EPISODES = [pytest.param(task, i, id=f"{task}-{i}") for task in IDS for i in range(6)]
 
 
 @pytest.mark.parametrize(("task", "index"), EPISODES)
