@@ -181,6 +181,76 @@ CARDS += tuple(
 )
 
 
+_BABAISAI = "BabaIsAI (Cloos et al. 2024, arXiv 2407.13729) as nacloos/baba-is-ai ad466e02 (MIT) generates and plays it, rebuilt here"
+
+# BALROG's 40 BabaIsAI tasks (balrog/config/config.yaml babaisai_tasks, in its order): the part after
+# "env/" names the id, e.g. env/two_room-break_stop-make_win -> balrog/BabaIsAI-two_room-break_stop-make_win-v0.
+_BABAISAI_TASKS = (
+    "make_win-distr_obj_rule", "goto_win-distr_obj_rule", "goto_win", "goto_win-distr_obj", "goto_win-distr_rule",
+    "goto_win-distr_obj-irrelevant_rule", "make_win-distr_obj", "make_win-distr_rule", "make_win",
+    "make_win-distr_obj-irrelevant_rule", "two_room-goto_win", "two_room-goto_win-distr_obj_rule", "two_room-goto_win-distr_rule",
+    "two_room-goto_win-distr_obj", "two_room-goto_win-distr_obj-irrelevant_rule", "two_room-goto_win-distr_win_rule",
+    "two_room-break_stop-goto_win-distr_obj_rule", "two_room-break_stop-goto_win-distr_obj", "two_room-break_stop-goto_win-distr_rule",
+    "two_room-break_stop-goto_win-distr_obj-irrelevant_rule", "two_room-break_stop-goto_win",
+    "two_room-maybe_break_stop-goto_win-distr_obj_rule", "two_room-maybe_break_stop-goto_win",
+    "two_room-maybe_break_stop-goto_win-distr_obj", "two_room-maybe_break_stop-goto_win-distr_rule",
+    "two_room-maybe_break_stop-goto_win-distr_obj-irrelevant_rule", "two_room-make_win-distr_obj_rule", "two_room-make_win-distr_rule",
+    "two_room-make_win", "two_room-make_win-distr_obj-irrelevant_rule", "two_room-make_win-distr_obj", "two_room-make_win-distr_win_rule",
+    "two_room-break_stop-make_win-distr_obj_rule", "two_room-break_stop-make_win-distr_rule", "two_room-break_stop-make_win",
+    "two_room-break_stop-make_win-distr_obj-irrelevant_rule", "two_room-break_stop-make_win-distr_obj", "two_room-make_you",
+    "two_room-make_you-make_win", "two_room-make_wall_win",
+)  # fmt: skip
+_BABAISAI_PARTS = {
+    "goto_win": "walk to the object that is WIN",
+    "make_win": "rebuild the win rule (one of its word blocks was moved away), then walk to the win object",
+    "make_you": "make an object of the other room YOU with a word block, then walk it to the win object",
+    "make_you-make_win": "make an object of the other room YOU and rebuild the win rule, then reach the win object",
+    "make_wall_win": "break 'wall is stop', make 'wall is win' and touch a wall",
+    "break_stop": "the win object is behind a wall: break 'wall is stop' first",
+    "maybe_break_stop": "the win object may be behind a wall ('wall is stop')",
+    "distr_obj": "a distractor object",
+    "distr_rule": "a distractor word block",
+    "distr_obj_rule": "a distractor object and word block",
+    "irrelevant_rule": "a word block naming neither object",
+    "distr_win_rule": "a second win rule",
+}
+
+
+def _babaisai_summary(task: str) -> str:
+    parts = task.split("-")
+    room = "two rooms split by a wall" if parts[0] == "two_room" else "one 8x8 room"
+    parts = [p for p in parts if p != "two_room"]
+    if "make_you" in parts:
+        goal = _BABAISAI_PARTS["make_you-make_win" if "make_win" in parts else "make_you"]
+    else:
+        goal = _BABAISAI_PARTS[next(p for p in parts if p in ("goto_win", "make_win", "make_wall_win"))]
+    extras = [_BABAISAI_PARTS[p] for p in parts if p in ("break_stop", "maybe_break_stop", "distr_obj", "distr_rule", "distr_obj_rule",
+                                                        "irrelevant_rule", "distr_win_rule")]  # fmt: skip
+    return f"BALROG's BabaIsAI env/{task}: {goal}, in {room}" + "".join(f"; {e}" for e in extras) + " (rules are word blocks you push)."
+
+
+CARDS += tuple(
+    EnvCard(
+        id=f"balrog/BabaIsAI-{task}-v0",
+        entry_point="rl4vlm_gym.envs.balrog.babaisai.env:BabaIsAI",
+        family="balrog",
+        summary=_babaisai_summary(task),
+        skills=("visual-reading", "planning", "rule-manipulation"),
+        levels=("BALROG's setting: the original generator's level for the task (np.random seeded with the episode's seed)",),
+        default_level=0,
+        action_grammar="one of 'idle', 'up', 'right', 'down', 'left'",
+        action_examples=("up", '{"thoughts": "the key is to my left", "action": "left"}', "<action>down</action>"),
+        reward_variants=("native",),
+        success="a YOU object reaches a WIN object (reward 1 - 0.9 t/100; BALROG's progression 1, info['progress'])",
+        max_episode_steps=100,
+        references=(_BALROG.replace("env babyai", "env babaisai") + f", task env/{task}", _BABAISAI),
+        kwargs={"task": f"env/{task}"},
+        benchmark=("babaisai", f"env/{task}"),
+    )
+    for task in _BABAISAI_TASKS
+)
+
+
 def register() -> None:
     """Register the balrog envs (called through the ``rl4vlm_gym.envs`` entry point)."""
     for card in CARDS:

@@ -41,6 +41,7 @@ keeps one, or fails with an AttributeError if it never had one); a move out of t
 
 from __future__ import annotations
 
+import heapq
 from typing import Iterable
 
 # ---- object types -------------------------------------------------------------------------------
@@ -114,18 +115,21 @@ def word_name(kind: int) -> str:
 class World:
     """One level's grid, its rules and the moves of a step (see the module docstring).
 
-    ``cells[y * width + x]`` is the stack of object codes at ``(x, y)``, bottom first. ``rules``
+    ``cells[y * width + x]`` is the stack of object codes at ``(x, y)``, bottom first, and
+    ``kinds[y * width + x]`` the type of its top object (0: empty), kept in step with ``cells`` so
+    that finding objects is a byte search. ``rules``
     lists the active rules in the original's order as ``(noun, property)`` or ``(noun, None,
     noun2)``; ``props[p]`` is the set of nouns with property ``p``. ``track_dir`` False lets a
     solver leave facing out of the state (facing matters only to MOVE objects and the picture).
     """
 
-    __slots__ = ("width", "height", "cells", "rules", "props", "replace", "agent_dir", "track_dir", "_dirty", "_moved")
+    __slots__ = ("width", "height", "cells", "kinds", "rules", "props", "replace", "agent_dir", "track_dir", "_dirty", "_moved", "_touched")
 
     def __init__(self, width: int, height: int) -> None:
         self.width = width
         self.height = height
         self.cells: list[tuple[int, ...]] = [()] * (width * height)
+        self.kinds = bytearray(width * height)
         self.rules: list[tuple] = []
         self.props: tuple[frozenset[int], ...] = tuple(frozenset() for _ in PROPERTIES)
         self.replace: list[tuple[int, int]] = []
@@ -133,21 +137,25 @@ class World:
         self.track_dir = True
         self._dirty = True
         self._moved: dict[int, int] = {}
+        self._touched: list[int] = []
 
     # ---- building and reading -------------------------------------------------------------------
     def copy(self) -> World:
         other = World.__new__(World)
         other.width, other.height = self.width, self.height
         other.cells = list(self.cells)
+        other.kinds = self.kinds[:]
         other.rules, other.props, other.replace = self.rules, self.props, self.replace
         other.agent_dir, other.track_dir, other._dirty = self.agent_dir, self.track_dir, self._dirty
         other._moved = {}
+        other._touched = []
         return other
 
     def put(self, x: int, y: int, code: int) -> None:
         """Stack ``code`` on top of cell ``(x, y)``."""
         k = y * self.width + x
         self.cells[k] = self.cells[k] + (code,)
+        self.kinds[k] = code & TYPE_MASK
         self._dirty = True
 
     def top(self, x: int, y: int) -> int | None:
@@ -157,6 +165,28 @@ class World:
     def move_top(self, src: tuple[int, int], dst: tuple[int, int]) -> None:
         """Move the top object of ``src`` onto ``dst`` without turning it (level generation)."""
         self._change_pos(src[1] * self.width + src[0], dst[1] * self.width + dst[0], None)
+
+    def find(self, kinds: Iterable[int]) -> list[int]:
+        """The cells whose top object is of one of ``kinds``, in row-major order."""
+        found = []
+        tops = self.kinds
+        for kind in kinds:
+            k = tops.find(kind)
+            while k >= 0:
+                found.append(k)
+                k = tops.find(kind, k + 1)
+        found.sort()
+        return found
+
+    def find_in(self, table: bytes) -> list[int]:
+        """The cells whose top object's type maps to 1 in ``table`` (256 bytes), in row-major order."""
+        marks = self.kinds.translate(table)
+        found = []
+        k = marks.find(1)
+        while k >= 0:
+            found.append(k)
+            k = marks.find(1, k + 1)
+        return found
 
     def tops(self) -> Iterable[tuple[int, int, int]]:
         """``(x, y, code)`` of every non-empty cell's top object, row by row."""
@@ -183,9 +213,7 @@ class World:
         rules: list[tuple] = []
         props: list[set[int]] = [set() for _ in PROPERTIES]
         replace: list[tuple[int, int]] = []
-        for k, stack in enumerate(cells):
-            if not stack or stack[-1] & TYPE_MASK != IS:
-                continue
+        for k in self.find((IS,)):
             x, y = k % width, k // width
             if 0 < x < width - 1:
                 self._add_rule(cells[k - 1], cells[k + 1], rules, props, replace)
@@ -236,8 +264,12 @@ class World:
         if moved.get(k) == len(stack) - 1:  # an object that already moved this step keeps its mark
             del moved[k]
             moved[n] = len(cells[n])
-        cells[k] = stack[:-1]
+        cells[k] = rest = stack[:-1]
         cells[n] = cells[n] + (code,)
+        kinds = self.kinds
+        kinds[k] = rest[-1] & TYPE_MASK if rest else 0
+        kinds[n] = code & TYPE_MASK
+        self._touched += (k, n)
         if code & TYPE_MASK >= FIRST_WORD or (len(stack) > 1 and stack[-2] & TYPE_MASK >= FIRST_WORD):
             self._dirty = True
 
@@ -283,7 +315,43 @@ class World:
         a, b = here[-1], ahead[-1]
         if (self.has(a, OPEN) and self.has(b, SHUT)) or (self.has(a, SHUT) and self.has(b, OPEN)):
             cells[k], cells[f] = here[:-1], cells[f][:-1]
+            for c in (k, f):
+                self.kinds[c] = cells[c][-1] & TYPE_MASK if cells[c] else 0
+            self._touched += (k, f)
             self._dirty = True
+
+    def _sweep(self, kinds: frozenset[int], direction: int | None) -> tuple[bool, bool]:
+        """Move, in row-major order, every cell's top object of ``kinds`` that has not moved this
+        step (``direction`` None: each in the direction it faces), reading each cell when the sweep
+        reaches it as the original's loop over the grid does: only the cells that hold such an
+        object at the start, or that a move touched later in the order, can qualify. Returns the
+        win / lose of the last object moved."""
+        cells, moved = self.cells, self._moved
+        pending = self.find(kinds)
+        queued = set(pending)
+        touched: list[int] = []
+        self._touched = touched
+        win = lose = False
+        while pending:
+            k = heapq.heappop(pending)
+            stack = cells[k]
+            if not stack or stack[-1] & TYPE_MASK not in kinds or moved.get(k) == len(stack) - 1:
+                continue
+            if direction is None:
+                new, _, _ = self._move(k, stack[-1] >> DIR_SHIFT & 3)
+            else:
+                if self.track_dir:
+                    cells[k] = stack[:-1] + (stack[-1] & ~DIR_MASK | direction << DIR_SHIFT,)
+                new, win, lose = self._move(k, direction)
+            if cells[new]:
+                moved[new] = len(cells[new]) - 1
+            tops = self.kinds
+            for t in touched:
+                if t > k and t not in queued and tops[t] in kinds:
+                    queued.add(t)
+                    heapq.heappush(pending, t)
+            touched.clear()
+        return win, lose
 
     def step(self, action: str) -> tuple[bool, bool]:
         """Play one of :data:`ACTIONS`; returns ``(win, lose)`` as the original's ``reward`` reads
@@ -293,35 +361,17 @@ class World:
         direction = ACTION_DIRS[action]
         self.agent_dir = direction
         cells, props = self.cells, self.props
-        moved: dict[int, int] = {}
-        self._moved = moved
-        win = lose = False
-        you = props[YOU]
-        if you:
-            for k in range(len(cells)):
-                stack = cells[k]
-                if not stack or stack[-1] & TYPE_MASK not in you or moved.get(k) == len(stack) - 1:
-                    continue
-                if self.track_dir:
-                    cells[k] = stack[:-1] + (stack[-1] & ~DIR_MASK | direction << DIR_SHIFT,)
-                new, win, lose = self._move(k, direction)
-                if cells[new]:
-                    moved[new] = len(cells[new]) - 1
+        self._moved = {}
+        win, lose = self._sweep(props[YOU], direction) if props[YOU] else (False, False)
         if props[MOVE]:
-            for k in range(len(cells)):
-                stack = cells[k]
-                if not stack or stack[-1] & TYPE_MASK not in props[MOVE] or moved.get(k) == len(stack) - 1:
-                    continue
-                new, _, _ = self._move(k, direction_of(stack[-1]))
-                if cells[new]:
-                    moved[new] = len(cells[new]) - 1
+            self._sweep(props[MOVE], None)
         self._moved = {}
         self.update_rules()
         for old, new_kind in self.replace:
             fresh = make(new_kind)
-            for k, stack in enumerate(cells):
-                if stack and stack[-1] & TYPE_MASK == old:
-                    cells[k] = stack + (fresh,)
+            for k in self.find((old,)):
+                cells[k] = cells[k] + (fresh,)
+                self.kinds[k] = new_kind
         return win, lose
 
     # ---- what BALROG's wrapper reads --------------------------------------------------------------
@@ -339,8 +389,5 @@ class World:
         noun = self.you_noun()
         if noun is None:
             return None
-        width = self.width
-        for k, stack in enumerate(self.cells):
-            if stack and stack[-1] & TYPE_MASK == noun:
-                return k % width, k // width
-        return None
+        k = self.kinds.find(noun)
+        return None if k < 0 else (k % self.width, k // self.width)

@@ -1,0 +1,262 @@
+"""BALROG's BabaIsAI (its 40 tasks) behind our contract, on our own rules engine."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from PIL import Image
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.balrog.babaisai import engine as E
+from rl4vlm_gym.envs.balrog.babaisai import levels, solver, wording
+from rl4vlm_gym.envs.balrog.babaisai.game import MAX_STEPS, TILE, Game
+from rl4vlm_gym.envs.balrog.babaisai.render import render
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+REPLAN_BUDGET = 3000  # expansions per part of the target plan when the oracle plans again off its plan
+MISSION = "Make what is YOU reach what is WIN; the rules are the word blocks on the map, and pushing them changes the rules."
+_SIZES = {"make_win": (8, 8)}  # (width, height) in cells; the two-room levels are 13 x 9
+
+
+def grid_size(task: levels.Task) -> tuple[int, int]:
+    """``(width, height)`` of ``task``'s grid in cells."""
+    return _SIZES.get(task.kind, (13, 9))
+
+
+@dataclass(frozen=True)
+class BabaIsAILevel:
+    """BALROG's only setting of a task: the original's generator with its registered arguments."""
+
+    def describe(self) -> str:
+        return "BALROG's setting: the original generator's level for the task"
+
+
+class BabaIsAI(VLMEnv):
+    """BALROG's BabaIsAI: rules you can push around, 40 puzzle tasks of nacloos/baba-is-ai.
+
+    ## Description
+    A grid (8x8 for the single-room tasks, 13x9 for the two-room ones) holds objects (baba, balls,
+    keys, doors, walls) and word blocks. Three word blocks in a row or a column, NOUN IS PROPERTY,
+    make a rule: "baba is you" (you move baba), "key is win" (touching a key wins), "wall is stop"
+    (walls cannot be crossed). Word blocks are pushed by walking into them, so rules can be made
+    and broken: make "door is win" from a stray "door" block, break "wall is stop" to walk through
+    the wall, make another object "you". The 40 tasks are those BALROG evaluates
+    (``balrog/config/config.yaml``, ``babaisai_tasks``): go to the win object, with distractor
+    objects and rule blocks (``goto_win*``); make the win rule first (``make_win*``); the same in
+    two rooms split by a wall (``two_room-*``), where "wall is stop" may have to be broken
+    (``break_stop``, ``maybe_break_stop``); make another object YOU (``make_you``); make
+    "wall is win" (``make_wall_win``).
+
+    Rebuilt here, not imported: the rules engine (:mod:`~rl4vlm_gym.envs.balrog.babaisai.engine`)
+    follows nacloos/baba-is-ai ad466e02 (MIT) rule by rule, its level generators
+    (:mod:`~rl4vlm_gym.envs.balrog.babaisai.levels`) make the original's draws in its order, and
+    the text is BALROG's (balrog-ai/BALROG af7d1f17, ``balrog/environments/babaisai``). BALROG
+    seeds numpy's global generator with the episode's seed before ``reset``; here ``reset(seed)``
+    (for ``0 <= seed < 2**32``) draws the level from ``numpy.random.RandomState(seed)``, the
+    env's own generator, which gives BALROG's level for that seed (checked against the original
+    on 40 tasks x 100 seeds). Golden transcripts of BALROG's own wrapper
+    (``tests/envs/balrog/golden/babaisai``) are replayed byte for byte: text, reward, done,
+    progression, instruction prompt.
+
+    As in BALROG: when no object of the last "X is you" rule's noun is left after a step (you
+    broke "baba is you"), BALROG's wrapper draws a new level in the middle of the episode (from the
+    same generator, its step count restarting) and shows the text it shows then (see
+    :mod:`~rl4vlm_gym.envs.balrog.babaisai.wording`); the episode goes on in the new level.
+
+    The oracle plays a plan of A* over exact states of the engine: a shortest plan where the
+    search finishes within its budget (every single-room level and every two-room go-to level
+    measured), else the level's target plan followed part by part, which is short but not
+    provably shortest (:mod:`~rl4vlm_gym.envs.balrog.babaisai.solver`); ``optimal_steps`` is the
+    plan's length, and ``shortest_proven`` says which.
+
+    ## Observation
+    - ``image``: the whole grid as the original renders it, 32-pixel tiles (256x256 for 8x8,
+      416x288 for 13x9), resized to ``image_size``. It shows more than the text: the objects'
+      colours and the direction baba faces, which BALROG's text does not give. The tiles of objects and walls equal the
+      original's pixel for pixel; word blocks have the original's frame, but their word is drawn in
+      DejaVu Sans Bold where the original uses OpenCV's Hershey font; baba faces the direction it
+      last moved (the original shows a baba that is not YOU in whatever direction its tile cache
+      first held).
+    - ``text`` (``image+text`` and ``text`` modes): BALROG's observation, "Active rules:" then
+      "Objects on the map:" with each object's offset from YOU ("rule `key` 5 step to the left and
+      4 step up", BALROG's wording kept); ``info["balrog"]`` holds it as BALROG's
+      ``long_term_context`` (``short_term_context`` is empty).
+    - ``mission``: the same sentence for every task (BALROG gives none; its instruction prompt,
+      :meth:`instruction_prompt`, explains the game).
+    - ``actions``: ``idle``, ``up``, ``right``, ``down``, ``left``.
+
+    ## Actions
+    One of BALROG's five action names. "idle" waits (and counts as a step). BALROG plays "idle" for
+    an output that is not one of them (the ``balrog-actions`` wrapper); here such an output is an
+    invalid step that changes nothing but also counts toward the level's 100 steps.
+
+    ## Rewards
+    ``native``: the original's, ``1 - 0.9 * t / 100`` on a win at the level's step ``t``, -1 on a
+    loss (no level has a DEFEAT rule), 0 otherwise. BALROG's progression (``info["progress"]``) is
+    1 when a step wins, 0 otherwise.
+
+    ## Levels
+    0: BALROG's setting of the task, the only one. 100 steps: the original env's ``max_steps``,
+    which BALROG takes as the episode's budget (the episode ends after the 100th step, truncated).
+
+    ## Arguments
+    - ``task``: BALROG's task id, ``"env/goto_win"``... (set by the registered id).
+    - the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+      (default: the original's render size), ``reward_variant``, ``action_format``,
+      ``action_match``, ``render_mode``.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    LEVELS: ClassVar[tuple[BabaIsAILevel, ...]] = (BabaIsAILevel(),)
+    REWARDS: ClassVar = {"native": {"step": 0.0, "win": 1.0, "lose": -1.0, "invalid": 0.0}}
+    DEFAULT_ACTION: ClassVar[str] = "idle"  # BALROG's
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (288, 416)
+    MIN_IMAGE_SIDE: ClassVar[int] = 32
+    EXPENSIVE_PLAN: ClassVar[bool] = True  # a plan is an A* search: up to about a second on two-room levels
+    # BALROG's text is coarser than its image: it names no colour and not baba's facing. The image
+    # determines the text, not the reverse, which is what the kit allows CONTINUOUS envs.
+    CONTINUOUS: ClassVar[bool] = True
+
+    def __init__(self, *, task: str = "env/goto_win", **kwargs: Any) -> None:
+        if task not in levels.TASKS_BY_ID:
+            raise ValueError(f"task={task!r} is not one of BALROG's BabaIsAI tasks: {sorted(levels.TASKS_BY_ID)}")
+        self.task = task
+        width, height = grid_size(levels.TASKS_BY_ID[task])
+        if kwargs.get("image_size") is None:
+            kwargs["image_size"] = (height * TILE, width * TILE)
+        super().__init__(**kwargs)
+        self.game = Game(levels.TASKS_BY_ID[task])
+        self._seed_asked: int | None = None
+        self._plan: list[tuple[tuple, str]] = []  # (stripped state key before the move, move)
+        self._plan_for: tuple | None = None  # the state the plan was computed from
+        self.shortest_proven = False
+        self._start_world: E.World | None = None
+
+    # ---- episode ----------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode; a ``seed`` in ``0..2**32-1`` gives BALROG's level for that seed."""
+        self._seed_asked = seed
+        return super().reset(seed=seed, options=options)
+
+    def _new_episode(self, config: BabaIsAILevel) -> None:
+        seed = self._seed_asked
+        if seed is None or not 0 <= seed < 2**32:
+            seed = int(self.np_random.integers(2**32))  # unseeded resets continue the env's RNG
+        self._seed_asked = None
+        self.game.reset(np.random.RandomState(seed))
+        self._plan, self._plan_for = [], None
+        self._start_world = self.game.world.copy()
+        self.shortest_proven = False
+
+    def _actions(self) -> tuple[str, ...]:
+        return E.ACTIONS
+
+    def _apply(self, action: str) -> StepOutcome:
+        reward, done = self.game.step(action)
+        return self._outcome(reward, done)
+
+    @staticmethod
+    def _outcome(reward: float, done: bool) -> StepOutcome:
+        if not done:
+            return StepOutcome("step")
+        if reward > 0:
+            return StepOutcome("win", terminated=True, scale=float(reward))
+        if reward < 0:
+            return StepOutcome("lose", terminated=True)
+        return StepOutcome("step", truncated=True)  # the level's 100 steps are spent
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        if outcome.event != "invalid":
+            return outcome
+        # BALROG would have played "idle": the step counts toward the level's budget
+        self.game.steps += 1
+        if self.game.steps >= MAX_STEPS:
+            return StepOutcome("invalid", truncated=True, feedback=outcome.feedback, error=outcome.error)
+        return outcome
+
+    # ---- what the agent sees ------------------------------------------------------------------------
+    def _describe(self) -> str:
+        return self.game.text
+
+    def _mission(self) -> str:
+        return MISSION
+
+    def instruction_prompt(self) -> str:
+        return wording.INSTRUCTION_PROMPT
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        info["balrog"] = {"long_term_context": self.game.text, "short_term_context": ""}
+        return info
+
+    def balrog_stats(self) -> dict[str, Any]:
+        """What BALROG's wrapper reports at the end of an episode (``get_stats()``)."""
+        return {"target_plan": self.game.target_plan, "progression": self.game.progression}
+
+    @property
+    def target_plan(self) -> str:
+        """The original's plan of the current level, e.g. ``"make[key is win], goto[key]"``."""
+        return self.game.target_plan
+
+    def _render(self) -> NDArray[np.uint8]:
+        frame = render(self.game.world)
+        height, width = self.image_size
+        if frame.shape[:2] != (height, width):
+            frame = np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.NEAREST))
+        return np.ascontiguousarray(frame, dtype=np.uint8)
+
+    def _frame_key(self) -> Any:
+        return (tuple(self.game.world.cells), self.image_size)
+
+    def _state_key(self) -> str:
+        cells = repr(self.game.world.cells).encode()
+        return f"{self.task}|{hashlib.blake2b(cells, digest_size=12).hexdigest()}"
+
+    # ---- scoring and the oracle ----------------------------------------------------------------------
+    def _success(self) -> bool:
+        return self.game.progression == 1.0
+
+    def _progress(self) -> float:
+        return self.game.progression
+
+    def _solve(self, world: E.World, steps_left: int, replan: bool = False) -> list[str] | None:
+        """Plan from ``world`` and keep the plan for the oracle, each move with the state it is for.
+        The episode's first plan tries for a shortest one; a plan from a state off that plan (after
+        other moves) follows the level's target plan with small budgets, as fast as possible."""
+        if replan:
+            moves, shortest = solver.plan(world, steps_left, self.game.target_plan, budget=0, part_budget=REPLAN_BUDGET)
+        else:
+            moves, shortest = solver.plan(world, steps_left, self.game.target_plan)
+        self._plan, self._plan_for = [], world.key(strip=True)
+        if moves is not None:
+            probe = world.copy()
+            for move in moves:
+                self._plan.append((probe.key(strip=True), move))
+                probe.step(move)
+        self.shortest_proven = shortest and moves is not None
+        return moves
+
+    def _optimal_steps(self) -> int | None:
+        # for the episode's start, even when asked after some steps (EXPENSIVE_PLAN)
+        moves = self._solve(self._start_world, MAX_STEPS)
+        return None if moves is None else len(moves)
+
+    def oracle_action(self) -> str:
+        if self.game.progression == 1.0:
+            return "idle"
+        key = self.game.world.key(strip=True)
+        if not self._plan or self._plan[0][0] != key:
+            if self._plan_for != key:
+                self._solve(self.game.world, MAX_STEPS - max(self.game.steps, self.elapsed_steps), replan=True)
+            if not self._plan or self._plan[0][0] != key:
+                return "idle"  # no plan from here
+        _, move = self._plan.pop(0)
+        self._plan_for = None
+        return move
