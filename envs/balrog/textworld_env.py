@@ -333,7 +333,7 @@ class TextWorld(VLMEnv):
         # the walkthrough (the oracle's plan) from the game's .json, which textworld reads anyway
         self.infos = textworld.EnvInfos(**GAME_INFOS, admissible_commands=not free_commands, extras=["walkthrough"])
         self.games: dict[int, Any] = {}  # started games by index: a start costs 0.1-0.3 s
-        self.regions: dict[int, tuple[int, int]] = {}  # each game's object and property tables in memory
+        self.regions: dict[int, tuple[int, int, NDArray[np.uint8]]] = {}  # per game: what state_key hashes
         self.index = -1
         self._seeded_game: int | None = None  # the game reset(seed) names (seed mod 25)
 
@@ -362,12 +362,43 @@ class TextWorld(VLMEnv):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*is not fully supported")
                 self.games[self.index] = textworld.start(path, request_infos=self.infos)
-            with open(path, "rb") as file:
-                story = file.read(16)
-            # the z-story's object table (header word 0x0A) up to its globals (0x0C): the objects'
-            # tree, attributes and property tables, what state_key hashes
-            self.regions[self.index] = (int.from_bytes(story[10:12], "big"), int.from_bytes(story[12:14], "big"))
+            state = self.games[self.index].reset()
+            self.regions[self.index] = self._world_region(path)
+            return state
         return self.games[self.index].reset()
+
+    def _world_region(self, path: str) -> tuple[int, int, NDArray[np.uint8]]:
+        """Where the game keeps its world in the z-machine's memory, for ``state_key``: the object
+        table (header word 0x0A: 63 property defaults, then 14-byte entries of 6 attribute bytes
+        and parent, sibling, child and property-table addresses) up to the globals (word 0x0C),
+        the property tables included; with a mask that clears Inform's bookkeeping, the attributes
+        and bytes that a "look" or an "inventory" changes (which things were last mentioned), found
+        by trying both on the started game and restoring it."""
+        with open(path, "rb") as file:
+            header = file.read(16)
+        start, end = int.from_bytes(header[10:12], "big"), int.from_bytes(header[12:14], "big")
+        machine = self.game.unwrapped._jericho
+        saved = machine.get_state()
+        memories = [saved[0][start:end].copy()]
+        for command in ("look", "inventory", "look"):
+            machine.step(command)
+            memories.append(machine.get_state()[0][start:end].copy())
+        machine.set_state(saved)
+        changed = np.zeros(end - start, np.uint8)
+        for before, after in zip(memories, memories[1:]):
+            changed |= before ^ after
+        entries = 63 * 2  # the object entries follow the property defaults
+        first_properties = int.from_bytes(bytes(memories[0][entries + 12 : entries + 14]), "big") - start
+        count = max(0, (first_properties - entries) // 14)
+        attributes = np.zeros(6, np.uint8)  # attribute bits changed on any object: cleared on all
+        for offset in np.nonzero(changed[entries : entries + 14 * count])[0]:
+            if offset % 14 < 6:
+                attributes[offset % 14] |= changed[entries + offset]
+        mask = np.full(end - start, 255, np.uint8) & ~changed
+        for index in range(count):
+            at = entries + 14 * index
+            mask[at : at + 6] = 255 & ~attributes
+        return start, end, mask
 
     @property
     def game(self) -> Any:
@@ -434,13 +465,14 @@ class TextWorld(VLMEnv):
         return (self.reply, self.image_size)
 
     def _state_key(self) -> str:
-        # The game's object tree, attributes and properties as the z-machine holds them, with the
-        # score and the end: rooms, doors, containers, what is where and what is cut or cooked. A
-        # state that differs only in a global variable shares the key.
-        start, end = self.regions[self.index]
-        memory = self.game.unwrapped._jericho.get_state()[0]
+        # The game's object tree, attributes and properties as the z-machine holds them (less
+        # Inform's bookkeeping of what was last mentioned: _world_region), with the score and the
+        # end: what is where, open, locked, cut or cooked. A state that differs only in a global
+        # variable shares the key; the first return to a room marks it (a new key once).
+        start, end, mask = self.regions[self.index]
+        memory = self.game.unwrapped._jericho.get_state()[0][start:end] & mask
         state = self.state
-        digest = hashlib.sha256(memory[start:end].tobytes() + repr((state.score, state.won, state.lost)).encode())
+        digest = hashlib.sha256(memory.tobytes() + repr((state.score, state.won, state.lost)).encode())
         return f"{self.task}|game={self.index}|score={state.score}|{digest.hexdigest()[:32]}"
 
     def _success(self) -> bool:
