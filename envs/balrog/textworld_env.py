@@ -380,7 +380,7 @@ class TextWorld(VLMEnv):
         machine = self.game.unwrapped._jericho
         saved = machine.get_state()
         memories = [saved[0][start:end].copy()]
-        for command in ("look", "inventory", "look"):
+        for command in ("look", "inventory"):
             machine.step(command)
             memories.append(machine.get_state()[0][start:end].copy())
         machine.set_state(saved)
