@@ -42,7 +42,7 @@ keeps one, or fails with an AttributeError if it never had one); a move out of t
 from __future__ import annotations
 
 import heapq
-from typing import Iterable
+from collections.abc import Iterable
 
 # ---- object types -------------------------------------------------------------------------------
 BORDER = 1
@@ -123,7 +123,20 @@ class World:
     solver leave facing out of the state (facing matters only to MOVE objects and the picture).
     """
 
-    __slots__ = ("width", "height", "cells", "kinds", "rules", "props", "replace", "agent_dir", "track_dir", "_dirty", "_moved", "_touched")
+    __slots__ = (
+        "width",
+        "height",
+        "cells",
+        "kinds",
+        "rules",
+        "props",
+        "replace",
+        "agent_dir",
+        "track_dir",
+        "_dirty",
+        "_moved",
+        "_touched",
+    )
 
     def __init__(self, width: int, height: int) -> None:
         self.width = width

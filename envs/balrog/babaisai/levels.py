@@ -227,7 +227,10 @@ def _areas(width: int, height: int, pushable_width: int, right_pushable_x: int) 
     return {
         "left_pushable": {"top": (2, 3), "size": size},
         "right_pushable": {"top": (right_pushable_x, 3), "size": size},
-        "right_unpushable": [*[(width - 2, 2 + i) for i in range(height - 4)], *[(width - 2 - i, height - 2) for i in range(width // 2 - 2)]],
+        "right_unpushable": [
+            *[(width - 2, 2 + i) for i in range(height - 4)],
+            *[(width - 2 - i, height - 2) for i in range(width // 2 - 2)],
+        ],
         "left_anywhere": {"top": (1, 1), "size": (width // 2 - 2, height - 2)},
         "right_anywhere": {"top": (width // 2 + 1, 2), "size": (width // 2 - 2, height - 2)},
         "anywhere": {"top": (1, 2), "size": (width - 2, height - 2)},

@@ -18,7 +18,7 @@ the agent's direction, so a baba that is not YOU shows the direction the process
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -90,7 +90,7 @@ def _word_image(word: str) -> np.ndarray:
     return np.asarray(image)
 
 
-@lru_cache(maxsize=None)
+@cache
 def tile(code: int | None) -> np.ndarray:
     """The 32x32 tile of an object code (``None``: an empty cell)."""
     img = np.zeros((_N, _N, 3), np.uint8)

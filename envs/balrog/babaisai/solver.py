@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Callable
 from itertools import count
-from typing import Callable
 
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
 

@@ -55,7 +55,9 @@ COMMITS = {"BALROG": "af7d1f17e0deec3a7a0e334beae5f11b7a21371b", "baba-is-ai": "
 
 def _commit(path: Path) -> str:
     try:
-        return subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return f"{COMMITS[path.name]} (make_reference_env.sh's; {path} has no .git)"
 
@@ -90,8 +92,12 @@ def play(env, task: str, kind: str, seed: int, outputs: list[str], common: dict)
     obs, _ = env.reset(seed=seed)
     prompt = env.get_instruction_prompt()
     inner = env.env  # GymV21CompatibilityV0 forwards attributes to BabaIsAIWrapper (gymnasium's wrappers do not)
-    for name, value in (("instruction_prompt", prompt), ("max_steps", int(env.max_steps)),
-                        ("language_action_space", list(inner.language_action_space)), ("default_action", inner.default_action)):
+    for name, value in (
+        ("instruction_prompt", prompt),
+        ("max_steps", int(env.max_steps)),
+        ("language_action_space", list(inner.language_action_space)),
+        ("default_action", inner.default_action),
+    ):
         assert common.setdefault(name, value) == value, (task, name)  # the same for every task
     episode = {"task": task, "kind": kind, "seed": seed, "reset": _observation(env, obs), "steps": []}
     for output in outputs:
@@ -136,9 +142,8 @@ def tiles() -> dict[str, np.ndarray]:
 def main() -> None:
     import baba
     import balrog
-    from omegaconf import OmegaConf
-
     from balrog.environments import make_env
+    from omegaconf import OmegaConf
 
     balrog_dir = Path(balrog.__file__).resolve().parents[1]
     baba_dir = Path(baba.__file__).resolve().parents[1]
@@ -172,7 +177,10 @@ def main() -> None:
             "baba": {"repo": "nacloos/baba-is-ai", "commit": _commit(baba_dir)},
             "babaisai_kwargs": OmegaConf.to_container(config.envs.babaisai_kwargs),
             "python": sys.version.split()[0],
-            "packages": {name: metadata.version(name) for name in ("gym", "gymnasium", "numpy", "pillow", "opencv-python-headless", "omegaconf")},
+            "packages": {
+                name: metadata.version(name)
+                for name in ("gym", "gymnasium", "numpy", "pillow", "opencv-python-headless", "omegaconf")
+            },
         },
         "tasks": tasks,
         **common,
@@ -182,7 +190,9 @@ def main() -> None:
         json.dump(data, f, separators=(",", ":"))
     np.savez_compressed(TILES, **tiles())
     steps = sum(len(e["steps"]) for e in episodes)
-    print(f"{len(episodes)} episodes, {steps} steps -> {OUT} ({OUT.stat().st_size} bytes), {TILES} ({TILES.stat().st_size} bytes)")
+    print(
+        f"{len(episodes)} episodes, {steps} steps -> {OUT} ({OUT.stat().st_size} bytes), {TILES} ({TILES.stat().st_size} bytes)"
+    )
 
 
 if __name__ == "__main__":
