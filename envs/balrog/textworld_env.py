@@ -14,7 +14,10 @@ What BALROG does (balrog-ai/BALROG af7d1f17, ``balrog/environments/textworld/bas
 - the instruction prompt per task, which says 40, 80 and 25 steps (treasure hunter, cooking game,
   coin collector) though the limit is 80 in all three.
 
-BALROG's textworld (its fork, balrog-ai/TextWorld 1d56f476, textworld 1.6.2rc1) plays the treasure
+Played here by :class:`ZGame` (jericho's z-machine as textworld's Inform 7 wrappers drive it, without
+them: BALROG's setting, ``free_commands=True``) or by textworld's env (``free_commands=False``, for
+its admissible commands); both give the same replies. BALROG's textworld (its fork,
+balrog-ai/TextWorld 1d56f476, textworld 1.6.2rc1) plays the treasure
 hunter's and coin collector's ``.ulx`` builds on its Glulx interpreter; textworld 1.7.0 plays only
 z-machine games, so every game here is the ``.z8`` compiled from the same ``.json``. The
 z-machine's replies differ from Glulx's in four ways, undone by :func:`as_glulx` for those two
@@ -30,14 +33,19 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import math
 import re
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import jericho
 import numpy as np
 import textworld
 from PIL import Image, ImageDraw
+from textworld.core import GameState
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game
@@ -48,12 +56,12 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 STEP_LIMIT = 80  # BALROG's textworld_kwargs.max_episode_steps, for every task
-# BALROG requests objective, description, score, max_score and won. The description is left out:
-# textworld gets it by having the game describe the room after every command, in tags it cuts from
-# the reply, which costs 1.4-6x a step (measured: cooking 9.0 -> 1.6 ms) and changes no reply
-# (the golden transcripts pass without it); "lost" is read from the reply. The admissible commands
-# (free_commands=False) need textworld's state tracking, which costs several times a step too:
-# BALROG's setting (free_commands=True) goes without.
+# With free_commands (BALROG's setting) the game is played by ZGame, without textworld's env. With
+# free_commands=False textworld's env gives the admissible commands (its state tracking, several
+# times a step's cost), with these infos: BALROG's objective, score, max_score and won, "lost",
+# and not BALROG's description: textworld gets it by having the game describe the room after every
+# command, in tags it cuts from the reply, which costs 1.4-6x a step (cooking 9.0 -> 1.6 ms) and
+# changes no reply.
 GAME_INFOS = dict(objective=True, score=True, max_score=True, won=True, lost=True)  # fmt: skip
 MAX_COMMAND = 200  # characters of a free command
 # Interpreter commands, refused as invalid steps. Under BALROG they reach the interpreter: on Glulx,
@@ -192,6 +200,79 @@ def draw_text(text: str, size: tuple[int, int]) -> NDArray[np.uint8]:
     for i, line in enumerate(lines):
         pen.text((margin, margin + i * step), line, fill=_FG, font=face)
     return to_array(image)
+
+
+_TRACKED = ("moves", "score")  # the extra infos textworld's Inform 7 wrapper always tracks, in its order
+_TAGGED = {tag: re.compile(rf"<{tag}>\n(.*)</{tag}>", re.DOTALL) for tag in _TRACKED}
+_DEBUG_TAG = re.compile(r"\[[^]]+\]\n?")
+
+
+class ZGame:
+    """One compiled game played on jericho's z-machine as textworld 1.7's Inform 7 wrappers play it
+    for BALROG's infos, without them (textworld.envs.wrappers.tw_inform7 and zmachine/jericho.py,
+    read for what they do): at reset the game is told to print its moves and score after every
+    command ("tw-extra-infos moves", then "score"); a command goes to the game stripped; the reply
+    loses those tags (textworld's pattern: the first "<tag>" line to the last "</tag>"), the score
+    is read from them (kept when absent), and the game is won or lost when the reply says "*** The
+    End ***" or "*** You lost! ***". Objective, maximum score and walkthrough come from the game's
+    ``.json`` as textworld reads them. textworld would parse the whole definition first (10-90 ms
+    per game start); this reads three fields. ``reset`` and ``step`` return textworld's
+    ``GameState`` (feedback, score, max_score, won, lost, objective, extra.walkthrough)."""
+
+    def __init__(self, path: str) -> None:
+        data = json.loads(Path(path).with_suffix(".json").read_bytes())
+        quests = data.get("quests") or []
+        self.objective = data.get("objective") or "\nAND\n".join(q["desc"] for q in quests if q.get("desc"))
+        if any(q.get("repeatable") and q["reward"] > 0 for q in quests):
+            self.max_score: float = math.inf
+        else:
+            self.max_score = sum(q["reward"] for q in quests if not q.get("optional") or q["reward"] > 0)
+        self.walkthrough = list((data.get("metadata") or {}).get("walkthrough") or [])
+        # jericho warns that it does not know textworld's games (its list is of published ones):
+        # only its own score and move detection are off, which are not used.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*is not fully supported")
+            self.machine = jericho.FrotzEnv(path, -1)
+
+    def _state(self, feedback: str, score: Any) -> GameState:
+        return GameState(
+            feedback=feedback,
+            score=score,
+            max_score=self.max_score,
+            objective=self.objective,
+            won="*** The End ***" in feedback,
+            lost="*** You lost! ***" in feedback,
+            **{"extra.walkthrough": self.walkthrough},
+        )
+
+    def reset(self) -> GameState:
+        feedback, _ = self.machine.reset()
+        score = None
+        for tag in _TRACKED:
+            reply, *_ = self.machine.step(f"tw-extra-infos {tag}")
+            found = _TAGGED["score"].search(reply)
+            if found:
+                score = _DEBUG_TAG.sub("", found.group(1)).strip() or score
+        self.state = self._state(feedback, int(score) if score else score)
+        return self.state
+
+    def step(self, command: str) -> tuple[GameState, Any, bool]:
+        with warnings.catch_warnings():  # jericho cuts a command past 198 bytes, as in BALROG
+            warnings.simplefilter("ignore", jericho.TruncatedInputActionWarning)
+            feedback, *_ = self.machine.step(command.strip())
+        score = None
+        for tag in _TRACKED:
+            found = _TAGGED[tag].search(feedback)
+            if found:
+                value = _DEBUG_TAG.sub("", found.group(1)).strip()
+                feedback = _TAGGED[tag].sub("", feedback)
+                if tag == "score":
+                    score = value
+        self.state = self._state(feedback, int(score) if score else self.state.score)
+        return self.state, self.state.score, bool(self.state.won or self.state.lost)
+
+    def close(self) -> None:
+        self.machine.close()
 
 
 @dataclass(frozen=True)
@@ -359,9 +440,12 @@ class TextWorld(VLMEnv):
             path = str(make_game(self.task, self.index))
             # jericho warns that it does not know textworld's games (its list is of published
             # ones): only its own score and move detection are off, which textworld does not use.
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*is not fully supported")
-                self.games[self.index] = textworld.start(path, request_infos=self.infos)
+            if self.free_commands:
+                self.games[self.index] = ZGame(path)
+            else:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*is not fully supported")
+                    self.games[self.index] = textworld.start(path, request_infos=self.infos)
             state = self.games[self.index].reset()
             self.regions[self.index] = self._world_region(path)
             return state
@@ -377,7 +461,7 @@ class TextWorld(VLMEnv):
         with open(path, "rb") as file:
             header = file.read(16)
         start, end = int.from_bytes(header[10:12], "big"), int.from_bytes(header[12:14], "big")
-        machine = self.game.unwrapped._jericho
+        machine = self._machine()
         saved = machine.get_state()
         memories = [saved[0][start:end].copy()]
         for command in ("look", "inventory"):
@@ -402,8 +486,13 @@ class TextWorld(VLMEnv):
 
     @property
     def game(self) -> Any:
-        """textworld's env of the game being played."""
+        """The game being played: a :class:`ZGame` with ``free_commands``, else textworld's env."""
         return self.games[self.index]
+
+    def _machine(self) -> Any:
+        """jericho's z-machine of the game being played."""
+        game = self.game
+        return game.machine if isinstance(game, ZGame) else game.unwrapped._jericho
 
     @property
     def game_name(self) -> str:
@@ -470,7 +559,7 @@ class TextWorld(VLMEnv):
         # end: what is where, open, locked, cut or cooked. A state that differs only in a global
         # variable shares the key; the first return to a room marks it (a new key once).
         start, end, mask = self.regions[self.index]
-        memory = self.game.unwrapped._jericho.get_state()[0][start:end] & mask
+        memory = self._machine().get_state()[0][start:end] & mask
         state = self.state
         digest = hashlib.sha256(memory.tobytes() + repr((state.score, state.won, state.lost)).encode())
         return f"{self.task}|game={self.index}|score={state.score}|{digest.hexdigest()[:32]}"

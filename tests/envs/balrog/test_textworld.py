@@ -30,7 +30,7 @@ pytestmark = pytest.mark.extra("balrog")
 pytest.importorskip("textworld")
 
 from rl4vlm_gym.envs.balrog import textworld_games  # noqa: E402
-from rl4vlm_gym.envs.balrog.textworld_env import PROMPTS, TextWorld, as_glulx, draw_text, filter_objective  # noqa: E402
+from rl4vlm_gym.envs.balrog.textworld_env import GAME_INFOS, PROMPTS, TextWorld, ZGame, as_glulx, draw_text, filter_objective  # noqa: E402
 from rl4vlm_gym.wrappers import BalrogActions  # noqa: E402
 
 IDS = {
@@ -128,6 +128,36 @@ def test_as_glulx_turns_z_machine_replies_into_glulx_ones() -> None:
         "Identification number: ////\nInterpreter version 1.3.5 / VM 3.1.2 / Library serial number 080126"
     )
     assert as_glulx("a\n> b") == "a\n> b"  # no status line, no prompt at the end: unchanged
+
+
+@pytest.mark.parametrize(("task", "index"), [("treasure_hunter", 2), ("the_cooking_game", 10), ("coin_collector", 9)])
+def test_zgame_plays_as_textworlds_env(task: str, index: int) -> None:
+    """ZGame (free commands) and textworld's env (admissible commands) give the same replies,
+    scores and ends, restart and a loss included."""
+    import textworld
+
+    path = str(textworld_games.make_game(task, index))
+    ours = ZGame(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = textworld.start(path, request_infos=textworld.EnvInfos(**GAME_INFOS, extras=["walkthrough"]))
+    walk = textworld_games.walkthrough(task, index)
+    extras = ["goal", "look", "inventory", "xyzzy", "", "version", "restart", "no", "score"]
+    commands = [c for i, step in enumerate(walk) for c in ((extras[i], step) if i < len(extras) else (step,))]
+    if task == "the_cooking_game":  # eat what was taken first: a loss
+        taken = next(i for i, c in enumerate(commands) if c.startswith("take ") and "knife" not in c)
+        commands = [*commands[: taken + 1], "eat " + commands[taken].split(" from ")[0][5:], *commands[taken + 1 :]]
+    a, b = ours.reset(), theirs.reset()
+    fields = ("feedback", "score", "max_score", "won", "lost", "objective", "extra.walkthrough")
+    assert [a[f] for f in fields] == [b[f] for f in fields]
+    for command in commands:
+        (a, _, done_a), (b, _, done_b) = ours.step(command), theirs.step(command)
+        assert [a[f] for f in fields] + [done_a] == [b[f] for f in fields] + [done_b], command
+        if done_a:
+            break
+    assert a.lost if task == "the_cooking_game" else a.score in (0, 1)
+    ours.close()
+    theirs.close()
 
 
 def test_the_image_is_the_text_drawn() -> None:
