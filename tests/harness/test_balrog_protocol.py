@@ -19,9 +19,10 @@ import pytest
 import rl4vlm_gym  # noqa: F401 - registers the envs
 from rl4vlm_gym.harness.metrics import balrog_progression, balrog_summary
 from rl4vlm_gym.harness.runner import AgentSpec, make_task_env, run_suite, write_summary
-from rl4vlm_gym.harness.suite import load_suite
+from rl4vlm_gym.harness.suite import SUITES_DIR, load_suite
 from rl4vlm_gym.parsing import ActionParser, balrog_extract, balrog_reasoning
 from rl4vlm_gym.prompts import BalrogDemo, PromptBuilder, PromptConfig
+from rl4vlm_gym.registry import env_card
 from rl4vlm_gym.wrappers import BalrogActions
 
 BABYAI = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
@@ -308,21 +309,47 @@ def test_the_few_shot_agent_shows_the_oracles_demonstration_on_a_training_seed()
 # Suites, summary and result layout -----------------------------------------------------------------
 
 
-def test_the_balrog_suites_load_with_balrogs_protocol() -> None:
-    suite = load_suite("balrog")
-    assert suite.prompt == PromptConfig(template="balrog", output_format="balrog-naive", history=16, images=1)
-    counts = {t.name: len(t.seeds) for t in suite.tasks}
-    babyai = ["babyai-goto", "babyai-pickup", "babyai-open", "babyai-putnext", "babyai-pick_up_seq_go_to"]
-    minihack = ["minihack-corridor-r3", "minihack-corridorbattle-dark", "minihack-mazewalk-9x9", "minihack-mazewalk-15x15", "minihack-quest-easy", "minihack-quest-medium"]
-    textworld = ["textworld-treasure_hunter", "textworld-the_cooking_game", "textworld-coin_collector"]
-    assert counts == {**dict.fromkeys([*babyai, "crafter", *textworld], 10), **dict.fromkeys(["nle", *minihack], 5)}  # BALROG's episodes per task
-    assert all(t.wrappers == ("balrog-actions",) for t in suite.tasks)
-    budgets = {t.name: t.max_steps for t in suite.tasks}
-    assert budgets["babyai-goto"] == 64 and budgets["babyai-open"] == 128 and budgets["crafter"] == 2000
-    assert all(budgets[name] == 100 for name in minihack) and budgets["nle"] == 2000  # NetHack: not BALROG's 100,000
-    assert all(t.kwargs == {"text_format": "vlm"} for t in suite.tasks if t.name in {"nle", *minihack})  # images: BALROG's VLM text
-    assert all(budgets[name] == 80 and suite.task(name).kwargs == {"free_commands": True} for name in textworld)
-    assert {t.name for t in load_suite("balrog-smoke").tasks} == set(counts)
+BALROG_ENVS = {"babyai", "babaisai", "textworld", "crafter", "nle", "minihack"}
+BALROG_EPISODES = {"babyai": 10, "babaisai": 3, "textworld": 10, "crafter": 10, "nle": 5, "minihack": 5}  # config.yaml
+
+
+@pytest.mark.parametrize(("name", "images"), [("balrog", 0), ("balrog-vlm", 1)])
+def test_the_balrog_suites_play_balrogs_58_tasks_with_its_protocol(name: str, images: int) -> None:
+    suite = load_suite(name)
+    assert suite.prompt == PromptConfig(template="balrog", output_format="balrog-naive", history=16, images=images)
+    played = {env_card(t.env).benchmark: t for t in suite.tasks}
+    assert len(played) == len(suite.tasks) == 58  # every BALROG task once: 5 + 40 + 3 + 1 + 1 + 8
+    assert {env for env, _ in played} == BALROG_ENVS
+    assert sum(env == "babaisai" for env, _ in played) == 40 and sum(env == "minihack" for env, _ in played) == 8
+    assert {("minihack", "MiniHack-Boxoban-Hard-v0"), ("minihack", "MiniHack-Boxoban-Medium-v0")} <= set(played)
+    for (env, _), task in played.items():
+        assert len(task.seeds) == BALROG_EPISODES[env], task.name
+        assert task.max_steps == env_card(task.env).max_episode_steps, task.name  # the env's own limit, as BALROG
+        assert task.wrappers == ("balrog-actions",)
+        assert task.obs_mode == ("image+text" if images else "text")
+    budgets = {env: t.max_steps for (env, _), t in played.items()}
+    assert budgets["nle"] == 100_000 and budgets["minihack"] == 100 and budgets["crafter"] == 2000 and budgets["babaisai"] == 100
+    text = "vlm" if images else "hybrid"  # BALROG's NetHack / MiniHack text differs between its modes
+    assert all(t.kwargs == {"text_format": text} for (env, _), t in played.items() if env in ("nle", "minihack"))
+    assert all(t.kwargs == {"free_commands": True} for (env, _), t in played.items() if env == "textworld")
+    smoke = load_suite("balrog-smoke")
+    assert {t.name for t in smoke.tasks} == {t.name for t in suite.tasks} and all(len(t.seeds) == 1 for t in smoke.tasks)
+
+
+def test_the_balrog_suites_are_what_their_script_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # scripts/make_balrog_suites.py writes them from the registry's cards: a card added or changed
+    # without re-running it fails here.
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "make_balrog_suites.py"
+    spec = importlib.util.spec_from_file_location("make_balrog_suites", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "SUITES", tmp_path)
+    monkeypatch.setattr(module, "load_suite", lambda path: None)
+    module.main()
+    for name in ("balrog", "balrog-vlm", "balrog-smoke"):
+        assert (tmp_path / f"{name}.yaml").read_text() == (SUITES_DIR / f"{name}.yaml").read_text(), name
 
 
 @pytest.mark.extra("balrog")
@@ -353,7 +380,7 @@ def test_balrog_summary_pools_an_envs_tasks_and_counts_failed_episodes() -> None
 
 
 @pytest.mark.extra("balrog", "nethack")
-@pytest.mark.slow  # ~15 s; a cold cache first makes three TextWorld games (~10-30 s)
+@pytest.mark.slow  # ~20 s
 def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> None:
     from rl4vlm_gym.harness.balrog_results import write_balrog_results
 
@@ -361,9 +388,10 @@ def test_a_balrog_smoke_run_gives_balrogs_figures_and_layout(tmp_path: Path) -> 
     records = run_suite(suite, AgentSpec("random"), tmp_path / "run")
     summary = write_summary(tmp_path / "run", suite, records)
     balrog = summary["balrog"]
-    assert set(balrog["envs"]) == {"babyai", "crafter", "minihack", "nle", "textworld"}
+    assert set(balrog["envs"]) == BALROG_ENVS  # BALROG's average is over its six envs
     envs = balrog["envs"]
-    assert envs["babyai"]["episodes_played"] == 5 and envs["minihack"]["episodes_played"] == 6 and envs["textworld"]["episodes_played"] == 3
+    assert envs["babyai"]["episodes_played"] == 5 and envs["minihack"]["episodes_played"] == 8 and envs["textworld"]["episodes_played"] == 3
+    assert envs["babaisai"]["episodes_played"] == 40
     pooled = [r["progress"] for r in records if r["env_id"].startswith("balrog/BabyAI")]
     assert balrog["envs"]["babyai"]["progression_percentage"] == pytest.approx(balrog_progression(pooled)["progression_percentage"])
     overall = write_balrog_results(tmp_path / "run", tmp_path / "out")
