@@ -68,11 +68,13 @@ class BabaIsAI(VLMEnv):
     same generator, its step count restarting) and shows the text it shows then (see
     :mod:`~rl4vlm_gym.envs.balrog.babaisai.wording`); the episode goes on in the new level.
 
-    The oracle plays a plan of A* over exact states of the engine: a shortest plan where the
-    search finishes within its budget (every single-room level and every two-room go-to level
-    measured), else the level's target plan followed part by part, which is short but not
-    provably shortest (:mod:`~rl4vlm_gym.envs.balrog.babaisai.solver`); ``optimal_steps`` is the
-    plan's length, and ``shortest_proven`` says which.
+    The oracle plays a plan of A* over exact states of the engine
+    (:mod:`~rl4vlm_gym.envs.balrog.babaisai.solver`): a shortest plan where the search finishes
+    within 4,000 expansions, else the level's target plan followed part by part, which is short
+    but not provably shortest; ``optimal_steps`` is the plan's length and ``shortest_proven`` says
+    which. Measured on 20 evaluation seeds of every task: every level solved; shortest proven in 555
+    of 800 (every go-to and make-you level, 88 of 100 one-room make-win levels, 5 of 20 make-wall-win
+    levels, 2 of 220 two-room make-win levels); a plan takes 60 ms (median), 1.4 s at most.
 
     ## Observation
     - ``image``: the whole grid as the original renders it, 32-pixel tiles (256x256 for 8x8,
@@ -98,11 +100,15 @@ class BabaIsAI(VLMEnv):
     ## Rewards
     ``native``: the original's, ``1 - 0.9 * t / 100`` on a win at the level's step ``t``, -1 on a
     loss (no level has a DEFEAT rule), 0 otherwise. BALROG's progression (``info["progress"]``) is
-    1 when a step wins, 0 otherwise.
+    1 when a step wins, 0 otherwise (0 also when the winning step broke "baba is you": BALROG's
+    wrapper then resets its progression with the new level).
 
     ## Levels
     0: BALROG's setting of the task, the only one. 100 steps: the original env's ``max_steps``,
-    which BALROG takes as the episode's budget (the episode ends after the 100th step, truncated).
+    which BALROG takes as the episode's budget. The 100th step ends the episode as truncated (BALROG
+    reports it as done, gym 0.21's flag, which its compatibility wrapper turns into terminated).
+    Seeds: ``reset(seed)`` with ``0 <= seed < 2**32`` (every seed range of the registry) plays
+    BALROG's level for that seed; ``reset()`` without a seed draws one from the env's generator.
 
     ## Arguments
     - ``task``: BALROG's task id, ``"env/goto_win"``... (set by the registered id).
