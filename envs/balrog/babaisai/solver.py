@@ -22,8 +22,10 @@ last move wins without that.
    (the original's, e.g. ``break[wall is stop], make[key is win], goto[key]``) is followed one
    part at a time: a breadth-first search until the rule is broken, a guided search until the rule
    holds (guided by the distance of a noun's word to the cell that completes an ``IS <property>``
-   pair), then the shortest search above until the win; a win on the way ends it. That plan is
-   short, not provably shortest.
+   pair), then the shortest search above until the win; a win on the way ends it. The same
+   without the ``break`` parts is tried too (moving the word of a rule to break may make the next
+   rule at once, as "wall" in ``make_wall_win``), and the shorter plan kept. That plan is short,
+   not provably shortest.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ SHORTEST_BUDGET = 4000
 """Expansions the shortest search may use before the level's target plan is followed."""
 PART_BUDGET = 30000
 """Expansions each part of the target plan may use."""
+BREAKLESS_BUDGET = 3000
+"""Expansions each part may use when the target plan is tried without its ``break`` parts."""
 _FAR = 10**6
 
 
@@ -198,11 +202,19 @@ class Solver:
                 self.shortest = True
                 return found[0]
         self.shortest = False
-        return self._follow_target_plan(part_budget)
+        parts = re.findall(r"(break|make|goto)\[([^\]]*)\]", self.target_plan)
+        best = self._follow(parts, part_budget)
+        if any(part == "break" for part, _ in parts):
+            # moving a word of the rule to break may make the next rule too (make_wall_win's "wall")
+            other = self._follow([p for p in parts if p[0] != "break"], min(part_budget, BREAKLESS_BUDGET))
+            if other is not None and (best is None or len(other) < len(best)):
+                best = other
+        return best
 
-    def _follow_target_plan(self, budget: int) -> list[str] | None:
+    def _follow(self, parts: list[tuple[str, str]], budget: int) -> list[str] | None:
+        """Moves reaching each part of a target plan in turn (a win on the way ends them)."""
         world, moves = self.start, []
-        for part, rule in re.findall(r"(break|make|goto)\[([^\]]*)\]", self.target_plan):
+        for part, rule in parts:
             goal, estimate = None, self.estimate
             if part in ("break", "make"):
                 noun_name, _, prop_name = rule.split(" ")
