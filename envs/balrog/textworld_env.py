@@ -49,7 +49,7 @@ from textworld.core import GameState
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game
-from rl4vlm_gym.parsing import ActionParser, ParseResult
+from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
@@ -278,16 +278,12 @@ class ZGame:
 @dataclass(frozen=True)
 class CommandParser(ActionParser):
     """Our parser, then any other one-line command of at most ``MAX_COMMAND`` characters exactly as
-    written, the empty one included (BALROG passes every string to the game); interpreter commands
+    written (BALROG passes every string to the game; an empty one, which BALROG's agents can give,
+    passes in BALROG's action formats, where our contract reads an empty output); interpreter commands
     stay refused (``refused``: the verbs of ``INTERPRETER_VERBS``, and of ``GLULX_ONLY_VERBS`` for
     the two Glulx tasks)."""
 
     refused: frozenset[str] = INTERPRETER_VERBS
-
-    def parse(self, output: object, actions: Any) -> ParseResult:
-        if isinstance(output, str) and not output.strip():  # the game answers it: "I beg your pardon?"
-            return ParseResult(output, output, None, True)
-        return super().parse(output, actions)
 
     def _match(self, value: Any, actions: Any) -> tuple[str | None, str | None]:
         action, error = super()._match(value, actions)
@@ -321,16 +317,16 @@ class TextWorld(VLMEnv):
     object in a 20-room house of locked doors and containers (the keys are in it), without taking
     the forbidden one (every walkthrough is 20 steps); ``the_cooking_game``: read the cookbook, gather
     5 ingredients from 12 rooms, cut and cook them as it says, prepare the meal and eat it (45 to 90
-    steps; burning or eating an ingredient loses; 4 walkthroughs are longer than 80 steps, so
-    BALROG's limit leaves them unwinnable unless a shorter way exists); ``coin_collector``: take
-    the coin at the end of a chain of rooms in a 60-room maze of dead ends (20 steps). The
-    objective (``mission``) names only the last step ("pick up the key from the safe"), and, as in
-    BALROG, it is cut from every observation: "goal" shows nothing. An episode ends when the game
-    is won or lost, or at BALROG's limit of 80 steps. The oracle plays the game's walkthrough (its
-    ``.json``; with ``free_commands=False`` without the steps that are not admissible when they
-    come: some cooking walkthroughs open a fridge or a door twice), re-planned by textworld from
-    the current state if the episode left it; ``optimal_steps`` is that plan's length, short but
-    not proven shortest (the kit's search for a shorter solution is skipped: ``EXPENSIVE_PLAN``).
+    steps in the games' walkthroughs, 39-75 without their redundant steps; burning or eating an
+    ingredient loses); ``coin_collector``: take the coin at the end of a chain of rooms in a
+    60-room maze of dead ends (20 steps). The objective (``mission``) names only the last step
+    ("pick up the key from the safe"), and, as in BALROG, it is cut from every observation: "goal"
+    shows nothing. An episode ends when the game is won or lost, or at BALROG's limit of 80 steps.
+    The oracle plays the game's walkthrough (its ``.json``) without the steps that are not
+    admissible when they come (the cooking walkthroughs take inventory and open a fridge or a door
+    twice), re-planned by textworld from the current state if the episode left it;
+    ``optimal_steps`` is that plan's length, short but not proven shortest (the kit's search for a
+    shorter solution is skipped: ``EXPENSIVE_PLAN``).
 
     ``reset(seed)`` plays game ``seed mod 25`` in sorted file order, BALROG's rule for a fixed seed;
     ``reset()`` without a seed draws the game from the env's RNG (BALROG counts episodes per process
@@ -576,11 +572,10 @@ class TextWorld(VLMEnv):
         return len(self._plan_from_start())
 
     def _plan_from_start(self) -> tuple[str, ...]:
-        """The oracle's commands from the reset: the walkthrough; with ``free_commands=False``
-        without its steps that are not admissible when they come (some walkthroughs open a door
-        or a fridge twice: "That's already open"), found by playing it once per game."""
-        if self.free_commands:
-            return self.walkthrough
+        """The oracle's commands from the reset: the walkthrough without its steps that are not
+        admissible when they come (the cooking walkthroughs take inventory and open a fridge or a
+        door twice: 45-90 steps, 39-75 without), found by playing it once per game (a second or
+        two for a cooking game)."""
         key = (self.task, self.index)
         if key not in _ADMISSIBLE_PLANS:
             infos = textworld.EnvInfos(**GAME_INFOS, admissible_commands=True)
