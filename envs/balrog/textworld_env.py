@@ -279,7 +279,8 @@ class ZGame:
 class CommandParser(ActionParser):
     """Our parser, then any other one-line command of at most ``MAX_COMMAND`` characters exactly as
     written (BALROG passes every string to the game; an empty one, which BALROG's agents can give,
-    passes in BALROG's action formats, where our contract reads an empty output); interpreter commands
+    passes in BALROG's action formats, where our contract reads an empty output), without control
+    characters (a NUL crashes jericho's z-machine); interpreter commands
     stay refused (``refused``: the verbs of ``INTERPRETER_VERBS``, and of ``GLULX_ONLY_VERBS`` for
     the two Glulx tasks)."""
 
@@ -288,10 +289,19 @@ class CommandParser(ActionParser):
     def _match(self, value: Any, actions: Any) -> tuple[str | None, str | None]:
         action, error = super()._match(value, actions)
         if action is None and isinstance(value, str):
+            if not value.strip() and not self.format.startswith("balrog-"):
+                return None, f"{error}; the command is empty"
             if "\n" in value.strip():
                 return None, f"{error}; a free command is one line"
             if len(value) > MAX_COMMAND:
                 return None, f"{error}; a free command has at most {MAX_COMMAND} characters"
+            if any(ord(char) < 32 and char not in "\t\n\r" for char in value):  # a NUL crashes jericho's z-machine
+                return None, f"{error}; a free command has no control characters"
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:  # lone surrogates
+                    return None, f"{error}; a free command is text that UTF-8 can encode"
             words = value.split()
             if words and words[0].lower() in self.refused:
                 return None, f"{words[0]!r} is an interpreter command (save, restore, quit, ...), not a game move"

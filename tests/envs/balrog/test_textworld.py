@@ -214,7 +214,7 @@ def test_commands_that_are_not_admissible_are_invalid_unless_free() -> None:
         obs, _, _, _, info = free.step(command)
         assert info["action"] == {"raw": command, "parsed": command, "valid": True, "error": None}
         assert obs["text"].startswith(reply)
-    for refused in ("", "quit", "save", "restore game", "script", "undo", "again", "g", "dance\nwildly", "x" * 201):
+    for refused in ("", "quit", "save", "restore game", "script", "undo", "again", "g", "dance\nwildly", "x" * 201, "\x00look"):
         _, _, _, _, info = free.step(refused)  # an empty output too, in our formats
         assert not info["action"]["valid"], refused
     assert free.unwrapped.commands == ["dance wildly", "LOOK"]
@@ -232,6 +232,21 @@ def test_commands_that_are_not_admissible_are_invalid_unless_free() -> None:
     assert not info["action"]["valid"]
     with pytest.raises(ValueError, match="free_commands"):
         make(free_commands="yes")
+
+
+def test_free_commands_survive_hostile_outputs() -> None:
+    """The kit's hostile outputs with free commands (its fuzz check assumes a closed action set):
+    none raises or crashes the z-machine (a NUL did), and a refused one changes nothing."""
+    from rl4vlm_gym.testing import FUZZ_INPUTS
+
+    env = make(free_commands=True)
+    for name, output in FUZZ_INPUTS.items():
+        _, info = env.reset(seed=0)
+        key = info["state_key"]
+        obs, reward, _, _, info = env.step(output)
+        assert info["action"]["valid"] or (info["state_key"] == key and reward == 0.0 and "Invalid action" in obs["text"]), name
+        if name in ("empty", "whitespace", "nul", "lone_surrogate", "bytes", "binary", "huge"):
+            assert not info["action"]["valid"], name
 
 
 def test_balrogs_protocol_passes_every_string_to_the_game_with_free_commands() -> None:
