@@ -151,7 +151,7 @@ _TEXTWORLD_TASKS = (
     ("TreasureHunter", "treasure_hunter", "find and take an object in a house of locked doors and containers (the keys are in it), "
      "and not the forbidden one; 20-step walkthroughs", ("visual-reading", "exploration", "planning")),
     ("CookingGame", "the_cooking_game", "read the recipe, gather 5 ingredients from 12 rooms, cut and cook them, prepare the meal "
-     "and eat it; 45-90-step walkthroughs", ("visual-reading", "exploration", "planning", "long-horizon")),
+     "and eat it; 45-90-step walkthroughs, 39-75 steps without their repeats", ("visual-reading", "exploration", "planning", "long-horizon")),
     ("CoinCollector", "coin_collector", "find and take the coin at the end of a chain of rooms with dead ends; 20-step walkthroughs",
      ("visual-reading", "exploration", "navigation")),
 )  # fmt: skip
