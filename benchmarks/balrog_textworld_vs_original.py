@@ -34,16 +34,18 @@ One episode of each task is played first, untimed, on each side. Printed: median
 per reset, per task and over all, and the ratios. Every episode plays another game, so every reset
 starts a game (ours keeps started games: a reset of one played before costs about 5 ms).
 
-Measured on the 2-core development machine under a load of about 2.5 (other jobs running), 10 games
-per task (1,236 steps): ours (text, BALROG's setting) against BALROG, step 1.66 against 3.25 ms
-(0.51; treasure hunter 1.89 / 2.59, cooking 1.68 / 4.48, coin collector 1.56 / 1.84), reset 16.3
-against 20.4 ms (0.80; against make_env + reset 0.77); image+text 6.9 ms a step (the page drawn;
-BALROG has no image); free_commands=False 5.1 ms (textworld's state tracking for the admissible
-commands). Where it comes from: textworld's description info, which BALROG requests, makes the game
-describe the room after every command (cooking: 9.0 instead of 1.6 ms a step on the z-machine), and
-textworld parses the whole game definition at every start (10-90 ms); ours requests neither
-(:class:`~rl4vlm_gym.envs.balrog.textworld_env.ZGame`). On the z-machine alone, textworld's wrappers
-with BALROG's infos run these games 1.3-2x slower than Glulx (the "BALROG on .z8" rows).
+Measured on the 2-core development machine under a load of about 1-1.4 (other jobs running), 10
+games per task (1,236 steps): ours (text, BALROG's setting and the ``balrog`` suite's LLM mode)
+against BALROG, step 1.73 against 3.68 ms (0.47; treasure hunter 2.30 / 2.94, cooking 1.96 / 5.02,
+coin collector 1.48 / 1.87), reset 16.2 against 20.7 ms (0.78; treasure hunter 17.1 / 19.0, cooking
+41.1 / 75.8, coin collector 13.4 / 13.2; against make_env + reset 0.75); image+text 7.8 ms a step
+(the page drawn, which BALROG does not have); free_commands=False 6.5 ms (textworld's state
+tracking for the admissible commands). Where the difference comes from: textworld's description
+info, which BALROG requests, makes the game describe the room after every command (cooking: 9.0
+instead of 1.6 ms a step on the z-machine), and textworld parses the whole game definition at every
+start (10-90 ms); ours does neither (:class:`~rl4vlm_gym.envs.balrog.textworld_env.ZGame`). With
+BALROG's infos, textworld runs these games 1.0-1.3x slower on the z-machine than on Glulx (the
+"BALROG on .z8" rows).
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ def plan(games: int) -> dict[str, list[tuple[int, list[str]]]]:
 
 
 def ours(episodes: list[tuple[int, list[str]]], env_id: str, **kwargs: Any) -> dict[str, Any]:
-    env = gym.make(env_id, action_format="plain", **kwargs)
+    env = gym.make(env_id, action_format="balrog-robust-naive", **kwargs)  # passes "" as BALROG does
     resets, steps, digests = [], [], []
     for index, (seed, commands) in enumerate(episodes):
         start = time.perf_counter()
