@@ -111,6 +111,8 @@ def write(name: str, header: str, description: str, vlm: bool, smoke: bool, root
         lines += [f"- name: {_task_name(env, task)}", f"  env: {env_id}"]
         if not vlm:
             lines.append("  obs_mode: text  # LLM mode: no image is shown, so none is drawn")
+        elif env == "textworld":
+            lines.append("  obs_mode: text  # BALROG shows no image for TextWorld, in either mode")
         kwargs = _kwargs(env, vlm)
         if kwargs:
             lines.append("  kwargs: {" + ", ".join(f"{k}: {v}" for k, v in kwargs.items()) + "}")
