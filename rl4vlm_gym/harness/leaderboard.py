@@ -59,7 +59,7 @@ from rl4vlm_gym.agents import Agent
 from rl4vlm_gym.agents.base import Usage
 from rl4vlm_gym.harness.runner import build_summary, make_task_env, play_episode
 from rl4vlm_gym.harness.suite import SUITES_DIR, Suite, SuiteError, Task, builtin_suites, load_suite
-from rl4vlm_gym.harness.untrusted import Refused, UntrustedFolder, parse_json, shown
+from rl4vlm_gym.harness.untrusted import Refused, UntrustedFolder, episode_limits, parse_json, shown
 from rl4vlm_gym.prompts import PromptConfig
 
 __all__ = [
@@ -386,9 +386,10 @@ def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[lis
     seen: set[tuple[str, int]] = set()
     records: list[dict[str, Any]] = []
     digests: list[bytes] = []
-    for number, line in files.lines(name, max_lines=len(wanted)):
+    line_bytes, items = episode_limits(max(_budget(t) for t in suite.tasks))
+    for number, line in files.lines(name, max_lines=len(wanted), max_line_bytes=line_bytes):
         digests.append(hashlib.sha256(line).digest())
-        data = parse_json(line, name, number)
+        data = parse_json(line, name, number, max_items=items)
         at = f"{name}:{number}"
         if not isinstance(data, dict):
             raise _Rejected(f"{at}: an episode record is a JSON object, not {type(data).__name__}")
@@ -539,7 +540,8 @@ def _replay(files: UntrustedFolder, name: str, suite: Suite, digests: list[bytes
     """Replay every episode, in file order (read again: records are not all kept in memory)."""
     envs: OrderedDict[str, gym.Env] = OrderedDict()
     try:
-        for number, line in files.lines(name, max_lines=len(digests)):
+        line_bytes, _ = episode_limits(max(_budget(t) for t in suite.tasks))
+        for number, line in files.lines(name, max_lines=len(digests), max_line_bytes=line_bytes):
             if hashlib.sha256(line).digest() != digests[number - 1]:
                 raise _Rejected(f"{name}:{number}: changed while it was being validated")
             record = json.loads(line)

@@ -37,6 +37,8 @@ from typing import Any, BinaryIO
 import yaml
 
 __all__ = [
+    "ITEMS_PER_STEP",
+    "LINE_BYTES_PER_STEP",
     "MAX_DEPTH",
     "MAX_ENTRIES",
     "MAX_GZ_BYTES",
@@ -48,6 +50,7 @@ __all__ = [
     "MAX_YAML_BYTES",
     "Refused",
     "UntrustedFolder",
+    "episode_limits",
     "parse_json",
     "parse_yaml",
     "shown",
@@ -73,6 +76,16 @@ MAX_DEPTH = 32
 """Nesting of JSON arrays and objects, or of YAML sequences and mappings."""
 MAX_ITEMS = 100_000
 """Keys plus array elements of one JSON document (one line of a JSON Lines file), or YAML nodes."""
+LINE_BYTES_PER_STEP = 256
+ITEMS_PER_STEP = 12
+"""An episode's line may grow with its step budget beyond :data:`MAX_LINE_BYTES` and
+:data:`MAX_ITEMS` (:func:`episode_limits`): a record holds 10 items a step, about 150 bytes for a
+one-word output (BALROG's NetHack allows 100,000 steps; a random agent plays 13,000)."""
+
+
+def episode_limits(max_steps: int) -> tuple[int, int]:
+    """``(line bytes, items)`` allowed in one episode's line when episodes may last ``max_steps``."""
+    return max(MAX_LINE_BYTES, LINE_BYTES_PER_STEP * max_steps), max(MAX_ITEMS, ITEMS_PER_STEP * max_steps + 1_000)
 
 _CHUNK = 1 * MiB
 _BOM = b"\xef\xbb\xbf"
@@ -94,6 +107,14 @@ def shown(value: object, limit: int = 60) -> str:
     overrides, no lone surrogates), and cut at ``limit`` characters."""
     text = str(value)
     return ascii(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+def _line_rule(limit: int) -> str:
+    return f"MAX_LINE_BYTES = {_size(limit)}" if limit == MAX_LINE_BYTES else f"{_size(limit)} (the suite's step budget)"
+
+
+def _item_rule(limit: int) -> str:
+    return f"MAX_ITEMS = {limit:,}" if limit == MAX_ITEMS else f"{limit:,} (the suite's step budget)"
 
 
 def _size(n: int) -> str:
@@ -217,13 +238,14 @@ class UntrustedFolder:
         """``name`` parsed as one YAML document (see :func:`parse_yaml`)."""
         return parse_yaml(_decode(self.read_bytes(name, MAX_YAML_BYTES, "MAX_YAML_BYTES"), name, bom=True), name)
 
-    def lines(self, name: str, max_lines: int) -> Iterator[tuple[int, bytes]]:
+    def lines(self, name: str, max_lines: int, max_line_bytes: int | None = None) -> Iterator[tuple[int, bytes]]:
         """The lines of a JSON Lines file (``.gz`` inflated on the fly), numbered from 1.
 
-        At most ``max_lines`` lines of at most :data:`MAX_LINE_BYTES`, :data:`MAX_JSONL_BYTES` in
-        all; a blank line is refused (the runner never writes one), and the last line may lack its
-        newline.
+        At most ``max_lines`` lines of at most ``max_line_bytes`` (:data:`MAX_LINE_BYTES`),
+        :data:`MAX_JSONL_BYTES` in all; a blank line is refused (the runner never writes one), and
+        the last line may lack its newline.
         """
+        max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
         gz = name.endswith(".gz")
         limit, rule = (MAX_GZ_BYTES, "MAX_GZ_BYTES") if gz else (MAX_JSONL_BYTES, "MAX_JSONL_BYTES")
         with self._open(name, limit, rule) as raw:
@@ -245,23 +267,23 @@ class UntrustedFolder:
                 start = 0
                 while (end := buffer.find(b"\n", start)) >= 0:
                     number += 1
-                    yield number, self._line(name, number, bytes(buffer[start:end]), max_lines)
+                    yield number, self._line(name, number, bytes(buffer[start:end]), max_lines, max_line_bytes)
                     start = end + 1
                 del buffer[:start]
-                if len(buffer) > MAX_LINE_BYTES:
-                    raise Refused(name, f"line longer than MAX_LINE_BYTES = {_size(MAX_LINE_BYTES)}", number + 1)
+                if len(buffer) > max_line_bytes:
+                    raise Refused(name, f"line longer than {_line_rule(max_line_bytes)}", number + 1)
                 if not chunk:
                     break
             if buffer:
                 number += 1
-                yield number, self._line(name, number, bytes(buffer), max_lines)
+                yield number, self._line(name, number, bytes(buffer), max_lines, max_line_bytes)
 
     @staticmethod
-    def _line(name: str, number: int, line: bytes, max_lines: int) -> bytes:
+    def _line(name: str, number: int, line: bytes, max_lines: int, max_line_bytes: int) -> bytes:
         if number > max_lines:
             raise Refused(name, f"has more than {max_lines} lines, one per episode of the suite", number)
-        if len(line) > MAX_LINE_BYTES:
-            raise Refused(name, f"line longer than MAX_LINE_BYTES = {_size(MAX_LINE_BYTES)}", number)
+        if len(line) > max_line_bytes:
+            raise Refused(name, f"line longer than {_line_rule(max_line_bytes)}", number)
         if line.endswith(b"\r"):  # a CRLF line end
             line = line[:-1]
         if not line.strip():
@@ -313,11 +335,11 @@ def _finite(text: str) -> float:
     return value
 
 
-def parse_json(data: bytes, name: str, line: int | None = None) -> Any:
+def parse_json(data: bytes, name: str, line: int | None = None, max_items: int | None = None) -> Any:
     """One JSON document (UTF-8 bytes), checked for depth and size before it is parsed.
 
     Raises:
-        Refused: nesting deeper than :data:`MAX_DEPTH`, more than :data:`MAX_ITEMS` keys and
+        Refused: nesting deeper than :data:`MAX_DEPTH`, more than ``max_items`` keys and
             elements, a repeated key in an object, ``NaN``/``Infinity`` or a number too large
             for a float, a byte-order mark, not UTF-8, or not JSON at all.
     """
@@ -328,8 +350,9 @@ def parse_json(data: bytes, name: str, line: int | None = None) -> Any:
     # holds an ASCII byte): a copy of 1 byte per byte, where the text may take 4 per character.
     skeleton = _JSON_STRING.sub(b"", data.replace(b"\\\\", b"").replace(b'\\"', b""))
     items = skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
-    if items > MAX_ITEMS:
-        raise Refused(name, f"more than MAX_ITEMS = {MAX_ITEMS:,} keys and array elements", line)
+    max_items = MAX_ITEMS if max_items is None else max_items
+    if items > max_items:
+        raise Refused(name, f"more than {_item_rule(max_items)} keys and array elements", line)
     depth = 0
     for bracket in _BRACKETS.findall(skeleton):
         depth += 1 if bracket in (b"[", b"{") else -1

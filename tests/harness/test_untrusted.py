@@ -204,3 +204,41 @@ def test_folder_rules(tmp_path):
         UntrustedFolder(tmp_path / "file")
     with pytest.raises(Refused, match="cannot be opened as a folder"):
         UntrustedFolder(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    ("steps", "limits"),
+    [
+        (300, (8_388_608, 100_000)),
+        (8_250, (8_388_608, 100_000)),  # 12 items a step + 1,000 reach MAX_ITEMS
+        (8_251, (8_388_608, 100_012)),
+        (32_768, (8_388_608, 394_216)),  # 256 bytes a step reach MAX_LINE_BYTES
+        (32_769, (8_388_864, 394_228)),
+        (100_000, (25_600_000, 1_201_000)),  # BALROG's NetHack
+    ],
+)
+def test_an_episode_line_may_grow_with_the_suites_step_budget(steps, limits):
+    # A record holds 10 items and ~150 bytes a step for a one-word output.
+    assert untrusted.episode_limits(steps) == limits
+
+
+@pytest.mark.parametrize(("items", "ok"), [(1_999, True), (2_000, True), (2_001, False)])
+def test_json_items_limit_of_a_long_suite(items, ok):
+    text = "[" + ",".join(["0"] * items) + "]"
+    if ok:
+        assert len(parse_json(text.encode(), "e.jsonl", 1, max_items=2_000)) == items
+    else:
+        with pytest.raises(Refused, match=r"e.jsonl:1: more than 2,000 \(the suite's step budget\) keys"):
+            parse_json(text.encode(), "e.jsonl", 1, max_items=2_000)
+
+
+@pytest.mark.parametrize(("length", "ok"), [(199, True), (200, True), (201, False)])
+def test_line_length_limit_of_a_long_suite(tmp_path, monkeypatch, length, ok):
+    monkeypatch.setattr(untrusted, "MAX_LINE_BYTES", 100)
+    (tmp_path / "e.jsonl").write_bytes(b"{}\n[" + b"0" * (length - 2) + b"]\n{}")
+    with UntrustedFolder(tmp_path) as folder:
+        if ok:
+            assert [n for n, _ in folder.lines("e.jsonl", 3, max_line_bytes=200)] == [1, 2, 3]
+        else:
+            with pytest.raises(Refused, match=r"e.jsonl:2: line longer than 200 bytes \(the suite's step budget\)"):
+                list(folder.lines("e.jsonl", 3, max_line_bytes=200))
