@@ -33,11 +33,19 @@ def list_command(
     obs_mode: Annotated[str | None, typer.Option(help="Only envs supporting this obs mode.")] = None,
 ) -> None:
     """List the registered environments."""
-    # Ids are copied from here: never break them across lines.
-    table = Table(Column("id", no_wrap=True), "family", "levels", "extra", "task")
-    for card in list_envs(family=family, skill=skill, obs_mode=obs_mode):
+    # Ids are copied from here: never break or cut them (BabaIsAI's run to 79 characters), even
+    # where the table must be wider than the terminal; the other columns fold.
+    cards = list_envs(family=family, skill=skill, obs_mode=obs_mode)
+    longest = max((len(c.id) for c in cards), default=2)
+    table = Table(Column("id", no_wrap=True, min_width=longest), "family", "levels", "extra", "task")
+    for card in cards:
         table.add_row(card.id, card.family, str(len(card.levels)), card.extra or "-", card.summary)
-    console.print(table)
+    width = console.width
+    console.width = max(width, longest + 60)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 @app.command()

@@ -187,9 +187,8 @@ def creation_order(crafter_env) -> tuple:
 def main() -> None:
     import balrog
     import crafter
-    from omegaconf import OmegaConf
-
     from balrog.environments import make_env
+    from omegaconf import OmegaConf
 
     source = pathlib.Path(balrog.__file__).resolve().parent
     config = OmegaConf.load(source / "config" / "config.yaml")
