@@ -28,19 +28,12 @@ untimed (imports, tile caches). Printed: medians in ms per step and per reset, f
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import re
-import statistics
-import subprocess
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from balrog_reference import digest, ms, original, play, reference_parser
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.babaisai.levels import TASKS
@@ -48,7 +41,8 @@ from rl4vlm_gym.envs.balrog.babaisai.levels import TASKS
 ACTIONS = ("idle", "up", "right", "down", "left")
 ADDRESS = r" at 0x[0-9a-fA-F]+>"
 
-# BALROG's side, run by the reference interpreter: the plan (tasks, seeds, actions) comes as a JSON file.
+# BALROG's side, run by the reference interpreter (balrog_reference.original: play and digest defined first): the plan
+# (tasks, seeds, actions) comes as a JSON file, the addresses' pattern as the second argument.
 ORIGINAL = r"""
 import hashlib, json, random, re, sys, time
 import numpy as np
@@ -67,21 +61,12 @@ for task, episodes in plan.items():
         start = time.perf_counter()
         random.seed(seed)
         np.random.seed(seed)
-        obs, _ = env.reset(seed=seed)
+        first = env.reset(seed=seed)
         end = time.perf_counter()
-        texts = [obs["text"]["long_term_context"]]
-        for action in actions:
-            t0 = time.perf_counter()
-            obs, reward, terminated, truncated, _ = env.step(action)
-            t1 = time.perf_counter()
-            texts.append(obs["text"]["long_term_context"])
-            if index:
-                steps.append(t1 - t0)
-            if terminated or truncated:
-                break
+        texts = play(env, first, actions, lambda obs, info: obs["text"]["long_term_context"], index, steps)
         if index:  # the first episode warms up
             resets.append(end - start)
-        digests.append(hashlib.sha256(re.sub(sys.argv[2], "", "\x00".join(texts)).encode()).hexdigest())
+        digests.append(digest(texts, sys.argv[2]))
     out[task] = {"reset": resets, "step": steps, "digests": digests}
 print(json.dumps(out))
 """
@@ -107,36 +92,15 @@ def ours(episodes: dict[str, list[tuple[int, list[str]]]], obs_mode: str) -> dic
         resets, steps, digests = [], [], []
         for index, (seed, actions) in enumerate(rows):
             start = time.perf_counter()
-            obs, info = env.reset(seed=seed)
+            first = env.reset(seed=seed)
             end = time.perf_counter()
-            texts = [info["balrog"]["long_term_context"]]
-            for action in actions:
-                t0 = time.perf_counter()
-                obs, reward, terminated, truncated, info = env.step(action)
-                t1 = time.perf_counter()
-                texts.append(info["balrog"]["long_term_context"])
-                if index:
-                    steps.append(t1 - t0)
-                if terminated or truncated:
-                    break
+            texts = play(env, first, actions, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
             if index:
                 resets.append(end - start)
-            digests.append(hashlib.sha256(re.sub(ADDRESS, "", "\x00".join(texts)).encode()).hexdigest())
+            digests.append(digest(texts, ADDRESS))
         env.close()
         out[task] = {"reset": resets, "step": steps, "digests": digests}
     return out
-
-
-def original(python: str, episodes: dict[str, list[tuple[int, list[str]]]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "plan.json"
-        path.write_text(json.dumps(episodes))
-        script = Path(tmp) / "balrog_side.py"
-        script.write_text(ORIGINAL)
-        done = subprocess.run([python, str(script), str(path), ADDRESS], cwd=tmp, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"BALROG's side failed ({python}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _pool(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -151,19 +115,18 @@ def _pool(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _median_ms(rows: dict[str, Any], tasks: list[str], key: str) -> float:
-    return 1000 * statistics.median(x for task in tasks for x in rows[task][key])
+    return ms([x for task in tasks for x in rows[task][key]])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("python", help="the reference interpreter (BALROG and baba import there)")
+    parser = reference_parser(__doc__.split("\n\n")[0], "the reference interpreter (BALROG and baba import there)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     episodes = plan(args.seeds)
     runs: dict[str, list[dict[str, Any]]] = {"BALROG": [], "ours image+text": [], "ours text": []}
     for _ in range(args.rounds):
-        runs["BALROG"].append(original(args.python, episodes))
+        runs["BALROG"].append(original(args.python, ORIGINAL, episodes, ADDRESS))
         runs["ours image+text"].append(ours(episodes, "image+text"))
         runs["ours text"].append(ours(episodes, "text"))
     pooled = {side: _pool(rows) for side, rows in runs.items()}

@@ -28,19 +28,13 @@ Printed: medians in ms, per step and per reset, each side and each task, and the
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from balrog_reference import digest, ms, original, play, reference_parser
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 
@@ -54,9 +48,10 @@ TASKS = {
 ACTIONS = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
 LIMITS = {"goto": 64, "pickup": 64, "open": 128, "putnext": 128, "pick_up_seq_go_to": 128}
 
-# BALROG's side, run by the reference interpreter: the plan (tasks, seeds, actions) comes as a JSON file.
+# BALROG's side, run by the reference interpreter (balrog_reference.original: play and digest defined first): the plan
+# (tasks, seeds, actions) comes as a JSON file.
 ORIGINAL = r"""
-import contextlib, hashlib, io, json, sys, time
+import contextlib, hashlib, io, json, re, sys, time
 from omegaconf import OmegaConf
 import balrog
 from balrog.environments import make_env
@@ -74,22 +69,13 @@ for task, episodes in plan.items():
             start = time.perf_counter()
             env = make_env("babyai", name, config)
             made = time.perf_counter()
-            obs, _ = env.reset(seed=seed)
+            first = env.reset(seed=seed)
             end = time.perf_counter()
-        texts = [obs["text"]["long_term_context"]]
-        for action in actions:
-            t0 = time.perf_counter()
-            obs, reward, terminated, truncated, _ = env.step(action)
-            t1 = time.perf_counter()
-            texts.append(obs["text"]["long_term_context"])
-            if index:
-                steps.append(t1 - t0)
-            if terminated or truncated:
-                break
+        texts = play(env, first, actions, lambda obs, info: obs["text"]["long_term_context"], index, steps)
         if index:  # the first episode warms up
             resets.append(end - made)
             makes.append(end - start)
-        digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+        digests.append(digest(texts))
     out[task] = {"reset": resets, "make_reset": makes, "step": steps, "digests": digests}
 print(json.dumps(out))
 """
@@ -117,49 +103,23 @@ def ours(episodes: dict[str, list[tuple[int, list[str]]]], frame_cache: bool = T
         resets, steps, digests = [], [], []
         for index, (seed, actions) in enumerate(rows):
             start = time.perf_counter()
-            obs, info = env.reset(seed=seed)
+            first = env.reset(seed=seed)
             end = time.perf_counter()
-            texts = [info["balrog"]["long_term_context"]]
-            for action in actions:
-                t0 = time.perf_counter()
-                obs, reward, terminated, truncated, info = env.step(action)
-                t1 = time.perf_counter()
-                texts.append(info["balrog"]["long_term_context"])
-                if index:
-                    steps.append(t1 - t0)
-                if terminated or truncated:
-                    break
+            texts = play(env, first, actions, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
             if index:
                 resets.append(end - start)
-            digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+            digests.append(digest(texts))
         env.close()
         out[task] = {"reset": resets, "step": steps, "digests": digests}
     return out
 
 
-def original(python: str, episodes: dict[str, list[tuple[int, list[str]]]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "plan.json"
-        path.write_text(json.dumps(episodes))
-        script = Path(tmp) / "balrog_side.py"
-        script.write_text(ORIGINAL)
-        done = subprocess.run([python, str(script), str(path)], cwd=tmp, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"BALROG's side failed ({python}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def ms(values: list[float]) -> float:
-    return 1000 * statistics.median(values)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("python", help="the reference interpreter, where BALROG and its minigrid fork import")
+    parser = reference_parser(__doc__.splitlines()[0], "the reference interpreter, where BALROG and its minigrid fork import")
     parser.add_argument("--seeds", type=int, default=20, help="episodes per task (seeds 0..N-1)")
     args = parser.parse_args()
     episodes = plan(args.seeds)
-    theirs = original(args.python, episodes)
+    theirs = original(args.python, ORIGINAL, episodes)
     mine = ours(episodes)
     cold = ours(episodes, frame_cache=False)
     for task in TASKS:

@@ -41,28 +41,23 @@ up to 300 steps (1,479 steps): BALROG 34.9 ms a step, ours 17.7 (image+text) and
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from balrog_reference import digest, ms, original, play, reference_parser
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.crafter import ACTIONS
 
 ENV = "balrog/Crafter-v0"
 
-# BALROG's side, run by the reference interpreter: the plan (seeds, actions) comes as a JSON file.
+# BALROG's side, run by the reference interpreter (balrog_reference.original: play and digest defined first): the plan
+# (seeds, actions) comes as a JSON file.
 ORIGINAL = r"""
-import contextlib, hashlib, io, json, sys, time
+import contextlib, hashlib, io, json, re, sys, time
 from pathlib import Path
 with contextlib.redirect_stderr(io.StringIO()):  # gym's notice
     import crafter
@@ -84,22 +79,14 @@ for index, (seed, actions) in enumerate(plan):
     start = time.perf_counter()
     env = make_env("crafter", "default", config)
     made = time.perf_counter()
-    obs, _ = env.reset(seed=seed)
+    first = env.reset(seed=seed)
     end = time.perf_counter()
-    texts = [obs["text"]["long_term_context"] + obs["text"]["short_term_context"]]
-    for action in actions:
-        t0 = time.perf_counter()
-        obs, reward, terminated, truncated, _ = env.step(action)
-        t1 = time.perf_counter()
-        texts.append(obs["text"]["long_term_context"] + obs["text"]["short_term_context"])
-        if index:
-            steps.append(t1 - t0)
-        if terminated or truncated:
-            break
+    text = lambda obs, info: obs["text"]["long_term_context"] + obs["text"]["short_term_context"]
+    texts = play(env, first, actions, text, index, steps)
     if index:  # the first episode warms up
         resets.append(end - made)
         makes.append(end - start)
-    digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+    digests.append(digest(texts))
 print(json.dumps({"reset": resets, "make_reset": makes, "step": steps, "digests": digests}))
 """
 
@@ -115,52 +102,27 @@ def plan(seeds: int, steps: int) -> list[tuple[int, list[str]]]:
 
 def ours(episodes: list[tuple[int, list[str]]], obs_mode: str) -> dict[str, Any]:
     env = gym.make(ENV, obs_mode=obs_mode)
+    text = lambda obs, info: info["balrog"]["long_term_context"] + info["balrog"]["short_term_context"]
     resets, steps, digests = [], [], []
     for index, (seed, actions) in enumerate(episodes):
         start = time.perf_counter()
-        _, info = env.reset(seed=seed)
+        first = env.reset(seed=seed)
         end = time.perf_counter()
-        texts = [info["balrog"]["long_term_context"] + info["balrog"]["short_term_context"]]
-        for action in actions:
-            t0 = time.perf_counter()
-            _, _, terminated, truncated, info = env.step(action)
-            t1 = time.perf_counter()
-            texts.append(info["balrog"]["long_term_context"] + info["balrog"]["short_term_context"])
-            if index:
-                steps.append(t1 - t0)
-            if terminated or truncated:
-                break
+        texts = play(env, first, actions, text, index, steps)
         if index:
             resets.append(end - start)
-        digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+        digests.append(digest(texts))
     env.close()
     return {"reset": resets, "step": steps, "digests": digests}
 
 
-def original(python: str, episodes: list[tuple[int, list[str]]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "plan.json"
-        path.write_text(json.dumps(episodes))
-        script = Path(tmp) / "balrog_side.py"
-        script.write_text(ORIGINAL)
-        done = subprocess.run([python, str(script), str(path)], cwd=tmp, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"BALROG's side failed ({python}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def ms(values: list[float]) -> float:
-    return 1000 * statistics.median(values)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("python", help="the reference interpreter, where BALROG and crafter 1.8.3 import")
+    parser = reference_parser(__doc__.splitlines()[0], "the reference interpreter, where BALROG and crafter 1.8.3 import")
     parser.add_argument("--seeds", type=int, default=8, help="worlds to play (seeds 0..N-1)")
     parser.add_argument("--steps", type=int, default=300, help="steps per episode at most (it ends earlier if the player dies)")
     args = parser.parse_args()
     episodes = plan(args.seeds, args.steps)
-    theirs = original(args.python, episodes)
+    theirs = original(args.python, ORIGINAL, episodes)
     image = ours(episodes, "image+text")
     text = ours(episodes, "text")
     if not theirs["digests"] == image["digests"] == text["digests"]:

@@ -33,19 +33,13 @@ each side, task and mode, and the ratios.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from balrog_reference import digest, ms, original, play, reference_parser
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.minihack import TASKS as MINIHACK_TASKS
@@ -55,9 +49,10 @@ from rl4vlm_gym.envs.balrog.nethack_clock import pinned_library
 TASKS = {"NetHackChallenge-v0": "balrog/NetHack-v0", **{task: f"balrog/{task}" for task in MINIHACK_TASKS}}
 MODES = ("hybrid", "vlm")
 
-# BALROG's side, run by the reference interpreter: the plan comes as a JSON file.
+# BALROG's side, run by the reference interpreter (balrog_reference.original: play and digest defined first): the plan
+# comes as a JSON file.
 ORIGINAL = r"""
-import contextlib, hashlib, io, json, random, sys, time, warnings
+import contextlib, hashlib, io, json, random, re, sys, time, warnings
 from pathlib import Path
 warnings.filterwarnings("ignore")
 from PIL import ImageFont
@@ -95,22 +90,13 @@ for mode in ("hybrid", "vlm"):
             random.seed(seed)
             np.random.seed(seed)
             begin = time.perf_counter()
-            obs, _ = env.reset(seed=seed)
+            first = env.reset(seed=seed)
             end = time.perf_counter()
-            texts = [obs["text"]["long_term_context"]]
-            for action in actions:
-                t0 = time.perf_counter()
-                obs, reward, terminated, truncated, _ = env.step(action)
-                t1 = time.perf_counter()
-                texts.append(obs["text"]["long_term_context"])
-                if index:
-                    steps.append(t1 - t0)
-                if terminated or truncated:
-                    break
+            texts = play(env, first, actions, lambda obs, info: obs["text"]["long_term_context"], index, steps)
             if index:  # the first episode warms up
                 resets.append(end - begin)
                 makes.append((made - start) + (end - begin))
-            digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+            digests.append(digest(texts))
             env.close()
         out[f"{mode}|{task}"] = {"reset": resets, "make_reset": makes, "step": steps, "digests": digests}
 print(json.dumps(out))
@@ -148,46 +134,24 @@ def ours(episodes: dict[str, list[tuple[int, list[str]]]]) -> dict[str, Any]:
             resets, steps, digests = [], [], []
             for index, (seed, actions) in enumerate(rows):
                 start = time.perf_counter()
-                obs, info = env.reset(seed=seed)
+                first = env.reset(seed=seed)
                 end = time.perf_counter()
-                texts = [info["balrog"]["long_term_context"]]
-                for action in actions:
-                    t0 = time.perf_counter()
-                    obs, reward, terminated, truncated, info = env.step(action)
-                    t1 = time.perf_counter()
-                    texts.append(info["balrog"]["long_term_context"])
-                    if index:
-                        steps.append(t1 - t0)
-                    if terminated or truncated:
-                        break
+                texts = play(env, first, actions, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
                 if index:
                     resets.append(end - start)
-                digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+                digests.append(digest(texts))
             env.close()
             out[f"{mode}|{task}"] = {"reset": resets, "step": steps, "digests": digests}
     return out
 
 
-def original(python: str, episodes: dict[str, list[tuple[int, list[str]]]]) -> dict[str, Any]:
+def theirs_round(python: str, episodes: dict[str, list[tuple[int, list[str]]]]) -> dict[str, Any]:
     levels = {task: list(boxoban_levels("hard" if "Hard" in task else "medium")) for task in episodes if "Boxoban" in task}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "plan.json"
-        path.write_text(json.dumps({"tasks": episodes, "levels": levels, "library": str(pinned_library())}))
-        script = Path(tmp) / "balrog_side.py"
-        script.write_text(ORIGINAL)
-        done = subprocess.run([python, str(script), str(path)], cwd=tmp, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"BALROG's side failed ({python}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def ms(values: list[float]) -> float:
-    return 1000 * statistics.median(values)
+    return original(python, ORIGINAL, {"tasks": episodes, "levels": levels, "library": str(pinned_library())})
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("python", help="the reference interpreter, where BALROG, balrog-nle and its minihack import")
+    parser = reference_parser(__doc__.splitlines()[0], "the reference interpreter, where BALROG, balrog-nle and its minihack import")
     parser.add_argument("--seeds", type=int, default=8, help="episodes per task and mode (seeds 0..N-1)")
     parser.add_argument("--steps", type=int, default=100, help="steps per episode at most")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of both sides, taking turns (their samples pooled)")
@@ -196,7 +160,7 @@ def main() -> None:
     theirs: dict[str, Any] = {}
     mine: dict[str, Any] = {}
     for _ in range(args.rounds):  # the sides take turns, so a change in the machine's load hits both
-        their_round, my_round = original(args.python, episodes), ours(episodes)
+        their_round, my_round = theirs_round(args.python, episodes), ours(episodes)
         for key in my_round:
             if their_round[key]["digests"] != my_round[key]["digests"]:
                 raise SystemExit(f"{key}: the two sides did not play the same games (their texts differ)")

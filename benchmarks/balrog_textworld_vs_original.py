@@ -50,13 +50,8 @@ BALROG's infos, textworld runs these games 1.0-1.3x slower on the z-machine than
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
 import os
 import random
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from balrog_reference import digest, ms, original, play, reference_parser
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog import textworld_games
@@ -75,10 +71,10 @@ IDS = {
 }
 EXTRAS = ("goal", "look", "inventory", "xyzzy", "examine me", "wait", "take nothing", "")
 
-# BALROG's side, run by the reference interpreter: the plan ({task: [(seed, commands)]}) and the games
-# folder come as arguments.
+# BALROG's side, run by the reference interpreter (balrog_reference.original: play and digest defined first): the plan
+# ({task: [(seed, commands)]}) and the games folder come as arguments.
 ORIGINAL = r"""
-import contextlib, hashlib, io, json, sys, time, warnings
+import contextlib, hashlib, io, json, re, sys, time, warnings
 from pathlib import Path
 warnings.simplefilter("ignore")
 with contextlib.redirect_stderr(io.StringIO()):  # gym's notice
@@ -98,23 +94,15 @@ for task, episodes in plan.items():
         start = time.perf_counter()
         env = make_env("textworld", task, config)
         made = time.perf_counter()
-        obs, _ = env.reset(seed=seed)
+        first = env.reset(seed=seed)
         end = time.perf_counter()
-        texts = [obs["text"]["long_term_context"]]
-        for command in commands:
-            t0 = time.perf_counter()
-            obs, reward, terminated, truncated, _ = env.step(env.check_action_validity(command))
-            t1 = time.perf_counter()
-            texts.append(obs["text"]["long_term_context"])
-            if index:
-                steps.append(t1 - t0)
-            if terminated or truncated:
-                break
+        text = lambda obs, info: obs["text"]["long_term_context"]
+        texts = play(env, first, commands, text, index, steps, act=env.check_action_validity)
         env.close()
         if index:  # the first episode warms up
             resets.append(end - made)
             makes.append(end - start)
-        digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+        digests.append(digest(texts))
     out[task] = {"reset": resets, "make_reset": makes, "step": steps, "digests": digests}
 print(json.dumps(out))
 """
@@ -141,40 +129,21 @@ def ours(episodes: list[tuple[int, list[str]]], env_id: str, **kwargs: Any) -> d
     resets, steps, digests = [], [], []
     for index, (seed, commands) in enumerate(episodes):
         start = time.perf_counter()
-        _, info = env.reset(seed=seed)
+        first = env.reset(seed=seed)
         end = time.perf_counter()
-        texts = [info["balrog"]["long_term_context"]]
-        for command in commands:
-            t0 = time.perf_counter()
-            _, _, terminated, truncated, info = env.step(command)
-            t1 = time.perf_counter()
-            texts.append(info["balrog"]["long_term_context"])
-            if index:
-                steps.append(t1 - t0)
-            if terminated or truncated:
-                break
+        texts = play(env, first, commands, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
         if index:
             resets.append(end - start)
-        digests.append(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+        digests.append(digest(texts))
     env.close()
     return {"reset": resets, "step": steps, "digests": digests}
 
 
-def original(python: str, episodes: dict[str, Any], games_dir: Path, fork: Path | None) -> dict[str, Any]:
+def balrog_side(python: str, episodes: dict[str, Any], games_dir: Path, fork: Path | None) -> dict[str, Any]:
     environ = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     if fork is not None:
         environ["PYTHONPATH"] = str(fork)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "plan.json"
-        path.write_text(json.dumps(episodes))
-        script = Path(tmp) / "balrog_side.py"
-        script.write_text(ORIGINAL)
-        done = subprocess.run(
-            [python, str(script), str(path), str(games_dir)], cwd=tmp, capture_output=True, text=True, check=False, env=environ
-        )
-    if done.returncode:
-        raise SystemExit(f"BALROG's side failed ({python}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return original(python, ORIGINAL, episodes, str(games_dir), env=environ)
 
 
 def compiled_games(folder: Path) -> Path:
@@ -188,13 +157,8 @@ def compiled_games(folder: Path) -> Path:
     return folder
 
 
-def ms(values: list[float]) -> float:
-    return 1000 * statistics.median(values)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("python", help="the reference interpreter, where BALROG imports")
+    parser = reference_parser(__doc__.splitlines()[0], "the reference interpreter, where BALROG imports")
     parser.add_argument("--games", type=int, default=5, help="games per task (0..N-1)")
     parser.add_argument("--fork", type=Path, help="BALROG's textworld fork (default: textworld-fork beside the venv)")
     parser.add_argument("--games-dir", type=Path, help="BALROG's tw_games (default: src/tw_games beside the venv)")
@@ -203,9 +167,9 @@ def main() -> None:
     fork = args.fork or ref / "textworld-fork"
     games_dir = args.games_dir or ref / "src" / "tw_games"
     episodes = plan(args.games)
-    theirs = original(args.python, episodes, games_dir, fork)
+    theirs = balrog_side(args.python, episodes, games_dir, fork)
     with tempfile.TemporaryDirectory() as tmp:
-        theirs_z8 = original(args.python, episodes, compiled_games(Path(tmp) / "tw_games"), None)
+        theirs_z8 = balrog_side(args.python, episodes, compiled_games(Path(tmp) / "tw_games"), None)
     rows: dict[str, dict[str, dict[str, Any]]] = {
         "BALROG": {},
         "BALROG on .z8": {},
