@@ -546,7 +546,13 @@ def match_command(
 @app.command("exploitability")
 def exploitability_command(
     game: Annotated[str, typer.Argument(help="An OpenSpiel game name, e.g. kuhn_poker or leduc_poker.")],
-    policy: Annotated[Path, typer.Option(help="JSON policy table {information state: [probability per action]} (or {\"policy\": {...}}).")],
+    policy: Annotated[
+        Path,
+        typer.Option(
+            help="JSON policy table, gzipped or not: {information state: [probability per action]} or [[action, probability], ...] "
+            "rows (or {\"policy\": {...}}, as the tables in envs/games/data)."
+        ),
+    ],
 ) -> None:
     """The exact exploitability of a tabular policy (OpenSpiel's best response)."""
     from rl4vlm_gym.harness.exploitability import PolicyError, exploitability, read_policy

@@ -493,3 +493,46 @@ def test_liars_dice_exploitability_of_the_built_in_players(tmp_path: Path) -> No
     assert result["game"] == "liars_dice"
     assert result["players"]["cfr"] == pytest.approx(1.25e-4, rel=2e-2)  # the shipped CFR+ table (spiel_cfr.py)
     assert result["players"]["heuristic"] == pytest.approx(0.4375, abs=1e-6)  # it never bluffs: its bids are read
+
+
+SHIPPED_POLICIES = sorted((Path(__file__).resolve().parents[2] / "envs" / "games" / "data").glob("*_cfr.json*"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_POLICIES, ids=lambda p: p.name)
+def test_exploitability_reads_every_shipped_policy_table(path: Path) -> None:
+    # kuhn_cfr.json (probability lists), leduc_cfr.json.gz and liars_dice_1_cfr.json.gz (gzipped
+    # [[action, p], ...] rows as spiel_cfr.py writes them): each gives back the exploitability its
+    # file records (within the rounding of its probabilities to 5 places), through the command too.
+    import gzip
+
+    raw = path.read_bytes()
+    recorded = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+    result = exploitability(recorded["game"], read_policy(path))
+    assert result["exploitability"] == pytest.approx(recorded["exploitability"], abs=1e-6)
+    out = _cli("exploitability", recorded["game"], "--policy", str(path))
+    assert out.exit_code == 0 and f"exploitability {result['exploitability']:.6f}" in out.output
+
+
+def test_a_policy_row_of_pairs_is_checked_like_a_list() -> None:
+    states = ["0", "0b", "0p", "0pb", "1", "1b", "1p", "1pb", "2", "2b", "2p", "2pb"]
+    as_pairs = exploitability("kuhn_poker", {s: [[0, 0.5], [1, 0.5]] for s in states})["exploitability"]
+    assert as_pairs == pytest.approx(11 / 24, abs=1e-12)  # uniform random, written as pairs
+    with pytest.raises(PolicyError, match="an action is listed twice"):
+        exploitability("kuhn_poker", {s: [[0, 0.5], [0, 0.5]] for s in states})
+    with pytest.raises(PolicyError, match="sum to 0.9"):
+        exploitability("kuhn_poker", {s: [[0, 0.5], [1, 0.4]] for s in states})
+
+
+def test_a_gzipped_policy_is_bounded_once_inflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from rl4vlm_gym.harness import exploitability as module
+
+    path = tmp_path / "bomb.json"  # no .gz in the name: the magic bytes decide
+    path.write_bytes(gzip.compress(b'{"policy": {"0": [' + b"0.5, " * 200 + b"0.5]}}"))
+    monkeypatch.setattr(module, "MAX_POLICY_BYTES", 500)
+    with pytest.raises(PolicyError, match="inflates to more than 500 bytes"):
+        read_policy(path)
+    (tmp_path / "cut.json.gz").write_bytes(gzip.compress(b'{"policy": {}}')[:-6])
+    with pytest.raises(PolicyError, match="cannot read the policy file"):
+        read_policy(tmp_path / "cut.json.gz")
