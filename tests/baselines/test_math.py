@@ -260,6 +260,26 @@ def test_gigpo_invalid_penalty_costs_only_its_own_row_as_verl_agent():
     assert q1 == pytest.approx([0.62 + 0.25, 0.52 + 0.45]) and q2 == pytest.approx([-0.38 - 0.25, -0.38, -0.38 - 0.45])
 
 
+def test_gigpo_estimate_keeps_each_group_apart_when_state_keys_overlap():
+    # Group 0 is gigpo_group() (hand-worked above: [0.75, 1.0], [-0.75, -0.5, -1.0]). Group 1 visits
+    # the same states a and b: tau3 a:0, b:2; tau4 a:0, b:0. Its own A^E = +-1; step returns
+    # (gamma 0.5) tau3 [1, 2], tau4 [0, 0], so anchor a: +-0.5, b: +-1. Pooling the groups (one
+    # mean over the four returns, anchors across groups) gives other numbers.
+    buffer = RolloutBuffer()
+    buffer.steps += [s for tau in gigpo_group() for s in tau]
+    buffer.steps += [step(0, state="a", episode=2, group=1), step(2, state="b", terminated=True, episode=2, group=1)]
+    buffer.steps += [step(0, state="a", episode=3, group=1), step(0, state="b", terminated=True, episode=3, group=1)]
+    stats = GiGPO({"gamma": 0.5, "invalid_penalty": 0.0}).estimate(buffer)
+    advantages = [[s.advantage for s in tau] for tau in buffer.trajectories()]
+    assert advantages == [
+        pytest.approx([0.75, 1.0]),
+        pytest.approx([-0.75, -0.5, -1.0]),
+        pytest.approx([1.5, 2.0]),
+        pytest.approx([-1.5, -2.0]),
+    ]
+    assert stats["anchor_group_size"] == pytest.approx((2 + 2 + 1 + 2 + 2) / 5)  # a, b, c | a, b
+
+
 def test_gigpo_config_rejects_unknown_modes():
     with pytest.raises(ValueError, match="mode"):
         GiGPOConfig(mode="std")
