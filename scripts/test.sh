@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev all
-exec .venv/bin/python -m pytest -n auto "$@"
+exec .venv/bin/python -m pytest -n auto --no-skips "$@"
