@@ -175,8 +175,12 @@ class _Builder:
         if block_idx is None:
             block_idx = int(self.rs.choice(len(positions)))
         elif isinstance(block_idx, list):
-            block_idx = block_idx[int(self.rs.choice(len(block_idx)))]
+            block_idx = self.pick(block_idx)
         self.world.move_top(positions[block_idx], new_pos)
+
+    def pick(self, items: Any) -> Any:
+        """One of ``items``, drawn as the original's ``items[np.random.choice(len(items))]``."""
+        return items[int(self.rs.choice(len(items)))]
 
     def sample_objects(self) -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]]:
         """Three different kinds of object, each in a colour drawn with replacement."""
@@ -209,8 +213,7 @@ def _make_win(rs: np.random.RandomState, *, break_win_rule: bool = True, distrac
     if distractor_rule_block:
         # cells along the edges from where the block can never complete a rule (baba/envs.py)
         cells = ((4, 6), (5, 6), (6, 6), (4, 1), (5, 1), (6, 1), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5), (6, 6))
-        x, y = cells[int(rs.choice(len(cells)))]
-        b.world.put(x, y, b.word(obj3[1] if irrelevant_rule_distractor else obj2[1]))
+        b.world.put(*b.pick(cells), b.word(obj3[1] if irrelevant_rule_distractor else obj2[1]))
     b.place(E.make(E.BABA), top=(1, 2))
     b.place(b.obj(obj1), top=(1, 2))
     if distractor_obj:
@@ -261,9 +264,7 @@ def _two_room(rs: np.random.RandomState, *, baba_pos: str = "left_pushable", obj
         if irrelevant_rule_distractor:
             b.place(b.word(obj3[1]), **areas["right_pushable"])
         elif distractor_obj:
-            cells = areas["right_unpushable"]
-            x, y = cells[int(rs.choice(len(cells)))]
-            b.world.put(x, y, b.word(obj2[1]))
+            b.world.put(*b.pick(areas["right_unpushable"]), b.word(obj2[1]))
         else:
             b.place(b.word(obj2[1]), **areas["right_pushable"])
     if break_stop_rule:
@@ -323,8 +324,7 @@ def _make_wall_win(rs: np.random.RandomState) -> Level:
     b.put_rule("wall", "stop", (2, 2))
     b.put_rule(obj1[1], "win", (width - 4, 1))
     b.place(b.word(obj3[1]), **areas["right_pushable"])  # an irrelevant rule block (the class's defaults)
-    cells = areas["right_unpushable"]
-    b.break_rule((obj1[1], "win"), cells[int(rs.choice(len(cells)))], 0)
+    b.break_rule((obj1[1], "win"), b.pick(areas["right_unpushable"]), 0)
     b.place(E.make(E.BABA), **areas["left_pushable"])
     b.place(b.obj(obj1), **areas["right_anywhere"])
     b.place(b.obj(obj2), **areas["right_anywhere"])
