@@ -275,6 +275,15 @@ class ZGame:
         self.machine.close()
 
 
+def _start(path: str, infos: Any) -> Any:
+    """textworld's env of the game at ``path``, started. jericho warns that it does not know
+    textworld's games (its list is of published ones): only its own score and move detection are
+    off, which textworld does not use."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is not fully supported")
+        return textworld.start(path, request_infos=infos)
+
+
 @dataclass(frozen=True)
 class CommandParser(ActionParser):
     """Our parser, then any other one-line command of at most ``MAX_COMMAND`` characters exactly as
@@ -444,14 +453,7 @@ class TextWorld(VLMEnv):
         """Start (or restart) the episode's game and return its first state."""
         if self.index not in self.games:
             path = str(make_game(self.task, self.index))
-            # jericho warns that it does not know textworld's games (its list is of published
-            # ones): only its own score and move detection are off, which textworld does not use.
-            if self.free_commands:
-                self.games[self.index] = ZGame(path)
-            else:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*is not fully supported")
-                    self.games[self.index] = textworld.start(path, request_infos=self.infos)
+            self.games[self.index] = ZGame(path) if self.free_commands else _start(path, self.infos)
             state = self.games[self.index].reset()
             self.regions[self.index] = self._world_region(path)
             return state
@@ -589,9 +591,7 @@ class TextWorld(VLMEnv):
         key = (self.task, self.index)
         if key not in _ADMISSIBLE_PLANS:
             infos = textworld.EnvInfos(**GAME_INFOS, admissible_commands=True)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*is not fully supported")
-                player = textworld.start(str(make_game(self.task, self.index)), request_infos=infos)
+            player = _start(str(make_game(self.task, self.index)), infos)
             try:
                 state, plan = player.reset(), []
                 for command in self.walkthrough:
@@ -616,9 +616,7 @@ class TextWorld(VLMEnv):
         """textworld's plan from the current state: the episode's commands replayed in a game that
         tracks the quest (seconds; only when the episode left the walkthrough)."""
         infos = textworld.EnvInfos(**GAME_INFOS, policy_commands=True)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*is not fully supported")
-            planner = textworld.start(str(make_game(self.task, self.index)), request_infos=infos)
+        planner = _start(str(make_game(self.task, self.index)), infos)
         try:
             state = planner.reset()
             for command in self.commands:

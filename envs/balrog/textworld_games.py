@@ -172,8 +172,7 @@ def build_game(task: str, index: int, *, check: bool = True) -> Path:
                 stacklevel=2,
             )
         compiled.write_bytes(story)
-        source.rename(work / "original.json")
-        os.replace(work / "original.json", path.with_suffix(".json"))
+        os.replace(source, path.with_suffix(".json"))
         os.replace(compiled, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
