@@ -131,17 +131,11 @@ class ModelAgent(Agent):
     def observe(self, info: Mapping[str, Any], index: int = 0) -> None:
         self._infos[index] = info
 
-    def act_batch(
-        self,
-        observations: Sequence[Mapping[str, Any]],
-        indices: Sequence[int] | None = None,
-        infos: Sequence[Mapping[str, Any] | None] | None = None,
-    ) -> list[str]:
-        """Replies for several streams; ``infos`` (default: what :meth:`observe` was given for each
-        stream since its last act) go to the prompt builder with the observations."""
+    def act_batch(self, observations: Sequence[Mapping[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
+        """Replies for several streams; what :meth:`observe` was given for each stream since its
+        last act goes to the prompt builder with the observations."""
         indices = list(range(len(observations)) if indices is None else indices)
-        if infos is None:
-            infos = [self._infos.pop(i, None) for i in indices]
+        infos = [self._infos.pop(i, None) for i in indices]
         builders = [self._builder(i) for i in indices]
         conversations = [b.messages(obs, info) for b, obs, info in zip(builders, observations, infos, strict=True)]
         completions = self.complete(conversations)
