@@ -124,46 +124,6 @@ def seeds() -> list[int]:
     return [0, 1, 2, 3] + [int(s) for s in rng.integers(0, 2**32, 2)]
 
 
-def play(env, seed: int, outputs, table, steps: int, levels: list[str] | None) -> dict:
-    """nle_record.play with an output policy that reads BALROG's observation, and Boxoban's levels set."""
-    import random
-
-    base = nle_record.nle_base(env)
-    base._random = nle_record.FixedDisp(seed)
-    if levels is not None:
-        base._levels = levels
-    random.seed(seed)
-    np.random.seed(seed)
-    obs, _ = env.reset(seed=seed)
-    names = list(env.env.language_action_space)
-    episode = {
-        "seed": seed,
-        "max_steps": int(env.max_steps),
-        "actions": names,
-        "default_action": env.env.default_action,
-        "instruction_prompt": table(env.get_instruction_prompt()),
-        "reset": nle_record.observe(env, obs, table),
-        "steps": [],
-    }
-    for _ in range(min(steps, env.max_steps)):
-        output = outputs(names, obs)
-        action = env.check_action_validity(output)
-        obs, reward, terminated, truncated, _ = env.step(action)
-        episode["steps"].append(
-            {
-                "output": output,
-                "action": action,
-                "reward": repr(float(reward)),
-                "terminated": bool(terminated),
-                "truncated": bool(truncated),
-                **nle_record.observe(env, obs, table),
-            }
-        )
-        if terminated or truncated:
-            break
-    return episode
-
-
 def main() -> None:
     import minihack
 
@@ -188,7 +148,7 @@ def main() -> None:
                 seek = seed_index % 2 == 1
                 outputs = seeker_outputs(rng) if seek else random_outputs(rng)
                 env = make_env("minihack", task, nle_record.mode_config(config, mode))
-                episode = play(env, seed, outputs, table, 100 if seek else nle_record.STEPS, levels.get(task))
+                episode = nle_record.play(env, seed, outputs, table, 100 if seek else nle_record.STEPS, levels.get(task))
                 data["episodes"].append({"task": task, "mode": mode, "kind": "seeker" if seek else "random", **episode})
                 env.close()
     data["strings"] = table.strings

@@ -176,9 +176,13 @@ def observe(env, obs, table: Table) -> dict:
     }
 
 
-def play(env, seed: int, outputs, table: Table, steps: int = STEPS) -> dict:
-    """One episode as BALROG's evaluator plays it; ``outputs(names)`` gives the next model output."""
-    nle_base(env)._random = FixedDisp(seed)
+def play(env, seed: int, outputs, table: Table, steps: int = STEPS, levels: list[str] | None = None) -> dict:
+    """One episode as BALROG's evaluator plays it; ``outputs(names, obs)`` gives the next model output
+    (``obs``: BALROG's observation); ``levels``: Boxoban's level list, set before the reset (MiniHack)."""
+    base = nle_base(env)
+    base._random = FixedDisp(seed)
+    if levels is not None:
+        base._levels = levels
     random.seed(seed)
     np.random.seed(seed)
     obs, _ = env.reset(seed=seed)
@@ -193,7 +197,7 @@ def play(env, seed: int, outputs, table: Table, steps: int = STEPS) -> dict:
         "steps": [],
     }
     for _ in range(min(steps, env.max_steps)):
-        output = outputs(names)
+        output = outputs(names, obs)
         action = env.check_action_validity(output)
         obs, reward, terminated, truncated, _ = env.step(action)
         episode["steps"].append(
@@ -214,7 +218,7 @@ def play(env, seed: int, outputs, table: Table, steps: int = STEPS) -> dict:
 def nle_outputs(seed_index: int):
     rng = np.random.default_rng([33, seed_index])
 
-    def draw(names: list[str]) -> str:
+    def draw(names: list[str], obs: Any = None) -> str:
         playable = [n for n in names if not (len(n) == 2 and n.isdigit())]  # "00".."99": BALROG's wrapper raises
         moves = [n for n in playable if n.split()[-1] in COMPASS]
         u = rng.random()
@@ -267,7 +271,7 @@ def reckless_outputs(seed_index: int):
     the character dies within a few dozen steps on the seeds below."""
     rng = np.random.default_rng([34, seed_index])
 
-    def draw(names: list[str]) -> str:
+    def draw(names: list[str], obs: Any = None) -> str:
         pool = names[:16] + ["fight", "fight", "y", "more", "esc", "down", "pray"]
         return pool[int(rng.integers(len(pool)))]
 
@@ -279,7 +283,7 @@ def idle_outputs(seed_index: int):
     after 150 steps in which the turn counter stands still (no_progress_timeout)."""
     rng = np.random.default_rng([35, seed_index])
 
-    def draw(names: list[str]) -> str:
+    def draw(names: list[str], obs: Any = None) -> str:
         pool = ("esc", "esc", "inventory", "look", "i", "go north", "seeall", "versionshort")
         return pool[int(rng.integers(len(pool)))]
 
