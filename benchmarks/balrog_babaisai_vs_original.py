@@ -28,12 +28,11 @@ untimed (imports, tile caches). Printed: medians in ms per step and per reset, f
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from balrog_reference import digest, ms, original, play, reference_parser
+from balrog_reference import ms, original, reference_parser, time_ours
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.babaisai.levels import TASKS
@@ -89,17 +88,9 @@ def ours(episodes: dict[str, list[tuple[int, list[str]]]], obs_mode: str) -> dic
     out = {}
     for task, rows in episodes.items():
         env = gym.make(f"balrog/BabaIsAI-{task.removeprefix('env/')}-v0", obs_mode=obs_mode)
-        resets, steps, digests = [], [], []
-        for index, (seed, actions) in enumerate(rows):
-            start = time.perf_counter()
-            first = env.reset(seed=seed)
-            end = time.perf_counter()
-            texts = play(env, first, actions, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
-            if index:
-                resets.append(end - start)
-            digests.append(digest(texts, ADDRESS))
+        timed = time_ours(env, rows, mask=ADDRESS)
         env.close()
-        out[task] = {"reset": resets, "step": steps, "digests": digests}
+        out[task] = timed
     return out
 
 

@@ -29,12 +29,11 @@ Printed: medians in ms, per step and per reset, each side and each task, and the
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from balrog_reference import digest, ms, original, play, reference_parser
+from balrog_reference import ms, original, reference_parser, time_ours
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 
@@ -100,17 +99,9 @@ def ours(episodes: dict[str, list[tuple[int, list[str]]]], frame_cache: bool = T
         env = gym.make(TASKS[task])
         if not frame_cache:
             env.unwrapped._frame_key = lambda: None  # type: ignore[method-assign]
-        resets, steps, digests = [], [], []
-        for index, (seed, actions) in enumerate(rows):
-            start = time.perf_counter()
-            first = env.reset(seed=seed)
-            end = time.perf_counter()
-            texts = play(env, first, actions, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
-            if index:
-                resets.append(end - start)
-            digests.append(digest(texts))
+        timed = time_ours(env, rows)
         env.close()
-        out[task] = {"reset": resets, "step": steps, "digests": digests}
+        out[task] = timed
     return out
 
 

@@ -42,12 +42,11 @@ up to 300 steps (1,479 steps): BALROG 34.9 ms a step, ours 17.7 (image+text) and
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from balrog_reference import digest, ms, original, play, reference_parser
+from balrog_reference import ms, original, reference_parser, time_ours
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.crafter import ACTIONS
@@ -103,17 +102,9 @@ def plan(seeds: int, steps: int) -> list[tuple[int, list[str]]]:
 def ours(episodes: list[tuple[int, list[str]]], obs_mode: str) -> dict[str, Any]:
     env = gym.make(ENV, obs_mode=obs_mode)
     text = lambda obs, info: info["balrog"]["long_term_context"] + info["balrog"]["short_term_context"]
-    resets, steps, digests = [], [], []
-    for index, (seed, actions) in enumerate(episodes):
-        start = time.perf_counter()
-        first = env.reset(seed=seed)
-        end = time.perf_counter()
-        texts = play(env, first, actions, text, index, steps)
-        if index:
-            resets.append(end - start)
-        digests.append(digest(texts))
+    timed = time_ours(env, episodes, text)
     env.close()
-    return {"reset": resets, "step": steps, "digests": digests}
+    return timed
 
 
 def main() -> None:

@@ -34,12 +34,11 @@ each side, task and mode, and the ratios.
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from balrog_reference import digest, ms, original, play, reference_parser
+from balrog_reference import ms, original, reference_parser, time_ours
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.minihack import TASKS as MINIHACK_TASKS
@@ -131,17 +130,9 @@ def ours(episodes: dict[str, list[tuple[int, list[str]]]]) -> dict[str, Any]:
     for mode in MODES:
         for task, rows in episodes.items():
             env = gym.make(TASKS[task], text_format=mode, obs_mode="image+text" if mode == "vlm" else "text")
-            resets, steps, digests = [], [], []
-            for index, (seed, actions) in enumerate(rows):
-                start = time.perf_counter()
-                first = env.reset(seed=seed)
-                end = time.perf_counter()
-                texts = play(env, first, actions, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
-                if index:
-                    resets.append(end - start)
-                digests.append(digest(texts))
+            timed = time_ours(env, rows)
             env.close()
-            out[f"{mode}|{task}"] = {"reset": resets, "step": steps, "digests": digests}
+            out[f"{mode}|{task}"] = timed
     return out
 
 

@@ -53,6 +53,28 @@ def digest(texts, mask=None):
     return hashlib.sha256((joined if mask is None else re.sub(mask, "", joined)).encode()).hexdigest()
 
 
+def balrog_text(obs, info):
+    """The long-term context our envs give in ``info["balrog"]``, BALROG's ``obs["text"]`` one."""
+    return info["balrog"]["long_term_context"]
+
+
+def time_ours(env: Any, rows: Any, text: Any = balrog_text, mask: str | None = None) -> dict[str, Any]:
+    """Our side: each (seed, actions) of ``rows`` played on ``env`` after a timed reset; the first
+    episode warms up (not timed). Returns the reset and step times and each episode's digest."""
+    resets: list[float] = []
+    steps: list[float] = []
+    digests = []
+    for index, (seed, actions) in enumerate(rows):
+        start = time.perf_counter()
+        first = env.reset(seed=seed)
+        end = time.perf_counter()
+        texts = play(env, first, actions, text, index, steps)
+        if index:
+            resets.append(end - start)
+        digests.append(digest(texts, mask))
+    return {"reset": resets, "step": steps, "digests": digests}
+
+
 # play's and digest's source, which BALROG's side starts with (it imports hashlib, re and time itself)
 PLAY = inspect.getsource(play) + "\n\n" + inspect.getsource(digest)
 

@@ -54,12 +54,11 @@ import os
 import random
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from balrog_reference import digest, ms, original, play, reference_parser
+from balrog_reference import ms, original, reference_parser, time_ours
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog import textworld_games
@@ -126,17 +125,9 @@ def plan(games: int) -> dict[str, list[tuple[int, list[str]]]]:
 
 def ours(episodes: list[tuple[int, list[str]]], env_id: str, **kwargs: Any) -> dict[str, Any]:
     env = gym.make(env_id, action_format="balrog-robust-naive", **kwargs)  # passes "" as BALROG does
-    resets, steps, digests = [], [], []
-    for index, (seed, commands) in enumerate(episodes):
-        start = time.perf_counter()
-        first = env.reset(seed=seed)
-        end = time.perf_counter()
-        texts = play(env, first, commands, lambda obs, info: info["balrog"]["long_term_context"], index, steps)
-        if index:
-            resets.append(end - start)
-        digests.append(digest(texts))
+    timed = time_ours(env, episodes)
     env.close()
-    return {"reset": resets, "step": steps, "digests": digests}
+    return timed
 
 
 def balrog_side(python: str, episodes: dict[str, Any], games_dir: Path, fork: Path | None) -> dict[str, Any]:
