@@ -420,12 +420,6 @@ def _balrog_generic_instructions(obs: Mapping[str, Any]) -> str:
     )
 
 
-def balrog_answer(agent: str, reply: str) -> str:
-    """The action BALROG's ``agent`` extracts from ``reply``, as its history and its CSV keep it
-    (the text the env checks, valid or not)."""
-    return balrog_extract(agent, reply)
-
-
 # RL4VLM's prompts (VLM_PPO/a2c_ppo_acktr/rl_utils.py::get_prompt), verbatim ------------------------
 
 _RL4VLM_NUMBERLINE = (

@@ -26,9 +26,9 @@ from rl4vlm_gym.registry import env_card, list_envs
 
 SUITES = Path(__file__).resolve().parents[1] / "leaderboards" / "suites"
 
-ENV_ORDER = ("babyai", "babaisai", "textworld", "crafter", "nle", "minihack")  # BALROG's envs.names
 EPISODES = {"nle": 5, "minihack": 5, "babyai": 10, "crafter": 10, "babaisai": 3, "textworld": 10}  # eval.num_episodes
-# BALROG's task lists (config.yaml ``tasks``), in its order: the suites list tasks in this order.
+# BALROG's task lists (config.yaml ``tasks``), its envs in the order of ``envs.names``: the suites
+# list tasks in this order.
 BALROG_TASKS = {
     "babyai": [f"BabyAI-MixedTrainLocal-v0/{t}" for t in ("goto", "pickup", "open", "putnext", "pick_up_seq_go_to")],
     "babaisai": [f"env/{t}" for t in (
@@ -78,7 +78,8 @@ def _tasks() -> list[tuple[str, str, str]]:
     missing = sorted({(env, task) for env, tasks in BALROG_TASKS.items() for task in tasks} - {r[1:] for r in rows})
     if missing:
         raise SystemExit(f"no balrog card plays these BALROG tasks: {missing}")
-    return sorted(rows, key=lambda r: (ENV_ORDER.index(r[1]), BALROG_TASKS[r[1]].index(r[2])))
+    order = list(BALROG_TASKS)
+    return sorted(rows, key=lambda r: (order.index(r[1]), BALROG_TASKS[r[1]].index(r[2])))
 
 
 def _task_name(env: str, task: str) -> str:

@@ -29,7 +29,8 @@ from typing import Any
 from rl4vlm_gym.harness.metrics import balrog_summary
 from rl4vlm_gym.harness.runner import RunError, load_episodes
 from rl4vlm_gym.harness.suite import Suite, SuiteError, load_suite
-from rl4vlm_gym.prompts import PromptConfig, balrog_answer
+from rl4vlm_gym.parsing import balrog_extract
+from rl4vlm_gym.prompts import PromptConfig
 from rl4vlm_gym.registry import env_card, env_class
 
 __all__ = ["write_balrog_results"]
@@ -116,7 +117,7 @@ def _write_csv(path: Path, record: dict[str, Any], prompt: PromptConfig) -> None
         for i, step in enumerate(steps):
             last = i == len(steps) - 1
             done = last and (record["terminated"] or record["truncated"])
-            writer.writerow([i, balrog_answer(prompt.output_format, step["raw"]), _reasoning(prompt, step["raw"]), "", step["reward"], done])
+            writer.writerow([i, balrog_extract(prompt.output_format, step["raw"]), _reasoning(prompt, step["raw"]), "", step["reward"], done])
 
 
 def _reasoning(prompt: PromptConfig, raw: str) -> str:

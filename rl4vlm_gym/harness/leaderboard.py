@@ -379,6 +379,11 @@ def _budget(task: Task) -> int:
     return int(spec.max_episode_steps or 100_000)
 
 
+def _episode_limits(suite: Suite) -> tuple[int, int]:
+    """What one episode's line may hold: it grows with the suite's longest step budget."""
+    return episode_limits(max(_budget(t) for t in suite.tasks))
+
+
 def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[list[dict[str, Any]], list[bytes]]:
     """The records without their steps' texts (enough to re-score), and each line's sha256."""
     tasks = {t.name: t for t in suite.tasks}
@@ -386,7 +391,7 @@ def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[lis
     seen: set[tuple[str, int]] = set()
     records: list[dict[str, Any]] = []
     digests: list[bytes] = []
-    line_bytes, items = episode_limits(max(_budget(t) for t in suite.tasks))
+    line_bytes, items = _episode_limits(suite)
     for number, line in files.lines(name, max_lines=len(wanted), max_line_bytes=line_bytes):
         digests.append(hashlib.sha256(line).digest())
         data = parse_json(line, name, number, max_items=items)
@@ -540,7 +545,7 @@ def _replay(files: UntrustedFolder, name: str, suite: Suite, digests: list[bytes
     """Replay every episode, in file order (read again: records are not all kept in memory)."""
     envs: OrderedDict[str, gym.Env] = OrderedDict()
     try:
-        line_bytes, _ = episode_limits(max(_budget(t) for t in suite.tasks))
+        line_bytes, _ = _episode_limits(suite)
         for number, line in files.lines(name, max_lines=len(digests), max_line_bytes=line_bytes):
             if hashlib.sha256(line).digest() != digests[number - 1]:
                 raise _Rejected(f"{name}:{number}: changed while it was being validated")
