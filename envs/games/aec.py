@@ -147,8 +147,8 @@ class VLMAgentsAEC(AECEnv):
     ``_mission``; and its ``legal_moves`` (none unless it is its turn and the game is on). It acts
     with free text that ``parser`` reads against those moves: ``_play`` plays a legal one; any
     other changes nothing, keeps the turn, pays ``_invalid_reward()`` and puts the parser's reason
-    in the agent's ``infos[agent]["action"]`` and text. ``max_cycles`` steps, invalid ones
-    included, truncate every agent. The spaces are built once by :func:`agent_spaces`
+    in the agent's ``infos[agent]["action"]`` and text. ``max_cycles`` cycles, invalid steps
+    included, truncate every agent (see :meth:`_count_cycle`). The spaces are built once by :func:`agent_spaces`
     (PettingZoo's api_test wants the same objects on every call), and each action space's
     ``vocabulary`` is kept to the agent's legal moves, so that ``sample()`` draws one. ``render``
     shows the view of the agent to move (``ansi``: its text; ``human``: a window named ``title``).
@@ -210,10 +210,26 @@ class VLMAgentsAEC(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.feedback = dict.fromkeys(self.agents, "")
-        self.num_steps = 0
+        self.num_steps = 0  # agent steps, invalid ones included
+        self.num_cycles = 0  # complete cycles (see _count_cycle)
+        self._cycle: set[str] = set()  # the agents that have stepped in the cycle under way
 
     def _may_move(self, agent: str) -> bool:
         return agent == self.agent_selection and not self.terminations.get(agent, True) and not self.truncations.get(agent, True)
+
+    def _count_cycle(self, agent: str) -> None:
+        """Count ``agent``'s step towards ``max_cycles``, with PettingZoo's meaning of a cycle: one
+        step of every agent (PettingZoo's ``max_cycles_test``: with ``max_cycles=k`` each agent
+        steps ``k`` times before the truncation). In a turn-based game an agent may have to move
+        twice before another has moved (an invalid move keeps the turn; a betting round may open
+        with the player who closed the last), so a cycle also ends when the agent to move next has
+        already stepped in it. Before issue 34 ``max_cycles`` counted agent steps; in a game whose
+        turns alternate, ``max_cycles=k`` now allows ``k`` steps of each agent, ``len(agents) * k``
+        in all (the factories' defaults were halved to keep their step budgets)."""
+        self._cycle.add(agent)
+        if self._cycle >= set(self.agents) or self.agent_selection in self._cycle:
+            self.num_cycles += 1
+            self._cycle = set()
 
     def _update_vocabulary(self) -> None:
         for agent in self.possible_agents:
@@ -241,7 +257,8 @@ class VLMAgentsAEC(AECEnv):
             self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
         else:
             self._play(agent, result.parsed)
-        if self.num_steps >= self.max_cycles and not any(self.terminations.values()):
+        self._count_cycle(agent)
+        if self.num_cycles >= self.max_cycles and not any(self.terminations.values()):
             self.truncations = dict.fromkeys(self.agents, True)
         self._update_vocabulary()
         self._accumulate_rewards()
@@ -307,8 +324,9 @@ class BoardGameAEC(VLMAgentsAEC):
     ## Arguments
     ``game``: ``"tictactoe"`` or ``"connect_four"``; ``obs_mode``, ``image_size``,
     ``reward_variant``, ``action_format``, ``action_match`` as in ``VLMEnv``; ``render_mode``
-    (``rgb_array``, ``ansi``, ``human``); ``max_cycles``: steps (invalid ones included) after
-    which every agent is truncated; ``render_fps``: the pace of the ``human`` window.
+    (``rgb_array``, ``ansi``, ``human``); ``max_cycles``: cycles (one step of every agent,
+    invalid ones included; see :meth:`VLMAgentsAEC._count_cycle`) after which every agent is
+    truncated; ``render_fps``: the pace of the ``human`` window.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_board_game_v0", "is_parallelizable": False, "render_fps": 2}
@@ -323,7 +341,7 @@ class BoardGameAEC(VLMAgentsAEC):
         action_format: str = "auto",
         action_match: str = "lenient",
         render_mode: str | None = None,
-        max_cycles: int = 100,
+        max_cycles: int = 50,
         render_fps: int = 2,
     ) -> None:
         super().__init__()
@@ -421,9 +439,9 @@ class BoardGameAEC(VLMAgentsAEC):
 
 def tictactoe_env(**kwargs: Any) -> BoardGameAEC:
     """Tic-Tac-Toe (PettingZoo's ``tictactoe_v3`` rules and art) with VLM observations."""
-    return BoardGameAEC("tictactoe", **{"max_cycles": 50, **kwargs})
+    return BoardGameAEC("tictactoe", **{"max_cycles": 25, **kwargs})  # 50 agent steps
 
 
 def connect_four_env(**kwargs: Any) -> BoardGameAEC:
     """Connect Four (PettingZoo's ``connect_four_v3`` rules and art) with VLM observations."""
-    return BoardGameAEC("connect_four", **{"max_cycles": 200, **kwargs})
+    return BoardGameAEC("connect_four", **{"max_cycles": 100, **kwargs})  # 200 agent steps

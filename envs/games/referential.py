@@ -444,7 +444,8 @@ class ReferentialAEC(VLMAgentsAEC):
     ``level`` (see ``LEVELS``: 3 candidates in colour and shape; 4, or 6, in size, colour and
     shape); ``obs_mode``, ``image_size`` (a square side), ``reward_variant``, ``action_format``,
     ``action_match`` as in ``VLMEnv``; ``render_mode`` (``rgb_array`` and ``human`` show the view of
-    the agent to move, ``ansi`` its text); ``max_cycles``: steps after which both are truncated;
+    the agent to move, ``ansi`` its text); ``max_cycles``: cycles (one step of each agent, invalid ones included; see
+    :meth:`~.aec.VLMAgentsAEC._count_cycle`) after which both are truncated;
     ``render_fps``: the pace of the ``human`` window. ``oracle_action(agent)`` is the exact move:
     the shortest description for the speaker, the one fitting candidate for the listener.
     """
@@ -468,7 +469,7 @@ class ReferentialAEC(VLMAgentsAEC):
         action_format: str = "auto",
         action_match: str = "lenient",
         render_mode: str | None = None,
-        max_cycles: int = 20,
+        max_cycles: int = 10,
         render_fps: int = 2,
     ) -> None:
         super().__init__()

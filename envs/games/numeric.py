@@ -1,0 +1,347 @@
+"""The games' AEC envs with the numeric interface of PettingZoo's ``classic`` envs, for MARL libraries.
+
+``numeric_env(env)`` wraps any AEC env of the family (or ``numeric_env("kuhn_poker")`` makes one
+by name) in a :class:`NumericAEC`: the same game, the same seeding, rewards, terminations and
+truncations, but what a standard MARL library reads:
+
+- ``observe(agent)`` is ``{"observation": Box, "action_mask": int8 Box}`` (PettingZoo classic's
+  convention; the mask is all zeros unless it is ``agent``'s turn and the game is on);
+- ``action_space(agent)`` is ``Discrete(n)``; an action that the mask forbids is an invalid move, as
+  free text that names no legal move is in the VLM envs: nothing happens, the agent keeps the turn
+  and is paid the env's invalid reward, and ``infos[agent]["action"]["valid"]`` is ``False``
+  (PettingZoo's ``TerminateIllegalWrapper`` on top ends the game instead, as in ``classic``);
+- ``state()`` and ``state_space``: a global state vector for centralised critics (MAPPO's).
+
+Every move is played through the wrapped env's own ``step`` with the move's name, so the numeric
+and the VLM interfaces cannot drift apart.
+
+Encoders (what the wrapper reads from the env; the first that fits is used)
+------------------------------------------------------------------------
+``env.numeric_encoder()``, where the env defines it, returns an :class:`Encoder`. Otherwise:
+
+- **OpenSpiel-backed envs** (:class:`SpielEncoder`, duck-typed: :class:`~.spiel.SpielAEC` and any
+  adapter of another OpenSpiel game get it for free). The env must have
+  ``env.state``: the ``pyspiel.State`` being played, never at a chance node between steps;
+  ``env.possible_agents[k]``: OpenSpiel's player ``k`` (N from ``possible_agents``);
+  ``env.legal_moves(agent)``: the names of ``agent``'s legal moves, empty unless it may move now,
+  else aligned with ``env.state.legal_actions()`` (``legal_moves(agent)[i]`` names
+  ``legal_actions()[i]``); ``env.step(name)`` plays the move so named.
+  Action ids are OpenSpiel's (``Discrete(game.num_distinct_actions())``). The observation is
+  the player's ``information_state_tensor`` where the game provides one (perfect recall, as in
+  OpenSpiel's ``rl_environment``), else its ``observation_tensor``; ``tensor="observation"``
+  picks the latter. The state is every player's tensor and a one-hot of the player to move.
+- **Board games** (:class:`BoardEncoder`, :class:`~.aec.BoardGameAEC`): action ids are PettingZoo's
+  (Tic-Tac-Toe's 9 squares, Connect Four's 7 columns); the observation is the board as
+  ``(rows, cols, 3)`` int8 planes: the agent's pieces, the opponent's, the empty cells; the state
+  is the planes from the first player's side and a one-hot of the agent to move.
+- **Referential game** (:class:`ReferentialEncoder`): the speaker's actions are the level's phrases
+  (``Level.phrases()``: its finite vocabulary of messages), the listener's the candidates' numbers.
+
+This module imports no game module at import time: ``numeric_env(name)`` imports the one it makes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import BaseWrapper
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["GAMES", "BoardEncoder", "Encoder", "NumericAEC", "ReferentialEncoder", "SpielEncoder", "encoder_for", "numeric_env"]
+
+# name -> "module:factory" of the family's AEC envs (imported when one is made)
+GAMES: dict[str, str] = {
+    "tictactoe": "rl4vlm_gym.envs.games.aec:tictactoe_env",
+    "connect_four": "rl4vlm_gym.envs.games.aec:connect_four_env",
+    "kuhn_poker": "rl4vlm_gym.envs.games.kuhn_aec:kuhn_poker_env",
+    "leduc": "rl4vlm_gym.envs.games.leduc:leduc_env",
+    "liars_dice": "rl4vlm_gym.envs.games.liars_dice:liars_dice_env",
+    "referential": "rl4vlm_gym.envs.games.referential:referential_env",
+}
+
+
+class Encoder(Protocol):
+    """What :class:`NumericAEC` needs to know of a game: its numbers and how to name a move."""
+
+    state_space: spaces.Box
+
+    def observation_box(self, agent: str) -> spaces.Box:
+        """The space of ``agent``'s ``observation`` (fixed for the env's life)."""
+        ...
+
+    def num_actions(self, agent: str) -> int:
+        """``n`` of ``agent``'s ``Discrete(n)``."""
+        ...
+
+    def observation(self, agent: str) -> NDArray[Any]:
+        """What ``agent`` may know now, as numbers (nothing hidden from it)."""
+        ...
+
+    def legal(self, agent: str) -> dict[int, str]:
+        """``agent``'s legal action ids now, each with the name of its move (empty unless it may move)."""
+        ...
+
+    def state(self) -> NDArray[np.float32]:
+        """The global state: what a centralised critic may see."""
+        ...
+
+
+def _one_hot(index: int | None, n: int) -> NDArray[np.float32]:
+    out = np.zeros(n, np.float32)
+    if index is not None:
+        out[index] = 1.0
+    return out
+
+
+class SpielEncoder:
+    """The numbers of an OpenSpiel-backed env (see the module docstring for what it reads)."""
+
+    def __init__(self, env: Any, tensor: str = "info_state") -> None:
+        if tensor not in ("info_state", "observation"):
+            raise ValueError(f"tensor={tensor!r} is unknown; choose 'info_state' or 'observation'")
+        self.env = env
+        game = env.state.get_game()
+        kind = game.get_type()
+        self.info_state = tensor == "info_state" and kind.provides_information_state_tensor
+        if not self.info_state and not kind.provides_observation_tensor:
+            raise ValueError(f"OpenSpiel's {kind.short_name} has no {tensor} tensor")
+        self.size = int(np.prod(game.information_state_tensor_shape() if self.info_state else game.observation_tensor_shape()))
+        self.actions = int(game.num_distinct_actions())
+        self.players = len(env.possible_agents)
+        self.box = spaces.Box(-np.inf, np.inf, (self.size,), np.float32)  # OpenSpiel's tensors are not bounded in general
+        self.state_space = spaces.Box(-np.inf, np.inf, (self.players * self.size + self.players,), np.float32)
+
+    def observation_box(self, agent: str) -> spaces.Box:
+        return self.box
+
+    def num_actions(self, agent: str) -> int:
+        return self.actions
+
+    def _tensor(self, player: int) -> NDArray[np.float32]:
+        state = self.env.state
+        values = state.information_state_tensor(player) if self.info_state else state.observation_tensor(player)
+        return np.asarray(values, np.float32)
+
+    def observation(self, agent: str) -> NDArray[np.float32]:
+        return self._tensor(self.env.possible_agents.index(agent))
+
+    def legal(self, agent: str) -> dict[int, str]:
+        names = self.env.legal_moves(agent)
+        if not names:
+            return {}
+        return dict(zip(self.env.state.legal_actions(), names, strict=True))
+
+    def state(self) -> NDArray[np.float32]:
+        mover = self.env.state.current_player()
+        to_move = _one_hot(mover if 0 <= mover < self.players else None, self.players)  # none at the end
+        return np.concatenate([*(self._tensor(p) for p in range(self.players)), to_move])
+
+
+class BoardEncoder:
+    """The numbers of a :class:`~.aec.BoardGameAEC` (Tic-Tac-Toe, Connect Four)."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        game = env.game
+        self.shape = (game.rows, game.cols, 3)
+        self.box = spaces.Box(0, 1, self.shape, np.int8)
+        self.state_space = spaces.Box(0.0, 1.0, (int(np.prod(self.shape)) + 2,), np.float32)
+
+    def observation_box(self, agent: str) -> spaces.Box:
+        return self.box
+
+    def num_actions(self, agent: str) -> int:
+        return len(self.env.game.moves)
+
+    def _planes(self, piece: int) -> NDArray[np.int8]:
+        game, board = self.env.game, self.env.board
+        cells = np.array([[game.cell(board, r, c) for c in range(game.cols)] for r in range(game.rows)])
+        return np.stack([cells == piece, cells == 3 - piece, cells == 0], axis=-1).astype(np.int8)
+
+    def observation(self, agent: str) -> NDArray[np.int8]:
+        return self._planes(self.env.piece(agent))
+
+    def legal(self, agent: str) -> dict[int, str]:
+        if not self.env.legal_moves(agent):
+            return {}
+        game = self.env.game
+        return {m: game.moves[m] for m in game.legal(self.env.board)}
+
+    def state(self) -> NDArray[np.float32]:
+        env = self.env
+        on = not any(env.terminations.values()) and not any(env.truncations.values())
+        mover = env.possible_agents.index(env.agent_selection) if on else None
+        return np.concatenate([self._planes(1).reshape(-1).astype(np.float32), _one_hot(mover, 2)])
+
+
+class ReferentialEncoder:
+    """The numbers of a :class:`~.referential.ReferentialAEC`.
+
+    Both roles see the same layout: their role (one-hot), then each candidate in their own order
+    as one-hot values of size, colour and shape plus a target flag (set for the speaker only),
+    then the message as one-hot words per attribute and a flag once it is said, then the pick (a
+    one-hot of the listener's number, once made). The speaker's actions are the level's phrases
+    in ``Level.phrases()`` order, the listener's the numbers ``1..n`` (ids ``0..n-1``).
+    """
+
+    ATTRIBUTES: ClassVar[tuple[str, ...]] = ("size", "colour", "shape")
+
+    def __init__(self, env: Any) -> None:
+        from rl4vlm_gym.envs.games.referential import LEVELS, VALUES
+
+        self.env, self.values = env, VALUES
+        self.config = LEVELS[env.level]
+        self.words = [(a, v) for a in self.ATTRIBUTES for v in VALUES[a]]  # every value, in a fixed order
+        n = self.config.candidates
+        self.size = 2 + n * (len(self.words) + 1) + len(self.words) + 1 + n
+        self.box = spaces.Box(0, 1, (self.size,), np.int8)
+        self.state_space = spaces.Box(0.0, 1.0, (2 * self.size,), np.float32)
+        self.phrases = self.config.phrases()
+
+    def observation_box(self, agent: str) -> spaces.Box:
+        return self.box
+
+    def num_actions(self, agent: str) -> int:
+        return len(self.phrases) if agent == "speaker" else self.config.candidates
+
+    def _words(self, values: set[str]) -> list[int]:
+        return [int(v in values) for _, v in self.words]
+
+    def observation(self, agent: str) -> NDArray[np.int8]:
+        r, message, picked = self.env.round, self.env.message, self.env.picked
+        speaker = agent == "speaker"
+        out = [int(speaker), int(not speaker)]
+        for i in r.speaker_order if speaker else r.listener_order:
+            out += [*self._words({v for _, v in r.candidates[i]}), int(speaker and i == r.target)]
+        out += [*self._words(set((message or "").split())), int(message is not None)]
+        out += [int(picked == k + 1) for k in range(self.config.candidates)]
+        return np.asarray(out, np.int8)
+
+    def legal(self, agent: str) -> dict[int, str]:
+        moves = set(self.env.legal_moves(agent))
+        if not moves:
+            return {}
+        names = self.phrases if agent == "speaker" else [str(k + 1) for k in range(self.config.candidates)]
+        return {i: name for i, name in enumerate(names) if name in moves}
+
+    def state(self) -> NDArray[np.float32]:
+        return np.concatenate([self.observation("speaker"), self.observation("listener")]).astype(np.float32)
+
+
+def encoder_for(env: Any, **kwargs: Any) -> Encoder:
+    """The :class:`Encoder` of ``env`` (see the module docstring for the order of the choice)."""
+    if hasattr(env, "numeric_encoder"):
+        return env.numeric_encoder(**kwargs)
+    if hasattr(getattr(env, "state", None), "legal_actions"):
+        return SpielEncoder(env, **kwargs)
+    if kwargs:
+        raise TypeError(f"{env} takes no encoder arguments, got {sorted(kwargs)}")
+    from rl4vlm_gym.envs.games.aec import BoardGameAEC
+    from rl4vlm_gym.envs.games.referential import ReferentialAEC
+
+    if isinstance(env, BoardGameAEC):
+        return BoardEncoder(env)
+    if isinstance(env, ReferentialAEC):
+        return ReferentialEncoder(env)
+    raise TypeError(f"no numeric encoder for {env}: give it a numeric_encoder() method or an OpenSpiel `state`")
+
+
+class NumericAEC(BaseWrapper):
+    """An AEC env of the family with PettingZoo ``classic``'s numeric interface (see the module docstring).
+
+    ## Observation
+    ``{"observation": Box, "action_mask": Box(0, 1, (n,), int8)}``: the agent's information as
+    numbers (its encoder's), and which of its ``Discrete(n)`` actions are legal now.
+
+    ## Action Space
+    ``Discrete(n)`` per agent (the same ids as the game's: OpenSpiel's, PettingZoo's, or the
+    referential vocabulary's). ``None`` steps an agent that is done. An action the mask forbids
+    changes nothing and keeps the turn (the wrapped env's invalid move).
+
+    ## State
+    ``state()`` (``state_space``): the global state for centralised critics.
+
+    ## Rewards, terminations, seeding
+    The wrapped env's, unchanged: ``reset(seed=s)`` deals the same game as the VLM env's
+    ``reset(seed=s)``; ``max_cycles`` is the wrapped env's.
+    """
+
+    def __init__(self, env: AECEnv, **encoder_args: Any) -> None:
+        super().__init__(env)
+        self.encoder = encoder_for(env, **encoder_args)
+        self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
+        self.render_mode = getattr(env, "render_mode", None)
+        self.possible_agents = list(env.possible_agents)
+        # built once: PettingZoo's api_test wants the same objects on every call
+        self.action_spaces = {a: spaces.Discrete(self.encoder.num_actions(a)) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": self.encoder.observation_box(a),
+                    "action_mask": spaces.Box(0, 1, (self.encoder.num_actions(a),), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.state_space = self.encoder.state_space
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def action_mask(self, agent: str) -> NDArray[np.int8]:
+        """Which of ``agent``'s actions are legal now (all zeros unless it may move)."""
+        mask = np.zeros(self.action_spaces[agent].n, np.int8)
+        mask[list(self.encoder.legal(agent))] = 1
+        return mask
+
+    def observe(self, agent: str) -> dict[str, NDArray[Any]]:
+        return {"observation": self.encoder.observation(agent), "action_mask": self.action_mask(agent)}
+
+    def state(self) -> NDArray[np.float32]:
+        return self.encoder.state()
+
+    def step(self, action: Any) -> None:
+        agent = self.env.agent_selection
+        if action is None or self.env.terminations[agent] or self.env.truncations[agent]:
+            self.env.step(action)
+            return
+        legal = self.encoder.legal(agent)
+        move = legal.get(int(action))
+        if move is not None:
+            self.env.step(move)
+            return
+        # "" names no move in any of the family's parsers: the wrapped env's invalid move
+        self.env.step("")
+        self.env.infos[agent]["action"] = {
+            "raw": str(action),
+            "parsed": None,
+            "valid": False,
+            "error": f"action {action} is not legal now (legal: {sorted(legal)}; see the action_mask)",
+        }
+
+    def __str__(self) -> str:
+        return f"NumericAEC<{self.env!s}>"
+
+
+def numeric_env(game: str | AECEnv, **kwargs: Any) -> NumericAEC:
+    """The numeric version of ``game``: an AEC env of the family, or its name in :data:`GAMES`
+    (then ``kwargs`` go to its factory, text observations by default since none is drawn; the
+    encoder's ``tensor`` argument is taken out first)."""
+    encoder_args = {k: kwargs.pop(k) for k in ("tensor",) if k in kwargs}
+    if isinstance(game, str):
+        if game not in GAMES:
+            raise ValueError(f"game={game!r} is unknown; choose one of {sorted(GAMES)}")
+        module, factory = GAMES[game].split(":")
+        game = getattr(importlib.import_module(module), factory)(**{"obs_mode": "text", "image_size": 64, **kwargs})
+    elif kwargs:
+        raise TypeError(f"numeric_env(env) takes no env arguments, got {sorted(kwargs)}")
+    return NumericAEC(game, **encoder_args)
