@@ -5,6 +5,8 @@ dependencies (``torch``, ``transformers``, ``openai``) load only when used:
 
 - ``random``: uniform over ``obs["actions"]``, seeded per episode;
 - ``oracle``: the env's oracle;
+- ``prefer``: the first admissible action of a fixed preference list (``-a moves=raise,bet,call``:
+  always-raise in poker), a simple exploitable policy that boards must separate from the oracle;
 - ``hf``: a local Hugging Face image-text-to-text model (default: a tiny random Qwen2-VL built
   offline), extra ``hf``;
 - ``openai``: any OpenAI-compatible chat endpoint (vLLM, hosted APIs), extra ``eval``.
@@ -24,6 +26,7 @@ __all__ = ["AGENTS", "Agent", "Completion", "ModelAgent", "Usage", "agent_class"
 AGENTS: dict[str, str] = {
     "random": "rl4vlm_gym.agents.simple:RandomAgent",
     "oracle": "rl4vlm_gym.agents.simple:OracleAgent",
+    "prefer": "rl4vlm_gym.agents.simple:PreferenceAgent",
     "hf": "rl4vlm_gym.agents.hf:HFAgent",
     "openai": "rl4vlm_gym.agents.openai_api:OpenAIAgent",
 }

@@ -1,4 +1,5 @@
-"""Agents that need no model: uniform random over the admissible actions, and the env's oracle.
+"""Agents that need no model: uniform random over the admissible actions, a fixed preference over
+them, and the env's oracle.
 
 Both write their action the way the env's parser expects (``parser.format_action``: plain for the
 default ``auto`` format, ``ACTION: x`` for BALROG's CoT agent, and so on)."""
@@ -13,7 +14,7 @@ import numpy as np
 
 from rl4vlm_gym.agents.base import Agent
 
-__all__ = ["OracleAgent", "RandomAgent"]
+__all__ = ["OracleAgent", "PreferenceAgent", "RandomAgent"]
 
 
 class RandomAgent(Agent):
@@ -48,6 +49,40 @@ class RandomAgent(Agent):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "seed": self.seed}
+
+
+class PreferenceAgent(Agent):
+    """Plays the first of ``moves`` that is admissible (``obs["actions"]``, compared without case),
+    else the first admissible action: a deterministic, exploitable policy such as poker's
+    always-raise (``moves="raise,bet,call,check"``).
+
+    Args:
+        moves: the preference order, a comma-separated string (as ``-a moves=...`` gives it) or a list.
+    """
+
+    name = "prefer"
+
+    def __init__(self, moves: str | list[str] | tuple[str, ...] = "raise,bet,call,check") -> None:
+        super().__init__()
+        items = moves.split(",") if isinstance(moves, str) else list(moves)
+        self.moves = tuple(m.strip().lower() for m in items if str(m).strip())
+        if not self.moves:
+            raise ValueError("prefer needs at least one move, e.g. -a moves=raise,bet,call")
+        self._writers: dict[int, Any] = {}
+
+    def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
+        self._writers[index] = _writer(env)
+
+    def act(self, obs: Mapping[str, Any], index: int = 0) -> str:
+        actions = [str(a) for a in obs["actions"]]
+        if not actions:
+            return ""
+        lowered = [a.lower() for a in actions]
+        move = next((actions[lowered.index(m)] for m in self.moves if m in lowered), actions[0])
+        return self._writers.get(index, str)(move)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "moves": ",".join(self.moves)}
 
 
 class OracleAgent(Agent):
