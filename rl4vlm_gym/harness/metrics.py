@@ -32,6 +32,7 @@ __all__ = [
     "balrog_summary",
     "compare",
     "episode_scores",
+    "scored",
     "summarize",
     "timing",
 ]
@@ -39,6 +40,7 @@ __all__ = [
 METRICS = ("success", "progress", "normalised_steps", "return")
 BOOTSTRAP_SAMPLES = 2000
 _BOOTSTRAP_SEED = 20261122
+_BOOTSTRAP_BLOCK = 1 << 22  # resampled values held at once
 
 
 def episode_scores(record: Mapping[str, Any]) -> dict[str, float | None]:
@@ -102,6 +104,41 @@ def summarize(records: Iterable[Mapping[str, Any]], task_order: Sequence[str] | 
     return {"overall": overall, "tasks": tasks}
 
 
+def scored(records: Iterable[Mapping[str, Any]], scores: Mapping[str, Any], task_order: Sequence[str] | None = None) -> dict[str, Any]:
+    """The board's score of a run whose suite scores its tasks (:class:`~rl4vlm_gym.harness.suite.TaskScore`).
+
+    Per task: its metric (``success`` or ``return``) in its own unit with a 95% interval, and
+    ``score``: that metric mapped onto ``[0, 1]``; overall: the mean of the tasks' scores, with a
+    bootstrap interval stratified by task as in :func:`summarize` (same resamples, so the same
+    records give the same figures).
+    """
+    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_task[r["task"]].append(r)
+    order = [t for t in (task_order or by_task) if t in by_task] + sorted(set(by_task) - set(task_order or by_task))
+    rng = np.random.default_rng(_BOOTSTRAP_SEED)
+    tasks: dict[str, Any] = {}
+    samples = []
+    for name in order:
+        rows = sorted(by_task[name], key=lambda r: r["seed"])
+        rule = scores[name]
+        raw = np.array([float(bool(r["success"])) if rule.metric == "success" else float(r["return"]) for r in rows])
+        normalised = np.array([rule.normalise(float(bool(r["success"])), float(r["return"])) for r in rows])
+        boot = _bootstrap_means(raw, rng)
+        # the score is linear in the metric (up to clipping, which a native return never needs)
+        score_boot = _bootstrap_means(normalised, rng)
+        samples.append(score_boot)
+        tasks[name] = {
+            "metric": rule.metric,
+            "unit": rule.unit,
+            "value": _estimate(raw.mean(), boot),
+            "score": _estimate(normalised.mean(), score_boot),
+            "episodes": len(rows),
+        }
+    overall = _estimate(np.mean([t["score"]["mean"] for t in tasks.values()]), np.mean(samples, axis=0)) if tasks else None
+    return {"overall": overall, "tasks": tasks}
+
+
 def timing(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """Median and 95th-percentile agent and env milliseconds per step (not part of the summary)."""
     steps = [s for r in records for s in r["steps"]]
@@ -152,8 +189,14 @@ def _bootstrap_means(values: np.ndarray, rng: np.random.Generator) -> np.ndarray
     """Means of ``BOOTSTRAP_SAMPLES`` resamples (with replacement) of ``values``."""
     # numpy, not scipy.stats.bootstrap: stratified per task and averaged across tasks, which
     # scipy's one-statistic API does not express, in four lines.
-    index = rng.integers(0, values.size, size=(BOOTSTRAP_SAMPLES, values.size))
-    return values[index].mean(axis=1)
+    # In blocks of resamples, so a task of many thousand seeds (poker) stays in a few MB; the
+    # draws are the same stream as one (BOOTSTRAP_SAMPLES, n) draw, hence the same intervals.
+    block = max(1, min(BOOTSTRAP_SAMPLES, _BOOTSTRAP_BLOCK // max(values.size, 1)))
+    means = np.empty(BOOTSTRAP_SAMPLES)
+    for start in range(0, BOOTSTRAP_SAMPLES, block):
+        rows = min(block, BOOTSTRAP_SAMPLES - start)
+        means[start : start + rows] = values[rng.integers(0, values.size, size=(rows, values.size))].mean(axis=1)
+    return means
 
 
 def _estimate(mean: float, boot: np.ndarray) -> dict[str, Any]:

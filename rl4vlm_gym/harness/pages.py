@@ -1,7 +1,9 @@
 """The leaderboard pages: ``LEADERBOARD.md`` and one static, self-contained ``index.html``.
 
 Per suite (one leaderboard each) a table ranked by overall success, with the 95% interval and the
-number of episodes behind it, and a bar plot of overall success; when the entries span several
+number of episodes behind it, and a bar plot of overall success; a suite that scores its tasks
+(:class:`~rl4vlm_gym.harness.suite.TaskScore`: chips in poker) ranks by that score instead and adds
+a table of each task's own figure with its interval; when the entries span several
 suites, the transfer matrix (names by suites). The HTML tables sort by any column on a click.
 Everything read from submissions is escaped (in Markdown, every ASCII punctuation character of a
 submission's text, so no name can make a link, an image or an autolink), links go only to checked
@@ -119,20 +121,31 @@ def _success(entry: Mapping[str, Any]) -> float:
     return float(entry["summary"]["overall"]["success"]["mean"])
 
 
+def _headline(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the board ranks by: the suite's score where it scores its tasks, else success."""
+    score = entry["summary"].get("score")
+    return score["overall"] if score else entry["summary"]["overall"]["success"]
+
+
 def _ranked(entries: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str, Any]]]:
-    """Entries by overall success (desc), then name and id; equal means share a rank (1, 1, 3)."""
-    ordered = sorted(entries, key=lambda e: (-_success(e), str(e["metadata"]["name"]), str(e["id"])))
+    """Entries by their headline (desc: overall score or success), then name and id; equal means
+    share a rank (1, 1, 3)."""
+    def key(entry: Mapping[str, Any]) -> float:
+        return float(_headline(entry)["mean"])
+
+    ordered = sorted(entries, key=lambda e: (-key(e), str(e["metadata"]["name"]), str(e["id"])))
     ranked: list[tuple[int, Mapping[str, Any]]] = []
     for i, entry in enumerate(ordered):
-        tied = ranked and _success(ranked[-1][1]) == _success(entry)
+        tied = ranked and key(ranked[-1][1]) == key(entry)
         ranked.append((ranked[-1][0] if tied else i + 1, entry))
     return ranked
 
 
-def _row(rank: int, entry: Mapping[str, Any]) -> list[_Cell]:
+def _row(rank: int, entry: Mapping[str, Any], scored: bool = False) -> list[_Cell]:
     m, o = entry["metadata"], entry["summary"]["overall"]
     url = m.get("url")
-    return [
+    score = entry["summary"]["score"]["overall"] if scored else None
+    cells = [
         _Cell(str(rank), str(rank)),
         _Cell(str(m["name"]), href=url if isinstance(url, str) and _URL.fullmatch(url) else None, submitted=True),
         _Cell(str(m.get("model", "none")), submitted=True),
@@ -147,6 +160,27 @@ def _row(rank: int, entry: Mapping[str, Any]) -> list[_Cell]:
         _Cell(str(m.get("date", ""))),
         _Cell(_TICK if m.get("verified") else ""),
     ]
+    if score is not None:
+        cells.insert(5, _Cell(score_cell(score), repr(float(score["mean"]))))
+    return cells
+
+
+def _task_table(ranked: Sequence[tuple[int, Mapping[str, Any]]]) -> tuple[list[str], list[list[_Cell]]]:
+    """Each task's own figure (success rate, or mean return in its unit: chips) with its 95%
+    interval, for suites that score their tasks."""
+    tasks = list(ranked[0][1]["summary"]["score"]["tasks"])
+    header = ["#", "name"]
+    for name in tasks:
+        t = ranked[0][1]["summary"]["score"]["tasks"][name]
+        header.append(f"{name} ({t['unit'] or t['metric']})")
+    rows = []
+    for rank, entry in ranked:
+        row = [_Cell(str(rank), str(rank)), _Cell(str(entry["metadata"]["name"]), submitted=True)]
+        for name in tasks:
+            t = entry["summary"]["score"]["tasks"].get(name)
+            row.append(_Cell(score_cell(t["value"]), repr(float(t["value"]["mean"]))) if t else _Cell("-"))
+        rows.append(row)
+    return header, rows
 
 
 def _balrog_table(ranked: Sequence[tuple[int, Mapping[str, Any]]]) -> tuple[list[str], list[list[_Cell]]] | None:
@@ -241,21 +275,29 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
         group = [e for e in entries if e["suite"] == suite]
         axis, description = str(group[0]["axis"]), str(group[0]["suite_description"])
         ranked = _ranked(group)
-        rows = [_row(rank, e) for rank, e in ranked]
-        md += [f"## {md_cell(suite)} ({md_cell(axis)})", "", md_cell(description), "", *_md_table(_HEADER, rows)]
-        figure = plots.overall_bars(
-            [str(e["metadata"]["name"]) for _, e in ranked], [e["summary"]["overall"]["success"] for _, e in ranked]
-        )
+        scored = all("score" in e["summary"] for e in group)
+        header = [*_HEADER[:5], "score [95% CI]", *_HEADER[5:]] if scored else _HEADER
+        rows = [_row(rank, e, scored) for rank, e in ranked]
+        md += [f"## {md_cell(suite)} ({md_cell(axis)})", "", md_cell(description), "", *_md_table(header, rows)]
+        figure = plots.overall_bars([str(e["metadata"]["name"]) for _, e in ranked], [_headline(e) for _, e in ranked], "score" if scored else "success")
         body.append(f'<h2 id="{_anchor(suite)}">{html.escape(suite)} <small>({html.escape(axis)})</small></h2>\n')
         body.append(f"<p>{html.escape(description)}</p>\n")
-        body.append(_html_table(_HEADER, rows))
+        body.append(_html_table(header, rows))
+        if scored:
+            task_header, task_rows = _task_table(ranked)
+            intro = (
+                "Ranked by score: the mean over tasks of each task's figure mapped onto [0, 1] (success, or the return "
+                "between the suite's bounds: chips where a game is played for chips). Each task's own figure, 95% CI:"
+            )
+            md += [md_cell(intro), "", *_md_table(task_header, task_rows)]
+            body.append(f"<p>{html.escape(intro)}</p>\n" + _html_table(task_header, task_rows))
         balrog = _balrog_table(ranked)
         if balrog is not None:
             header, balrog_rows = balrog
             intro = "BALROG's figures: progression % +- standard error per BALROG env and their average (its formulas; crashed episodes count as 0)."
             md += [md_cell(intro), "", *_md_table(header, balrog_rows)]
             body.append(f"<p>{html.escape(intro)}</p>\n" + _html_table(header, balrog_rows))
-        caption = f"Overall success of each entry on {suite} (95% CI; episodes per entry in the table)."
+        caption = f"Overall {'score' if scored else 'success'} of each entry on {suite} (95% CI; episodes per entry in the table)."
         body.append(f"<figure>{plots.svg_inline(figure)}<figcaption>{html.escape(caption)}</figcaption></figure>\n")
     if len(suites) > 1:
         md += _transfer(entries, suites, body)

@@ -470,10 +470,11 @@ def _version() -> str:
 
 def build_summary(suite: Suite, records: list[dict[str, Any]], protocol_hash: str, agent: Any, complete: bool) -> dict[str, Any]:
     """A run's summary: its identity (suite, protocol hash, agent), whether every episode of the
-    suite is in, the scores of :func:`~rl4vlm_gym.harness.metrics.summarize`, apart the timing, and
+    suite is in, the scores of :func:`~rl4vlm_gym.harness.metrics.summarize`, apart the timing, for
+    suites that score their tasks the board's score (:func:`~rl4vlm_gym.harness.metrics.scored`), and
     for suites played with BALROG's prompt, BALROG's own figures
     (:func:`~rl4vlm_gym.harness.metrics.balrog_summary`)."""
-    from rl4vlm_gym.harness.metrics import balrog_summary, summarize, timing
+    from rl4vlm_gym.harness.metrics import balrog_summary, scored, summarize, timing
     from rl4vlm_gym.registry import env_card
 
     summary = {
@@ -485,6 +486,8 @@ def build_summary(suite: Suite, records: list[dict[str, Any]], protocol_hash: st
         **summarize(records, [t.name for t in suite.tasks]),
         "timing": timing(records),
     }
+    if suite.scores is not None:  # the suite ranks its tasks by their own scores (chips in poker)
+        summary["score"] = scored(records, suite.scores, [t.name for t in suite.tasks])
     if suite.prompt.template == "balrog":
         benchmark = {t.name: b for t in suite.tasks if (b := env_card(t.env).benchmark) is not None}
         summary["balrog"] = balrog_summary(records, benchmark)

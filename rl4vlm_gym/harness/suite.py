@@ -15,6 +15,13 @@ A suite is a list of tasks; a task is one env configuration played on an explici
         kwargs: {image_size: [224, 224]}
         seeds: [1073741824, 1073741825]
         max_steps: 10                # overrides the suite's budget
+        score: {metric: return, low: -13, high: 13, unit: chips}   # optional (below)
+
+A task's *score* is what the board ranks it by: ``success`` (the default), or ``return`` where an
+episode's return is the quantity that measures strength (chips in poker, where winning many small
+hands while losing big ones is losing); ``low`` and ``high`` bound the return and map it linearly
+onto ``[0, 1]``, so a suite's overall score (the mean over tasks) mixes both kinds. Suites that
+give no task a score rank by success, as before.
 
 Lists of levels and obs modes expand into one task each, named ``numberline/l0/image`` and so on.
 Every field is checked when the file is loaded (unknown keys, unknown ids, seeds outside
@@ -43,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rl4vlm_gym.prompts import PromptConfig, prompt_fingerprint
 from rl4vlm_gym.registry import OBS_MODES
 
-__all__ = ["AXES", "PROTOCOL_VERSION", "SUITES_DIR", "Suite", "SuiteError", "Task", "builtin_suites", "draw_seeds", "load_suite"]
+__all__ = ["AXES", "PROTOCOL_VERSION", "SUITES_DIR", "Suite", "SuiteError", "Task", "TaskScore", "builtin_suites", "draw_seeds", "load_suite"]
 
 PROTOCOL_VERSION = 1
 """Bumped whenever the harness changes what an episode measures (budgets, metrics, records)."""
@@ -65,6 +72,32 @@ class SuiteError(ValueError):
     """A suite file is malformed; the message names the file and the field."""
 
 
+class TaskScore(BaseModel):
+    """How a task is scored on its board: ``success`` (1 or 0 an episode) or the episode's
+    ``return`` mapped linearly from ``[low, high]`` onto ``[0, 1]`` (``unit`` names it on the page)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: Literal["success", "return"]
+    low: float = 0.0
+    high: float = 1.0
+    unit: str = Field(default="", max_length=16, pattern=r"^[A-Za-z ]*$")
+
+    @field_validator("high")
+    @classmethod
+    def _range(cls, high: float, info: Any) -> float:
+        low = info.data.get("low", 0.0)
+        if not high > low:
+            raise ValueError(f"high ({high}) must be above low ({low})")
+        return high
+
+    def normalise(self, success: float, episode_return: float) -> float:
+        """An episode's score in ``[0, 1]`` (clipped: a penalty may push a return past ``low``)."""
+        if self.metric == "success":
+            return success
+        return min(1.0, max(0.0, (episode_return - self.low) / (self.high - self.low)))
+
+
 class Task(BaseModel):
     """One env configuration and the seeds it is played on (after expansion)."""
 
@@ -78,6 +111,7 @@ class Task(BaseModel):
     seeds: tuple[int, ...]
     max_steps: int | None = Field(default=None, ge=1, le=100_000)
     wrappers: tuple[str, ...] = ()
+    score: TaskScore | None = None
 
     @property
     def make_kwargs(self) -> dict[str, Any]:
@@ -103,6 +137,7 @@ class _TaskSpec(BaseModel):
     seeds: list[int] = Field(min_length=1)
     max_steps: int | None = Field(default=None, ge=1, le=100_000)
     wrappers: list[str] = Field(default_factory=list)
+    score: TaskScore | None = None
 
     @field_validator("seeds")
     @classmethod
@@ -156,6 +191,7 @@ class _TaskSpec(BaseModel):
                         seeds=tuple(self.seeds),
                         max_steps=self.max_steps or default_max_steps,
                         wrappers=tuple(self.wrappers),
+                        score=self.score,
                     )
                 )
         return tasks
@@ -209,6 +245,14 @@ class Suite:
             raise SuiteError(f"{source}: {err}") from None
 
     @property
+    def scores(self) -> dict[str, TaskScore] | None:
+        """Each task's :class:`TaskScore` (``success`` where none is given), or ``None`` when the
+        suite scores no task: its board then ranks by success."""
+        if all(t.score is None for t in self.tasks):
+            return None
+        return {t.name: t.score or TaskScore(metric="success") for t in self.tasks}
+
+    @property
     def episodes(self) -> list[tuple[str, int]]:
         """Every ``(task name, seed)`` the suite plays, in order."""
         return [(t.name, s) for t in self.tasks for s in t.seeds]
@@ -243,7 +287,8 @@ class Suite:
         protocol = {
             "harness_protocol": PROTOCOL_VERSION,
             "suite": self.name,
-            "tasks": [t.model_dump(mode="json") for t in self.tasks],
+            # a task without a score leaves the key out, so suites that score none keep their hash
+            "tasks": [t.model_dump(mode="json", exclude={"score"} if t.score is None else None) for t in self.tasks],
             "prompt": json.loads(prompt_fingerprint(prompt)),
         }
         facts = {t.name: f for t in self.tasks if (f := protocol_facts(t.env, t.make_kwargs))}
