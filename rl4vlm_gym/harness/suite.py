@@ -347,11 +347,13 @@ def draw_seeds(split: str, n: int, root: int = 0) -> list[int]:
         raise ValueError(f"n={n} must be in 1..100000")
     span = ranges[split]
     seeds: list[int] = []
+    seen: set[int] = set()  # thousands of seeds (poker tasks): membership in a set, not the list
     sequence = np.random.SeedSequence(root)
     while len(seeds) < n:
         for x in sequence.generate_state(2 * n, dtype=np.uint64):
             seed = span.start + int(x) % len(span)
-            if seed not in seeds and len(seeds) < n:
+            if seed not in seen and len(seeds) < n:
                 seeds.append(seed)
+                seen.add(seed)
         sequence = sequence.spawn(1)[0]
     return seeds
