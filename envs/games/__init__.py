@@ -192,6 +192,46 @@ CARDS += (
 )
 
 
+_OPENSPIEL_TEXT = (
+    # (id name, class, OpenSpiel name, levels, grammar, examples, skills, max steps)
+    (
+        "Goofspiel", "Goofspiel", "goofspiel", ("4 cards each", "5 cards each", "6 cards each"),
+        "a card of your hand to bid, e.g. '3'", ("<think>bid high for the 4</think><action>4</action>", '{"action": "2"}', "1"),
+        ("visual-reading", "game-play", "simultaneous-moves", "probabilistic-reasoning"), 30,
+    ),
+    (
+        "DotsAndBoxes", "DotsAndBoxes", "dots_and_boxes", ("2x2 boxes", "2x3 boxes", "3x3 boxes"),
+        "a free line, (h,r,c) horizontal from dot row r, column c, or (v,r,c) vertical from it down",
+        ("<think>do not give the third side</think><action>(h,0,0)</action>", '{"action": "(v,1,2)"}', "(h,2,1)"),
+        ("visual-reading", "planning", "game-play"), 60,
+    ),
+    (
+        "Pig", "Pig", "pig", ("first to 10 points", "first to 20 points", "first to 30 points"),
+        "'roll' or 'stop'", ("<think>a 1 would cost me 12</think><action>stop</action>", '{"action": "roll"}', "roll"),
+        ("visual-reading", "game-play", "probabilistic-reasoning"), 200,
+    ),
+)
+CARDS += tuple(
+    EnvCard(
+        id=f"rl4vlm/OpenSpiel-{name}-v0",
+        entry_point=f"rl4vlm_gym.envs.games.openspiel_adapter:{entry}",
+        family="games",
+        summary=f"Win {spiel}, seen as its OpenSpiel text and a picture of it, against a uniformly random opponent (OpenSpiel's {spiel}).",
+        skills=skills,
+        levels=tuple(f"{label}; the seed draws your seat, chance and the opponent's moves" for label in levels),
+        default_level=0,
+        action_grammar=grammar,
+        action_examples=examples,
+        reward_variants=("native", "sparse", "penalty"),
+        success="you win the game (a draw is not a success; progress scores it 0.5)",
+        max_episode_steps=steps,
+        references=(f"{_OPENSPIEL}: {spiel}",),
+        extra="games",
+    )
+    for name, entry, spiel, levels, grammar, examples, skills, steps in _OPENSPIEL_TEXT
+)
+
+
 def register() -> None:
     """Register the games envs (called through the ``rl4vlm_gym.envs`` entry point)."""
     for card in CARDS:

@@ -1,0 +1,1039 @@
+"""Any OpenSpiel game with a text observation, behind our contract and PettingZoo's APIs.
+
+OpenSpiel (Lanctot et al. 2019, github.com/google-deepmind/open_spiel) has some hundred games; each
+prints what a player knows as text (``observation_string`` or ``information_state_string``) and
+names its moves (``action_to_string``). That is enough for a VLM agent: this module plays any such
+game with our four observation keys (``image``, ``text``, ``mission``, ``actions``) and free-text
+moves read by :class:`rl4vlm_gym.parsing.ActionParser`, the image drawn from the text
+(:func:`~rl4vlm_gym.envs.games.text_board.text_image`) where the game has no renderer.
+
+- :class:`OpenSpielAEC`: a turn-based game (``SEQUENTIAL`` dynamics) behind PettingZoo's AEC API,
+  any number of players, chance nodes sampled from the env's RNG.
+- :class:`OpenSpielParallel`: a simultaneous-move game (``SIMULTANEOUS`` dynamics, Goofspiel)
+  behind PettingZoo's Parallel API: every live agent acts at every step, each from its own legal
+  moves (``state.legal_actions(player)``); :class:`SimultaneousAEC` is its AEC form
+  (PettingZoo's ``parallel_to_aec``), which the match harness plays.
+- :func:`openspiel_env` / :func:`openspiel_parallel_env`: either, from an OpenSpiel game string
+  (``"breakthrough(rows=6,columns=6)"``) or one of :data:`TEXT_GAMES`.
+- :class:`OpenSpielView`: one seat against uniformly random opponents behind ``VLMEnv`` (the
+  single-agent ids ``rl4vlm/OpenSpiel-<Game>-v0``, registered for :data:`TEXT_GAMES`).
+
+The AEC and Parallel envs expose ``state`` (the ``pyspiel.State``), ``possible_agents`` in
+OpenSpiel's player order (``player_0`` is player 0) and ``legal_moves(agent)``, whose i-th name is
+the i-th action of ``state.legal_actions(player)``: the numeric interface reads them.
+
+Nothing here copies OpenSpiel's code: it calls ``pyspiel`` only (``load_game``, ``State``'s
+``legal_actions``, ``apply_action(s)``, ``chance_outcomes``, ``observation_string``,
+``returns``), as its Python API documents (openspiel.readthedocs.io, "API reference").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+
+from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, cached_frame, check_arguments
+from rl4vlm_gym.envs.games.spiel import load, sample
+from rl4vlm_gym.envs.games.text_board import text_image
+from rl4vlm_gym.parsing import ActionParser
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from rl4vlm_gym.rendering import HumanWindow
+
+__all__ = [
+    "TEXT_GAMES",
+    "DotsAndBoxes",
+    "Goofspiel",
+    "OpenSpielAEC",
+    "OpenSpielParallel",
+    "OpenSpielView",
+    "Pig",
+    "SimultaneousAEC",
+    "TextGame",
+    "TextLevel",
+    "dots_and_boxes_env",
+    "goofspiel_env",
+    "openspiel_env",
+    "openspiel_parallel_env",
+    "oracle_move",
+    "pig_env",
+]
+
+_CHANCE = -1  # pyspiel.PlayerId.CHANCE
+_SIMULTANEOUS = -2  # pyspiel.PlayerId.SIMULTANEOUS
+_PLAYER_TAG = re.compile(r"^\s*(?:\[P\d+\]\s*|P\d+(?=\())")  # "[P0]Bid: 3", "P1(h,0,0)": the mover's tag
+ORACLE_NODES = 4000
+"""States the oracle's search may visit per move (a count, so the move is the same on every machine)."""
+
+
+# What differs between games --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextLevel:
+    """A level: the OpenSpiel game string and what it changes, in words."""
+
+    spec: str
+    label: str
+
+
+@dataclass(frozen=True)
+class TextGame:
+    """An OpenSpiel game as our envs show it; :func:`text_game` makes one for any game string.
+
+    Attributes:
+        title: the game's name for people.
+        levels: its rungs, smallest first.
+        goal: the mission's sentence on how to win.
+        grammar: how a move is written, for the mission.
+        view: ``"observation"`` (``observation_string``: what the player sees now) or
+            ``"information_state"`` (``information_state_string``: everything it has seen).
+        seat_names: what the game's own text calls each player (``"P0"``, ``"player 1"``), for
+            the line telling an agent which one it is; by default ``player <i>``.
+        rename: a move name as OpenSpiel writes it (less the mover's tag) -> as we show it.
+        synonyms: lower-case aliases the lenient parser accepts.
+        evaluate: ``(state, player) -> value in [-1, 1]`` of a position the oracle's search stops
+            at before the end; ``None``: 0, no opinion.
+        max_steps: the single-agent view's step limit (its card's ``max_episode_steps``).
+    """
+
+    title: str
+    levels: tuple[TextLevel, ...]
+    goal: str
+    grammar: str
+    view: str = "observation"
+    seat_names: tuple[str, ...] = ()
+    rename: Callable[[str], str] | None = None
+    synonyms: tuple[tuple[str, str], ...] = ()
+    evaluate: Callable[[Any, int], float] | None = field(default=None, compare=False)
+    max_steps: int = 200
+
+    def seat_name(self, player: int) -> str:
+        return self.seat_names[player] if player < len(self.seat_names) else f"player {player}"
+
+
+def text_game(spec: str) -> TextGame:
+    """A :class:`TextGame` for any OpenSpiel game string, in OpenSpiel's own words: one level,
+    the game's ``observation_string`` (its ``information_state_string`` if it has none)."""
+    game = load(spec)
+    kind = game.get_type()
+    if not (kind.provides_observation_string or kind.provides_information_state_string):
+        raise ValueError(f"the OpenSpiel game {spec!r} prints no observation or information state string; it has no text to show")
+    return TextGame(
+        title=kind.long_name,
+        levels=(TextLevel(spec, str(game)),),
+        goal="Get the highest return the rules pay",
+        grammar="one of the legal moves listed, as written",
+        view="observation" if kind.provides_observation_string else "information_state",
+    )
+
+
+def _goofspiel_points(state: Any, player: int) -> float:
+    """Points won so far, the player's minus the others' best, over the points still to win and won."""
+    match = re.search(r"Points: ([\d ]+)", str(state))
+    points = [int(p) for p in match.group(1).split()] if match else [0]
+    total = sum(range(1, state.get_game().get_parameters()["num_cards"] + 1))
+    return (points[player] - max(p for i, p in enumerate(points) if i != player)) / total
+
+
+def _pig_lead(state: Any, player: int) -> float:
+    """Banked points (and the turn total of the player to move), the player's lead over the target."""
+    scores = [int(s) for s in re.search(r"Scores: ([\d ]+),", str(state)).group(1).split()]  # type: ignore[union-attr]
+    turn = int(re.search(r"Turn total: (\d+)", str(state)).group(1))  # type: ignore[union-attr]
+    mover = state.current_player()
+    if 0 <= mover < len(scores):
+        scores[mover] += turn
+    target = state.get_game().get_parameters()["winscore"]
+    return float(np.clip((scores[player] - max(s for i, s in enumerate(scores) if i != player)) / target, -1.0, 1.0))
+
+
+def _boxes_lead(state: Any, player: int) -> float:
+    """Boxes owned (drawn as the owner's number, 1 or 2), the player's lead over all boxes."""
+    text = state.observation_string(0)
+    params = state.get_game().get_parameters()
+    owned = [text.count(str(p + 1)) for p in range(2)]
+    return (owned[player] - owned[1 - player]) / (params["num_rows"] * params["num_cols"])
+
+
+GOOFSPIEL = TextGame(
+    title="Goofspiel",
+    levels=tuple(
+        TextLevel(f"goofspiel(num_cards={n},points_order=random,returns_type=win_loss)", f"{n} cards each; {n} point cards, in random order")
+        for n in (4, 5, 6)
+    ),
+    goal=(
+        "Each round a point card is turned up and every player bids one card of its hand at once; the highest bid wins the "
+        "point card's value (a tie wins nothing) and bids are discarded. Win more points than your opponent"
+    ),
+    grammar="a card of your hand to bid, e.g. '3'",
+    seat_names=("P0", "P1"),
+    rename=lambda name: name.removeprefix("Bid: "),
+    synonyms=(),
+    evaluate=_goofspiel_points,
+    max_steps=30,
+)
+DOTS_AND_BOXES = TextGame(
+    title="Dots and Boxes",
+    levels=tuple(
+        TextLevel(f"dots_and_boxes(num_rows={r},num_cols={c})", f"{r}x{c} boxes") for r, c in ((2, 2), (2, 3), (3, 3))
+    ),
+    goal=(
+        "Players take turns drawing one line between two neighbouring dots; whoever closes a box owns it (its number is "
+        "written in it) and draws again. Own more boxes than your opponent when every line is drawn"
+    ),
+    grammar="a line: (h,r,c) the horizontal line from dot row r, column c to the right; (v,r,c) the vertical line from it down",
+    seat_names=("player 1 (your boxes show 1)", "player 2 (your boxes show 2)"),  # the board's numbers
+    evaluate=_boxes_lead,
+    max_steps=60,
+)
+PIG = TextGame(
+    title="Pig",
+    levels=tuple(TextLevel(f"pig(winscore={w},diceoutcomes=6,players=2,horizon=400)", f"first to {w} points") for w in (10, 20, 30)),
+    goal=(
+        "On your turn roll a die as often as you like: each roll adds to your turn total, but a 1 loses it and ends your "
+        "turn; stop to bank the turn total. Be the first to reach the target score"
+    ),
+    grammar="'roll' or 'stop'",
+    seat_names=("player 0", "player 1"),
+    synonyms=(("hold", "stop"), ("bank", "stop")),
+    evaluate=_pig_lead,
+    max_steps=200,
+)
+TEXT_GAMES: dict[str, TextGame] = {"goofspiel": GOOFSPIEL, "dots_and_boxes": DOTS_AND_BOXES, "pig": PIG}
+"""The games registered as single-agent ids and in the match harness, by OpenSpiel name."""
+
+
+def _resolve(game: str | TextGame) -> TextGame:
+    if isinstance(game, TextGame):
+        return game
+    if not isinstance(game, str):
+        raise ValueError(f"game={game!r} is not valid: give an OpenSpiel game string or a TextGame")
+    return TEXT_GAMES.get(game) or text_game(game)
+
+
+def move_names(game: TextGame, state: Any, player: int) -> list[str]:
+    """The names of ``player``'s legal moves, in ``state.legal_actions(player)``'s order: OpenSpiel's
+    (less the mover's tag, then ``game.rename``), or OpenSpiel's as they are where that would make
+    two moves alike."""
+    legal = state.legal_actions(player)
+    raw = [state.action_to_string(player, a) for a in legal]
+    names = [_PLAYER_TAG.sub("", name).strip() for name in raw]
+    if game.rename is not None:
+        names = [game.rename(name) for name in names]
+    if len(set(names)) != len(names) or not all(names):
+        return raw
+    return names
+
+
+def seat_text(game: TextGame, state: Any, player: int) -> str:
+    """What ``player`` knows, in words: which player it is, the game's own string for it, and the
+    result once the game is over."""
+    kind = state.get_game().get_type()
+    use_info = game.view == "information_state" or not kind.provides_observation_string
+    body = state.information_state_string(player) if use_info else state.observation_string(player)
+    lines = [f"You are {game.seat_name(player)}.", body.rstrip("\n")]
+    if state.is_terminal():
+        lines.append(f"Game over: {_result(state, player)}.")
+    return "\n".join(lines)
+
+
+def perfect_information(state: Any) -> bool:
+    """Whether every player sees every move (then moves and chance outcomes are said to all)."""
+    return state.get_game().get_type().information.name == "PERFECT_INFORMATION"
+
+
+def chance_sentence(state: Any, action: int) -> str:
+    """What every player is told of a chance outcome (before it is applied): OpenSpiel's name of
+    it in games of perfect information (a die roll, a turned point card), else nothing."""
+    return f"Chance: {state.action_to_string(_CHANCE, action)}." if perfect_information(state) else ""
+
+
+def _result(state: Any, player: int) -> str:
+    returns = state.returns()
+    mine, others = returns[player], max(r for i, r in enumerate(returns) if i != player) if len(returns) > 1 else 0.0
+    word = "you won" if mine > others else "you lost" if mine < others else "a draw"
+    return f"{word} (your return {mine:g})"
+
+
+def mission(game: TextGame, spec: str) -> str:
+    players = load(spec).num_players()
+    return f"Play {game.title} ({players} players; player 0 moves first). {game.goal}. Write {game.grammar}."
+
+
+def _seat_image(game: TextGame, state: Any, player: int, side: int) -> NDArray[np.uint8]:
+    return text_image(seat_text(game, state, player), (side, side))
+
+
+# The oracle --------------------------------------------------------------------------------------------
+
+
+class _OutOfNodes(Exception):
+    pass
+
+
+def oracle_move(state: Any, player: int, evaluate: Callable[[Any, int], float] | None = None, nodes: int = ORACLE_NODES) -> int:
+    """``player``'s move maximising its expected return against uniformly random opponents (the
+    single-agent views' opponents), chance by its probabilities: an expectimax searched deeper
+    and deeper while a search visits at most ``nodes`` states. Exact when the rest of the game
+    fits (Goofspiel with 4 cards, every game's end); else the deepest complete search, valuing
+    the positions where it stopped with ``evaluate`` (0 without one). The first of equal moves in
+    OpenSpiel's order."""
+    legal = state.legal_actions(player)
+    if len(legal) == 1:
+        return int(legal[0])
+    best = int(legal[0])
+    for depth in range(1, 64):
+        search = _Expectimax(player, evaluate, nodes)
+        try:
+            values = [search.move_value(state, action, depth) for action in legal]
+        except _OutOfNodes:
+            break
+        best = int(legal[int(np.argmax(values))])
+        if not search.cut:
+            break  # the whole rest of the game was searched: deeper changes nothing
+    return best
+
+
+class _Expectimax:
+    """One depth-limited search (see :func:`oracle_move`); ``depth`` counts decision nodes."""
+
+    def __init__(self, player: int, evaluate: Callable[[Any, int], float] | None, nodes: int) -> None:
+        self.player, self.evaluate, self.left, self.cut = player, evaluate, nodes, False
+
+    def _visit(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise _OutOfNodes
+
+    def move_value(self, state: Any, action: int, depth: int) -> float:
+        """The value of ``player`` playing ``action`` now (at a simultaneous node: against every
+        joint move of the others, equally likely)."""
+        if state.current_player() == _SIMULTANEOUS:
+            return self._joint_mean(state, depth, fixed=action)
+        child = state.child(action)
+        self._visit()
+        return self.value(child, depth - 1)
+
+    def value(self, state: Any, depth: int) -> float:
+        if state.is_terminal():
+            return float(state.returns()[self.player])
+        if state.is_chance_node():
+            total = 0.0
+            for action, p in state.chance_outcomes():
+                self._visit()
+                total += p * self.value(state.child(action), depth)
+            return total
+        if depth <= 0:
+            self.cut = True
+            return float(self.evaluate(state, self.player)) if self.evaluate is not None else 0.0
+        mover = state.current_player()
+        if mover == _SIMULTANEOUS:
+            return max(self._joint_mean(state, depth, fixed=a) for a in state.legal_actions(self.player))
+        values = [self.move_value(state, a, depth) for a in state.legal_actions(mover)]
+        return max(values) if mover == self.player else float(np.mean(values))
+
+    def _joint_mean(self, state: Any, depth: int, fixed: int) -> float:
+        players = range(state.num_players())
+        choices = [[fixed] if p == self.player else state.legal_actions(p) for p in players]
+        values = []
+        for joint in _product(choices):
+            child = state.clone()
+            child.apply_actions(list(joint))
+            self._visit()
+            values.append(self.value(child, depth - 1))
+        return float(np.mean(values))
+
+
+def _product(choices: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    joints: list[tuple[int, ...]] = [()]
+    for options in choices:
+        joints = [j + (int(a),) for j in joints for a in (options or [0])]
+    return joints
+
+
+# The turn-based AEC env --------------------------------------------------------------------------------
+
+
+def _check_level(level: Any, game: TextGame) -> int:
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level < len(game.levels):
+        raise ValueError(f"level={level!r} is not valid for {game.title}: give an int in 0..{len(game.levels) - 1}")
+    return int(level)
+
+
+class _SpielAgents:
+    """What the AEC and the Parallel env share: the game, its players' names, spaces, text and frames."""
+
+    text_game: TextGame
+    spec: str
+    state: Any
+    obs_mode: str
+    image_size: int
+    possible_agents: list[str]
+    _frames: dict[Any, NDArray[np.uint8]]
+
+    def _setup(self, game: str | TextGame, level: int, image_size: int) -> None:
+        self.text_game = _resolve(game)
+        self.level = _check_level(level, self.text_game)
+        self.spec = self.text_game.levels[self.level].spec
+        spiel = load(self.spec)
+        self.possible_agents = [f"player_{p}" for p in range(spiel.num_players())]  # OpenSpiel's player order
+        longest = max(len(self.text_game.seat_name(p)) for p in range(spiel.num_players()))
+        self.observation_spaces, self.action_spaces = agent_spaces(
+            self.possible_agents, image_size, max_actions=max(spiel.num_distinct_actions(), 1), max_length=max(64, longest)
+        )
+        self._frames = {}
+
+    @property
+    def title(self) -> str:
+        return self.text_game.title
+
+    def _player(self, agent: str) -> int:
+        return self.possible_agents.index(agent)
+
+    def _text(self, agent: str) -> str:
+        return seat_text(self.text_game, self.state, self._player(agent))
+
+    def _image(self, agent: str) -> NDArray[np.uint8]:
+        text = self._text(agent)  # the picture shows the same words
+        return cached_frame(self._frames, (text, self.image_size), lambda: text_image(text, (self.image_size, self.image_size)))
+
+    def _mission(self, agent: str) -> str:
+        return mission(self.text_game, self.spec)
+
+    def _names(self, player: int) -> list[str]:
+        return move_names(self.text_game, self.state, player)
+
+    def _action_name(self, player: int, action: int) -> str:
+        """What the others are told ``player`` played (before it is applied)."""
+        return self._names(player)[list(self.state.legal_actions(player)).index(action)]
+
+
+class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
+    """A turn-based OpenSpiel game with VLM observations behind PettingZoo's AEC API.
+
+    ## Description
+    ``pyspiel`` plays the rules and pays the returns of any OpenSpiel game with ``SEQUENTIAL``
+    dynamics and a text observation (``game``: an OpenSpiel game string such as
+    ``"breakthrough(rows=6,columns=6)"``, or a name of :data:`TEXT_GAMES` with its ``level``).
+    Chance nodes (dice, deals) are sampled from the env's RNG, seeded by ``reset(seed)``. Agents
+    are ``player_0`` .. ``player_<n-1>``, OpenSpiel's players in order.
+
+    ## Observation
+    ``observe(agent)`` is ``{"image", "text", "mission", "actions"}``: ``text`` the agent's
+    last feedback, which player it is and OpenSpiel's ``observation_string`` for it (the
+    game's ``information_state_string`` where it has no observation string, or where the
+    ``TextGame`` asks for it), and the result once the game is over; ``image`` the same
+    words drawn in a grid of cells (:func:`~rl4vlm_gym.envs.games.text_board.text_image`);
+    ``mission`` the rules in brief; ``actions`` its legal moves (empty unless it is its turn).
+    Other players' moves are named in the feedback only in games of perfect information.
+
+    ## Action Space
+    Free text (``Unicode``), parsed against the legal moves, OpenSpiel's ``action_to_string``
+    less the mover's tag (``[P0]``): ``legal_moves(agent)[i]`` is ``state.legal_actions()[i]``.
+    An invalid move changes nothing, keeps the turn and puts the parser's reason in
+    ``infos[agent]["action"]`` and in the agent's text.
+
+    ## Rewards
+    OpenSpiel's returns, paid when the game ends.
+
+    ## Arguments
+    ``game``, ``level``; ``obs_mode``, ``image_size``, ``action_format``, ``action_match`` as in
+    ``VLMEnv``; ``render_mode`` (``rgb_array``, ``ansi``, ``human``); ``max_cycles``:
+    PettingZoo's cycles (each agent's turn once: ``max_cycles`` times the number of players
+    steps, invalid ones included) after which every agent is truncated; ``render_fps``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_openspiel_v0", "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(
+        self,
+        game: str | TextGame = "dots_and_boxes",
+        *,
+        level: int = 0,
+        obs_mode: str = "image+text",
+        image_size: int = 256,
+        action_format: str = "auto",
+        action_match: str = "lenient",
+        render_mode: str | None = None,
+        max_cycles: int = 100,
+        render_fps: int = 2,
+    ) -> None:
+        super().__init__()
+        check_arguments(self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles)
+        self._setup(game, level, image_size)
+        dynamics = load(self.spec).get_type().dynamics.name
+        if dynamics != "SEQUENTIAL":
+            raise ValueError(f"{self.spec!r} has {dynamics} dynamics: play it with OpenSpielParallel (openspiel_parallel_env)")
+        self.metadata = {**self.metadata, "render_fps": render_fps}
+        self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
+        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.text_game.synonyms))  # type: ignore[arg-type]
+        self._perfect = load(self.spec).get_type().information.name == "PERFECT_INFORMATION"
+        self.np_random, _ = seeding.np_random(None)
+        self.reset()
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """A new game; its chance outcomes come from the env's RNG (``options`` are accepted and
+        unused, as PettingZoo asks)."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.state = load(self.spec).new_initial_state()
+        self._new_game()
+        self._chance()
+        self._pass_turn()
+        self._update_vocabulary()
+        self._render_human()
+
+    def _chance(self) -> None:
+        while self.state.is_chance_node():
+            actions, probs = zip(*self.state.chance_outcomes(), strict=True)
+            action = sample(self.np_random, actions, probs)
+            said = chance_sentence(self.state, action)
+            for agent in self.agents if said else ():
+                self.feedback[agent] = f"{self.feedback[agent]} {said}".strip()
+            self.state.apply_action(action)
+
+    def _pass_turn(self) -> None:
+        if self.state.is_terminal():
+            returns = self.state.returns()
+            self.rewards = {a: float(returns[self._player(a)]) for a in self.agents}
+            self.terminations = dict.fromkeys(self.agents, True)
+        else:
+            self.agent_selection = self.possible_agents[self.state.current_player()]
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        if not self._may_move(agent):
+            return ()
+        return tuple(self._names(self._player(agent)))
+
+    def _play(self, agent: str, move: str) -> None:
+        player = self._player(agent)
+        action = self.state.legal_actions(player)[self._names(player).index(move)]
+        self.state.apply_action(action)
+        for other in self.agents:
+            told = move if self._perfect else "a move"
+            self.feedback[other] = f"You chose {move}." if other == agent else f"{agent} chose {told}."
+        self._chance()
+        self._pass_turn()
+
+    def step(self, action: Any) -> None:
+        # PettingZoo's cycle is one turn of every agent; the base class truncates after
+        # ``max_cycles`` agent steps, so it is given the cycles' steps for the call
+        cycles = self.max_cycles
+        self.max_cycles = cycles * len(self.possible_agents)
+        try:
+            super().step(action)
+        finally:
+            self.max_cycles = cycles
+
+    def _oracle_move(self, agent: str) -> str:
+        """The expectimax move against uniformly random opponents (:func:`oracle_move`)."""
+        player = self._player(agent)
+        action = oracle_move(self.state, player, self.text_game.evaluate)
+        return self._names(player)[list(self.state.legal_actions(player)).index(action)]
+
+    def __str__(self) -> str:
+        return f"OpenSpielAEC({self.spec})"
+
+
+# The simultaneous-move Parallel env ----------------------------------------------------------------------
+
+
+class OpenSpielParallel(_SpielAgents, ParallelEnv):
+    """A simultaneous-move OpenSpiel game (Goofspiel) with VLM observations behind PettingZoo's Parallel API.
+
+    ## Description
+    ``pyspiel`` plays the rules of a game with ``SIMULTANEOUS`` dynamics: at each step every live
+    agent writes a move at once, from its own legal moves (``state.legal_actions(player)``), and
+    the joint move is applied (``apply_actions``); at a node where one player moves alone, only
+    its move is read. Chance nodes (Goofspiel's point cards) are sampled from the env's RNG.
+    :func:`openspiel_env` returns its AEC form (:class:`SimultaneousAEC`).
+
+    ## Observation
+    Per agent, ``{"image", "text", "mission", "actions"}`` as in :class:`OpenSpielAEC`; after a
+    joint move each agent is told what every player played.
+
+    ## Action Space
+    Free text per agent, parsed against that agent's legal moves. The joint move is applied only
+    when every agent that must move wrote a legal one: otherwise nothing happens, each agent
+    that wrote none gets the parser's reason in ``infos[agent]["action"]`` and in its text, and
+    every agent moves again (an agent left out of ``actions`` wrote nothing).
+
+    ## Rewards
+    OpenSpiel's returns, paid when the game ends.
+
+    ## Arguments
+    As :class:`OpenSpielAEC`; ``max_cycles`` counts steps of the Parallel API (each a cycle).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_openspiel_parallel_v0", "is_parallelizable": True, "render_fps": 2}
+    _window: HumanWindow | None = None
+
+    def __init__(
+        self,
+        game: str | TextGame = "goofspiel",
+        *,
+        level: int = 0,
+        obs_mode: str = "image+text",
+        image_size: int = 256,
+        action_format: str = "auto",
+        action_match: str = "lenient",
+        render_mode: str | None = None,
+        max_cycles: int = 100,
+        render_fps: int = 2,
+    ) -> None:
+        check_arguments(self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles)
+        self._setup(game, level, image_size)
+        self.metadata = {**self.metadata, "render_fps": render_fps}
+        self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
+        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.text_game.synonyms))  # type: ignore[arg-type]
+        self.np_random, _ = seeding.np_random(None)
+        self.reset()
+
+    def observation_space(self, agent: str) -> Any:
+        return self.observation_spaces[agent]  # the same object every call (PettingZoo's tests)
+
+    def action_space(self, agent: str) -> Any:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A new game from the env's RNG; returns every agent's observation and info."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.state = load(self.spec).new_initial_state()
+        self.agents = list(self.possible_agents)
+        self.feedback = dict.fromkeys(self.agents, "")
+        self.num_cycles = 0
+        self._chance()
+        self._update_vocabulary()
+        self._render_human()
+        return {a: self.observe(a) for a in self.agents}, {a: {} for a in self.agents}
+
+    def _chance(self) -> None:
+        while self.state.is_chance_node():
+            actions, probs = zip(*self.state.chance_outcomes(), strict=True)
+            action = sample(self.np_random, actions, probs)
+            said = chance_sentence(self.state, action)
+            for agent in self.agents if said else ():
+                self.feedback[agent] = f"{self.feedback[agent]} {said}".strip()
+            self.state.apply_action(action)
+
+    def _movers(self) -> list[int]:
+        if self.state.is_terminal():
+            return []
+        mover = self.state.current_player()
+        return list(range(len(self.possible_agents))) if mover == _SIMULTANEOUS else [mover]
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        player = self._player(agent)
+        if agent not in self.agents or player not in self._movers():
+            return ()
+        return tuple(self._names(player))
+
+    def _update_vocabulary(self) -> None:
+        for agent in self.possible_agents:
+            self.action_spaces[agent].vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        text = [self.feedback[agent]] if self.feedback.get(agent) else []
+        if self.obs_mode != "image":
+            text.append(self._text(agent))
+        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
+        return {"image": image, "text": "\n".join(text), "mission": self._mission(agent), "actions": self.legal_moves(agent)}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
+        """Every live agent's move at once (see the class docstring)."""
+        live = list(self.agents)
+        rewards = dict.fromkeys(live, 0.0)
+        infos: dict[str, dict[str, Any]] = {a: {} for a in live}
+        movers = self._movers()
+        parsed: dict[int, str] = {}
+        for agent in live:
+            player = self._player(agent)
+            if player not in movers:
+                continue
+            raw = actions.get(agent) if isinstance(actions, dict) else None
+            result = self.parser.parse(raw if isinstance(raw, str) else "" if raw is None else str(raw), self.legal_moves(agent))
+            infos[agent] = {"action": result.as_info()}
+            if result.parsed is not None:
+                parsed[player] = result.parsed
+            else:
+                self.feedback[agent] = f"Invalid action: {result.error}. Nothing happened."
+        self.num_cycles += 1
+        if movers and len(parsed) == len(movers):
+            self._apply(parsed)
+        elif movers:
+            stalled = ", ".join(self.possible_agents[p] for p in movers if p not in parsed)
+            for p in parsed:
+                self.feedback[self.possible_agents[p]] = f"Your move {parsed[p]} was not played: {stalled} wrote no legal move. Nothing happened."
+        terminated = self.state.is_terminal()
+        if terminated:
+            returns = self.state.returns()
+            rewards = {a: float(returns[self._player(a)]) for a in live}
+        truncated = not terminated and self.num_cycles >= self.max_cycles
+        terminations = dict.fromkeys(live, terminated)
+        truncations = dict.fromkeys(live, truncated)
+        if terminated or truncated:
+            self.agents = []
+        self._update_vocabulary()
+        observations = {a: self.observe(a) for a in live}
+        self._render_human()
+        return observations, rewards, terminations, truncations, infos
+
+    def _apply(self, parsed: dict[int, str]) -> None:
+        moves = {p: self.state.legal_actions(p)[self._names(p).index(name)] for p, name in parsed.items()}
+        said = "; ".join(f"{self.possible_agents[p]} played {name}" for p, name in sorted(parsed.items()))
+        told = f" Moves: {said}." if perfect_information(self.state) else ""  # else each sees its own only
+        for agent in self.agents:
+            mine = parsed.get(self._player(agent))
+            self.feedback[agent] = (f"You played {mine}." if mine is not None else "") + told
+        if self.state.current_player() == _SIMULTANEOUS:
+            self.state.apply_actions([moves[p] for p in range(len(self.possible_agents))])
+        else:
+            (move,) = moves.values()
+            self.state.apply_action(move)
+        self._chance()
+
+    def oracle_action(self, agent: str) -> str:
+        """The expectimax move of ``agent`` against uniformly random opponents (:func:`oracle_move`)."""
+        player = self._player(agent)
+        if not self.legal_moves(agent):
+            raise ValueError(f"{agent} has no move now (the game is over)")
+        action = oracle_move(self.state, player, self.text_game.evaluate)
+        return self._names(player)[list(self.state.legal_actions(player)).index(action)]
+
+    def render(self) -> NDArray[np.uint8] | str | None:
+        if self.render_mode is None:
+            return None
+        agent = self.possible_agents[0]
+        if self.render_mode == "ansi":
+            return self._text(agent) + "\n"
+        if self.render_mode == "human":
+            self._render_human()
+            return None
+        return self._image(agent)
+
+    def _render_human(self) -> None:
+        if self.render_mode != "human":
+            return
+        if self._window is None:
+            from rl4vlm_gym.rendering import HumanWindow
+
+            self._window = HumanWindow(self.title, self.metadata["render_fps"])
+        self._window.show(self._image(self.possible_agents[0]))
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    def __str__(self) -> str:
+        return f"OpenSpielParallel({self.spec})"
+
+
+class SimultaneousAEC(parallel_to_aec_wrapper):
+    """The AEC form of :class:`OpenSpielParallel` (PettingZoo's ``parallel_to_aec``): agents write
+    their moves in turn, unseen by the others, and the joint move is applied after the last.
+    ``infos[agent]["action"]`` is filled as soon as the agent writes (the match harness reads it
+    then); attributes of the Parallel env (``state``, ``legal_moves``, ``oracle_action``,
+    ``parser``, ``obs_mode``) are read through."""
+
+    def __init__(self, parallel_env: OpenSpielParallel) -> None:
+        super().__init__(parallel_env)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        live = not (self.terminations.get(agent, True) or self.truncations.get(agent, True))
+        if live and self.env.legal_moves(agent):
+            result = self.env.parser.parse(action if isinstance(action, str) else str(action), self.env.legal_moves(agent))
+            self.infos[agent] = {"action": result.as_info()}
+        super().step(action)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in ("env",):
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+# Factories -----------------------------------------------------------------------------------------
+
+
+def openspiel_parallel_env(game: str | TextGame = "goofspiel", **kwargs: Any) -> OpenSpielParallel:
+    """The Parallel API env of a simultaneous-move OpenSpiel game (see :class:`OpenSpielParallel`)."""
+    return OpenSpielParallel(game, **kwargs)
+
+
+def openspiel_env(game: str | TextGame = "dots_and_boxes", **kwargs: Any) -> OpenSpielAEC | SimultaneousAEC:
+    """The AEC env of any OpenSpiel game with a text observation: :class:`OpenSpielAEC` for a
+    turn-based game, :class:`SimultaneousAEC` around :class:`OpenSpielParallel` for a
+    simultaneous-move one."""
+    text = _resolve(game)
+    level = kwargs.get("level", 0)
+    spec = text.levels[_check_level(level, text)].spec
+    if load(spec).get_type().dynamics.name == "SIMULTANEOUS":
+        return SimultaneousAEC(OpenSpielParallel(text, **kwargs))
+    return OpenSpielAEC(text, **kwargs)
+
+
+def goofspiel_env(**kwargs: Any) -> SimultaneousAEC:
+    """Goofspiel (OpenSpiel's ``goofspiel``; ``level`` 0..2: 4, 5 or 6 cards), AEC form."""
+    return openspiel_env("goofspiel", **{"max_cycles": 20, **kwargs})  # type: ignore[return-value]
+
+
+def dots_and_boxes_env(**kwargs: Any) -> OpenSpielAEC:
+    """Dots and Boxes (OpenSpiel's ``dots_and_boxes``; ``level`` 0..2: 2x2, 2x3, 3x3 boxes)."""
+    return openspiel_env("dots_and_boxes", **{"max_cycles": 60, **kwargs})  # type: ignore[return-value]
+
+
+def pig_env(**kwargs: Any) -> OpenSpielAEC:
+    """Pig (OpenSpiel's ``pig``; ``level`` 0..2: first to 10, 20 or 30 points)."""
+    return openspiel_env("pig", **{"max_cycles": 200, **kwargs})  # type: ignore[return-value]
+
+
+# The single-agent view -------------------------------------------------------------------------------------
+
+
+class OpenSpielView(VLMEnv):
+    """An OpenSpiel game against uniformly random opponents (see the subclasses' docstrings)."""
+
+    GAME: ClassVar[TextGame]
+    CHANCE: ClassVar[bool] = True  # the opponents' moves (and the game's chance) are drawn as it goes
+    REWARDS: ClassVar = {
+        "native": {"move": 0.0, "won": 1.0, "lost": -1.0, "draw": 0.0, "invalid": 0.0},
+        "sparse": {"move": 0.0, "won": 1.0, "lost": 0.0, "draw": 0.0, "invalid": 0.0},
+        "penalty": {"move": 0.0, "won": 1.0, "lost": -1.0, "draw": 0.0, "invalid": -0.1},
+    }
+    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
+    MIN_IMAGE_SIDE: ClassVar[int] = 64
+    MAX_ACTION_LENGTH: ClassVar[int] = 64
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "GAME" in vars(cls):
+            cls.LEVELS = cls.GAME.levels
+            cls.SYNONYMS = dict(cls.GAME.synonyms)
+
+    @property
+    def spiel_spec(self) -> str:
+        """The OpenSpiel game string of the level."""
+        return self.LEVELS[self.level].spec
+
+    def _new_episode(self, config: TextLevel) -> None:
+        game = load(config.spec)
+        self.seat = int(self.np_random.integers(game.num_players()))  # OpenSpiel's player id
+        self.history: tuple[tuple[int, ...], ...] = ()  # every node's action(s), chance included
+        self.state = game.new_initial_state()
+        self._advance()  # chance, and the opponents when they move first: the view shows it
+
+    def _record(self, actions: Sequence[int]) -> None:
+        if len(actions) == 1 and self.state.current_player() != _SIMULTANEOUS:
+            self.state.apply_action(int(actions[0]))
+        else:
+            self.state.apply_actions([int(a) for a in actions])
+        self.history += (tuple(int(a) for a in actions),)
+
+    def _uniform(self, player: int) -> int:
+        legal = self.state.legal_actions(player)
+        return int(legal[int(self.np_random.integers(len(legal)))])
+
+    def _advance(self) -> str:
+        """Play chance and the opponents until it is our move or the game is over."""
+        said = []
+        while not self.state.is_terminal():
+            mover = self.state.current_player()
+            if self.state.is_chance_node():
+                actions, probs = zip(*self.state.chance_outcomes(), strict=True)
+                action = sample(self.np_random, actions, probs)
+                said.append(chance_sentence(self.state, action))
+                self._record([action])
+            elif mover in (self.seat, _SIMULTANEOUS):
+                break
+            else:
+                action = self._uniform(mover)
+                told = self._name(mover, action) if perfect_information(self.state) else "a move"
+                said.append(f"{self.GAME.seat_name(mover).capitalize()} chose {told}.")
+                self._record([action])
+        return " ".join(x for x in said if x)
+
+    def _name(self, player: int, action: int) -> str:
+        return move_names(self.GAME, self.state, player)[list(self.state.legal_actions(player)).index(action)]
+
+    def _actions(self) -> tuple[str, ...]:
+        if self.state.is_terminal():
+            return ()
+        return tuple(move_names(self.GAME, self.state, self.seat))
+
+    def _apply(self, action: str) -> StepOutcome:
+        move = self.state.legal_actions(self.seat)[move_names(self.GAME, self.state, self.seat).index(action)]
+        feedback = f"You chose {action}."
+        if self.state.current_player() == _SIMULTANEOUS:
+            players = range(self.state.num_players())
+            joint = [move if p == self.seat else self._uniform(p) for p in players]
+            if perfect_information(self.state):
+                played = "; ".join(f"{self.GAME.seat_name(p)} {self._name(p, a)}" for p, a in zip(players, joint, strict=True) if p != self.seat)
+                feedback += f" Played: {played}."
+            self._record(joint)
+        else:
+            self._record([move])
+        said = self._advance()
+        feedback = f"{feedback} {said}".strip()
+        if self.state.is_terminal():
+            event = self._outcome()
+            returns = self.state.returns()
+            scale = abs(returns[self.seat]) / load(self.spiel_spec).max_utility() if returns[self.seat] else 1.0
+            return StepOutcome(event, terminated=True, scale=scale, feedback=f"{feedback} Game over: {_result(self.state, self.seat)}.")
+        return StepOutcome("move", feedback=feedback)
+
+    def _outcome(self) -> str:
+        returns = self.state.returns()
+        best_other = max(r for i, r in enumerate(returns) if i != self.seat)
+        return "won" if returns[self.seat] > best_other else "lost" if returns[self.seat] < best_other else "draw"
+
+    def _describe(self) -> str:
+        return seat_text(self.GAME, self.state, self.seat)
+
+    def _mission(self) -> str:
+        return mission(self.GAME, self.spiel_spec)
+
+    def _render(self) -> NDArray[np.uint8]:
+        return text_image(self._describe(), self.image_size)
+
+    def _frame_key(self) -> Any:
+        return (self._describe(), self.image_size)  # the picture is the text
+
+    def _state_key(self) -> str:
+        # what our seat knows (its OpenSpiel string), never more: GiGPO groups steps by it
+        return f"{self.level}:{self._describe()}"
+
+    def _success(self) -> bool:
+        return self.state.is_terminal() and self._outcome() == "won"
+
+    def _progress(self) -> float:
+        """The match score: 1 for a win, 0.5 for a draw, 0 for a loss or before the end."""
+        if not self.state.is_terminal():
+            return 0.0
+        return {"won": 1.0, "draw": 0.5, "lost": 0.0}[self._outcome()]
+
+    def _optimal_steps(self) -> int | None:
+        return None  # the opponents' moves and chance are drawn as the game goes (CHANCE)
+
+    def oracle_action(self) -> str:
+        """The expectimax move against the uniformly random opponents (:func:`oracle_move`)."""
+        if self.state.is_terminal():
+            return "pass"  # the game is over: any move is refused
+        return self._name(self.seat, oracle_move(self.state, self.seat, self.GAME.evaluate))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["state"] = None  # OpenSpiel states are rebuilt from the moves
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "history" in state:
+            self.state = load(self.spiel_spec).new_initial_state()
+            for actions in self.history:
+                if len(actions) == 1 and self.state.current_player() != _SIMULTANEOUS:
+                    self.state.apply_action(actions[0])
+                else:
+                    self.state.apply_actions(list(actions))
+
+
+_VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{name}`` (:mod:`~rl4vlm_gym.envs.games.openspiel_adapter`).
+
+    ## Description
+    {rules}. ``pyspiel`` plays the rules and pays the returns; the seed draws your seat (OpenSpiel's
+    player 0 or 1), every chance outcome{chance} and every move of the opponent, who plays a
+    uniformly random legal move, all from the env's RNG. {moves} The oracle maximises the
+    expected return against that opponent: an expectimax searched as deep as {nodes} states allow
+    ({exact}), valuing the positions where it stops by {evaluate}. Winning is a game of chance,
+    so ``optimal_steps`` is -1 (``CHANCE``).
+
+    ## Observation
+    - ``image``: the text below drawn in a grid of cells (the game has no renderer of its own).
+    - ``text``: the step's feedback (your move, the opponent's reply), then which player you are
+      and OpenSpiel's ``observation_string`` for your seat, and the result once the game is over;
+      in ``image`` mode only the feedback.
+    - ``mission``: the rules in brief (not your seat: the text tells it).
+    - ``actions``: your legal moves, {grammar}.
+
+    ## Actions
+    One of ``actions``; anything else is invalid (nothing happens, the reason is reported).
+
+    ## Rewards
+    ``native``: OpenSpiel's return, +1 for a win, -1 for a loss, 0 for a draw, paid at the end;
+    ``sparse``: 1 for a win only; ``penalty``: ``native`` with -0.1 per invalid action.
+    ``success`` is a win; ``progress`` is the match score at the end (1 win, 0.5 draw, 0 loss).
+
+    ## Levels
+    {levels}.
+
+    ## Arguments
+    Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
+    ``image_size`` (default 256x256), ``reward_variant``, ``action_format``, ``action_match``,
+    ``render_mode``.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+
+def _view_doc(game: TextGame, name: str, *, rules: str, chance: str, moves: str, exact: str, evaluate: str) -> str:
+    levels = "; ".join(f"{i}: {level.label}" for i, level in enumerate(game.levels))
+    grammar = game.grammar
+    return _VIEW_DOC.format(
+        title=game.title, name=name, rules=rules, chance=chance, moves=moves, nodes=f"{ORACLE_NODES:,}", exact=exact,
+        evaluate=evaluate, grammar=grammar, levels=levels,
+    )
+
+
+class Goofspiel(OpenSpielView):
+    GAME: ClassVar[TextGame] = GOOFSPIEL
+    __doc__ = _view_doc(
+        GOOFSPIEL,
+        "goofspiel",
+        rules=f"{GOOFSPIEL.goal}",
+        chance=" (the order of the point cards)",
+        moves="Both bid at once: your step is your bid, and the opponent's bid is drawn with it. With one card left the "
+        "last round plays itself.",
+        exact="exact with 4 cards",
+        evaluate="the points won so far",
+    )
+
+
+class DotsAndBoxes(OpenSpielView):
+    GAME: ClassVar[TextGame] = DOTS_AND_BOXES
+    __doc__ = _view_doc(
+        DOTS_AND_BOXES,
+        "dots_and_boxes",
+        rules=f"{DOTS_AND_BOXES.goal}",
+        chance="",
+        moves="After you close a box you move again; the opponent's moves until your turn are played within your step.",
+        exact="exact near the end of every game",
+        evaluate="the boxes owned",
+    )
+
+
+class Pig(OpenSpielView):
+    GAME: ClassVar[TextGame] = PIG
+    __doc__ = _view_doc(
+        PIG,
+        "pig",
+        rules=f"{PIG.goal}",
+        chance=" (the die)",
+        moves="The opponent's whole turn is played within your step.",
+        exact="exact near the end of every game",
+        evaluate="the lead in banked points and turn total",
+    )
