@@ -465,10 +465,18 @@ def match_command(
     game: Annotated[str | None, typer.Argument(help="A game (see --list) or a PettingZoo AEC env factory 'package.module:function'.")] = None,
     player: Annotated[
         list[str] | None,
-        typer.Option("--player", "-p", help="[LABEL=]NAME, repeatable: a built-in player of the game, random, oracle, hf, openai or package.module:Class."),
+        typer.Option(
+            "--player",
+            "-p",
+            help="[LABEL=]NAME, repeatable: a built-in player of the game, random, oracle, human (you, at this terminal), hf, openai "
+            "or package.module:Class.",
+        ),
     ] = None,
     player_arg: Annotated[list[str] | None, typer.Option("--player-arg", "-a", help="LABEL:KEY=VALUE, an agent's argument (repeatable).")] = None,
-    seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Seeds; each pair plays each seed in both seat orders (swiss: one round per seed).")] = 10,
+    seeds: Annotated[
+        int,
+        typer.Option(min=1, max=100_000, help="Seeds; each group of players plays each seed from every seat (swiss: one round per seed)."),
+    ] = 10,
     schedule: Annotated[str, typer.Option(help="round-robin, or swiss (n/2 pairings a round).")] = "round-robin",
     first_seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="The first seed (seeds are consecutive).")] = 0,
     out: Annotated[Path | None, typer.Option(help="Match folder (default matches/GAME); re-run to resume or to add players and seeds.")] = None,
@@ -483,7 +491,12 @@ def match_command(
     list_games: Annotated[bool, typer.Option("--list", help="List the games and their built-in players.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Play a round robin of agents on a multi-agent game (seats swapped), rate them and write a report."""
+    """Play a round robin of agents on a multi-agent game (every seed from every seat), rank them and write a report.
+
+    Chip games (poker) rank by mean chips per game, win/draw/loss games by a Bradley-Terry fit, both with bootstrap
+    intervals over the seeds. With -p human you play a seat yourself: each turn shows your observation, the legal
+    moves and where your image is saved, and reads your move from the terminal (end the input to forfeit and stop).
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from rl4vlm_gym.harness import matches
@@ -512,6 +525,7 @@ def match_command(
         if unknown:
             raise matches.MatchError(f"--player-arg names no player: {sorted(unknown)}")
         out = out or Path("matches") / spec.name.rsplit(":", 1)[-1]
+        progress = progress and not any(p.kind == "human" for p in players)  # a bar would redraw over the prompts
         bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, disable=not progress)
         job = bar.add_task(spec.name, total=None)
         with bar:
@@ -553,12 +567,15 @@ def exploitability_command(
             "rows (or {\"policy\": {...}}, as the tables in envs/games/data)."
         ),
     ],
+    table: Annotated[
+        str | None, typer.Option(help="In a best-response file (one pure policy per opponent), the opponent whose best response to read.")
+    ] = None,
 ) -> None:
     """The exact exploitability of a tabular policy (OpenSpiel's best response)."""
     from rl4vlm_gym.harness.exploitability import PolicyError, exploitability, read_policy
 
     try:
-        result = exploitability(game, read_policy(policy))
+        result = exploitability(game, read_policy(policy, table))
     except (PolicyError, ImportError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
