@@ -92,7 +92,7 @@ CARDS += tuple(
         action_grammar="'pass' or 'bet' (after a bet, pass folds and bet calls)",
         action_examples=("<think>a King wins every showdown</think><action>bet</action>", '{"action": "pass"}', "bet"),
         reward_variants=("native",),
-        success="you end the hand with more chips than you started",
+        success="you end the hand with more chips than you started (the score, info['score'], is the chips won: success is a score above 0; a hand stalled to the step limit scores as a fold)",
         max_episode_steps=10,
         references=("OpenSpiel kuhn_poker and CFR (Lanctot et al. 2019), github.com/google-deepmind/open_spiel", "H. W. Kuhn, A simplified two-person poker, 1950"),
         extra="games",
@@ -117,7 +117,7 @@ CARDS += tuple(
         action_grammar="'fold', 'call' or 'raise' among the legal moves listed ('check' means call, 'bet' raise)",
         action_examples=("<think>a pair with the public card</think><action>raise</action>", '{"action": "call"}', "fold"),
         reward_variants=("native", "penalty"),
-        success="you end the hand with more chips than you started",
+        success="you end the hand with more chips than you started (the score, info['score'], is the chips won: success is a score above 0; a hand stalled to the step limit scores as a fold)",
         max_episode_steps=20,
         references=(f"{_OPENSPIEL}: leduc_poker, CFR+ and exact best responses", "F. Southey et al., Bayes' bluff: opponent modelling in poker, UAI 2005"),
         extra="games",
@@ -126,8 +126,13 @@ CARDS += tuple(
 )
 
 _LIARS_DICE = (
-    ("Random", "LiarsDice", "a uniformly random opponent", ("one die each", "two dice each")),
-    ("Heuristic", "LiarsDiceVsHeuristic", "an opponent who bids and calls by the odds of its own dice", ("one die each", "two dice each")),
+    ("Random", "LiarsDice", "a uniformly random opponent", ("one die each", "two dice each", "one die each, two opponents")),
+    (
+        "Heuristic",
+        "LiarsDiceVsHeuristic",
+        "an opponent who bids and calls by the odds of its own dice",
+        ("one die each", "two dice each", "one die each, two opponents"),
+    ),
     ("CFR", "LiarsDiceVsCFR", "the equilibrium opponent (OpenSpiel's CFR+)", ("one die each",)),
 )
 CARDS += tuple(
@@ -137,12 +142,12 @@ CARDS += tuple(
         family="games",
         summary=f"Win Liar's dice against {who}; its dice stay hidden until the call (OpenSpiel's liars_dice).",
         skills=("visual-reading", "game-play", "hidden-information", "probabilistic-reasoning"),
-        levels=tuple(f"{dice}; the seed draws seat, dice and the opponent's moves" for dice in levels),
+        levels=tuple(f"{dice}; the seed draws seat, dice and the opponents' moves" for dice in levels),
         default_level=0,
         action_grammar="a bid 'q-f' higher than the last (at least q dice show face f; 6 is wild), or 'liar' to challenge",
         action_examples=("<think>I hold a 4 and a 6</think><action>2-4</action>", '{"action": "liar"}', "1-3"),
         reward_variants=("native", "sparse", "penalty"),
-        success="you win the challenge",
+        success="you win the challenge (the score, info['score'], is the game's return, +1, -1 or 0 when another pair is in the challenge: success is a score above 0; a game stalled to the step limit scores -1)",
         max_episode_steps=40,
         references=(f"{_OPENSPIEL}: liars_dice, CFR+ and exact best responses",),
         extra="games",
