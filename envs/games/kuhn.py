@@ -1,8 +1,9 @@
 """Kuhn poker on OpenSpiel's ``kuhn_poker``, hidden cards hidden: :class:`KuhnPoker` against a
-built-in opponent, and :data:`KUHN`, the game as the AEC env (:mod:`.kuhn_aec`) plays it.
+built-in opponent, and :data:`KUHN`, the game as the AEC env (:mod:`.kuhn_aec`) plays it, with two
+or three players (OpenSpiel's deck has one card more than players: Jack, Queen, King, Ace).
 
-What a player may know is one record, :class:`KuhnSeen` (its card, the moves, the other card at a
-showdown); the text, the picture and the state key are drawn from it alone."""
+What a player may know is one record, :class:`KuhnSeen` (its card, the moves, the cards shown at
+a showdown); the text, the picture and the state key are drawn from it alone."""
 
 from __future__ import annotations
 
@@ -17,23 +18,27 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.spiel import Policy, SpielGame, load
+from rl4vlm_gym.envs.games.spiel import ChipsScored, Policy, SpielGame, load
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 SPEC = "kuhn_poker"
-CARDS = ("Jack", "Queen", "King")  # OpenSpiel's cards 0, 1, 2
+SPEC_3 = "kuhn_poker(players=3)"
+CARDS = ("Jack", "Queen", "King", "Ace")  # OpenSpiel's cards 0, 1, 2 (and 3 with three players)
 ACTIONS = ("pass", "bet")  # OpenSpiel's actions 0, 1
 SYNONYMS = {"check": "pass", "fold": "pass", "call": "bet"}
 POLICY_FILE = Path(__file__).with_name("data") / "kuhn_cfr.json"
+POLICY_FILES = {2: POLICY_FILE, 3: Path(__file__).with_name("data") / "kuhn_3_cfr.json"}
 
 
 @cache
-def equilibrium() -> dict[str, tuple[float, float]]:
-    """The CFR average policy by OpenSpiel information state (``kuhn_cfr.py`` computed it)."""
-    data = json.loads(POLICY_FILE.read_text())
+def equilibrium(players: int = 2) -> dict[str, tuple[float, float]]:
+    """The CFR average policy by OpenSpiel information state (``kuhn_cfr.py`` computed it); with
+    three players the CFR average policy is no Nash equilibrium certificate (its NashConv is
+    recorded in the file)."""
+    data = json.loads(POLICY_FILES[players].read_text())
     return {key: (float(p[0]), float(p[1])) for key, p in data["policy"].items()}
 
 
@@ -42,6 +47,7 @@ class KuhnOpponent:
     """A level: the opponent's policy, ``random`` (uniform) or ``cfr`` (the equilibrium)."""
 
     name: str
+    players: int = 2
 
     def describe(self) -> str:
         return {"random": "uniformly random", "cfr": "equilibrium (CFR)"}[self.name] + " opponent; the seed draws seat and deal"
@@ -49,7 +55,7 @@ class KuhnOpponent:
     def probs(self, info_state: str) -> tuple[float, float]:
         if self.name == "random":
             return (0.5, 0.5)
-        return equilibrium()[info_state]
+        return equilibrium(self.players)[info_state]
 
 
 MISSION = (
@@ -58,44 +64,81 @@ MISSION = (
 )
 
 
-def showdown(history: tuple[int, ...], terminal: bool) -> bool:
-    """Both cards are shown when the hand ended without a fold (a pass after a bet folds)."""
-    return terminal and history[-2:] != (1, 0)
+def mission(players: int = 2) -> str:
+    """The rules and the goal for ``players`` players (:data:`MISSION` with two)."""
+    if players == 2:
+        return MISSION
+    deck = " < ".join(CARDS[: players + 1])
+    return (
+        f"Play one hand of Kuhn poker with {players} players (cards {deck}, one each, ante 1 chip, one bet of 1; "
+        "players act in turn from player 0) and win chips. Write pass or bet; after a bet, pass folds and bet calls. "
+        "The highest card among the players still in wins the pot."
+    )
+
+
+def contenders(history: tuple[int, ...], players: int) -> list[int]:
+    """The players still in at the end of the betting: every player if nobody bet, else the bettor
+    and those who called (a pass after a bet folds)."""
+    bettors = [i % players for i, a in enumerate(history) if a == 1]
+    return bettors or list(range(players))
+
+
+def showdown(history: tuple[int, ...], terminal: bool, players: int = 2) -> bool:
+    """The cards of the players still in are shown when the hand ended with two or more of them
+    (with two players: it ended without a fold)."""
+    return terminal and len(contenders(history, players)) >= 2
 
 
 @dataclass(frozen=True)
 class KuhnSeen:
     """What one player knows: its card, the moves (OpenSpiel's actions after the deal), and at a
-    showdown the other card; ``result``: its OpenSpiel return once the hand is over."""
+    showdown the cards shown (``shown``: by player, ``None`` where hidden; ours is always known);
+    ``result``: its OpenSpiel return once the hand is over."""
 
     seat: int
     card: int
     history: tuple[int, ...]
-    other: int | None
+    shown: tuple[int | None, ...]
     result: float | None
 
+    @property
+    def players(self) -> int:
+        return len(self.shown)
 
-def moves_text(seat: int, history: tuple[int, ...]) -> list[str]:
-    return [f"{'You' if i % 2 == seat else 'Opponent'}: {ACTIONS[a]}" for i, a in enumerate(history)]
+    @property
+    def other(self) -> int | None:
+        """The opponent's card where shown (two players)."""
+        return self.shown[1 - self.seat]
+
+
+def moves_text(seat: int, history: tuple[int, ...], players: int = 2) -> list[str]:
+    def who(p: int) -> str:
+        return "You" if p == seat else "Opponent" if players == 2 else f"Player {p}"
+
+    return [f"{who(i % players)}: {ACTIONS[a]}" for i, a in enumerate(history)]
 
 
 def hand_text(view: KuhnSeen) -> str:
     """What ``view.seat`` knows, in words: its card, the moves, the pot, and at a showdown the
-    other card."""
-    seat, history = view.seat, view.history
-    lines = [
-        f"You act {'first' if seat == 0 else 'second'}. Your card: {CARDS[view.card]}.",
-        f"Opponent's card: {CARDS[view.other] if view.other is not None else 'hidden'}.",
-        "Moves: " + (", ".join(moves_text(seat, history)) or "none") + f". Pot: {2 + sum(history)} chips.",
-    ]
+    cards shown."""
+    seat, history, n = view.seat, view.history, view.players
+    if n == 2:
+        lines = [
+            f"You act {'first' if seat == 0 else 'second'}. Your card: {CARDS[view.card]}.",
+            f"Opponent's card: {CARDS[view.other] if view.other is not None else 'hidden'}.",
+        ]
+    else:
+        cards = [f"player {p}: {CARDS[c] if c is not None else 'hidden'}" for p, c in enumerate(view.shown) if p != seat]
+        lines = [f"{n} players; you are player {seat} (player 0 acts first). Your card: {CARDS[view.card]}.", "Cards: " + ", ".join(cards) + "."]
+    lines.append("Moves: " + (", ".join(moves_text(seat, history, n)) or "none") + f". Pot: {n + sum(history)} chips.")
     if view.result is not None:
         lines.append(f"The hand is over: you {'won' if view.result > 0 else 'lost'} {abs(view.result):g}.")
     return "\n".join(lines)
 
 
 def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
-    """What ``view.seat`` sees: its card face up, the other face down until a showdown, the moves."""
-    seat, history = view.seat, view.history
+    """What ``view.seat`` sees: its card face up, the others face down until a showdown, the moves."""
+    seat, history, n = view.seat, view.history, view.players
     height, width = size
     image = Image.new("RGB", (width, height), (22, 101, 52))
     draw = ImageDraw.Draw(image)
@@ -109,9 +152,15 @@ def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
         if label:
             draw.text((x + card_w // 2, y + card_h // 2), label, fill=(0, 0, 0), font=big, anchor="mm")
 
-    card(width // 2 - card_w // 2, height // 20, CARDS[view.other][0] if view.other is not None else None)
+    others = [p for p in range(n) if p != seat]
+    for k, p in enumerate(others):  # the opponents' cards side by side at the top, in player order
+        x = width // 2 - card_w // 2 + (2 * k - len(others) + 1) * (card_w * 5 // 8)
+        card(x, height // 20, CARDS[view.shown[p]][0] if view.shown[p] is not None else None)
+        if n > 2:
+            draw.text((x + card_w // 2, height // 20 + card_h + unit // 60), f"p{p}", fill=(255, 255, 255), font=small, anchor="mt")
     card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[view.card][0])
-    text = [f"you act {'first' if seat == 0 else 'second'}", *[m.lower() for m in moves_text(seat, history)], f"pot {2 + sum(history)}"]
+    place = f"you act {'first' if seat == 0 else 'second'}" if n == 2 else f"you are p{seat}"
+    text = [place, *[m.lower() for m in moves_text(seat, history, n)], f"pot {n + sum(history)}"]
     y = height // 2 - len(text) * unit // 32
     for line in text:
         draw.text((width // 20, y), line, fill=(255, 255, 255), font=small)
@@ -130,10 +179,12 @@ class Kuhn(SpielGame):
         return ACTIONS[action]
 
     def view(self, state: Any, seat: int) -> KuhnSeen:
-        deal, history = state.history()[:2], tuple(state.history()[2:])  # chance deals player 0's card first
+        n = state.num_players()
+        deal, history = state.history()[:n], tuple(state.history()[n:])  # chance deals player 0's card first
         over = state.is_terminal()
-        other = deal[1 - seat] if showdown(history, over) else None
-        return KuhnSeen(seat, deal[seat], history, other, float(state.returns()[seat]) if over else None)
+        shown = contenders(history, n) if showdown(history, over, n) else []
+        cards = tuple(c if p == seat or p in shown else None for p, c in enumerate(deal))
+        return KuhnSeen(seat, deal[seat], history, cards, float(state.returns()[seat]) if over else None)
 
     def text(self, view: KuhnSeen) -> str:
         return hand_text(view)
@@ -142,19 +193,25 @@ class Kuhn(SpielGame):
         return hand_image(view, size)
 
     def mission(self, spec: str) -> str:
-        return MISSION
+        return mission(load(spec).num_players())
 
     def policy(self, name: str, spec: str) -> Policy:
+        opponent = KuhnOpponent(name, load(spec).num_players())
+
         def probs(info_state: str, legal: Sequence[int]) -> list[float]:
-            return list(KuhnOpponent(name).probs(info_state))  # both moves are always legal
+            return list(opponent.probs(info_state))  # both moves are always legal
 
         return probs
+
+    def stake(self, state: Any, seat: int) -> float:
+        n = state.num_players()
+        return 1.0 + sum(a for i, a in enumerate(state.history()[n:]) if i % n == seat)  # the ante and a bet
 
 
 KUHN = Kuhn()
 
 
-class KuhnPoker(VLMEnv):
+class KuhnPoker(ChipsScored, VLMEnv):
     """Kuhn poker against a built-in opponent, on OpenSpiel's ``kuhn_poker``.
 
     ## Description
@@ -180,7 +237,10 @@ class KuhnPoker(VLMEnv):
     ``pass`` or ``bet``; ``check`` and ``fold`` mean ``pass``, ``call`` means ``bet``.
 
     ## Rewards
-    ``native``: OpenSpiel's return at the end, the chips won or lost (+-1 or +-2), 0 before.
+    ``native``: OpenSpiel's return at the end, the chips won or lost (+-1 or +-2), 0 before: the
+    episode return is the hand's chips, also in ``info["score"]``. A hand stalled for
+    ``STEP_LIMIT`` (10) steps, the registered step limit (only invalid moves make it that long),
+    is truncated and scored as a fold: you lose what you put in (``forfeit``, -1 or -2).
 
     ## Levels
     One level: the id names the opponent (random or CFR equilibrium).
@@ -194,9 +254,11 @@ class KuhnPoker(VLMEnv):
     - v0: initial release.
     """
 
+    GAME: ClassVar[SpielGame] = KUHN
     LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("random"),)
     # the most a hand pays (2 chips); a hand that pays 1 scales it by 1/2
-    REWARDS: ClassVar = {"native": {"move": 0.0, "won": 2.0, "lost": -2.0, "invalid": 0.0}}
+    REWARDS: ClassVar = {"native": {"move": 0.0, "won": 2.0, "lost": -2.0, "forfeit": -2.0, "invalid": 0.0}}
+    STEP_LIMIT: ClassVar[int] = 10
     REWARD_ALIASES: ClassVar = {"openspiel": "native"}
     CHANCE: ClassVar[bool] = True
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
@@ -208,6 +270,7 @@ class KuhnPoker(VLMEnv):
         first = int(self.np_random.integers(3))
         second = (first + 1 + int(self.np_random.integers(2))) % 3
         self.cards = (first, second)  # by OpenSpiel player
+        self.forfeited = False
         self.history: tuple[int, ...] = ()
         self._replay()
         self._opponent_acts()  # it opens when we act second: the moves in the text and image show it
@@ -266,7 +329,7 @@ class KuhnPoker(VLMEnv):
         return str(self._seen())
 
     def _success(self) -> bool:
-        return self.state.is_terminal() and self.state.returns()[self.seat] > 0
+        return self.state.is_terminal() and self.chips > 0  # the card's success: chips won
 
     def _progress(self) -> float:
         return float(self._success())

@@ -1,10 +1,14 @@
-"""Compute the Kuhn poker equilibrium opponent shipped in ``data/kuhn_cfr.json``.
+"""Compute the Kuhn poker equilibrium opponents shipped in ``data/kuhn_cfr.json`` and ``data/kuhn_3_cfr.json``.
 
     .venv/bin/python -m rl4vlm_gym.envs.games.kuhn_cfr [--iterations 20000]
+    .venv/bin/python -m rl4vlm_gym.envs.games.kuhn_cfr --players 3 [--iterations 20000]
 
 OpenSpiel's C++ CFR (``pyspiel.CFRSolver``, Zinkevich et al. 2007) on its ``kuhn_poker``; the
-average policy's exploitability (``pyspiel.exploitability``, exact) is written beside it. Shipped
-as data so that making the env never runs a solver; the file is deterministic (CFR is).
+average policy's exploitability (``pyspiel.exploitability``, exact) is written beside it, and
+with three players its NashConv (``pyspiel.nash_conv``: CFR's average policy converges to no Nash
+equilibrium in general beyond two players, so the figure is what it is, an approximation's
+gain for deviators). Shipped as data so that making the env never runs a solver; the file is
+deterministic (CFR is).
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ import logging
 from pathlib import Path
 
 DATA = Path(__file__).with_name("data") / "kuhn_cfr.json"
+DATA_BY_PLAYERS = {2: DATA, 3: Path(__file__).with_name("data") / "kuhn_3_cfr.json"}
 
 
-def solve(iterations: int) -> dict[str, object]:
+def solve(iterations: int, players: int = 2) -> dict[str, object]:
     import pyspiel
 
-    game = pyspiel.load_game("kuhn_poker")
+    spec = "kuhn_poker" if players == 2 else f"kuhn_poker(players={players})"
+    game = pyspiel.load_game(spec)
     solver = pyspiel.CFRSolver(game)
     for _ in range(iterations):
         solver.evaluate_and_update_policy()
@@ -41,22 +47,26 @@ def solve(iterations: int) -> dict[str, object]:
             walk(state.child(action))  # type: ignore[attr-defined]
 
     walk(game.new_initial_state())
-    return {
-        "game": "kuhn_poker",
+    data: dict[str, object] = {
+        "game": spec,
         "solver": f"pyspiel.CFRSolver, {iterations} iterations (average policy)",
         "exploitability": pyspiel.exploitability(game, policy),
-        "policy": dict(sorted(table.items())),
     }
+    if players > 2:
+        data["nash_conv"] = pyspiel.nash_conv(game, policy)
+    return {**data, "policy": dict(sorted(table.items()))}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=20000)
+    parser.add_argument("--players", type=int, choices=sorted(DATA_BY_PLAYERS), default=2)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
-    data = solve(args.iterations)
-    DATA.write_text(json.dumps(data, indent=1) + "\n")
-    logging.info("wrote %s (exploitability %.6f)", DATA, data["exploitability"])
+    data = solve(args.iterations, args.players)
+    path = DATA_BY_PLAYERS[args.players]
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    logging.info("wrote %s (exploitability %.6f)", path, data["exploitability"])
 
 
 if __name__ == "__main__":

@@ -148,6 +148,9 @@ class Leduc(SpielGame):
     def policy(self, name: str, spec: str) -> Policy:
         return {"random": uniform, "cfr": cfr_policy}[name]
 
+    def stake(self, state: Any, seat: int) -> float:
+        return float(self.view(state, seat).put_in()[seat])
+
     def best_response(self, name: str, spec: str, seat: int) -> Callable[[Any], int]:
         actions = _best_response(name, seat)
         return lambda state: actions[state.information_state_string()]
@@ -268,8 +271,11 @@ class LeducHoldem(SpielView):
     the rules refuse now (folding when nothing is to call) is invalid: nothing happens.
 
     ## Rewards
-    ``native``: OpenSpiel's return at the end, the chips won or lost (up to 13), 0 before;
-    ``penalty``: the same with -0.1 per invalid action.
+    ``native``: OpenSpiel's return at the end, the chips won or lost (up to 13), 0 before: the
+    episode return is the hand's chips, also in ``info["score"]``; ``penalty``: the same with
+    -0.1 per invalid action. A hand stalled for ``STEP_LIMIT`` (20) steps, the registered step
+    limit (only invalid moves make it that long), is truncated and scored as a fold: you lose
+    what you put in (``forfeit``).
 
     ## Levels
     One level: the id names the opponent (random or CFR+ equilibrium). OpenSpiel's ``leduc_poker``
@@ -288,11 +294,12 @@ class LeducHoldem(SpielView):
     LEVELS: ClassVar[tuple[SpielLevel, ...]] = (SpielLevel(SPEC, "random", "a uniformly random opponent"),)
     # the most a hand pays is 13 chips; a hand that pays c chips scales it by c / 13
     REWARDS: ClassVar = {
-        "native": {"move": 0.0, "won": 13.0, "lost": -13.0, "tie": 0.0, "invalid": 0.0},
-        "penalty": {"move": 0.0, "won": 13.0, "lost": -13.0, "tie": 0.0, "invalid": -0.1},
+        "native": {"move": 0.0, "won": 13.0, "lost": -13.0, "tie": 0.0, "forfeit": -13.0, "invalid": 0.0},
+        "penalty": {"move": 0.0, "won": 13.0, "lost": -13.0, "tie": 0.0, "forfeit": -13.0, "invalid": -0.1},
     }
     REWARD_ALIASES: ClassVar = {"openspiel": "native"}
     SYNONYMS: ClassVar = LEDUC.synonyms
+    STEP_LIMIT: ClassVar[int] = 20
 
 
 class LeducHoldemVsCFR(LeducHoldem):
@@ -324,8 +331,10 @@ class LeducAEC(SpielAEC):
     ``obs_mode``, ``image_size`` (a square side), ``action_format``, ``action_match`` as in
     ``VLMEnv``; ``render_mode`` (``rgb_array`` and ``human`` show the view of the agent to move,
     ``ansi`` its text); ``max_cycles``: steps after which every agent is truncated;
-    ``render_fps``: the pace of the ``human`` window. ``oracle_action(agent)`` is the CFR+
-    equilibrium's most likely move.
+    ``render_fps``: the pace of the ``human`` window. ``oracle_action(agent)`` plays the CFR+
+    equilibrium as the mixed strategy it is: a move sampled with its probabilities at the agent's
+    information state, from a generator spawned from the env's at reset (unexploitable; its most
+    likely move alone would not be).
     """
 
     metadata: ClassVar[dict[str, Any]] = {**SpielAEC.metadata, "name": "rl4vlm_leduc_holdem_v0"}

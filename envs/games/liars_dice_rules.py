@@ -64,7 +64,9 @@ class LiarsDiceGame(pyspiel.Game):
         params = {**_GAME_TYPE.parameter_specification, **(params or {})}
         players, numdice = int(params["players"]), int(params["numdice"])
         if not 2 <= players <= MAX_PLAYERS or numdice < 1:
-            raise ValueError(f"{GAME_NAME}: players must be in 2..{MAX_PLAYERS} and numdice at least 1 (got {players}, {numdice})")
+            raise ValueError(
+                f"{GAME_NAME}: players must be in 2..{MAX_PLAYERS} and numdice at least 1 (got {players}, {numdice})"
+            )
         total = players * numdice
         info = pyspiel.GameInfo(
             num_distinct_actions=total * FACES + 1,

@@ -1,14 +1,15 @@
-"""OpenSpiel's two-player imperfect-information games behind our contract, hidden information hidden.
+"""OpenSpiel's imperfect-information games behind our contract, hidden information hidden.
 
-A game module (``leduc.py``, ``liars_dice.py``) describes its game as a :class:`SpielGame`: the
-OpenSpiel game string of each level, the names of the moves, what one player may know
-(``view``: built from that player's information only, so nothing hidden can leak into its image
-or text) and how that is drawn and said. Two envs are built on it here:
+A game module (``kuhn.py``, ``leduc.py``, ``liars_dice.py``) describes its game as a
+:class:`SpielGame`: the OpenSpiel game string of each level, the names of the moves, what one
+player may know (``view``: built from that player's information only, so nothing hidden can leak
+into its image or text) and how that is drawn and said. Two envs are built on it here:
 
-- :class:`SpielView`: one seat against a built-in opponent behind ``VLMEnv`` (the single-agent
+- :class:`SpielView`: one seat against built-in opponents behind ``VLMEnv`` (the single-agent
   ids). The seed draws the seat, every chance outcome (OpenSpiel's chance nodes, sampled with the
-  env's RNG) and every opponent move.
-- :class:`SpielAEC`: both seats behind PettingZoo's AEC API, chance sampled the same way.
+  env's RNG) and every opponent move. Its return is the hand's chips (:class:`ChipsScored`).
+- :class:`SpielAEC`: every seat behind PettingZoo's AEC API (two or more players, as the game
+  has them), chance sampled the same way.
 
 OpenSpiel plays the rules and pays the returns; the opponents read only their own information
 state string (``policy(info_state, legal_actions)``), never the true state.
@@ -116,6 +117,15 @@ class SpielGame:
     def name_moves(self, state: Any, spec: str) -> list[str]:
         return [self.action_name(a, spec) for a in state.legal_actions()]
 
+    def stake(self, state: Any, seat: int) -> float:
+        """What ``seat`` loses by leaving the hand now, as a fold: the chips it has put in the pot
+        (a game that pays a fixed result, such as Liar's dice, loses ``max_payoff``)."""
+        return self.max_payoff
+
+    def who(self, player: int, seat: int, players: int) -> str:
+        """How ``seat`` is told about ``player``: "You", "Your opponent" (two players) or "Player k"."""
+        return "You" if player == seat else "Your opponent" if players == 2 else f"Player {player}"
+
 
 def tabular_best_response(spec: str, seat: int, table: dict[str, list[tuple[int, float]]]) -> dict[str, int]:
     """OpenSpiel's exact best response of ``seat`` to the opponent's tabular policy ``table``
@@ -132,8 +142,59 @@ def replay(spec: str, history: Sequence[int]) -> Any:
     return state
 
 
-class SpielView(VLMEnv):
-    """Base of the single-agent OpenSpiel game views (see the subclasses' docstrings)."""
+class ChipsScored:
+    """The score of a single-agent card or dice view: the chips its seat won in the hand.
+
+    ``info["score"]`` is OpenSpiel's return for the seat once the hand is over, 0 before; the
+    ``native`` reward pays the same at the end (the views' reward tables scale each event by the
+    chips), so the episode return is the hand's chips. A hand the agent stalls (the view's
+    ``STEP_LIMIT`` steps, the card's ``max_episode_steps``, spent without finishing it: only
+    invalid moves make a hand that long) is scored as a fold: the step that reaches the limit is
+    truncated and pays the ``"forfeit"`` event scaled by the seat's stake (``SpielGame.stake``:
+    the chips it put in the pot; a lost game in Liar's dice), and ``info["score"]`` is minus that
+    stake. The truncation is the view's own rule, so a ``TimeLimit`` of the same length (the
+    registered one) changes nothing; a shorter ``max_episode_steps`` given to ``gym.make`` cuts
+    the hand before it and pays nothing. ``success`` is a positive score (chips > 0), a monotone
+    function of it.
+
+    Mixed into ``VLMEnv`` subclasses that keep ``state`` (OpenSpiel's), ``seat`` and
+    ``forfeited`` (False at each reset).
+    """
+
+    GAME: ClassVar[SpielGame]
+    STEP_LIMIT: ClassVar[int]  # the card's max_episode_steps
+    state: Any
+    seat: int
+    forfeited: bool
+
+    @property
+    def chips(self) -> float:
+        """The chips our seat won in the hand so far: OpenSpiel's return at the end, minus the
+        stake of a stalled hand, 0 before."""
+        if self.state.is_terminal():
+            return float(self.state.returns()[self.seat])
+        return -float(self.GAME.stake(self.state, self.seat)) if self.forfeited else 0.0
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        elapsed = self.elapsed_steps  # type: ignore[attr-defined]
+        if outcome.terminated or outcome.truncated or self.state.is_terminal() or elapsed < self.STEP_LIMIT:
+            return outcome
+        self.forfeited = True
+        stake = float(self.GAME.stake(self.state, self.seat))
+        said = f"The hand took {elapsed} steps without ending: it is scored as a fold, and you lose the {stake:g} you put in."
+        return StepOutcome("forfeit", truncated=True, scale=stake / self.GAME.max_payoff, feedback=f"{outcome.feedback} {said}".strip())
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)  # type: ignore[misc]
+        info["score"] = self.chips
+        return info
+
+
+class SpielView(ChipsScored, VLMEnv):
+    """Base of the single-agent OpenSpiel game views (see the subclasses' docstrings).
+
+    The seed draws our seat among the game's players (OpenSpiel's player 0 acts first); every
+    other seat is played by the level's opponent policy."""
 
     GAME: ClassVar[SpielGame]
     LEVELS: ClassVar[tuple[SpielLevel, ...]]
@@ -145,8 +206,13 @@ class SpielView(VLMEnv):
     def config(self) -> SpielLevel:
         return self.LEVELS[self.level]
 
+    @property
+    def players(self) -> int:
+        return int(load(self.config.spec).num_players())
+
     def _new_episode(self, config: SpielLevel) -> None:
-        self.seat = int(self.np_random.integers(2))  # OpenSpiel's player id: 0 acts first
+        self.seat = int(self.np_random.integers(self.players))  # OpenSpiel's player id: 0 acts first
+        self.forfeited = False
         self.history: tuple[int, ...] = ()  # every action, chance included: the true state
         self.state = load(config.spec).new_initial_state()
         self._advance()  # the deal, and the opponent's first move when it opens: the view shows it
@@ -166,7 +232,8 @@ class SpielView(VLMEnv):
             else:
                 legal = self.state.legal_actions()
                 action = sample(self.np_random, legal, policy(self.state.information_state_string(), legal))
-                said.append(f"Your opponent chose {self.GAME.action_name(action, self.config.spec)}.")
+                who = self.GAME.who(self.state.current_player(), self.seat, self.players)
+                said.append(f"{who} chose {self.GAME.action_name(action, self.config.spec)}.")
             self._play(action)
         return " ".join(s for s in said if s)
 
@@ -180,9 +247,9 @@ class SpielView(VLMEnv):
         self._play(move)
         feedback = f"You chose {action}. " + self._advance()
         if self.state.is_terminal():
-            chips = float(self.state.returns()[self.seat])
+            chips = self.chips
             event = "won" if chips > 0 else "lost" if chips < 0 else "tie"
-            scale = abs(chips) / self.GAME.max_payoff if chips else 1.0
+            scale = abs(chips) / self.GAME.max_payoff if chips else 1.0  # the reward is the chips (native)
             return StepOutcome(event, terminated=True, scale=scale, feedback=feedback.strip())
         return StepOutcome("move", feedback=feedback.strip())
 
@@ -207,7 +274,7 @@ class SpielView(VLMEnv):
         return f"{self.level}:{self._seen()}"
 
     def _success(self) -> bool:
-        return self.state.is_terminal() and self.state.returns()[self.seat] > 0
+        return self.state.is_terminal() and self.chips > 0  # the card's success: chips won
 
     def _progress(self) -> float:
         return float(self._success())
@@ -216,8 +283,9 @@ class SpielView(VLMEnv):
         return None  # chance and the opponent's moves are drawn as the game goes (CHANCE)
 
     def oracle_action(self) -> str:
-        """The exact best response to the opponent's known policy where the game computes one
-        (at the move's information state), else the game's fallback player."""
+        """The exact best response to the opponents' known policy (at the move's information
+        state: it maximises the expected chips), where the game has one; else the game's
+        fallback player."""
         if self.state.is_terminal():
             return "pass"  # the game is over: any move is refused
         spec, legal = self.config.spec, self.state.legal_actions()
@@ -240,7 +308,20 @@ class SpielView(VLMEnv):
 
 
 class SpielAEC(VLMAgentsAEC):
-    """Base of the two-player OpenSpiel games behind PettingZoo's AEC API (see the subclasses)."""
+    """Base of the OpenSpiel games behind PettingZoo's AEC API (see the subclasses).
+
+    The agents are ``player_0`` .. ``player_{N-1}``, OpenSpiel's players in its order (player 0
+    acts first); ``players`` picks N where the game has a ladder of them (``PLAYERS``). Chance
+    is sampled from the env's RNG (``reset(seed=...)``); the rewards are OpenSpiel's returns at
+    the end. ``state`` is OpenSpiel's state and ``legal_moves(agent)`` names
+    ``state.legal_actions()`` in its order (the numeric interface reads both).
+
+    ``oracle_action(agent)`` plays the level's equilibrium (``EQUILIBRIUM``) as the mixed
+    strategy it is: a move sampled with the policy's probabilities at the agent's information
+    state, from a generator spawned from the env's at each reset (so asking the oracle never
+    changes the deal, and one seed gives the same oracle moves). Sampled, the equilibrium cannot
+    be exploited; its most likely move alone could be.
+    """
 
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["rgb_array", "ansi", "human"],
@@ -249,14 +330,16 @@ class SpielAEC(VLMAgentsAEC):
         "render_fps": 2,
     }
     GAME: ClassVar[SpielGame]
-    SPECS: ClassVar[tuple[str, ...]]  # the OpenSpiel game string of each level
+    SPECS: ClassVar[tuple[str, ...]]  # the OpenSpiel game string of each level (two players)
     EQUILIBRIUM: ClassVar[tuple[str, ...]]  # the name of the policy the oracle plays, by level
+    PLAYERS: ClassVar[tuple[int, ...]] = (2,)  # the numbers of players the game offers
     MAX_ACTIONS: ClassVar[int] = 16
 
     def __init__(
         self,
         *,
         level: int = 0,
+        players: int = 2,
         obs_mode: str = "image+text",
         image_size: int = 256,
         action_format: str = "auto",
@@ -268,24 +351,35 @@ class SpielAEC(VLMAgentsAEC):
         super().__init__()
         if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(self.SPECS):
             raise ValueError(f"level={level!r} is not valid: give an int in 0..{len(self.SPECS) - 1}")
+        if isinstance(players, bool) or not isinstance(players, int) or players not in self.PLAYERS:
+            raise ValueError(f"players={players!r} is not valid for {self.GAME.title}: give an int in {self.PLAYERS}")
         check_arguments(
             self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode,
             max_cycles=max_cycles,
         )
         self.metadata = {**self.metadata, "render_fps": render_fps}
-        self.level, self.spec = level, self.SPECS[level]
+        self.level, self.players, self.spec = level, players, self.game_spec(level, players)
         self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.GAME.synonyms))  # type: ignore[arg-type]
-        self.possible_agents = ["player_0", "player_1"]  # OpenSpiel's players 0 and 1
+        self.possible_agents = [f"player_{i}" for i in range(load(self.spec).num_players())]  # OpenSpiel's players, in order
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, self.MAX_ACTIONS)
         self._frames: dict[Any, NDArray[np.uint8]] = {}
         self.np_random, _ = seeding.np_random(None)
         self.reset()
 
+    @classmethod
+    def game_spec(cls, level: int, players: int) -> str:
+        """The OpenSpiel game string of ``level`` with ``players`` players (``SPECS`` at two)."""
+        if players != 2:
+            raise NotImplementedError(f"{cls.__name__} has no game of {players} players")
+        return cls.SPECS[level]
+
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game from the env's RNG (``options`` are accepted and unused, as PettingZoo asks)."""
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
+        # the oracle's own draws: spawned (the env's stream is not advanced, the deal is unchanged)
+        self._oracle_rng = self.np_random.spawn(1)[0]
         self.history: tuple[int, ...] = ()
         self.state = load(self.spec).new_initial_state()
         self._new_game()
@@ -330,11 +424,11 @@ class SpielAEC(VLMAgentsAEC):
 
     def _play(self, agent: str, move: str) -> None:
         action = self.state.legal_actions()[self.GAME.name_moves(self.state, self.spec).index(move)]
+        player, n = self._seat(agent), len(self.possible_agents)
         self.state.apply_action(action)
         self.history += (action,)
-        other = self.agents[1 - self.agents.index(agent)]
-        self.feedback[agent] = f"You chose {move}."
-        self.feedback[other] = f"Your opponent chose {move}."
+        for other in self.agents:
+            self.feedback[other] = f"{self.GAME.who(player, self._seat(other), n)} chose {move}."
         self._chance()
         if self.state.is_terminal():
             returns = self.state.returns()
@@ -344,10 +438,11 @@ class SpielAEC(VLMAgentsAEC):
             self.agent_selection = self.possible_agents[self.state.current_player()]
 
     def _oracle_move(self, agent: str) -> str:
-        """The equilibrium policy's most likely move."""
+        """A move of the level's equilibrium, sampled with its probabilities (see the class docstring)."""
         legal = self.state.legal_actions()
         policy = self.GAME.policy(self.EQUILIBRIUM[self.level], self.spec)
-        return self.GAME.action_name(most_likely(policy, self.state.information_state_string(), legal), self.spec)
+        move = sample(self._oracle_rng, legal, policy(self.state.information_state_string(), legal))
+        return self.GAME.action_name(move, self.spec)
 
     def __str__(self) -> str:
         return type(self).__name__

@@ -127,7 +127,7 @@ def test_an_invalid_move_keeps_the_turn_and_the_hand_pays_openspiels_returns() -
     assert env.rewards == {"player_0": 2.0, "player_1": -2.0}
 
 
-def test_the_aec_oracle_plays_the_equilibriums_most_likely_move(tmp_path: object) -> None:
+def test_the_aec_oracle_plays_the_equilibriums_moves(tmp_path: object) -> None:
     table = json.loads(POLICY_FILE.read_text())["policy"]
     env = small_aec(obs_mode="text")
     seen = set()
@@ -143,7 +143,7 @@ def test_the_aec_oracle_plays_the_equilibriums_most_likely_move(tmp_path: object
                 env.oracle_action(other)
             p = table[env.state.information_state_string()]
             move = env.oracle_action(agent)
-            assert move == env.oracle_action() == ("bet" if p[1] > p[0] else "pass")
+            assert p[("pass", "bet").index(move)] > 0  # a move of the equilibrium (sampled: test_spiel_aec.py)
             seen.add((env.state.information_state_string(), move))
             env.step(move)
     assert {m for _, m in seen} == {"pass", "bet"}  # both moves are the equilibrium's somewhere
