@@ -316,17 +316,23 @@ class NumericAEC(BaseWrapper):
             return
         legal = self.encoder.legal(agent)
         move = legal.get(int(action))
-        if move is not None:
-            self.env.step(move)
-            return
         # "" names no move in any of the family's parsers: the wrapped env's invalid move
-        self.env.step("")
-        self.env.infos[agent]["action"] = {
-            "raw": str(action),
-            "parsed": None,
-            "valid": False,
-            "error": f"action {action} is not legal now (legal: {sorted(legal)}; see the action_mask)",
-        }
+        self.env.step("" if move is None else move)
+        record = self.env.infos[agent]["action"] = {**self.env.infos[agent].get("action", {}), "raw": str(int(action))}
+        if move is None:
+            record["error"] = f"action {action} is not legal now (legal: {sorted(legal)}; see the action_mask)"
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        """The wrapped env's infos, each agent's ``action`` record with fixed keys and no ``None``:
+        ``{"raw": the id as text, "parsed": the move's name, "valid": bool, "error": str}`` (``""``
+        where there is nothing to say, ``valid`` until an action is refused), since libraries that
+        store infos in arrays count a ``None`` or a missing key as a NaN (Tianshou's buffer)."""
+        out = {}
+        for agent, info in self.env.infos.items():
+            record = {"raw": "", "parsed": "", "valid": True, "error": "", **info.get("action", {})}
+            out[agent] = {**info, "action": {k: "" if v is None else v for k, v in record.items()}}
+        return out
 
     def __str__(self) -> str:
         return f"NumericAEC<{self.env!s}>"
