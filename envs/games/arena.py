@@ -9,6 +9,7 @@ match needs the game registry, never on ``import rl4vlm_gym``. A new game is one
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,18 +35,24 @@ GAMES = (
     GameSpec(
         "kuhn_poker",
         "rl4vlm_gym.envs.games.kuhn_aec:kuhn_poker_env",
-        players={"cfr": f"{_HERE}:kuhn_cfr"},
+        players={"cfr": f"{_HERE}:kuhn_cfr", "always-raise": f"{_HERE}:kuhn_always_raise", "br": f"{_HERE}:kuhn_br"},
         spiel_game="kuhn_poker",
         spiel_observation=f"{_HERE}:kuhn_observation",
-        summary="Kuhn poker (OpenSpiel's kuhn_poker), one hand per game; built-in player: cfr (the equilibrium).",
+        payoff="chips",
+        folded=f"{_HERE}:kuhn_folded",
+        summary="Kuhn poker (OpenSpiel's kuhn_poker), one hand per game, scored in chips; built-in players: cfr (the "
+        "equilibrium), always-raise, br (the exact best response to random).",
     ),
     GameSpec(
         "leduc_poker",
         "rl4vlm_gym.envs.games.leduc:leduc_env",
-        players={"cfr": f"{_HERE}:leduc_cfr"},
+        players={"cfr": f"{_HERE}:leduc_cfr", "always-raise": f"{_HERE}:leduc_always_raise", "br": f"{_HERE}:leduc_br"},
         spiel_game="leduc_poker",
         spiel_observation=f"{_HERE}:leduc_observation",
-        summary="Leduc hold'em (OpenSpiel's leduc_poker), one hand per game; built-in player: cfr (the CFR+ equilibrium).",
+        payoff="chips",
+        folded=f"{_HERE}:leduc_folded",
+        summary="Leduc hold'em (OpenSpiel's leduc_poker), one hand per game, scored in chips; built-in players: cfr (the "
+        "CFR+ equilibrium), always-raise, br (the exact best response to random).",
     ),
     GameSpec(
         "liars_dice",
@@ -143,6 +150,111 @@ def kuhn_observation(state: Any, obs_mode: str = "image+text", image_size: int =
         image = hand_image(view, (image_size, image_size))
     obs = {"image": image, "text": text, "mission": MISSION, "actions": tuple(ACTIONS[a] for a in state.legal_actions())}
     return obs, ActionParser(synonyms=SYNONYMS)
+
+
+# Both poker games: an exploitable policy, the best response to random, and what a fold leaves.
+
+
+def _spiel_move(env: Any, action: int) -> str:
+    """The name ``env`` (a ``SpielAEC``) gives OpenSpiel's ``action`` (what its parser reads)."""
+    return env.GAME.action_name(action, env.spec)
+
+
+@dataclass(frozen=True)
+class AlwaysRaise:
+    """Bet or raise whenever the rules allow, else call or check; never fold. Deterministic and
+    exploitable: it wins many hands (its bets make the other fold) yet loses chips against any
+    player that calls it with strong hands and folds weak ones.
+
+    Attributes:
+        aggressive: OpenSpiel's bet/raise action (Kuhn: 1, bet; Leduc: 2, raise).
+        passive: the action played when no raise is legal (Kuhn: 1, a bet facing a bet is the
+            call; Leduc: 1, call or check).
+    """
+
+    aggressive: int
+    passive: int
+
+    def policy(self, state: Any) -> dict[int, float]:
+        return {self.aggressive if self.aggressive in state.legal_actions() else self.passive: 1.0}
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> str:
+        (action,) = self.policy(env.state)
+        return _spiel_move(env, action)
+
+
+def kuhn_always_raise() -> AlwaysRaise:
+    return AlwaysRaise(aggressive=1, passive=1)
+
+
+def leduc_always_raise() -> AlwaysRaise:
+    return AlwaysRaise(aggressive=2, passive=1)
+
+
+@functools.cache
+def _best_response_to_uniform(spiel_game: str, seat: int) -> Any:
+    """OpenSpiel's exact best response of ``seat`` to the uniform random policy (its Python
+    ``BestResponsePolicy``: it values the whole tree once, then answers by information state;
+    Kuhn and Leduc take well under a second)."""
+    import pyspiel
+    from open_spiel.python.algorithms.best_response import BestResponsePolicy
+    from open_spiel.python.policy import UniformRandomPolicy
+
+    game = pyspiel.load_game(spiel_game)
+    return BestResponsePolicy(game, seat, UniformRandomPolicy(game))
+
+
+@dataclass(frozen=True)
+class BestResponse:
+    """The exact best response to ``random`` (uniform over the legal moves), in either seat: the
+    strongest player against random there is, deterministic, and itself exploitable (it does not
+    play an equilibrium). ``policy`` is exact at every state, so its exploitability is too."""
+
+    spiel_game: str
+
+    def policy(self, state: Any) -> dict[int, float]:
+        best = _best_response_to_uniform(self.spiel_game, state.current_player())
+        return {int(best.best_response_action(state.information_state_string())): 1.0}
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> str:
+        (action,) = self.policy(env.state)
+        return _spiel_move(env, action)
+
+
+def kuhn_br() -> BestResponse:
+    return BestResponse("kuhn_poker")
+
+
+def leduc_br() -> BestResponse:
+    return BestResponse("leduc_poker")
+
+
+def _fold(put_in: list[float], seat: int) -> list[float]:
+    """The returns when ``seat`` folds: it loses what it has put in the pot, which the other seats
+    win (shared equally among them when there are more than one)."""
+    others = len(put_in) - 1
+    return [-put_in[seat] if i == seat else put_in[seat] / others for i in range(len(put_in))]
+
+
+def kuhn_folded(env: Any, seat: int) -> list[float]:
+    """Kuhn poker's returns if ``seat`` folded at ``env``'s OpenSpiel state: each player put in
+    its ante (1) and one chip per bet (OpenSpiel's action 1; a bet facing a bet is the call)."""
+    state = env.state
+    put_in = [1.0] * state.num_players()
+    for step in state.full_history():
+        if step.player >= 0 and step.action == 1:
+            put_in[step.player] += 1.0
+    return _fold(put_in, seat)
+
+
+def leduc_folded(env: Any, seat: int) -> list[float]:
+    """Leduc hold'em's returns if ``seat`` folded at ``env``'s OpenSpiel state: what it put in is
+    its starting money (the same for all: the pot plus the money left, shared) less its money left
+    (``LeducState.money``)."""
+    state = env.state
+    money = [float(m) for m in state.money()]
+    start = (float(state.pot()) + sum(money)) / len(money)
+    return _fold([start - m for m in money], seat)
 
 
 # Leduc hold'em and Liar's dice: OpenSpiel tables by information state (``spiel.SpielGame.policy``).

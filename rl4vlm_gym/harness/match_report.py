@@ -1,7 +1,10 @@
 """The report page of a match folder: ratings table, cross-table (win/draw/loss per pair) and its
-plot, exploitability for the poker games, and the games that ended in an error. A cooperative
-game (the seats one team) gets team success rates instead of ratings, and a cross-table of the
-success of each pairing of roles (:func:`rl4vlm_gym.harness.ratings.team_rate`).
+plot, exploitability for the poker games, and the games that ended in an error. The page says
+which payoff the game's results were scored by and what the rank rests on
+(:data:`rl4vlm_gym.harness.ratings.RANK_BASIS`): mean chips per game with their bootstrap interval
+in a chip game (poker), the Bradley-Terry (Elo) fit with its interval in a win/draw/loss game. A
+cooperative game (the seats one team) gets team success rates instead of ratings, and a
+cross-table of the success of each pairing of roles (:func:`rl4vlm_gym.harness.ratings.team_rate`).
 
 Written like the evaluation report (:mod:`rl4vlm_gym.harness.report`: one Markdown file with PNG
 plots beside it and one self-contained HTML page, from the same blocks; text read from files is
@@ -15,6 +18,7 @@ is relative to the pool of players that met in one tournament, and changes when 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -57,25 +61,38 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
     out = Path(out) if out is not None else folder
     manifest, records = load_matches(folder)
     labels = list(manifest["players"])
-    cooperative = bool(manifest.get("cooperative"))
-    table = standings(records, labels, cooperative=cooperative)
+    payoff = manifest["payoff"]
+    table = standings(records, labels, payoff=payoff)
     ratings, cross = table["ratings"], table["cross_table"]
     title = f"Match report: {manifest['game']}"
     seeds = manifest.get("seeds", [])
+    seats = manifest.get("seats", 2)
+    scheduled = len(seeds) * math.comb(len(labels), seats) * seats
+    how = "both seat orders" if seats == 2 else f"every group of {seats} in each rotation of its seats"
     blocks: list[Any] = [
         _Heading(title, 1),
         _Text(
             f"Game `{manifest['game']}` with arguments `{json.dumps(manifest.get('game_kwargs', {}), sort_keys=True)}`; "
-            f"{len(labels)} players, round robin over {len(seeds)} seeds in both seat orders: "
-            f"{len(records)} of {len(seeds) * len(labels) * (len(labels) - 1)} games played."
+            f"{len(labels)} players, {seats} seats a game, round robin over {len(seeds)} seeds in {how}: "
+            f"{len(records)} of {scheduled} games played. Payoff: {_PAYOFF_TEXT[payoff]}. Ranked by {table['rank_basis']}."
         ),
         _Table(["player", "plays"], [[label, _player_text(manifest["players"][label])] for label in labels]),
     ]
-    if cooperative:
+    if payoff == "team":
         blocks += _team_blocks(records, ratings, cross)
+    elif payoff == "chips":
+        blocks += _chip_blocks(ratings, cross)
     else:
         blocks += _rating_blocks(ratings, cross)
     return _finish(folder, out, title, blocks, table, records)
+
+
+_PAYOFF_TEXT = {
+    "chips": "chips (the game's zero-sum return per game; a forfeit, by an error or by stalling with invalid moves, "
+    "is scored as a fold: the player loses what it had put in)",
+    "win-loss": "win 1, draw 0.5, loss 0 (by return; a forfeit loses)",
+    "team": "team success (both seats share it)",
+}
 
 
 def _team_blocks(records: list[dict[str, Any]], ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
@@ -150,22 +167,55 @@ def _team_blocks(records: list[dict[str, Any]], ratings: list[dict[str, Any]], c
     return blocks
 
 
+def _chip_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
+    """A zero-sum chip game: ranked by mean chips per game, hands won shown for reference only."""
+    blocks: list[Any] = [
+        _Heading("Ratings"),
+        _Text(
+            "Ranked by mean chips per game against the field (every seed played from every seat), with a bootstrap 95% "
+            "interval that resamples seeds, all seats of a seed together. W-D-L counts hands won, drawn and lost: a "
+            "player that bets every hand wins many small pots and can still lose chips, so it is not the rank."
+        ),
+        _Table(
+            ["rank", "player", "chips per game", "95% interval", "games", "W-D-L", "hands won", "forfeits"],
+            [
+                [
+                    str(r["rank"]),
+                    r["player"],
+                    "-" if r["chips"] is None else f"{r['chips']:+.3f}",
+                    "-" if r["chips_ci95"] is None else f"[{r['chips_ci95'][0]:+.3f}, {r['chips_ci95'][1]:+.3f}]",
+                    str(r["games"]),
+                    f"{r['wins']}-{r['draws']}-{r['losses']}",
+                    "-" if r["score"] is None else f"{r['score']:.3f}",
+                    str(r["forfeits"]),
+                ]
+                for r in ratings
+            ],
+        ),
+    ]
+    return blocks + _cross_blocks(ratings, cross)
+
+
 def _rating_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
     blocks: list[Any] = [
         _Heading("Ratings"),
         _Text(
-            "OpenSkill (Plackett-Luce) ratings: mu with a 95% interval (mu +- 1.96 sigma), ranked by the "
-            "ordinal mu - 3 sigma. Elo (BT): the Bradley-Terry fit of all games on the Elo scale (mean 1000), as LLM arenas report it, with a bootstrap 95% interval over the games. Score: points per game (1 a win, 0.5 a draw; a game is won by the higher return). Mean return: per game (chips in poker, where it weighs pots that wins and losses do not)."
+            "Ranked by Elo (BT): the Bradley-Terry maximum-likelihood fit of all games on the Elo scale (mean 1000), as LLM "
+            "arenas report it, with a bootstrap 95% interval that resamples seeds (all seats of a seed together); games "
+            "of more than two seats count as their pairwise results. OpenSkill (Plackett-Luce), a second column: mu "
+            "with mu +- 1.96 sigma and the ordinal mu - 3 sigma, averaged over 16 fixed orders of the games (its online "
+            "updates depend on the order). Score: points per game (1 a win, 0.5 a draw; a game is won by the higher "
+            "return). Mean return: per game."
         ),
         _Table(
             [
                 "rank",
                 "player",
-                "mu",
-                "95% interval",
-                "ordinal",
                 "Elo (BT)",
                 "Elo 95% interval",
+                "OpenSkill mu",
+                "mu 95% interval",
+                "ordinal",
                 "games",
                 "W-D-L",
                 "score",
@@ -176,11 +226,11 @@ def _rating_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list
                 [
                     str(r["rank"]),
                     r["player"],
+                    f"{r['elo']:.0f}",
+                    f"[{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]",
                     f"{r['mu']:.2f}",
                     f"[{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]",
                     f"{r['ordinal']:.2f}",
-                    f"{r['elo']:.0f}",
-                    f"[{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]",
                     str(r["games"]),
                     f"{r['wins']}-{r['draws']}-{r['losses']}",
                     "-" if r["score"] is None else f"{r['score']:.3f}",
@@ -190,8 +240,14 @@ def _rating_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list
                 for r in ratings
             ],
         ),
+    ]
+    return blocks + _cross_blocks(ratings, cross)
+
+
+def _cross_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
+    blocks: list[Any] = [
         _Heading("Cross-table"),
-        _Text("Row player against column player, both seats: wins-draws-losses (mean return per game)."),
+        _Text("Row player against column player, every seat: wins-draws-losses (the row player's mean return per game)."),
     ]
     order = [r["player"] for r in ratings]
 

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import itertools
 import json
 import logging
+import math
 import os
 import re
+import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +53,7 @@ __all__ = [
     "GAME_ENTRY_POINT_GROUP",
     "MAX_PLAYERS",
     "MAX_SEEDS",
+    "PAYOFFS",
     "BuiltinPlayer",
     "GameSpec",
     "MatchError",
@@ -73,8 +77,12 @@ GAME_ENTRY_POINT_GROUP = "rl4vlm_gym.games"
 MAX_PLAYERS = 64
 MAX_SEEDS = 100_000
 SCHEDULES = ("round-robin", "swiss")
+PAYOFFS = ("win-loss", "chips", "team")
+HUMAN = "human"
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 _MAX_ITER = 100_000  # agent turns of one game at most, whatever the env's own limit
+_PLAYER_STREAM = 1  # the spawn key of the built-in players' streams (the env's: none)
+_SYNC_SECONDS = 1.0  # games.jsonl is flushed after every game, synced to disk at most once a second (fsync costs ms)
 
 
 class MatchError(RunError):
@@ -115,6 +123,16 @@ class GameSpec:
         cooperative: the seats play as a team and share the payoff (a signalling game): a game
             scores 1 to both seats when the team succeeded (every seat's return is positive),
             else 0, and ratings are team success rates (:func:`rl4vlm_gym.harness.ratings.standings`).
+            Its ``payoff`` is ``"team"``.
+        payoff: what a game's result means, and so how players are ranked (:data:`PAYOFFS`):
+            ``"win-loss"`` (the default: a game is won, drawn or lost by the returns; ranked by
+            a Bradley-Terry fit), ``"chips"`` (a zero-sum game whose returns are an amount, as
+            poker's chips: ranked by mean return per game) or ``"team"`` (``cooperative``).
+        folded: lazy ``"module:function"``, ``(env, seat) -> returns``: in a ``"chips"`` game,
+            the returns of every seat if ``seat`` folded now (it loses what it has put in; the
+            others win it), read from the env's true state. A player that forfeits (it raised,
+            or stalled with invalid moves until the step limit) is scored so; without it the
+            game's returns stand.
         summary: one sentence for listings.
     """
 
@@ -125,10 +143,18 @@ class GameSpec:
     spiel_observation: str | None = None
     spiel_levels: tuple[str | None, ...] = ()
     cooperative: bool = False
+    payoff: str = "win-loss"
+    folded: str | None = None
     summary: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", MappingProxyType(dict(self.players)))
+        if self.cooperative:
+            object.__setattr__(self, "payoff", "team")
+        if self.payoff not in PAYOFFS:
+            raise ValueError(f"game {self.name!r}: payoff {self.payoff!r} is not one of {PAYOFFS}")
+        if self.payoff == "team" and not self.cooperative:
+            raise ValueError(f"game {self.name!r}: the team payoff is for cooperative games (cooperative=True)")
 
     def spiel_game_at(self, game_kwargs: Mapping[str, Any] | None = None) -> str | None:
         """The OpenSpiel game played with the env's arguments ``game_kwargs`` (its ``level``)."""
@@ -223,7 +249,8 @@ class PlayerSpec:
 
 def parse_player(text: str, game: GameSpec, kwargs: Mapping[str, Any] | None = None) -> PlayerSpec:
     """A player from ``[LABEL=]NAME``: ``NAME`` is a built-in player of ``game``, ``random``,
-    ``oracle``, an agent of :data:`rl4vlm_gym.agents.AGENTS` or ``module:Class``."""
+    ``oracle``, ``human`` (a person at the terminal: :mod:`rl4vlm_gym.harness.human`), an agent
+    of :data:`rl4vlm_gym.agents.AGENTS` or ``module:Class``."""
     if not isinstance(text, str) or not text.strip() or len(text) > 512:
         raise MatchError(f"player {text!r:.80}: give [LABEL=]NAME (at most 512 characters)")
     label, sep, name = text.partition("=")
@@ -238,11 +265,17 @@ def parse_player(text: str, game: GameSpec, kwargs: Mapping[str, Any] | None = N
         if kwargs:
             raise MatchError(f"player {label!r}: the built-in player {name!r} takes no arguments")
         return PlayerSpec(label, "builtin", name)
+    if name == HUMAN:
+        if kwargs:
+            raise MatchError(f"player {label!r}: the human player takes no arguments")
+        return PlayerSpec(label, "human", HUMAN)
     try:
         agent_class(name)
     except ValueError as err:
         builtins = ", ".join(sorted(game.players)) or "none"
-        raise MatchError(f"player {label!r}: {err}; the built-in players of {game.name!r} are: {builtins}") from None
+        raise MatchError(
+            f"player {label!r}: {err}; the built-in players of {game.name!r} are: {builtins}; or human (a person at the terminal)"
+        ) from None
     return PlayerSpec(label, "agent", name, MappingProxyType(dict(kwargs or {})))
 
 
@@ -269,28 +302,41 @@ class SeatView:
 
 
 class _Seat:
-    """A player in one process: its built-in player or agent, begun per game."""
+    """A player in one process: its built-in player, agent or person, begun per game."""
 
-    def __init__(self, spec: PlayerSpec, game: GameSpec, prompt: PromptConfig) -> None:
+    def __init__(self, spec: PlayerSpec, game: GameSpec, prompt: PromptConfig, folder: Path | None = None) -> None:
+        from rl4vlm_gym.harness.human import HumanPlayer
+
         self.spec = spec
         self.builtin: BuiltinPlayer | None = None
         self.agent: Agent | None = None
+        self.human: HumanPlayer | None = None
         if spec.kind == "builtin":
             self.builtin = game.builtin(spec.name)
+        elif spec.kind == "human":
+            self.human = HumanPlayer(spec.label, Path(folder or ".") / "human")
         else:
             self.agent = AgentSpec(spec.name, dict(spec.kwargs)).make(prompt)
         self.rng = np.random.default_rng(0)
 
     def begin(self, env: Any, agent: str, seed: int, seat: int) -> None:
-        # The seat enters the stream, so one player in both seats of a seed draws differently.
-        self.rng = np.random.default_rng([seed, seat])
+        # The seat enters the stream, so one player in two seats of a seed draws differently; the
+        # spawn key keeps it apart from the env's own stream (SeedSequence(seed), which deals the
+        # cards): default_rng([seed, 0]) *is* that stream, and a seat-0 player drawing from it
+        # moved on the very numbers that dealt its card (in Kuhn, the equilibrium never bluffed).
+        seats = len(env.possible_agents)
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_PLAYER_STREAM, seat)))
         self.view = SeatView(env, agent)
         if self.agent is not None:
-            self.agent.begin(self.view, seed * 2 + seat)  # type: ignore[arg-type]
+            self.agent.begin(self.view, seed * seats + seat)  # type: ignore[arg-type]
+        if self.human is not None:
+            self.human.begin(str(getattr(env, "title", type(env).__name__)), seed, agent, seats)
 
     def act(self, env: Any, agent: str, obs: Mapping[str, Any]) -> str:
         if self.builtin is not None:
             return self.builtin.act(env, agent, self.rng)
+        if self.human is not None:
+            return self.human.act(obs)
         assert self.agent is not None
         return self.agent.act(obs)
 
@@ -302,15 +348,28 @@ class _Seat:
 # One game -----------------------------------------------------------------------------------------
 
 
-def play_game(env: Any, seats: Sequence[_Seat], seed: int, *, cooperative: bool = False) -> dict[str, Any]:
+def play_game(
+    env: Any,
+    seats: Sequence[_Seat],
+    seed: int,
+    *,
+    cooperative: bool = False,
+    folded: Callable[[Any, int], Sequence[float]] | None = None,
+) -> dict[str, Any]:
     """Play one game of ``env`` (reset with ``seed``), ``seats[i]`` in ``env.possible_agents[i]``.
 
-    Returns the record: each seat's return and score (1 win, 0.5 draw, 0 loss, by return; in a
-    ``cooperative`` game the team's: 1 to every seat when all returns are positive, else 0), the
-    steps (acting seat, raw output, parsed move, validity, parser error, every seat's reward), the
-    invalid moves per seat, and ``error``/``forfeit`` when a player raised or wrote no text, or the
-    step limit ended the game and one player wrote more invalid moves (it stalled): that player
-    loses the game.
+    A player forfeits when it raises, writes no text, ends its input (a person: EOF), or when the
+    step limit ends the game and it wrote more invalid moves than every other seat (it stalled).
+    A forfeit in a chip game with a ``folded`` rule (:attr:`GameSpec.folded`) is scored as a fold
+    at that point: the returns become ``folded(env, seat)`` (the game's own are kept as
+    ``env_returns``).
+
+    Returns:
+        The record: each seat's return and score (by return: 1 to a sole best, 0.5 to each of
+        tied best, 0 to the others; a forfeiting seat counts below every other; in a
+        ``cooperative`` game the team's: 1 to every seat when all returns are positive, else 0),
+        the steps (acting seat, raw output, parsed move, validity, parser error, every seat's
+        reward), the invalid moves per seat, and ``error``/``forfeit`` (the seat at fault).
     """
     env.reset(seed=seed)
     agents = list(env.possible_agents)
@@ -332,6 +391,9 @@ def play_game(env: Any, seats: Sequence[_Seat], seed: int, *, cooperative: bool 
         i = agents.index(agent)
         try:
             output = seats[i].act(env, agent, obs)
+        except EOFError as err:  # a person ended the input
+            error, forfeit = f"{seats[i].spec.label} forfeits: {err}", i
+            break
         except Exception as err:  # the player's failure ends the game; the tournament goes on
             error, forfeit = f"{seats[i].spec.label} raised {type(err).__name__}: {err}", i
             break
@@ -354,45 +416,63 @@ def play_game(env: Any, seats: Sequence[_Seat], seed: int, *, cooperative: bool 
                 "rewards": rewards,
             }
         )
-    if forfeit is None and truncated and invalid[0] != invalid[1]:
-        forfeit = int(invalid[1] > invalid[0])  # the step limit ended a game one player stalled with invalid moves
+    most = max(invalid)
+    if forfeit is None and truncated and invalid.count(most) == 1:
+        forfeit = invalid.index(most)  # the step limit ended a game one player stalled with invalid moves
         error = f"the step limit ended the game; {seats[forfeit].spec.label} wrote {invalid[forfeit]} invalid moves"
+    record: dict[str, Any] = {"agents": agents}
+    if forfeit is not None and folded is not None and not cooperative:
+        record["env_returns"] = returns
+        returns = [float(r) for r in folded(env, forfeit)]
     if cooperative:  # one team: a forfeit (either seat's fault) fails it like a wrong answer
         scores = [float(forfeit is None and min(returns) > 0)] * len(agents)
-    elif forfeit is not None:
-        scores = [0.0 if i == forfeit else 1.0 for i in range(len(agents))]
     else:
-        best = max(returns)
-        winners = [i for i, r in enumerate(returns) if r == best]
+        place = [(i != forfeit, r) for i, r in enumerate(returns)]
+        best = max(place)
+        winners = [i for i, p in enumerate(place) if p == best]
         scores = [1.0 if len(winners) == 1 and i in winners else 0.5 if i in winners else 0.0 for i in range(len(agents))]
-    return {
-        "agents": agents,
-        "returns": returns,
-        "scores": scores,
-        "num_steps": len(steps),
-        "invalid_actions": invalid,
-        "truncated": truncated,
-        "error": error,
-        "forfeit": forfeit,
-        "steps": steps,
-    }
+    for i, seat in enumerate(seats):
+        if seat.human is not None and not seat.human.quit:
+            seat.human.end(env.observe(agents[i]), returns, i)
+    record.update(
+        {
+            "returns": returns,
+            "scores": scores,
+            "num_steps": len(steps),
+            "invalid_actions": invalid,
+            "truncated": truncated,
+            "error": error,
+            "forfeit": forfeit,
+            "steps": steps,
+        }
+    )
+    return record
 
 
 # The tournament -----------------------------------------------------------------------------------
 
 
-def schedule(labels: Sequence[str], seeds: Iterable[int]) -> list[tuple[str, str, int]]:
-    """Round robin: for each seed, every pair of players in both seat orders, ``(first, second, seed)``."""
+def schedule(labels: Sequence[str], seeds: Iterable[int], seats: int = 2) -> list[tuple[Any, ...]]:
+    """The round robin: for each seed, every group of ``seats`` players (each combination, in the
+    order of ``labels``), in each rotation of its seats, as ``(player in seat 0, ..., seed)``.
+
+    Every player of a group so plays every seat on every seed (the duplicate format: a deal or an
+    opening is played from each side, so luck cancels); with two seats, each pair in both seat
+    orders. A seed holds ``C(players, seats) * seats`` games (4 players, 2 seats: 12; 5 players,
+    3 seats: 30).
+    """
+    if seats < 2:
+        raise MatchError(f"a game of {seats} seat(s): a match needs at least two")
     games = []
     for seed in seeds:
-        for i, a in enumerate(labels):
-            for b in labels[i + 1 :]:
-                games += [(a, b, seed), (b, a, seed)]
+        for group in itertools.combinations(labels, seats):
+            for k in range(seats):
+                games.append((*group[k:], *group[:k], seed))
     return games
 
 
-def _task(first: str, second: str) -> str:
-    return f"{first} vs {second}"
+def _task(*players: str) -> str:
+    return " vs ".join(players)
 
 
 def _check_seeds(seeds: Sequence[int]) -> list[int]:
@@ -405,7 +485,7 @@ def _check_seeds(seeds: Sequence[int]) -> list[int]:
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**32:
             raise MatchError(f"seed {s!r} is not an int in [0, 2**32)")
     if len(set(seeds)) != len(seeds):
-        raise MatchError("seeds repeat: each seed is played once per pairing and seat order")
+        raise MatchError("seeds repeat: each seed is played once per seating")
     return seeds
 
 
@@ -422,11 +502,15 @@ def run_matches(
 ) -> list[dict[str, Any]]:
     """Play the round robin (or the Swiss tournament, ``kind="swiss"``) of ``players`` over ``seeds`` on ``game`` into ``out`` (resumable).
 
+    The number of seats is the game's (``len(env.possible_agents)``): a round robin plays every
+    group of that many players in every rotation of its seats on every seed (:func:`schedule`).
+
     Args:
         game: a registered game's name, a ``"module:factory"`` path, or a :class:`GameSpec`.
-        players: two or more players with distinct labels.
-        seeds: the games' seeds (each pair plays each seed in both seat orders; in a Swiss
-            tournament, one round per seed, each pairing in both seat orders).
+        players: at least as many players as the game has seats, with distinct labels.
+        seeds: the games' seeds (each group plays each seed in each rotation of its seats; in a
+            Swiss tournament, two-seat games only, one round per seed, each pairing in both
+            seat orders).
         out: the match folder (created; resumed if it holds the same game).
         game_kwargs: the env's keyword arguments (``obs_mode``, ``image_size``, ...).
         prompt: the prompt of model agents (default: :class:`PromptConfig`'s).
@@ -436,6 +520,10 @@ def run_matches(
 
     Returns:
         The records of every scheduled game, in schedule order.
+
+    Raises:
+        MatchError: the game or the players cannot start, the game broke, or a person at the
+            terminal ended the input (its game is recorded as a forfeit; the rest resume).
     """
     spec = game if isinstance(game, GameSpec) else game_spec(game)
     labels = [p.label for p in players]
@@ -451,47 +539,79 @@ def run_matches(
     out = Path(out)
     if kind not in SCHEDULES:
         raise MatchError(f"schedule {kind!r} is unknown; choose one of {SCHEDULES}")
-    manifest = {
-        "game": spec.name,
-        "factory": spec.factory,
-        "game_kwargs": game_kwargs,
-        "players": {p.label: p.as_dict() for p in players},
-        "prompt": prompt.as_dict(),
-        "schedule": kind,
-        "seeds": seeds,
-        "cooperative": spec.cooperative,
-    }
-    done = _open(out, manifest)
+    env = _make_env(spec, game_kwargs)
+    n_seats = len(env.possible_agents)
+    try:
+        if len(players) < n_seats:
+            raise MatchError(f"{spec.name!r} seats {n_seats} players: give at least {n_seats}, not {len(players)}")
+        if kind == "swiss" and n_seats != 2:
+            raise MatchError(f"a Swiss tournament pairs players: {spec.name!r} seats {n_seats}; play a round robin")
+        manifest = {
+            "game": spec.name,
+            "factory": spec.factory,
+            "game_kwargs": game_kwargs,
+            "players": {p.label: p.as_dict() for p in players},
+            "prompt": prompt.as_dict(),
+            "schedule": kind,
+            "seeds": seeds,
+            "cooperative": spec.cooperative,
+            "payoff": spec.payoff,
+            "seats": n_seats,
+        }
+        done = _open(out, manifest)
+        return _play_all(spec, players, seeds, out, env, done, prompt, on_game, kind)
+    finally:
+        env.close()
+
+
+def _play_all(
+    spec: GameSpec,
+    players: Sequence[PlayerSpec],
+    seeds: list[int],
+    out: Path,
+    env: Any,
+    done: dict[tuple[str, int], dict[str, Any]],
+    prompt: PromptConfig,
+    on_game: Callable[[dict[str, Any], int, int], None] | None,
+    kind: str,
+) -> list[dict[str, Any]]:
+    """The games of :func:`run_matches` not in ``done``, played and appended to ``games.jsonl``."""
+    labels = [p.label for p in players]
+    n_seats = len(env.possible_agents)
     by_label = {p.label: p for p in players}
+    folded = _load(spec.folded, f"folded rule of {spec.name!r}") if spec.folded and spec.payoff == "chips" else None
     seats: dict[str, _Seat] = {}
-    env: Any = None
-    wanted: list[tuple[str, str, int]] = []
+    wanted: list[tuple[Any, ...]] = []
     # Swiss: one round per seed, pairings from the standings of the rounds before (rebuilt from
     # the records on a resume: the games are deterministic, so the pairings are the same).
     rounds = [seeds] if kind == "round-robin" else [[s] for s in seeds]
-    total = len(schedule(labels, seeds)) if kind == "round-robin" else len(seeds) * 2 * (len(labels) // 2)
+    total = len(schedule(labels, seeds, n_seats)) if kind == "round-robin" else len(seeds) * 2 * (len(labels) // 2)
     if on_game is not None:
         for record in done.values():
             on_game(record, len(done), total)
+    checked = False
+    sink: Any = None
+    synced = time.monotonic()
     try:
         for round_seeds in rounds:
             games = (
-                schedule(labels, round_seeds)
+                schedule(labels, round_seeds, n_seats)
                 if kind == "round-robin"
-                else swiss_pairings(labels, [done[(_task(a, b), s)] for a, b, s in wanted], round_seeds[0])
+                else swiss_pairings(labels, [done[(_task(*g[:-1]), g[-1])] for g in wanted], round_seeds[0])
             )
             wanted += games
-            todo = [g for g in games if (_task(g[0], g[1]), g[2]) not in done]
-            if todo and env is None:
-                env = _make_env(spec, game_kwargs)
+            todo = [g for g in games if (_task(*g[:-1]), g[-1]) not in done]
+            if todo and not checked:
                 _check_players(spec, players, env)
-            for first, second, seed in todo:
-                for label in (first, second):
+                checked = True
+            for game in todo:
+                seating, seed = list(game[:-1]), game[-1]
+                for label in seating:
                     if label not in seats:
-                        seats[label] = _Seat(by_label[label], spec, prompt)
-                record = {"task": _task(first, second), "game": spec.name, "seed": seed, "players": [first, second]}
+                        seats[label] = _Seat(by_label[label], spec, prompt, out)
+                record = {"task": _task(*seating), "game": spec.name, "seed": seed, "players": seating}
                 try:
-                    record.update(play_game(env, [seats[first], seats[second]], seed, cooperative=spec.cooperative))
+                    record.update(play_game(env, [seats[p] for p in seating], seed, cooperative=spec.cooperative, folded=folded))
                 except MatchError:
                     raise
                 except Exception as err:  # the game broke (a player's errors are recorded in play_game)
@@ -499,19 +619,29 @@ def run_matches(
                         f"the game {spec.name!r} raised {type(err).__name__}: {err} in {record['task']}, seed {seed}; "
                         f"the {len(done)} finished games are saved in {out}"
                     ) from None
-                with (out / "games.jsonl").open("a", encoding="utf-8") as sink:
-                    sink.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-                    sink.flush()
+                if sink is None:
+                    sink = (out / "games.jsonl").open("a", encoding="utf-8")
+                sink.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                sink.flush()  # in the OS's hands: a killed process loses no finished game
+                if time.monotonic() - synced >= _SYNC_SECONDS:  # on disk: a crash of the machine loses at most a second
                     os.fsync(sink.fileno())
+                    synced = time.monotonic()
                 done[(record["task"], seed)] = record
                 if on_game is not None:
                     on_game(record, len(done), total)
+                quit = [p for p in seating if seats[p].human is not None and seats[p].human.quit]
+                if quit:
+                    raise MatchError(
+                        f"{quit[0]} (human) ended the input: it forfeits {record['task']} on seed {seed}, and the match stops; "
+                        f"the {len(done)} finished games are saved in {out}: run the same command again to play on"
+                    )
     finally:
+        if sink is not None:
+            os.fsync(sink.fileno())
+            sink.close()
         for seat in seats.values():
             seat.close()
-        if env is not None:
-            env.close()
-    return [done[(_task(a, b), s)] for a, b, s in wanted]
+    return [done[(_task(*g[:-1]), g[-1])] for g in wanted]
 
 
 def _make_env(spec: GameSpec, game_kwargs: Mapping[str, Any]) -> Any:
@@ -606,25 +736,40 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def load_matches(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A match folder's manifest and its finished games (checked: two known players, scores)."""
+    """A match folder's manifest and its finished games, checked: each record seats the match's
+    players (as many as the game's seats, two in folders written before N-player matches), with
+    a score of 0, 0.5 or 1 and a finite return per seat. The manifest's ``payoff`` is filled in
+    for folders written before it was recorded (a registered game's own; else by ``cooperative``)."""
     folder = Path(folder)
     path = folder / "match.json"
     if not path.exists():
         raise MatchError(f"{folder} holds no match.json: not a match folder (rl4vlm-gym match writes one)")
     manifest = _read_manifest(path)
+    if manifest.get("payoff") not in PAYOFFS:
+        registered = {g.name: g for g in list_games()}.get(str(manifest.get("game")))
+        manifest["payoff"] = (
+            "team" if manifest.get("cooperative") else registered.payoff if registered is not None else "win-loss"
+        )
+    seats = manifest.get("seats", 2)
+    if isinstance(seats, bool) or not isinstance(seats, int) or not 2 <= seats <= MAX_PLAYERS:
+        raise MatchError(f"{path}: seats {seats!r} is not a number of seats (2 to {MAX_PLAYERS})")
     records = load_episodes(folder / "games.jsonl")
     for n, r in enumerate(records, 1):
-        players, scores = r.get("players"), r.get("scores")
+        players, scores, returns = r.get("players"), r.get("scores"), r.get("returns")
         if (
             not isinstance(players, list)
-            or len(players) != 2
+            or len(players) != seats
             or any(p not in manifest["players"] for p in players)
             or not isinstance(scores, list)
-            or len(scores) != 2
+            or len(scores) != seats
             or any(s not in (0, 0.5, 1) for s in scores)
+            or not isinstance(returns, list)
+            or len(returns) != seats
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in returns)
         ):
             raise MatchError(
-                f"{folder / 'games.jsonl'}: game {n} is not a record of two of the match's players with scores 0, 0.5 or 1"
+                f"{folder / 'games.jsonl'}: game {n} is not a record of {seats} of the match's players "
+                "with scores 0, 0.5 or 1 and finite returns"
             )
     return manifest, records
 

@@ -359,7 +359,7 @@ def test_a_damaged_match_folder_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "games.jsonl").write_text(
         lines[0] + "\n" + json.dumps({"task": "x", "seed": 1, "players": ["random", "mallory"], "scores": [1, 0]}) + "\n"
     )
-    with pytest.raises(matches.MatchError, match="game 2 is not a record of two of the match's players"):
+    with pytest.raises(matches.MatchError, match="game 2 is not a record of 2 of the match's players"):
         write_match_report(tmp_path)
     damaged = _cli("report", str(tmp_path), "--out", str(tmp_path / "r"))
     assert damaged.exit_code == 2 and "game 2 is not a record" in " ".join(damaged.output.split())
