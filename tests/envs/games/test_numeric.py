@@ -1,0 +1,178 @@
+"""The numeric interface of the games' AEC envs (issue 34): the same game as the VLM env, as numbers."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+pyspiel = pytest.importorskip("pyspiel")
+
+from rl4vlm_gym.envs.games.numeric import GAMES, NumericAEC, numeric_env  # noqa: E402
+
+
+def vlm(game: str, **kwargs: Any) -> Any:
+    module, factory = GAMES[game].split(":")
+    return getattr(importlib.import_module(module), factory)(**{"obs_mode": "text", "image_size": 64, **kwargs})
+
+
+def ids(env: NumericAEC, agent: str) -> dict[str, int]:
+    return {name: i for i, name in env.encoder.legal(agent).items()}
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_numeric_env_plays_the_same_game_as_the_vlm_env(game: str) -> None:
+    # same seed, same moves: the same deal, turns, rewards and ends, step by step
+    rng = np.random.default_rng(7)
+    for seed in range(5):
+        words, numbers = vlm(game), numeric_env(game)
+        words.reset(seed=seed)
+        numbers.reset(seed=seed)
+        for agent in words.agent_iter(max_iter=200):
+            assert numbers.agent_selection == agent
+            _, reward, terminated, truncated, _ = words.last()
+            obs, reward_n, terminated_n, truncated_n, _ = numbers.last()
+            assert (reward_n, terminated_n, truncated_n) == (reward, terminated, truncated)
+            if terminated or truncated:
+                assert not obs["action_mask"].any()
+                words.step(None)
+                numbers.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            assert [numbers.encoder.legal(agent)[i] for i in legal] == sorted(words.legal_moves(agent), key=ids(numbers, agent).get)
+            action = int(rng.choice(legal))
+            words.step(numbers.encoder.legal(agent)[action])
+            numbers.step(action)
+            assert numbers.infos[agent]["action"]["valid"] and numbers.infos[agent]["action"]["raw"] == str(action)
+        assert not words.agents and not numbers.agents
+        if hasattr(words, "history"):
+            assert words.history == numbers.unwrapped.history  # OpenSpiel's actions, chance included
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc", "liars_dice"])
+def test_openspiel_games_show_each_player_its_information_state_and_legal_mask(game: str) -> None:
+    env = numeric_env(game)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter(max_iter=200):
+        state, players = env.unwrapped.state, env.possible_agents
+        for p, other in enumerate(players):
+            obs = env.observe(other)
+            np.testing.assert_array_equal(obs["observation"], np.asarray(state.information_state_tensor(p), np.float32))
+            moving = not state.is_terminal() and state.current_player() == p
+            expected = state.legal_actions_mask(p) if moving else [0] * state.get_game().num_distinct_actions()
+            np.testing.assert_array_equal(obs["action_mask"], expected)
+        mover = [0.0] * len(players)
+        if not state.is_terminal():
+            mover[state.current_player()] = 1.0
+        tensors = [state.information_state_tensor(p) for p in range(len(players))]
+        np.testing.assert_array_equal(env.state(), np.concatenate([*tensors, mover]).astype(np.float32))
+        assert env.state().shape == env.state_space.shape
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+        else:
+            action, played = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))), len(env.unwrapped.history)
+            env.step(action)
+            assert env.unwrapped.history[played] == action  # the id is OpenSpiel's action
+
+
+def test_a_players_observation_does_not_show_the_other_players_card() -> None:
+    # Kuhn: player_1's first observation depends on its own card only
+    seen: dict[int, set[bytes]] = {}
+    for seed in range(40):
+        env = numeric_env("kuhn_poker")
+        env.reset(seed=seed)
+        cards = env.unwrapped.history[:2]  # the deal: player_0's card, then player_1's
+        seen.setdefault(cards[1], set()).add(env.observe("player_1")["observation"].tobytes())
+    assert sorted(seen) == [0, 1, 2] and all(len(v) == 1 for v in seen.values())
+    assert len(set().union(*seen.values())) == 3
+
+
+def test_the_observation_tensor_can_replace_the_information_state() -> None:
+    env = numeric_env("leduc", tensor="observation")
+    env.reset(seed=0)
+    state = env.unwrapped.state
+    assert env.observation_space("player_0")["observation"].shape == (16,)
+    np.testing.assert_array_equal(env.observe("player_1")["observation"], np.asarray(state.observation_tensor(1), np.float32))
+    with pytest.raises(ValueError, match="tensor='board'"):
+        numeric_env("leduc", tensor="board")
+
+
+def test_board_planes_are_mine_theirs_and_empty() -> None:
+    env = numeric_env("tictactoe")
+    env.reset(seed=0)
+    first, second = env.possible_agents
+    env.step(4)  # b2, the centre
+    env.step(0)  # a1, the top-left corner
+    mine, theirs = env.observe(first)["observation"], env.observe(second)["observation"]
+    assert mine.dtype == np.int8 and mine.shape == (3, 3, 3)
+    assert mine[1, 1].tolist() == [1, 0, 0] and mine[0, 0].tolist() == [0, 1, 0] and mine[2, 2].tolist() == [0, 0, 1]
+    np.testing.assert_array_equal(theirs, mine[..., [1, 0, 2]])  # the other's view swaps the first two planes
+    assert env.observe(first)["action_mask"].tolist() == [0, 1, 1, 1, 0, 1, 1, 1, 1]
+    assert not env.observe(second)["action_mask"].any()  # not its turn
+    state = env.state()
+    np.testing.assert_array_equal(state[:27], mine.reshape(-1))  # the first player's side
+    assert state[27:].tolist() == [1.0, 0.0]  # the first player to move
+    four = numeric_env("connect_four")
+    four.reset(seed=0)
+    four.step(0)  # a piece falls to the bottom of column 1
+    planes = four.observe(four.possible_agents[0])["observation"]
+    assert planes.shape == (6, 7, 3) and planes[5, 0, 0] == 1 and planes[..., 0].sum() == 1 and planes[..., 2].sum() == 41
+
+
+def test_an_illegal_action_is_an_invalid_move() -> None:
+    # nothing happens, the turn is kept, the env's invalid reward is paid (tictactoe's penalty)
+    env = numeric_env("tictactoe", reward_variant="penalty")
+    env.reset(seed=0)
+    env.step(4)
+    agent = env.agent_selection
+    env.step(4)  # taken
+    assert env.agent_selection == agent and env.rewards[agent] == -0.1
+    info = env.infos[agent]["action"]
+    assert info["valid"] is False and info["raw"] == "4" and "not legal" in info["error"]
+    assert env.observe(agent)["observation"][..., 2].sum() == 8  # still one mark on the board
+    leduc = numeric_env("leduc")
+    leduc.reset(seed=0)
+    leduc.step(0)  # fold, before any bet: not legal in OpenSpiel's leduc_poker
+    assert leduc.unwrapped.history[-1] != 0 and leduc.agent_selection == "player_0" and leduc.rewards["player_0"] == 0.0
+
+
+def test_infos_have_fixed_keys_and_no_none() -> None:
+    env = numeric_env("kuhn_poker")
+    env.reset(seed=0)
+    assert env.infos["player_0"]["action"] == {"raw": "", "parsed": "", "valid": True, "error": ""}
+    env.step(1)
+    assert env.infos["player_0"]["action"] == {"raw": "1", "parsed": "bet", "valid": True, "error": ""}
+    for info in env.infos.values():
+        assert None not in info["action"].values()
+
+
+def test_the_referential_game_has_a_finite_vocabulary_and_hides_the_target_from_the_listener() -> None:
+    env = numeric_env("referential", level=1)
+    env.reset(seed=4)
+    base = env.unwrapped
+    phrases = base.round.config.phrases()
+    assert env.action_space("speaker").n == len(phrases) == 74 and env.action_space("listener").n == 4
+    assert env.observe("speaker")["action_mask"].all() and not env.observe("listener")["action_mask"].any()
+    size = env.observation_space("speaker")["observation"].shape[0]
+    assert size == 2 + 4 * 11 + 10 + 1 + 4
+    flags = lambda agent: env.observe(agent)["observation"][2 : 2 + 4 * 11].reshape(4, 11)[:, -1]  # noqa: E731
+    assert flags("speaker").sum() == 1 and flags("listener").sum() == 0
+    env.step(phrases.index(base.oracle_action("speaker")))
+    heard = env.observe("listener")["observation"][2 + 4 * 11 :]
+    assert heard[-5] == 1 and heard[:10].sum() == len(base.message.split())  # the said flag, then one word per attribute said
+    env.step(int(base.oracle_action("listener")) - 1)
+    assert env.rewards == {"speaker": 1.0, "listener": 1.0}
+    assert env.observe("speaker")["observation"][-4:].sum() == 1  # the pick
+
+
+def test_numeric_env_refuses_what_it_cannot_make() -> None:
+    with pytest.raises(ValueError, match="unknown"):
+        numeric_env("chess")
+    with pytest.raises(TypeError, match="no env arguments"):
+        numeric_env(vlm("kuhn_poker"), max_cycles=3)
+    with pytest.raises(TypeError, match="no encoder arguments"):
+        numeric_env(vlm("tictactoe"), tensor="observation")
