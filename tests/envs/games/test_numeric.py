@@ -42,7 +42,9 @@ def test_the_numeric_env_plays_the_same_game_as_the_vlm_env(game: str) -> None:
                 numbers.step(None)
                 continue
             legal = np.flatnonzero(obs["action_mask"])
-            assert [numbers.encoder.legal(agent)[i] for i in legal] == sorted(words.legal_moves(agent), key=ids(numbers, agent).get)
+            assert [numbers.encoder.legal(agent)[i] for i in legal] == sorted(
+                words.legal_moves(agent), key=ids(numbers, agent).get
+            )
             action = int(rng.choice(legal))
             words.step(numbers.encoder.legal(agent)[action])
             numbers.step(action)
