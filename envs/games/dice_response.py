@@ -146,10 +146,27 @@ class DiceResponse:
         top = max(values.values())
         return next(a for a, v in values.items() if v >= top - 1e-12)
 
-    def expected_return(self) -> float:
-        """The best response's expected return in the game from the roll: over our dice and theirs."""
+    def expected_return(self, given_a_move: bool = False) -> float:
+        """The best response's expected return in the game from the roll: over our dice and theirs;
+        ``given_a_move``: over the games in which we get to move (with three or more players the
+        others may end it first, and then our return is 0), as the single-agent views deal them."""
         total = 0.0
         for mine, p in hands(self.numdice):
             belief = self.prior / self.prior.sum()
             total += p * float(belief @ self._value(mine, None, 0, belief))
-        return total
+        return total / self.reach_probability() if given_a_move else total
+
+    def reach_probability(self, last: int | None = None, mover: int = 0) -> float:
+        """The chance that the game reaches our first move from the bid ``last`` with ``mover`` to
+        play (our dice play no part: the opponents' moves read only theirs)."""
+
+        def reach(last: int | None, mover: int) -> np.ndarray:
+            if mover == self.seat:
+                return np.ones(len(self.joint))
+            likely, out = self._likelihood(self.opponents.index(mover), last), np.zeros(len(self.joint))
+            for j, action in enumerate(self._legal(last)):
+                if action != self.liar:  # a call ends the game before us
+                    out += likely[:, j] * reach(action, (mover + 1) % self.players)
+            return out
+
+        return float(self.prior @ reach(last, mover))

@@ -213,9 +213,14 @@ class SpielView(ChipsScored, VLMEnv):
     def _new_episode(self, config: SpielLevel) -> None:
         self.seat = int(self.np_random.integers(self.players))  # OpenSpiel's player id: 0 acts first
         self.forfeited = False
-        self.history: tuple[int, ...] = ()  # every action, chance included: the true state
-        self.state = load(config.spec).new_initial_state()
-        self._advance()  # the deal, and the opponent's first move when it opens: the view shows it
+        while True:
+            self.history: tuple[int, ...] = ()  # every action, chance included: the true state
+            self.state = load(config.spec).new_initial_state()
+            self._advance()  # the deal, and the opponents' moves before ours: the view shows them
+            # With three or more players the others can end the game before our first move (two
+            # players call in Liar's dice): an episode must give us a move, so it is dealt again.
+            if not self.state.is_terminal():
+                break
 
     def _play(self, action: int) -> None:
         self.state.apply_action(action)
