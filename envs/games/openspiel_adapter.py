@@ -72,8 +72,8 @@ __all__ = [
 _CHANCE = -1  # pyspiel.PlayerId.CHANCE
 _SIMULTANEOUS = -2  # pyspiel.PlayerId.SIMULTANEOUS
 _PLAYER_TAG = re.compile(r"^\s*(?:\[P\d+\]\s*|P\d+(?=\())")  # "[P0]Bid: 3", "P1(h,0,0)": the mover's tag
-ORACLE_NODES = 4000
-"""States the oracle's search may visit per move (a count, so the move is the same on every machine)."""
+ORACLE_NODES = 2000
+"""States the oracle's search may visit per move by default (a count: the same move on every machine)."""
 
 
 # What differs between games --------------------------------------------------------------------------
@@ -105,6 +105,9 @@ class TextGame:
         evaluate: ``(state, player) -> value in [-1, 1]`` of a position the oracle's search stops
             at before the end; ``None``: 0, no opinion.
         max_steps: the single-agent view's step limit (its card's ``max_episode_steps``).
+        oracle_nodes: the states the oracle's search may visit per move.
+        transpositions: ``str(state)`` and the player to move determine the rest of the game, so
+            the oracle's search values each such position once.
     """
 
     title: str
@@ -117,6 +120,8 @@ class TextGame:
     synonyms: tuple[tuple[str, str], ...] = ()
     evaluate: Callable[[Any, int], float] | None = field(default=None, compare=False)
     max_steps: int = 200
+    oracle_nodes: int = 2000
+    transpositions: bool = False
 
     def seat_name(self, player: int) -> str:
         return self.seat_names[player] if player < len(self.seat_names) else f"player {player}"
@@ -181,6 +186,8 @@ GOOFSPIEL = TextGame(
     synonyms=(),
     evaluate=_goofspiel_points,
     max_steps=30,
+    oracle_nodes=4000,  # the whole game with 4 cards: an exact oracle at level 0
+    transpositions=True,
 )
 DOTS_AND_BOXES = TextGame(
     title="Dots and Boxes",
@@ -195,6 +202,8 @@ DOTS_AND_BOXES = TextGame(
     seat_names=("player 1 (your boxes show 1)", "player 2 (your boxes show 2)"),  # the board's numbers
     evaluate=_boxes_lead,
     max_steps=60,
+    oracle_nodes=1500,
+    transpositions=True,  # the lines, the boxes' owners and the mover
 )
 PIG = TextGame(
     title="Pig",
@@ -208,6 +217,8 @@ PIG = TextGame(
     synonyms=(("hold", "stop"), ("bank", "stop")),
     evaluate=_pig_lead,
     max_steps=200,
+    oracle_nodes=300,  # a few rolls ahead: tens of decisions a game
+    transpositions=True,  # the scores, the turn total and the mover (not the turn count of the horizon)
 )
 TEXT_GAMES: dict[str, TextGame] = {"goofspiel": GOOFSPIEL, "dots_and_boxes": DOTS_AND_BOXES, "pig": PIG}
 """The games registered as single-agent ids and in the match harness, by OpenSpiel name."""
@@ -281,19 +292,26 @@ class _OutOfNodes(Exception):
     pass
 
 
-def oracle_move(state: Any, player: int, evaluate: Callable[[Any, int], float] | None = None, nodes: int = ORACLE_NODES) -> int:
+def oracle_move(
+    state: Any,
+    player: int,
+    evaluate: Callable[[Any, int], float] | None = None,
+    nodes: int = ORACLE_NODES,
+    transpositions: bool = False,
+) -> int:
     """``player``'s move maximising its expected return against uniformly random opponents (the
     single-agent views' opponents), chance by its probabilities: an expectimax searched deeper
     and deeper while a search visits at most ``nodes`` states. Exact when the rest of the game
     fits (Goofspiel with 4 cards, every game's end); else the deepest complete search, valuing
-    the positions where it stopped with ``evaluate`` (0 without one). The first of equal moves in
+    the positions where it stopped with ``evaluate`` (0 without one). With ``transpositions``,
+    positions of equal ``str(state)`` and mover are valued once. The first of equal moves in
     OpenSpiel's order."""
     legal = state.legal_actions(player)
     if len(legal) == 1:
         return int(legal[0])
     best = int(legal[0])
     for depth in range(1, 64):
-        search = _Expectimax(player, evaluate, nodes)
+        search = _Expectimax(player, evaluate, nodes, transpositions)
         try:
             values = [search.move_value(state, action, depth) for action in legal]
         except _OutOfNodes:
@@ -307,8 +325,9 @@ def oracle_move(state: Any, player: int, evaluate: Callable[[Any, int], float] |
 class _Expectimax:
     """One depth-limited search (see :func:`oracle_move`); ``depth`` counts decision nodes."""
 
-    def __init__(self, player: int, evaluate: Callable[[Any, int], float] | None, nodes: int) -> None:
+    def __init__(self, player: int, evaluate: Callable[[Any, int], float] | None, nodes: int, transpositions: bool) -> None:
         self.player, self.evaluate, self.left, self.cut = player, evaluate, nodes, False
+        self.seen: dict[tuple[str, int, int], float] | None = {} if transpositions else None
 
     def _visit(self) -> None:
         self.left -= 1
@@ -325,6 +344,14 @@ class _Expectimax:
         return self.value(child, depth - 1)
 
     def value(self, state: Any, depth: int) -> float:
+        if self.seen is None or state.is_terminal():
+            return self._value(state, depth)
+        key = (str(state), state.current_player(), depth)
+        if key not in self.seen:
+            self.seen[key] = self._value(state, depth)
+        return self.seen[key]
+
+    def _value(self, state: Any, depth: int) -> float:
         if state.is_terminal():
             return float(state.returns()[self.player])
         if state.is_chance_node():
@@ -538,7 +565,7 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
     def _oracle_move(self, agent: str) -> str:
         """The expectimax move against uniformly random opponents (:func:`oracle_move`)."""
         player = self._player(agent)
-        action = oracle_move(self.state, player, self.text_game.evaluate)
+        action = oracle_move(self.state, player, self.text_game.evaluate, self.text_game.oracle_nodes, self.text_game.transpositions)
         return self._names(player)[list(self.state.legal_actions(player)).index(action)]
 
     def __str__(self) -> str:
@@ -708,7 +735,7 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         player = self._player(agent)
         if not self.legal_moves(agent):
             raise ValueError(f"{agent} has no move now (the game is over)")
-        action = oracle_move(self.state, player, self.text_game.evaluate)
+        action = oracle_move(self.state, player, self.text_game.evaluate, self.text_game.oracle_nodes, self.text_game.transpositions)
         return self._names(player)[list(self.state.legal_actions(player)).index(action)]
 
     def render(self) -> NDArray[np.uint8] | str | None:
@@ -832,10 +859,13 @@ class OpenSpielView(VLMEnv):
 
     def _new_episode(self, config: TextLevel) -> None:
         game = load(config.spec)
-        self.seat = int(self.np_random.integers(game.num_players()))  # OpenSpiel's player id
-        self.history: tuple[tuple[int, ...], ...] = ()  # every node's action(s), chance included
-        self.state = game.new_initial_state()
-        self._advance()  # chance, and the opponents when they move first: the view shows it
+        while True:  # a game the opponents end before our first move (Pig's lucky roller) is drawn again
+            self.seat = int(self.np_random.integers(game.num_players()))  # OpenSpiel's player id
+            self.history: tuple[tuple[int, ...], ...] = ()  # every node's action(s), chance included
+            self.state = game.new_initial_state()
+            self._advance()  # chance, and the opponents when they move first: the view shows it
+            if not self.state.is_terminal():
+                return
 
     def _record(self, actions: Sequence[int]) -> None:
         if len(actions) == 1 and self.state.current_player() != _SIMULTANEOUS:
@@ -933,7 +963,7 @@ class OpenSpielView(VLMEnv):
         """The expectimax move against the uniformly random opponents (:func:`oracle_move`)."""
         if self.state.is_terminal():
             return "pass"  # the game is over: any move is refused
-        return self._name(self.seat, oracle_move(self.state, self.seat, self.GAME.evaluate))
+        return self._name(self.seat, oracle_move(self.state, self.seat, self.GAME.evaluate, self.GAME.oracle_nodes, self.GAME.transpositions))
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -956,7 +986,8 @@ _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{na
     ## Description
     {rules}. ``pyspiel`` plays the rules and pays the returns; the seed draws your seat (OpenSpiel's
     player 0 or 1), every chance outcome{chance} and every move of the opponent, who plays a
-    uniformly random legal move, all from the env's RNG. {moves} The oracle maximises the
+    uniformly random legal move, all from the env's RNG (a game the opponent ends before your
+    first move is drawn again). {moves} The oracle maximises the
     expected return against that opponent: an expectimax searched as deep as {nodes} states allow
     ({exact}), valuing the positions where it stops by {evaluate}. Winning is a game of chance,
     so ``optimal_steps`` is -1 (``CHANCE``).
@@ -990,11 +1021,11 @@ _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{na
     """
 
 
-def _view_doc(game: TextGame, name: str, *, rules: str, chance: str, moves: str, exact: str, evaluate: str) -> str:
+def _view_doc(game: TextGame, name: str, *, rules: str, chance: str, moves: str, exact: str, nodes: int, evaluate: str) -> str:
     levels = "; ".join(f"{i}: {level.label}" for i, level in enumerate(game.levels))
     grammar = game.grammar
     return _VIEW_DOC.format(
-        title=game.title, name=name, rules=rules, chance=chance, moves=moves, nodes=f"{ORACLE_NODES:,}", exact=exact,
+        title=game.title, name=name, rules=rules, chance=chance, moves=moves, nodes=f"{nodes:,}", exact=exact,
         evaluate=evaluate, grammar=grammar, levels=levels,
     )
 
@@ -1009,6 +1040,7 @@ class Goofspiel(OpenSpielView):
         moves="Both bid at once: your step is your bid, and the opponent's bid is drawn with it. With one card left the "
         "last round plays itself.",
         exact="exact with 4 cards",
+        nodes=GOOFSPIEL.oracle_nodes,
         evaluate="the points won so far",
     )
 
@@ -1022,6 +1054,7 @@ class DotsAndBoxes(OpenSpielView):
         chance="",
         moves="After you close a box you move again; the opponent's moves until your turn are played within your step.",
         exact="exact near the end of every game",
+        nodes=DOTS_AND_BOXES.oracle_nodes,
         evaluate="the boxes owned",
     )
 
@@ -1034,6 +1067,7 @@ class Pig(OpenSpielView):
         rules=f"{PIG.goal}",
         chance=" (the die)",
         moves="The opponent's whole turn is played within your step.",
-        exact="exact near the end of every game",
+        exact="a few rolls ahead",
+        nodes=PIG.oracle_nodes,
         evaluate="the lead in banked points and turn total",
     )
