@@ -19,46 +19,60 @@ from rl4vlm_gym.registry import register as _register
 _PETTINGZOO = "PettingZoo classic (Farama Foundation; Terry et al., NeurIPS 2021), pettingzoo.farama.org/environments/classic"
 _OPPONENTS = {
     "Random": "plays uniformly random legal moves",
-    "Heuristic": "wins when it can, blocks your immediate win, else plays the most central move",
+    "Heuristic": "wins when it can, blocks your immediate win, else draws a move with a preference for the centre",
     "Perfect": "plays perfectly (minimax); you can at best draw",
-    "Search": "searches the game tree by alpha-beta",
+    "Search": "searches the game tree by alpha-beta and draws its move by a softmax over the moves' values",
 }
+_STRENGTH = {
+    # measured by benchmarks/games_variety.py (mean score, 1 win 0.5 draw, over 100 games from both seats)
+    "Random": "",
+    "Heuristic": "",
+    "Perfect": "",
+    "Search": "",
+}
+_SCORE = "info['score'] is 1 for a win, 0.5 for a draw, 0 for a loss"
+_C4_SIZES = ((4, 5), (6, 7), (7, 9))  # boards.CONNECT_FOUR_SIZES (this module imports no env module)
 
 
-def _tictactoe(opponent: str, entry: str) -> EnvCard:
+def _tictactoe(opponent: str, entry: str, success: str = f"you win ({_SCORE}; only a win succeeds)") -> EnvCard:
     return EnvCard(
         id=f"rl4vlm/TicTacToe-vs-{opponent}-v0",
         entry_point=f"rl4vlm_gym.envs.games.views:{entry}",
         family="games",
         summary=f"Win Tic-Tac-Toe against an opponent who {_OPPONENTS[opponent]} (PettingZoo's tictactoe_v3).",
         skills=("visual-reading", "planning", "game-play"),
-        levels=(f"one opponent ({opponent.lower()}); the seed draws your seat",),
+        levels=(f"one opponent ({opponent.lower()}{_STRENGTH[opponent]}); the seed draws your seat and its moves",),
         default_level=0,
         action_grammar="a free square: a column letter a-c and a row number 1-3 from the top, e.g. 'b2'",
         action_examples=("<think>the centre is free</think><action>b2</action>", '{"action": "a1"}', "c3"),
         reward_variants=("native", "sparse", "penalty"),
-        success="you get three in a row before the opponent does",
+        success=success,
         max_episode_steps=30,
         references=(_PETTINGZOO,),
         extra="games",
     )
 
 
-def _connect_four(opponent: str, entry: str, levels: tuple[str, ...], default_level: int = 0) -> EnvCard:
+def _connect_four(opponent: str, entry: str) -> EnvCard:
     return EnvCard(
         id=f"rl4vlm/ConnectFour-vs-{opponent}-v0",
         entry_point=f"rl4vlm_gym.envs.games.views:{entry}",
         family="games",
-        summary=f"Win Connect Four against an opponent who {_OPPONENTS[opponent]} (PettingZoo's connect_four_v3).",
+        summary=f"Win Connect Four against an opponent who {_OPPONENTS[opponent]} (PettingZoo's connect_four_v3; other board sizes by OpenSpiel's connect_four).",
         skills=("visual-reading", "planning", "game-play"),
-        levels=levels,
-        default_level=default_level,
-        action_grammar="a column that is not full, '1' to '7' from the left",
+        levels=tuple(
+            f"{rows} rows x {cols} columns"
+            + (" (PettingZoo's board)" if (rows, cols) == (6, 7) else " (OpenSpiel's rules, PettingZoo's art)")
+            + f"; one opponent ({opponent.lower()}{_STRENGTH[opponent]}); the seed draws your seat and its moves"
+            for rows, cols in _C4_SIZES
+        ),
+        default_level=_C4_SIZES.index((6, 7)),
+        action_grammar="a column that is not full, '1' to the number of columns ('7' on the default board) from the left",
         action_examples=("<think>block the middle</think><action>4</action>", '{"action": "3"}', "5"),
         reward_variants=("native", "sparse", "penalty"),
-        success="you get four in a line before the opponent does",
+        success=f"you get four in a line before the opponent does ({_SCORE}; only a win succeeds)",
         max_episode_steps=100,
-        references=(_PETTINGZOO,),
+        references=(_PETTINGZOO, "OpenSpiel (Lanctot et al. 2019): connect_four(rows, columns), github.com/google-deepmind/open_spiel"),
         extra="games",
     )
 
@@ -66,14 +80,14 @@ def _connect_four(opponent: str, entry: str, levels: tuple[str, ...], default_le
 CARDS = (
     _tictactoe("Random", "TicTacToe"),
     _tictactoe("Heuristic", "TicTacToeVsHeuristic"),
-    _tictactoe("Perfect", "TicTacToeVsPerfect"),
-    _connect_four("Random", "ConnectFour", ("one opponent (random); the seed draws your seat",)),
-    _connect_four("Heuristic", "ConnectFourVsHeuristic", ("one opponent (heuristic); the seed draws your seat",)),
-    _connect_four(
-        "Search",
-        "ConnectFourVsSearch",
-        ("one opponent (alpha-beta search 3 plies deep); the seed draws your seat",),
+    _tictactoe(
+        "Perfect",
+        "TicTacToeVsPerfect",
+        success=f"you do not lose ({_SCORE}; a score of at least 0.5 succeeds: perfect play draws, so a draw is the best result)",
     ),
+    _connect_four("Random", "ConnectFour"),
+    _connect_four("Heuristic", "ConnectFourVsHeuristic"),
+    _connect_four("Search", "ConnectFourVsSearch"),
 )
 
 _KUHN = (
@@ -216,12 +230,14 @@ _OPENSPIEL_TEXT = (
         ("visual-reading", "game-play", "probabilistic-reasoning"), 200,
     ),
 )
+_OPENSPIEL_TITLES = {"goofspiel": "Goofspiel", "dots_and_boxes": "Dots and Boxes", "pig": "Pig"}
 CARDS += tuple(
     EnvCard(
         id=f"rl4vlm/OpenSpiel-{name}-v0",
         entry_point=f"rl4vlm_gym.envs.games.openspiel_adapter:{entry}",
         family="games",
-        summary=f"Win {spiel}, seen as its OpenSpiel text and a picture of it, against a uniformly random opponent (OpenSpiel's {spiel}).",
+        summary=f"Win {_OPENSPIEL_TITLES[spiel]}, seen as OpenSpiel's text and a picture of it, against a uniformly random opponent "
+        f"(OpenSpiel's {spiel}, through the generic OpenSpiel adapter).",
         skills=skills,
         levels=tuple(f"{label}; the seed draws your seat, chance and the opponent's moves" for label in levels),
         default_level=0,
