@@ -776,6 +776,7 @@ class SimultaneousAEC(parallel_to_aec_wrapper):
 
     def __init__(self, parallel_env: OpenSpielParallel) -> None:
         super().__init__(parallel_env)
+        self.reset()  # as every AEC env of the family: usable (``agents``, ``infos``) once made
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
