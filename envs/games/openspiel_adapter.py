@@ -173,7 +173,10 @@ def _boxes_lead(state: Any, player: int) -> float:
 GOOFSPIEL = TextGame(
     title="Goofspiel",
     levels=tuple(
-        TextLevel(f"goofspiel(num_cards={n},points_order=random,returns_type=win_loss)", f"{n} cards each; {n} point cards, in random order")
+        TextLevel(
+            f"goofspiel(num_cards={n},points_order=random,returns_type=win_loss)",
+            f"{n} cards each; {n} point cards, in random order",
+        )
         for n in (4, 5, 6)
     ),
     goal=(
@@ -191,9 +194,7 @@ GOOFSPIEL = TextGame(
 )
 DOTS_AND_BOXES = TextGame(
     title="Dots and Boxes",
-    levels=tuple(
-        TextLevel(f"dots_and_boxes(num_rows={r},num_cols={c})", f"{r}x{c} boxes") for r, c in ((2, 2), (2, 3), (3, 3))
-    ),
+    levels=tuple(TextLevel(f"dots_and_boxes(num_rows={r},num_cols={c})", f"{r}x{c} boxes") for r, c in ((2, 2), (2, 3), (3, 3))),
     goal=(
         "Players take turns drawing one line between two neighbouring dots; whoever closes a box owns it (its number is "
         "written in it) and draws again. Own more boxes than your opponent when every line is drawn"
@@ -207,7 +208,9 @@ DOTS_AND_BOXES = TextGame(
 )
 PIG = TextGame(
     title="Pig",
-    levels=tuple(TextLevel(f"pig(winscore={w},diceoutcomes=6,players=2,horizon=400)", f"first to {w} points") for w in (10, 20, 30)),
+    levels=tuple(
+        TextLevel(f"pig(winscore={w},diceoutcomes=6,players=2,horizon=400)", f"first to {w} points") for w in (10, 20, 30)
+    ),
     goal=(
         "On your turn roll a die as often as you like: each roll adds to your turn total, but a 1 loses it and ends your "
         "turn; stop to bank the turn total. Be the first to reach the target score"
@@ -480,7 +483,12 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
     steps, invalid ones included) after which every agent is truncated; ``render_fps``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_openspiel_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["rgb_array", "ansi", "human"],
+        "name": "rl4vlm_openspiel_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
     def __init__(
         self,
@@ -496,7 +504,9 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
         render_fps: int = 2,
     ) -> None:
         super().__init__()
-        check_arguments(self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles)
+        check_arguments(
+            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles
+        )
         self._setup(game, level, image_size)
         dynamics = load(self.spec).get_type().dynamics.name
         if dynamics != "SEQUENTIAL":
@@ -565,7 +575,9 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
     def _oracle_move(self, agent: str) -> str:
         """The expectimax move against uniformly random opponents (:func:`oracle_move`)."""
         player = self._player(agent)
-        action = oracle_move(self.state, player, self.text_game.evaluate, self.text_game.oracle_nodes, self.text_game.transpositions)
+        action = oracle_move(
+            self.state, player, self.text_game.evaluate, self.text_game.oracle_nodes, self.text_game.transpositions
+        )
         return self._names(player)[list(self.state.legal_actions(player)).index(action)]
 
     def __str__(self) -> str:
@@ -602,7 +614,12 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
     As :class:`OpenSpielAEC`; ``max_cycles`` counts steps of the Parallel API (each a cycle).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_openspiel_parallel_v0", "is_parallelizable": True, "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["rgb_array", "ansi", "human"],
+        "name": "rl4vlm_openspiel_parallel_v0",
+        "is_parallelizable": True,
+        "render_fps": 2,
+    }
     _window: HumanWindow | None = None
 
     def __init__(
@@ -618,7 +635,9 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         max_cycles: int = 100,
         render_fps: int = 2,
     ) -> None:
-        check_arguments(self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles)
+        check_arguments(
+            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles
+        )
         self._setup(game, level, image_size)
         self.metadata = {**self.metadata, "render_fps": render_fps}
         self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
@@ -677,7 +696,9 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
         return {"image": image, "text": "\n".join(text), "mission": self._mission(agent), "actions": self.legal_moves(agent)}
 
-    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
         """Every live agent's move at once (see the class docstring)."""
         live = list(self.agents)
         rewards = dict.fromkeys(live, 0.0)
@@ -701,7 +722,9 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         elif movers:
             stalled = ", ".join(self.possible_agents[p] for p in movers if p not in parsed)
             for p in parsed:
-                self.feedback[self.possible_agents[p]] = f"Your move {parsed[p]} was not played: {stalled} wrote no legal move. Nothing happened."
+                self.feedback[self.possible_agents[p]] = (
+                    f"Your move {parsed[p]} was not played: {stalled} wrote no legal move. Nothing happened."
+                )
         terminated = self.state.is_terminal()
         if terminated:
             returns = self.state.returns()
@@ -735,7 +758,9 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         player = self._player(agent)
         if not self.legal_moves(agent):
             raise ValueError(f"{agent} has no move now (the game is over)")
-        action = oracle_move(self.state, player, self.text_game.evaluate, self.text_game.oracle_nodes, self.text_game.transpositions)
+        action = oracle_move(
+            self.state, player, self.text_game.evaluate, self.text_game.oracle_nodes, self.text_game.transpositions
+        )
         return self._names(player)[list(self.state.legal_actions(player)).index(action)]
 
     def render(self) -> NDArray[np.uint8] | str | None:
@@ -913,7 +938,9 @@ class OpenSpielView(VLMEnv):
             players = range(self.state.num_players())
             joint = [move if p == self.seat else self._uniform(p) for p in players]
             if perfect_information(self.state):
-                played = "; ".join(f"{self.GAME.seat_name(p)} {self._name(p, a)}" for p, a in zip(players, joint, strict=True) if p != self.seat)
+                played = "; ".join(
+                    f"{self.GAME.seat_name(p)} {self._name(p, a)}" for p, a in zip(players, joint, strict=True) if p != self.seat
+                )
                 feedback += f" Played: {played}."
             self._record(joint)
         else:
@@ -924,7 +951,9 @@ class OpenSpielView(VLMEnv):
             event = self._outcome()
             returns = self.state.returns()
             scale = abs(returns[self.seat]) / load(self.spiel_spec).max_utility() if returns[self.seat] else 1.0
-            return StepOutcome(event, terminated=True, scale=scale, feedback=f"{feedback} Game over: {_result(self.state, self.seat)}.")
+            return StepOutcome(
+                event, terminated=True, scale=scale, feedback=f"{feedback} Game over: {_result(self.state, self.seat)}."
+            )
         return StepOutcome("move", feedback=feedback)
 
     def _outcome(self) -> str:
@@ -964,7 +993,9 @@ class OpenSpielView(VLMEnv):
         """The expectimax move against the uniformly random opponents (:func:`oracle_move`)."""
         if self.state.is_terminal():
             return "pass"  # the game is over: any move is refused
-        return self._name(self.seat, oracle_move(self.state, self.seat, self.GAME.evaluate, self.GAME.oracle_nodes, self.GAME.transpositions))
+        return self._name(
+            self.seat, oracle_move(self.state, self.seat, self.GAME.evaluate, self.GAME.oracle_nodes, self.GAME.transpositions)
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -1026,8 +1057,16 @@ def _view_doc(game: TextGame, name: str, *, rules: str, chance: str, moves: str,
     levels = "; ".join(f"{i}: {level.label}" for i, level in enumerate(game.levels))
     grammar = game.grammar
     return _VIEW_DOC.format(
-        title=game.title, name=name, rules=rules, chance=chance, moves=moves, nodes=f"{nodes:,}", exact=exact,
-        evaluate=evaluate, grammar=grammar, levels=levels,
+        title=game.title,
+        name=name,
+        rules=rules,
+        chance=chance,
+        moves=moves,
+        nodes=f"{nodes:,}",
+        exact=exact,
+        evaluate=evaluate,
+        grammar=grammar,
+        levels=levels,
     )
 
 
