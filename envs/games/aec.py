@@ -353,6 +353,7 @@ class BoardGameAEC(VLMAgentsAEC):
             max_cycles=max_cycles, reward_variant=reward_variant, rewards=REWARDS,
         )
         self.game = GAMES[game]
+        self.moves = self.game.moves  # the move names by PettingZoo's action id, named once
         self.title = self.game.title
         self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
         self.render_mode, self.max_cycles = render_mode, max_cycles
@@ -392,7 +393,7 @@ class BoardGameAEC(VLMAgentsAEC):
     def legal_moves(self, agent: str) -> tuple[str, ...]:
         if not self._may_move(agent):
             return ()
-        return tuple(self.game.moves[m] for m in self.game.legal(self.board))
+        return tuple(self.moves[m] for m in self.game.legal(self.board))
 
     def _text(self, agent: str) -> str:
         turn = agent == self.agent_selection and not self.terminations.get(agent, True)
@@ -415,7 +416,7 @@ class BoardGameAEC(VLMAgentsAEC):
 
     def _play(self, agent: str, move: str) -> None:
         other = self.agents[1 - self.agents.index(agent)]
-        self.rules.step(self.game.moves.index(move))  # PettingZoo's env: places the piece, judges the game, passes the turn
+        self.rules.step(self.moves.index(move))  # PettingZoo's env: places the piece, judges the game, passes the turn
         self.agent_selection = other
         self.feedback[agent] = f"You played {move}."
         self.feedback[other] = f"Your opponent played {move}."
@@ -427,7 +428,7 @@ class BoardGameAEC(VLMAgentsAEC):
 
     def _oracle_move(self, agent: str) -> str:
         """The exact player's move: perfect play in Tic-Tac-Toe, alpha-beta search in Connect Four."""
-        return self.game.moves[self._oracle.best(self.game, self.board)]
+        return self.moves[self._oracle.best(self.game, self.board)]
 
     def close(self) -> None:
         super().close()

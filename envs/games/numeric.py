@@ -149,20 +149,30 @@ class BoardEncoder:
     def __init__(self, env: Any) -> None:
         self.env = env
         game = env.game
+        self.moves = game.moves
         self.shape = (game.rows, game.cols, 3)
         self.box = spaces.Box(0, 1, self.shape, np.int8)
         self.state_space = spaces.Box(0.0, 1.0, (int(np.prod(self.shape)) + 2,), np.float32)
+        # where each (row, col) lies in the board tuple (found through the game's own ``cell``)
+        self.index = np.zeros((game.rows, game.cols), np.intp)
+        for k in range(game.size):
+            single = tuple(int(i == k) for i in range(game.size))
+            hit = [(r, c) for r in range(game.rows) for c in range(game.cols) if game.cell(single, r, c)]
+            self.index[hit[0]] = k
+        # a cell's planes by its value (0 empty, 1 or 2 a piece), for each piece's side
+        self.lookup = {
+            piece: np.array([[0, 0, 1], [int(piece == 1), int(piece == 2), 0], [int(piece == 2), int(piece == 1), 0]], np.int8)
+            for piece in (1, 2)
+        }
 
     def observation_box(self, agent: str) -> spaces.Box:
         return self.box
 
     def num_actions(self, agent: str) -> int:
-        return len(self.env.game.moves)
+        return len(self.moves)
 
     def _planes(self, piece: int) -> NDArray[np.int8]:
-        game, board = self.env.game, self.env.board
-        cells = np.array([[game.cell(board, r, c) for c in range(game.cols)] for r in range(game.rows)])
-        return np.stack([cells == piece, cells == 3 - piece, cells == 0], axis=-1).astype(np.int8)
+        return self.lookup[piece][np.asarray(self.env.board)[self.index]]
 
     def observation(self, agent: str) -> NDArray[np.int8]:
         return self._planes(self.env.piece(agent))
@@ -170,8 +180,7 @@ class BoardEncoder:
     def legal(self, agent: str) -> dict[int, str]:
         if not self.env.legal_moves(agent):
             return {}
-        game = self.env.game
-        return {m: game.moves[m] for m in game.legal(self.env.board)}
+        return {m: self.moves[m] for m in self.env.game.legal(self.env.board)}
 
     def state(self) -> NDArray[np.float32]:
         env = self.env
