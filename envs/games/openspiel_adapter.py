@@ -189,7 +189,7 @@ GOOFSPIEL = TextGame(
     synonyms=(),
     evaluate=_goofspiel_points,
     max_steps=30,
-    oracle_nodes=4000,  # the whole game with 4 cards: an exact oracle at level 0
+    oracle_nodes=6000,  # the whole game with 4 cards (4,036 states from the first bid): exact at level 0
     transpositions=True,
 )
 DOTS_AND_BOXES = TextGame(
@@ -479,8 +479,9 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
     ## Arguments
     ``game``, ``level``; ``obs_mode``, ``image_size``, ``action_format``, ``action_match`` as in
     ``VLMEnv``; ``render_mode`` (``rgb_array``, ``ansi``, ``human``); ``max_cycles``:
-    PettingZoo's cycles (each agent's turn once: ``max_cycles`` times the number of players
-    steps, invalid ones included) after which every agent is truncated; ``render_fps``.
+    PettingZoo's cycles (one step of every agent, invalid ones included, as
+    :class:`~rl4vlm_gym.envs.games.aec.VLMAgentsAEC` counts them) after which every agent is
+    truncated; ``render_fps``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -561,16 +562,6 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
             self.feedback[other] = f"You chose {move}." if other == agent else f"{agent} chose {told}."
         self._chance()
         self._pass_turn()
-
-    def step(self, action: Any) -> None:
-        # PettingZoo's cycle is one turn of every agent; the base class truncates after
-        # ``max_cycles`` agent steps, so it is given the cycles' steps for the call
-        cycles = self.max_cycles
-        self.max_cycles = cycles * len(self.possible_agents)
-        try:
-            super().step(action)
-        finally:
-            self.max_cycles = cycles
 
     def _oracle_move(self, agent: str) -> str:
         """The expectimax move against uniformly random opponents (:func:`oracle_move`)."""
@@ -802,6 +793,12 @@ class SimultaneousAEC(parallel_to_aec_wrapper):
     def __init__(self, parallel_env: OpenSpielParallel) -> None:
         super().__init__(parallel_env)
         self.reset()  # as every AEC env of the family: usable (``agents``, ``infos``) once made
+
+    @property
+    def state(self) -> Any:  # type: ignore[override]
+        """The ``pyspiel.State`` being played (as every OpenSpiel env of the family: the numeric
+        interface reads it), not PettingZoo's global-state method."""
+        return self.env.state
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

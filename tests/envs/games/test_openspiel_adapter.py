@@ -1,0 +1,280 @@
+"""The OpenSpiel adapter: PettingZoo's own tests on its AEC and Parallel envs, and every move checked
+against a second ``pyspiel`` state played alongside (the single-agent ids are checked by the
+conformance kit, tests/test_conformance.py)."""
+
+from __future__ import annotations
+
+import types
+import warnings
+from typing import Any
+
+import numpy as np
+import pyspiel
+import pytest
+from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, seed_test
+
+from rl4vlm_gym.envs.games.openspiel_adapter import (
+    GOOFSPIEL,
+    OpenSpielAEC,
+    OpenSpielParallel,
+    SimultaneousAEC,
+    TextGame,
+    TextLevel,
+    dots_and_boxes_env,
+    goofspiel_env,
+    openspiel_env,
+    openspiel_parallel_env,
+    oracle_move,
+    pig_env,
+)
+from rl4vlm_gym.envs.games.text_board import text_image
+
+TURN_BASED = {"dots_and_boxes": dots_and_boxes_env, "pig": pig_env}
+SMALL = {"obs_mode": "text", "image_size": 64}
+
+
+def _quiet(check: Any, *args: Any, **kwargs: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo's notes on our Dict observations (no action_mask)
+        check(*args, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["dots_and_boxes", "pig", "goofspiel"])
+def test_pettingzoo_api_and_seed_tests_pass(name: str) -> None:
+    factory = {**TURN_BASED, "goofspiel": goofspiel_env}[name]
+    _quiet(api_test, factory(**SMALL), num_cycles=60)
+    _quiet(seed_test, lambda: factory(**SMALL), num_cycles=30)
+
+
+def test_pettingzoo_parallel_api_test_passes_on_goofspiel() -> None:
+    _quiet(parallel_api_test, openspiel_parallel_env("goofspiel", level=1, **SMALL), num_cycles=40)
+
+
+def test_max_cycles_counts_pettingzoo_cycles_in_both_apis() -> None:
+    # Goofspiel with 6 cards lasts 5 bids (the last plays itself): 4 cycles truncate it first
+    mod = types.SimpleNamespace(
+        parallel_env=lambda **kw: openspiel_parallel_env("goofspiel", level=2, **SMALL, **kw),
+        env=lambda **kw: goofspiel_env(level=2, **SMALL, **kw),
+    )
+    _quiet(max_cycles_test, mod)
+
+
+def test_max_cycles_of_a_turn_based_game_is_a_turn_of_every_agent() -> None:
+    # max_cycles_test's AEC half on Breakthrough (no game ends in 8 plies): each agent moves
+    # max_cycles times, then takes its one step as a done agent
+    env = openspiel_env("breakthrough", max_cycles=4, **SMALL)
+    env.reset(seed=0)
+    counts = dict.fromkeys(env.possible_agents, 0)
+    for agent in env.agent_iter():
+        counts[agent] += 1
+        _, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else env.action_space(agent).sample())
+    assert counts == {"player_0": 5, "player_1": 5}
+    env = openspiel_env("breakthrough", max_cycles=4, **SMALL)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step("no such move")  # invalid moves count too; the turn stays, so each ends a cycle
+    assert not any(env.truncations.values()) and env.agent_selection == "player_0"
+    env.step("no such move")
+    assert all(env.truncations.values())
+
+
+def _mirror_turn_based(env: OpenSpielAEC, rng: np.random.Generator) -> int:
+    """Random named moves on ``env``, the same action ids on a second pyspiel state; both must
+    agree at every step. Returns the moves played."""
+    mirror = pyspiel.load_game(env.spec).new_initial_state()
+    for action in env.state.history():  # the chance the env drew at reset
+        mirror.apply_action(action)
+    moves, returns = 0, dict.fromkeys(env.possible_agents, 0.0)
+    while not mirror.is_terminal():
+        agent = env.agent_selection
+        player = env.possible_agents.index(agent)
+        assert player == mirror.current_player()
+        names = env.legal_moves(agent)
+        assert len(names) == len(mirror.legal_actions()) == len(set(names))
+        assert all(not env.legal_moves(a) for a in env.possible_agents if a != agent)
+        i = int(rng.integers(len(names)))
+        seen = len(mirror.history())
+        env.step(names[i])
+        assert env.infos[agent]["action"]["valid"]
+        for a in env.possible_agents:
+            returns[a] += env.rewards[a]
+        mirror.apply_action(mirror.legal_actions()[i])
+        for action in env.state.history()[seen + 1 :]:  # the chance the env drew after the move
+            assert mirror.is_chance_node()
+            mirror.apply_action(action)
+        assert str(mirror) == str(env.state)
+        assert all(env.terminations.values()) == mirror.is_terminal()
+        moves += 1
+    assert [returns[a] for a in env.possible_agents] == mirror.returns()
+    return moves
+
+
+@pytest.mark.parametrize("name", ["dots_and_boxes", "pig"])
+def test_turn_based_games_agree_with_pyspiel_move_by_move(name: str) -> None:
+    rng = np.random.default_rng(0)
+    for level in range(3):
+        env = TURN_BASED[name](level=level, **SMALL)
+        for seed in range(4 if level == 0 else 1):
+            env.reset(seed=seed)
+            assert _mirror_turn_based(env, rng) > 0
+
+
+def test_any_openspiel_game_plays_by_its_string() -> None:
+    # games the adapter has no TextGame for: OpenSpiel's own words and one level
+    rng = np.random.default_rng(1)
+    for spec in ("breakthrough(rows=5,columns=5)", "hex(board_size=4)", "nim"):
+        env = openspiel_env(spec, **SMALL)
+        env.reset(seed=0)
+        _mirror_turn_based(env, rng)
+    with pytest.raises(ValueError, match="SIMULTANEOUS dynamics: play it with OpenSpielParallel"):
+        OpenSpielAEC("goofspiel(num_cards=3)", **SMALL)
+    with pytest.raises(ValueError, match="level=3 is not valid for Pig"):
+        pig_env(level=3)
+
+
+def test_goofspiel_agrees_with_pyspiel_bid_by_bid() -> None:
+    rng = np.random.default_rng(2)
+    for level, seed in ((0, 0), (0, 1), (1, 2), (2, 3)):
+        env = openspiel_parallel_env("goofspiel", level=level, **SMALL)
+        env.reset(seed=seed)
+        mirror = pyspiel.load_game(env.spec).new_initial_state()
+        for action in env.state.history():
+            mirror.apply_action(action)
+        while env.agents:
+            assert mirror.current_player() == pyspiel.PlayerId.SIMULTANEOUS
+            picks = {}
+            for player, agent in enumerate(env.possible_agents):
+                assert len(env.legal_moves(agent)) == len(mirror.legal_actions(player))
+                picks[agent] = int(rng.integers(len(mirror.legal_actions(player))))
+            seen = len(mirror.history())
+            _, rewards, terminations, _, infos = env.step({a: env.legal_moves(a)[i] for a, i in picks.items()})
+            assert all(info["action"]["valid"] for info in infos.values())
+            mirror.apply_actions([mirror.legal_actions(p)[picks[a]] for p, a in enumerate(env.possible_agents)])
+            for action in env.state.history()[seen + len(env.possible_agents) :]:
+                mirror.apply_action(action)
+            assert str(mirror) == str(env.state)
+            assert all(terminations.values()) == mirror.is_terminal()
+        assert [rewards[a] for a in env.possible_agents] == mirror.returns()
+
+
+def test_an_invalid_bid_plays_nobody_s_bid() -> None:
+    env = openspiel_parallel_env("goofspiel", obs_mode="text")
+    env.reset(seed=0)
+    before = str(env.state)
+    obs, rewards, terminations, truncations, infos = env.step({"player_0": "2", "player_1": "a bid of nine"})
+    assert str(env.state) == before
+    assert infos["player_0"]["action"]["valid"] and not infos["player_1"]["action"]["valid"]
+    assert obs["player_0"]["text"].startswith("Your move 2 was not played: player_1 wrote no legal move.")
+    assert obs["player_1"]["text"].startswith("Invalid action:")
+    assert obs["player_1"]["actions"] == ("1", "2", "3", "4") and not any(terminations.values())
+    env.step({"player_0": "2"})  # an agent left out wrote nothing
+    assert str(env.state) == before
+    _, _, _, _, infos = env.step({"player_0": "2", "player_1": "<action>3</action>"})
+    assert str(env.state) != before and infos["player_1"]["action"]["parsed"] == "3"
+
+
+def test_the_aec_form_of_goofspiel_hides_the_first_bid_and_reports_each_at_once() -> None:
+    env = goofspiel_env(obs_mode="text")
+    assert isinstance(env, SimultaneousAEC) and isinstance(env.unwrapped, OpenSpielParallel)
+    env.reset(seed=0)
+    before = env.observe("player_1")["text"]
+    env.step("4")
+    assert env.infos["player_0"]["action"]["parsed"] == "4"  # the match harness reads it now
+    assert env.agent_selection == "player_1" and env.observe("player_1")["text"] == before
+    env.step("nine")
+    assert not env.infos["player_1"]["action"]["valid"]
+    assert env.state.legal_actions(0) == [0, 1, 2, 3]  # nothing was played
+    assert env.legal_moves("player_0") == ("1", "2", "3", "4")
+
+
+def test_an_invalid_turn_based_move_keeps_the_turn_and_the_state() -> None:
+    env = dots_and_boxes_env(obs_mode="text")
+    env.reset(seed=0)
+    before = str(env.state)
+    env.step("(h,9,9)")
+    assert env.agent_selection == "player_0" and str(env.state) == before
+    assert env.infos["player_0"]["action"]["error"]
+    assert env.observe("player_0")["text"].startswith("Invalid action:")
+    env.step("(h,0,0)")
+    assert env.agent_selection == "player_1" and env.observe("player_1")["text"].startswith("player_0 chose (h,0,0).")
+
+
+def test_pig_says_the_die_and_the_view_names_the_seat() -> None:
+    env = pig_env(obs_mode="text")
+    env.reset(seed=3)
+    env.step("roll")
+    said = env.observe("player_0")["text"].splitlines()[0]
+    assert said.startswith("You chose roll. Chance: Roll ") and env.state.history()[-1] + 1 == int(said.split("Roll ")[1][0])
+    assert env.observe("player_1")["text"].splitlines()[1] == "You are player 1."
+
+
+def test_the_image_is_the_text_drawn_and_is_cached_per_text() -> None:
+    env = dots_and_boxes_env(image_size=96)
+    env.reset(seed=0)
+    obs = env.observe("player_0")
+    assert obs["image"].shape == (96, 96, 3) and obs["image"].dtype == np.uint8
+    assert np.array_equal(obs["image"], text_image(env._text("player_0"), (96, 96)))
+    assert not np.array_equal(obs["image"], env.observe("player_1")["image"])  # "You are player 2 ..."
+    assert len(env._frames) == 2
+    env.observe("player_0")
+    assert len(env._frames) == 2  # drawn once
+    text = "┌───┐\n│ 1 │\n└───┘"
+    assert text_image(text, (64, 80)).tobytes() == text_image(text, (64, 80)).tobytes()
+    assert not np.array_equal(text_image(text, (64, 80)), text_image(text.replace("1", "2"), (64, 80)))
+    assert env.observe("player_0")["text"].endswith(env.state.observation_string(0).rstrip("\n"))
+
+
+def _expectimax(state: Any, player: int) -> float:
+    """The whole game tree, against a uniformly random opponent: the oracle's value, independently."""
+    if state.is_terminal():
+        return state.returns()[player]
+    if state.is_chance_node():
+        return sum(p * _expectimax(state.child(a), player) for a, p in state.chance_outcomes())
+    values = []
+    for mine in state.legal_actions(player):
+        child_values = []
+        for theirs in state.legal_actions(1 - player):
+            child = state.clone()
+            child.apply_actions([mine, theirs] if player == 0 else [theirs, mine])
+            child_values.append(_expectimax(child, player))
+        values.append(np.mean(child_values))
+    return max(values)
+
+
+def test_the_oracle_is_exact_on_goofspiel_with_four_cards() -> None:
+    game = pyspiel.load_game(GOOFSPIEL.levels[0].spec)
+    state = game.new_initial_state()
+    state.apply_action(1)  # the point card 2 first
+    for player in (0, 1):
+        values = []
+        for mine in state.legal_actions(player):
+            outcomes = []
+            for theirs in state.legal_actions(1 - player):
+                child = state.clone()
+                child.apply_actions([mine, theirs] if player == 0 else [theirs, mine])
+                outcomes.append(_expectimax(child, player))
+            values.append(np.mean(outcomes))
+        best = state.legal_actions(player)[int(np.argmax(values))]
+        assert oracle_move(state, player, GOOFSPIEL.evaluate, GOOFSPIEL.oracle_nodes, GOOFSPIEL.transpositions) == best
+        assert oracle_move(state, player, GOOFSPIEL.evaluate, GOOFSPIEL.oracle_nodes, transpositions=False) == best
+
+
+def test_the_oracle_beats_random_opponents_and_a_text_game_sets_its_own_levels() -> None:
+    wins = 0
+    env = pig_env(obs_mode="text")
+    for seed in range(10):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            _, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+            else:
+                env.step(env.oracle_action(agent) if agent == "player_0" else env.action_space(agent).sample())
+        wins += env.state.returns()[0] > 0
+    assert wins >= 8, wins
+    small = TextGame(
+        title="Nim", levels=(TextLevel("nim(pile_sizes=1;2)", "two piles"),), goal="Take the last stick", grammar="a move"
+    )
+    env = OpenSpielAEC(small, **SMALL)
+    assert env.observe("player_0")["mission"].startswith("Play Nim (2 players") and env.legal_moves("player_0")
