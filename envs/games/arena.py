@@ -122,7 +122,7 @@ class KuhnTablePlayer:
     def policy(self, state: Any) -> dict[int, float]:
         from rl4vlm_gym.envs.games.kuhn import KuhnOpponent
 
-        p = KuhnOpponent(self.name).probs(state.information_state_string())
+        p = KuhnOpponent(self.name, players=state.num_players()).probs(state.information_state_string())
         return {0: p[0], 1: p[1]}
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> str:
@@ -211,6 +211,10 @@ class BestResponse:
     play an equilibrium). ``policy`` is exact at every state, so its exploitability is too."""
 
     spiel_game: str
+
+    def check(self, env: Any) -> None:
+        if getattr(env, "spec", self.spiel_game) != self.spiel_game:
+            raise ValueError(f"the best response is computed for {self.spiel_game!r} only, not {env.spec!r}")
 
     def policy(self, state: Any) -> dict[int, float]:
         best = _best_response_to_uniform(self.spiel_game, state.current_player())

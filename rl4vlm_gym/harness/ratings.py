@@ -158,8 +158,8 @@ def _clusters(records: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, A
 def _resample_weights(clusters: int, bootstrap: int, seed: int) -> Any:
     """``bootstrap`` rows of how often each of ``clusters`` seeds is drawn, with replacement."""
     rng = np.random.default_rng(seed)
-    draws = rng.integers(clusters, size=(bootstrap, clusters))
-    return np.stack([np.bincount(row, minlength=clusters) for row in draws]).astype(float)
+    draws = rng.integers(clusters, size=(bootstrap, clusters)) + clusters * np.arange(bootstrap)[:, None]
+    return np.bincount(draws.ravel(), minlength=bootstrap * clusters).reshape(bootstrap, clusters).astype(float)
 
 
 def chip_means(
@@ -190,7 +190,8 @@ def chip_means(
         if not total[i]:
             out[p] = {"mean": None, "ci95": None}
             continue
-        low, high = np.nanpercentile(means[:, i], [2.5, 97.5])
+        drawn = means[:, i][np.isfinite(means[:, i])]  # a resample without any of its seeds has no mean
+        low, high = np.percentile(drawn, [2.5, 97.5])
         out[p] = {"mean": float(sums[:, i].sum() / total[i]), "ci95": [float(low), float(high)]}
     return out
 
