@@ -974,14 +974,23 @@ class OpenSpielView(VLMEnv):
         # what our seat knows (its OpenSpiel string), never more: GiGPO groups steps by it
         return f"{self.level}:{self._describe()}"
 
+    @property
+    def score(self) -> float | None:
+        """1 win, 0.5 draw, 0 loss once the game is over (``info["score"]``); ``None`` while it is on."""
+        return {"won": 1.0, "draw": 0.5, "lost": 0.0}[self._outcome()] if self.state.is_terminal() else None
+
     def _success(self) -> bool:
-        return self.state.is_terminal() and self._outcome() == "won"
+        return self.score == 1.0
 
     def _progress(self) -> float:
-        """The match score: 1 for a win, 0.5 for a draw, 0 for a loss or before the end."""
-        if not self.state.is_terminal():
-            return 0.0
-        return {"won": 1.0, "draw": 0.5, "lost": 0.0}[self._outcome()]
+        """The score at the end (a draw is half a win), 0 before: monotone in the score, as success."""
+        return self.score or 0.0
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        if self.score is not None:
+            info["score"] = self.score
+        return info
 
     def _optimal_steps(self) -> int | None:
         return None  # the opponents' moves and chance are drawn as the game goes (CHANCE)
@@ -1035,7 +1044,8 @@ _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{na
     ## Rewards
     ``native``: OpenSpiel's return, +1 for a win, -1 for a loss, 0 for a draw, paid at the end;
     ``sparse``: 1 for a win only; ``penalty``: ``native`` with -0.1 per invalid action.
-    ``success`` is a win; ``progress`` is the match score at the end (1 win, 0.5 draw, 0 loss).
+    At the end of the game ``info["score"]`` is 1 for a win, 0.5 for a draw, 0 for a loss;
+    ``success`` is a win (a score of 1) and ``progress`` the score (0 while the game is on).
 
     ## Levels
     {levels}.
