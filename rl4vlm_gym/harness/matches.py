@@ -158,6 +158,8 @@ class GameSpec:
 
     def spiel_game_at(self, game_kwargs: Mapping[str, Any] | None = None) -> str | None:
         """The OpenSpiel game played with the env's arguments ``game_kwargs`` (its ``level``)."""
+        if (game_kwargs or {}).get("players", 2) != 2:
+            return None  # exact best responses are computed for two players
         if not self.spiel_levels:
             return self.spiel_game
         level = (game_kwargs or {}).get("level", 0)
@@ -798,6 +800,8 @@ def player_policy(
 
     if player.kind == "builtin":
         return getattr(game.builtin(player.name), "policy", None)
+    if player.kind == "human":
+        return None  # a person is not asked at every information state
     if player.name == "random":
         return uniform  # RandomAgent: uniform over obs["actions"], exactly
     if player.name == "oracle" or game.spiel_observation is None:
@@ -834,6 +838,9 @@ def match_exploitability(folder: str | Path, *, samples: int = 1) -> dict[str, A
     )
     spiel_game = spec.spiel_game_at(manifest.get("game_kwargs"))
     if spiel_game is None:
+        players = manifest.get("game_kwargs", {}).get("players", 2)
+        if spec.spiel_game is not None and players != 2:
+            raise MatchError(f"game {spec.name!r} with {players} players: exploitability is computed for two players")
         if spec.spiel_game is not None:
             levels = [str(i) for i, g in enumerate(spec.spiel_levels) if g]
             raise MatchError(

@@ -132,6 +132,21 @@ def test_ratings_recover_perfect_over_heuristic_over_random(tmp_path: Path) -> N
     assert table["heuristic"]["perfect"]["losses"] == table["perfect"]["heuristic"]["wins"]
 
 
+def test_a_win_loss_report_ranks_by_bradley_terry_and_an_old_folder_still_reads(tmp_path: Path) -> None:
+    matches.run_matches("tictactoe", players("tictactoe", "random", "perfect"), range(3), tmp_path / "t", game_kwargs=SMALL)
+    text = write_match_report(tmp_path / "t")[0].read_text()
+    assert "Payoff: win 1, draw 0.5, loss 0" in text and "Ranked by Bradley-Terry" in text and "OpenSkill mu" in text
+    # a folder written before payoffs and seats were recorded: the registered game's payoff, two seats
+    pool = players("kuhn_poker", "random", "cfr")
+    matches.run_matches("kuhn_poker", pool, [0], tmp_path / "k", game_kwargs=SMALL)
+    manifest = json.loads((tmp_path / "k" / "match.json").read_text())
+    del manifest["payoff"], manifest["seats"]
+    (tmp_path / "k" / "match.json").write_text(json.dumps(manifest))
+    assert matches.load_matches(tmp_path / "k")[0]["payoff"] == "chips"
+    assert len(matches.run_matches("kuhn_poker", pool, [0, 1], tmp_path / "k", game_kwargs=SMALL)) == 4  # resumes
+    assert "Payoff: chips" in write_match_report(tmp_path / "k")[0].read_text()
+
+
 def broken_game(**kwargs: Any) -> Any:
     """A game whose rules raise on the first move."""
     from rl4vlm_gym.envs.games.aec import tictactoe_env
@@ -181,6 +196,10 @@ def test_the_report_shows_ratings_cross_table_and_exploitability(tmp_path: Path)
     md, html = write_match_report(tmp_path)
     text = md.read_text()
     assert "## Ratings" in text and "## Cross-table" in text and "0.4583" in text
+    assert "Payoff: chips" in text and "Ranked by mean chips per game against the field" in text
+    assert "| rank | player | chips per game | 95% interval |" in text and "OpenSkill" not in text
+    saved = json.loads((tmp_path / "ratings.json").read_text())
+    assert saved["payoff"] == "chips" and all(len(r["chips_ci95"]) == 2 for r in saved["ratings"])
     assert (tmp_path / "plots" / "cross_table.png").stat().st_size > 1000 and "<svg" in html.read_text()
     assert json.loads((tmp_path / "ratings.json").read_text())["games"] == 8
     (tmp_path / "exploitability.json").write_text('{"players": [1, 2]}')  # damaged: left out, no traceback

@@ -17,7 +17,7 @@ import pytest
 from rl4vlm_gym.agents import Agent
 from rl4vlm_gym.harness import matches
 from rl4vlm_gym.harness.exploitability import expected_returns, uniform
-from rl4vlm_gym.harness.ratings import rate
+from rl4vlm_gym.harness.ratings import rate, standings
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -139,7 +139,6 @@ def test_a_three_seat_match_rotates_every_group_through_every_seat(tmp_path: Pat
     manifest, loaded = matches.load_matches(tmp_path)
     assert manifest["seats"] == 3 and manifest["payoff"] == "chips" and len(loaded) == 480
     from rl4vlm_gym.harness.match_report import write_match_report
-    from rl4vlm_gym.harness.ratings import standings
 
     rows = standings(records, [p.label for p in pool], payoff="chips")["ratings"]
     assert {r["player"] for r in rows[2:]} == {"random", "r2"}  # the two random players, far below the others
@@ -151,6 +150,24 @@ def test_a_three_seat_match_rotates_every_group_through_every_seat(tmp_path: Pat
         matches.run_matches(
             spec, [*pool[:2], matches.parse_player("br", spec)], [0], tmp_path / "br", game_kwargs={**SMALL, "players": 3}
         )
+
+
+def test_liars_dice_with_three_players_rates_win_loss_by_pairs(tmp_path: Path) -> None:
+    spec = matches.game_spec("liars_dice")
+    pool = [matches.parse_player(n, spec) for n in ("random", "heuristic", "r2=random")]
+    records = matches.run_matches(spec, pool, range(30), tmp_path, game_kwargs={**SMALL, "players": 3})
+    assert len(records) == 90 and {tuple(r["players"]) for r in records[:3]} == {
+        ("random", "heuristic", "r2"),
+        ("heuristic", "r2", "random"),
+        ("r2", "random", "heuristic"),
+    }
+    # OpenSpiel's three-player liars_dice: the loser -1, the winner +1, the third 0
+    assert all(sorted(r["returns"]) == [-1.0, 0.0, 1.0] or r["forfeit"] is not None for r in records)
+    table = standings(records, ["random", "heuristic", "r2"], payoff="win-loss")
+    best = table["ratings"][0]
+    assert best["player"] == "heuristic" and best["elo_ci95"][0] > max(r["elo_ci95"][1] for r in table["ratings"][1:])
+    with pytest.raises(matches.MatchError, match="with 3 players: exploitability is computed for two players"):
+        matches.match_exploitability(tmp_path)
 
 
 def _human(tmp_path: Path, stdin: str, *extra: str) -> subprocess.CompletedProcess[str]:
