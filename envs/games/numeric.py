@@ -12,6 +12,11 @@ truncations, but what a standard MARL library reads:
   (PettingZoo's ``TerminateIllegalWrapper`` on top ends the game instead, as in ``classic``);
 - ``state()`` and ``state_space``: a global state vector for centralised critics (MAPPO's).
 
+``numeric_parallel_env(env)`` (:class:`NumericParallel`) does the same for a Parallel API env of
+the family (a simultaneous-move OpenSpiel game such as Goofspiel, where every live agent acts at
+every step); its AEC form (PettingZoo's ``parallel_to_aec``, :class:`~.openspiel_adapter.SimultaneousAEC`)
+takes ``numeric_env`` like any AEC env.
+
 Every move is played through the wrapped env's own ``step`` with the move's name, so the numeric
 and the VLM interfaces cannot drift apart.
 
@@ -24,12 +29,14 @@ Encoders (what the wrapper reads from the env; the first that fits is used)
   ``env.state``: the ``pyspiel.State`` being played, never at a chance node between steps;
   ``env.possible_agents[k]``: OpenSpiel's player ``k`` (N from ``possible_agents``);
   ``env.legal_moves(agent)``: the names of ``agent``'s legal moves, empty unless it may move now,
-  else aligned with ``env.state.legal_actions()`` (``legal_moves(agent)[i]`` names
-  ``legal_actions()[i]``); ``env.step(name)`` plays the move so named.
+  else aligned with OpenSpiel's actions of its player ``k`` (``legal_moves(agent)[i]`` names
+  ``env.state.legal_actions(k)[i]``); ``env.step(name)`` plays the move so named (a Parallel
+  env: ``env.step({agent: name})``).
   Action ids are OpenSpiel's (``Discrete(game.num_distinct_actions())``). The observation is
   the player's ``information_state_tensor`` where the game provides one (perfect recall, as in
   OpenSpiel's ``rl_environment``), else its ``observation_tensor``; ``tensor="observation"``
-  picks the latter. The state is every player's tensor and a one-hot of the player to move.
+  picks the latter. The state is every player's tensor and a flag per player that moves now
+  (one, every player at a simultaneous node, none at the end).
 - **Board games** (:class:`BoardEncoder`, :class:`~.aec.BoardGameAEC`): action ids are PettingZoo's
   (Tic-Tac-Toe's 9 squares, Connect Four's 7 columns); the observation is the board as
   ``(rows, cols, 3)`` int8 planes: the agent's pieces, the opponent's, the empty cells; the state
@@ -47,13 +54,25 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import BaseWrapper
+from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GAMES", "BoardEncoder", "Encoder", "NumericAEC", "ReferentialEncoder", "SpielEncoder", "encoder_for", "numeric_env"]
+__all__ = [
+    "GAMES",
+    "BoardEncoder",
+    "Encoder",
+    "NumericAEC",
+    "NumericParallel",
+    "ReferentialEncoder",
+    "SpielEncoder",
+    "encoder_for",
+    "numeric_env",
+    "numeric_parallel_env",
+]
 
 # name -> "module:factory" of the family's AEC envs (imported when one is made)
 GAMES: dict[str, str] = {
@@ -135,11 +154,13 @@ class SpielEncoder:
         names = self.env.legal_moves(agent)
         if not names:
             return {}
-        return dict(zip(self.env.state.legal_actions(), names, strict=True))
+        # the player's own actions: at a simultaneous node legal_actions() lists joint actions
+        return dict(zip(self.env.state.legal_actions(self.env.possible_agents.index(agent)), names, strict=True))
 
     def state(self) -> NDArray[np.float32]:
-        mover = self.env.state.current_player()
-        to_move = _one_hot(mover if 0 <= mover < self.players else None, self.players)  # none at the end
+        state = self.env.state
+        # who moves now: one player, every player at a simultaneous node, none at the end
+        to_move = np.array([bool(state.legal_actions(p)) for p in range(self.players)], np.float32)
         return np.concatenate([*(self._tensor(p) for p in range(self.players)), to_move])
 
 
@@ -261,6 +282,44 @@ def encoder_for(env: Any, **kwargs: Any) -> Encoder:
     raise TypeError(f"no numeric encoder for {env}: give it a numeric_encoder() method or an OpenSpiel `state`")
 
 
+def numeric_spaces(encoder: Encoder, agents: list[str]) -> tuple[dict[str, spaces.Dict], dict[str, spaces.Discrete]]:
+    """Each agent's observation space (``observation`` and ``action_mask``) and ``Discrete`` action
+    space, built once: PettingZoo's API tests want the same objects on every call."""
+    observation = {
+        a: spaces.Dict(
+            {
+                "observation": encoder.observation_box(a),
+                "action_mask": spaces.Box(0, 1, (encoder.num_actions(a),), np.int8),
+            }
+        )
+        for a in agents
+    }
+    return observation, {a: spaces.Discrete(encoder.num_actions(a)) for a in agents}
+
+
+def numeric_observation(encoder: Encoder, agent: str, n: int) -> dict[str, NDArray[Any]]:
+    """``agent``'s ``{"observation", "action_mask"}`` (the mask all zeros unless it may move)."""
+    mask = np.zeros(n, np.int8)
+    mask[list(encoder.legal(agent))] = 1
+    return {"observation": encoder.observation(agent), "action_mask": mask}
+
+
+def numeric_infos(infos: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``infos`` with each agent's ``action`` record in fixed keys and no ``None``: ``{"raw": the
+    id as text, "parsed": the move's name, "valid": bool, "error": str}`` (``""`` where there is
+    nothing to say, ``valid`` until an action is refused), since libraries that store infos in
+    arrays count a ``None`` or a missing key as a NaN (Tianshou's buffer)."""
+    out = {}
+    for agent, info in infos.items():
+        record = {"raw": "", "parsed": "", "valid": True, "error": "", **info.get("action", {})}
+        out[agent] = {**info, "action": {k: "" if v is None else v for k, v in record.items()}}
+    return out
+
+
+def _refused(action: Any, legal: dict[int, str]) -> str:
+    return f"action {action} is not legal now (legal: {sorted(legal)}; see the action_mask)"
+
+
 class NumericAEC(BaseWrapper):
     """An AEC env of the family with PettingZoo ``classic``'s numeric interface (see the module docstring).
 
@@ -287,17 +346,7 @@ class NumericAEC(BaseWrapper):
         self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
         self.render_mode = getattr(env, "render_mode", None)
         self.possible_agents = list(env.possible_agents)
-        # built once: PettingZoo's api_test wants the same objects on every call
-        self.action_spaces = {a: spaces.Discrete(self.encoder.num_actions(a)) for a in self.possible_agents}
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": self.encoder.observation_box(a),
-                    "action_mask": spaces.Box(0, 1, (self.encoder.num_actions(a),), np.int8),
-                }
-            )
-            for a in self.possible_agents
-        }
+        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents)
         self.state_space = self.encoder.state_space
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -306,14 +355,8 @@ class NumericAEC(BaseWrapper):
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
-    def action_mask(self, agent: str) -> NDArray[np.int8]:
-        """Which of ``agent``'s actions are legal now (all zeros unless it may move)."""
-        mask = np.zeros(self.action_spaces[agent].n, np.int8)
-        mask[list(self.encoder.legal(agent))] = 1
-        return mask
-
     def observe(self, agent: str) -> dict[str, NDArray[Any]]:
-        return {"observation": self.encoder.observation(agent), "action_mask": self.action_mask(agent)}
+        return numeric_observation(self.encoder, agent, self.action_spaces[agent].n)
 
     def state(self) -> NDArray[np.float32]:
         return self.encoder.state()
@@ -329,22 +372,74 @@ class NumericAEC(BaseWrapper):
         self.env.step("" if move is None else move)
         record = self.env.infos[agent]["action"] = {**self.env.infos[agent].get("action", {}), "raw": str(int(action))}
         if move is None:
-            record["error"] = f"action {action} is not legal now (legal: {sorted(legal)}; see the action_mask)"
+            record["error"] = _refused(action, legal)
 
     @property
     def infos(self) -> dict[str, dict[str, Any]]:
-        """The wrapped env's infos, each agent's ``action`` record with fixed keys and no ``None``:
-        ``{"raw": the id as text, "parsed": the move's name, "valid": bool, "error": str}`` (``""``
-        where there is nothing to say, ``valid`` until an action is refused), since libraries that
-        store infos in arrays count a ``None`` or a missing key as a NaN (Tianshou's buffer)."""
-        out = {}
-        for agent, info in self.env.infos.items():
-            record = {"raw": "", "parsed": "", "valid": True, "error": "", **info.get("action", {})}
-            out[agent] = {**info, "action": {k: "" if v is None else v for k, v in record.items()}}
-        return out
+        """The wrapped env's infos in fixed keys without ``None`` (see :func:`numeric_infos`)."""
+        return numeric_infos(self.env.infos)
 
     def __str__(self) -> str:
         return f"NumericAEC<{self.env!s}>"
+
+
+class NumericParallel(BaseParallelWrapper):
+    """A Parallel API env of the family (a simultaneous-move OpenSpiel game: every live agent acts
+    at every step) with the numeric interface of :class:`NumericAEC`: the same observations,
+    ``Discrete`` actions, masks, infos and ``state()``, its encoder read from the Parallel env
+    (the OpenSpiel protocol of the module docstring: ``state``, ``possible_agents``,
+    ``legal_moves``). An agent's action that its mask forbids is that agent's invalid move.
+    """
+
+    def __init__(self, env: ParallelEnv, **encoder_args: Any) -> None:
+        super().__init__(env)
+        self.encoder = encoder_for(env, **encoder_args)
+        self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
+        self.render_mode = getattr(env, "render_mode", None)
+        self.possible_agents = list(env.possible_agents)
+        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents)
+        self.state_space = self.encoder.state_space
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def _observations(self, agents: Any) -> dict[str, dict[str, NDArray[Any]]]:
+        return {a: numeric_observation(self.encoder, a, self.action_spaces[a].n) for a in agents}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self._observations(observations), numeric_infos(infos)
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        moves, refused = {}, {}
+        for agent, action in actions.items():
+            legal = self.encoder.legal(agent)
+            move = None if action is None else legal.get(int(action))
+            moves[agent] = "" if move is None else move  # "": the agent's invalid move
+            if move is None and legal:
+                refused[agent] = _refused(action, legal)
+        observations, rewards, terminations, truncations, infos = self.env.step(moves)
+        infos = numeric_infos(infos)
+        for agent, action in actions.items():
+            if agent in infos and action is not None:
+                infos[agent]["action"]["raw"] = str(int(action))
+                if agent in refused:
+                    infos[agent]["action"].update(valid=False, error=refused[agent])
+        return self._observations(observations), rewards, terminations, truncations, infos
+
+    def state(self) -> NDArray[np.float32]:
+        return self.encoder.state()
+
+    def __str__(self) -> str:
+        return f"NumericParallel<{self.env!s}>"
+
+
+def numeric_parallel_env(env: ParallelEnv, **encoder_args: Any) -> NumericParallel:
+    """The numeric version of a Parallel API env of the family (see :class:`NumericParallel`)."""
+    return NumericParallel(env, **encoder_args)
 
 
 def numeric_env(game: str | AECEnv, **kwargs: Any) -> NumericAEC:

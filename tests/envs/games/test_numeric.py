@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 pyspiel = pytest.importorskip("pyspiel")
 
-from rl4vlm_gym.envs.games.numeric import GAMES, NumericAEC, numeric_env  # noqa: E402
+from rl4vlm_gym.envs.games.numeric import GAMES, NumericAEC, numeric_env, numeric_parallel_env  # noqa: E402
 
 
 def vlm(game: str, **kwargs: Any) -> Any:
@@ -178,3 +179,62 @@ def test_numeric_env_refuses_what_it_cannot_make() -> None:
         numeric_env(vlm("kuhn_poker"), max_cycles=3)
     with pytest.raises(TypeError, match="no encoder arguments"):
         numeric_env(vlm("tictactoe"), tensor="observation")
+
+
+# Other OpenSpiel games through the generic adapter (envs/games/openspiel_adapter.py): the
+# numeric interface reads them by the same protocol, turn-based or simultaneous
+
+
+def adapter(game: str, parallel: bool = False) -> Any:
+    from rl4vlm_gym.envs.games.openspiel_adapter import openspiel_env, openspiel_parallel_env
+
+    return (openspiel_parallel_env if parallel else openspiel_env)(game, obs_mode="text", image_size=64)
+
+
+@pytest.mark.parametrize("game", ["dots_and_boxes", "pig", "goofspiel"])
+def test_adapted_openspiel_games_pass_pettingzoos_tests_as_numbers(game: str) -> None:
+    from pettingzoo.test import api_test, seed_test
+
+    env = numeric_env(adapter(game))
+    spiel = env.encoder.env.state.get_game()
+    assert env.action_space("player_0").n == spiel.num_distinct_actions()
+    # the information state where the game has one (Goofspiel), else the observation (Dots and Boxes, Pig)
+    info_state = spiel.get_type().provides_information_state_tensor
+    shape = spiel.information_state_tensor_shape() if info_state else spiel.observation_tensor_shape()
+    assert env.observation_space("player_0")["observation"].shape == (int(np.prod(shape)),)
+    assert info_state == (game == "goofspiel")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(env, num_cycles=30)
+    seed_test(lambda: numeric_env(adapter(game)), num_cycles=20)
+
+
+def test_goofspiel_as_numbers_in_parallel_plays_the_vlm_game() -> None:
+    from pettingzoo.test import parallel_api_test, parallel_seed_test
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(numeric_parallel_env(adapter("goofspiel", parallel=True)), num_cycles=30)
+    parallel_seed_test(lambda: numeric_parallel_env(adapter("goofspiel", parallel=True)), num_cycles=20)
+    words, numbers = adapter("goofspiel", parallel=True), numeric_parallel_env(adapter("goofspiel", parallel=True))
+    words.reset(seed=5)
+    observations, _ = numbers.reset(seed=5)
+    rng = np.random.default_rng(0)
+    while numbers.agents:
+        state = numbers.unwrapped.state
+        assert numbers.state()[-2:].tolist() == [1.0, 1.0]  # both move at every bid
+        for p, agent in enumerate(numbers.possible_agents):
+            np.testing.assert_array_equal(observations[agent]["action_mask"], state.legal_actions_mask(p))
+        ids = {a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"]))) for a in numbers.agents}
+        words_out = words.step({a: numbers.encoder.legal(a)[i] for a, i in ids.items()})
+        observations, rewards, terminations, truncations, infos = numbers.step(ids)
+        assert (rewards, terminations, truncations) == words_out[1:4]
+        assert all(infos[a]["action"]["raw"] == str(i) and infos[a]["action"]["valid"] for a, i in ids.items())
+    assert words.state.returns() == numbers.unwrapped.state.returns()
+    # a card already played is refused: that agent's invalid move
+    observations, _ = numbers.reset(seed=5)
+    card = {a: int(np.flatnonzero(observations[a]["action_mask"])[0]) for a in numbers.agents}
+    observations, *_, infos = numbers.step(card)
+    assert observations["player_0"]["action_mask"][card["player_0"]] == 0
+    _, *_, infos = numbers.step(card)
+    assert infos["player_0"]["action"]["valid"] is False and "not legal" in infos["player_0"]["action"]["error"]
