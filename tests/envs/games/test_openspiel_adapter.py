@@ -94,6 +94,7 @@ def _mirror_turn_based(env: OpenSpielAEC, rng: np.random.Generator) -> int:
         assert len(names) == len(mirror.legal_actions()) == len(set(names))
         assert all(not env.legal_moves(a) for a in env.possible_agents if a != agent)
         i = int(rng.integers(len(names)))
+        assert names[i] in mirror.action_to_string(player, mirror.legal_actions()[i])  # the name is OpenSpiel's
         seen = len(mirror.history())
         env.step(names[i])
         assert env.infos[agent]["action"]["valid"]
@@ -145,8 +146,9 @@ def test_goofspiel_agrees_with_pyspiel_bid_by_bid() -> None:
             assert mirror.current_player() == pyspiel.PlayerId.SIMULTANEOUS
             picks = {}
             for player, agent in enumerate(env.possible_agents):
-                assert len(env.legal_moves(agent)) == len(mirror.legal_actions(player))
-                picks[agent] = int(rng.integers(len(mirror.legal_actions(player))))
+                names, legal = env.legal_moves(agent), mirror.legal_actions(player)
+                assert [f"[P{player}]Bid: {name}" for name in names] == [mirror.action_to_string(player, a) for a in legal]
+                picks[agent] = int(rng.integers(len(legal)))
             seen = len(mirror.history())
             _, rewards, terminations, _, infos = env.step({a: env.legal_moves(a)[i] for a, i in picks.items()})
             assert all(info["action"]["valid"] for info in infos.values())
@@ -278,3 +280,25 @@ def test_the_oracle_beats_random_opponents_and_a_text_game_sets_its_own_levels()
     )
     env = OpenSpielAEC(small, **SMALL)
     assert env.observe("player_0")["mission"].startswith("Play Nim (2 players") and env.legal_moves("player_0")
+
+
+@pytest.mark.parametrize("name", ["dots_and_boxes", "goofspiel"])
+def test_the_numeric_interface_reads_the_adapter(name: str) -> None:
+    from rl4vlm_gym.envs.games.numeric import numeric_env
+
+    env = numeric_env(openspiel_env(name, **SMALL))
+    _quiet(api_test, env, num_cycles=30)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    player = env.possible_agents.index(agent)
+    legal = env.unwrapped.state.legal_actions(player)
+    assert np.flatnonzero(env.observe(agent)["action_mask"]).tolist() == legal
+    for agent in env.possible_agents:  # one legal move of each (Goofspiel plays both bids at once)
+        env.step(legal[-1] if agent == env.possible_agents[0] else env.unwrapped.state.legal_actions(1)[0])
+        if name == "dots_and_boxes":
+            break
+    state = env.unwrapped.state
+    if name == "goofspiel":  # the card bid left player 0's hand, the others stayed
+        assert state.legal_actions(0) == legal[:-1], "the numeric action id is the OpenSpiel action played"
+    else:
+        assert state.history()[-1] == legal[-1], "the numeric action id is the OpenSpiel action played"
