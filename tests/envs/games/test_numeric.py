@@ -55,9 +55,12 @@ def test_the_numeric_env_plays_the_same_game_as_the_vlm_env(game: str) -> None:
             assert words.history == numbers.unwrapped.history  # OpenSpiel's actions, chance included
 
 
-@pytest.mark.parametrize("game", ["kuhn_poker", "leduc", "liars_dice"])
-def test_openspiel_games_show_each_player_its_information_state_and_legal_mask(game: str) -> None:
-    env = numeric_env(game)
+@pytest.mark.parametrize(("game", "players"), [("kuhn_poker", 2), ("leduc", 2), ("liars_dice", 2), ("liars_dice", 3)])
+def test_openspiel_games_show_each_player_its_information_state_and_legal_mask(game: str, players: int) -> None:
+    env = numeric_env(game, **({"players": players} if players != 2 else {}))
+    assert len(env.possible_agents) == players and env.state_space.shape[0] == players * (
+        env.observation_space("player_0")["observation"].shape[0] + 1
+    )
     env.reset(seed=1)
     rng = np.random.default_rng(0)
     for agent in env.agent_iter(max_iter=200):

@@ -36,14 +36,18 @@ def vlm(game: str, **kwargs: Any) -> Any:
 MAKERS: dict[str, Callable[..., Any]] = {"vlm": vlm, "numeric": numeric_env}
 
 
+# every game, and Liar's dice with three players (OpenSpiel's rules as a Python game)
+CASES: dict[str, tuple[str, dict[str, Any]]] = {**{g: (g, {}) for g in GAMES}, "liars_dice_3": ("liars_dice", {"players": 3})}
+
+
 @pytest.mark.parametrize("interface", sorted(MAKERS))
-@pytest.mark.parametrize("game", sorted(GAMES))
-def test_pettingzoo_api_and_seed_tests_pass(game: str, interface: str) -> None:
-    make = MAKERS[interface]
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_pettingzoo_api_and_seed_tests_pass(case: str, interface: str) -> None:
+    make, (game, kwargs) = MAKERS[interface], CASES[case]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # api_test warns of what it does not check (e.g. no 'state' for some)
-        api_test(make(game), num_cycles=30)
-    seed_test(lambda: make(game), num_cycles=20)
+        api_test(make(game, **kwargs), num_cycles=30)
+    seed_test(lambda: make(game, **kwargs), num_cycles=20)
 
 
 # The moves that keep each game going for ``cycles`` cycles (none ends sooner): the first legal
@@ -54,6 +58,7 @@ SCRIPTS: dict[str, tuple[int, tuple[str, ...]]] = {
     "kuhn_poker": (1, ("pass", "bet")),
     "leduc": (1, ("call", "call")),  # both check: the second round is dealt
     "liars_dice": (3, ()),  # six ever higher bids
+    "liars_dice_3": (2, ()),  # three players, six bids
 }
 
 
@@ -78,13 +83,14 @@ def count_steps(env: Any, moves: tuple[str, ...]) -> Counter[str]:
 @pytest.mark.parametrize("game", sorted(SCRIPTS))
 def test_max_cycles_counts_cycles_of_every_agent_as_pettingzoo_does(game: str, interface: str) -> None:
     cycles, moves = SCRIPTS[game]
-    env = MAKERS[interface](game, max_cycles=cycles)
+    game, kwargs = CASES[game]
+    env = MAKERS[interface](game, max_cycles=cycles, **kwargs)
     env.reset(seed=3)
     counts = count_steps(env, moves)
     assert list(counts.values()) == [cycles + 1] * len(env.possible_agents)  # k steps, then the dead step
     assert max(counts.values()) - 1 == np.median(list(counts.values())) - 1 == cycles
     # one cycle more and the same game is not truncated by then: each agent steps again
-    env = MAKERS[interface](game, max_cycles=cycles + 1)
+    env = MAKERS[interface](game, max_cycles=cycles + 1, **kwargs)
     env.reset(seed=3)
     for agent in env.agent_iter(max_iter=len(env.possible_agents) * cycles):
         name = moves[0] if moves else env.legal_moves(agent)[0]
