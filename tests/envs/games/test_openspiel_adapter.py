@@ -302,3 +302,14 @@ def test_the_numeric_interface_reads_the_adapter(name: str) -> None:
         assert state.legal_actions(0) == legal[:-1], "the numeric action id is the OpenSpiel action played"
     else:
         assert state.history()[-1] == legal[-1], "the numeric action id is the OpenSpiel action played"
+
+
+def test_the_match_harness_plays_every_adapter_game(tmp_path: Any) -> None:
+    from rl4vlm_gym.envs.games.openspiel_games import GAMES
+    from rl4vlm_gym.harness.matches import parse_player, run_matches
+
+    for spec in GAMES:
+        players = [parse_player("random", spec), parse_player("oracle", spec)]
+        records = run_matches(spec, players, seeds=range(2), out=tmp_path / spec.name, game_kwargs=SMALL)
+        assert len(records) == 4 and not any(r["error"] for r in records), spec.name
+        assert all(r["invalid_actions"] == [0, 0] for r in records)
