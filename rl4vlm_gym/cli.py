@@ -505,9 +505,13 @@ def match_command(
 
     try:
         if list_games:
-            table = Table("game", "built-in players", "OpenSpiel", "summary")
+            table = Table()
+            for column in ("game", "built-in players", "payoff"):
+                table.add_column(column, no_wrap=True)  # names are read whole; the summary folds
+            table.add_column("OpenSpiel")
+            table.add_column("summary")
             for g in matches.list_games():
-                table.add_row(g.name, ", ".join(g.players) or "-", g.spiel_game or "-", g.summary)
+                table.add_row(g.name, ", ".join(g.players) or "-", g.payoff, g.spiel_game or "-", g.summary)
             console.print(table)
             return
         if game is None:

@@ -298,6 +298,7 @@ def test_the_cli_plays_rates_and_reports(tmp_path: Path) -> None:
     assert "exploitability of eq: 0.0001" in result.output and (tmp_path / "report.html").exists()
     listed = _cli("match", "--list")
     assert listed.exit_code == 0 and "kuhn_poker" in listed.output and "heuristic, perfect" in listed.output
+    assert "cfr, always-raise, br" in listed.output and "chips" in listed.output and "win-loss" in listed.output
     assert "exploitability 0.458333" in _cli("exploitability", "kuhn_poker", "--policy", str(_uniform_file(tmp_path))).output
 
 
