@@ -4,7 +4,8 @@
 PettingZoo's meaning of a cycle (one step of every agent): with ``max_cycles=k`` every agent steps
 ``k`` times, then once more as a dead step, which is what PettingZoo's ``max_cycles_test`` asserts
 of an AEC env (``max(counts) - 1 == median(counts) - 1 == k``). That test itself also needs a
-Parallel version of the game, which turn-based games have not, so its AEC half is written here.
+Parallel version of the game, which turn-based games have not, so its AEC half is written here;
+numeric Goofspiel (simultaneous bids, with a Parallel form) takes PettingZoo's test itself.
 """
 
 from __future__ import annotations
@@ -115,3 +116,22 @@ def test_an_agent_that_keeps_the_turn_starts_a_new_cycle(interface: str) -> None
         assert env.agent_selection == first  # the turn is kept
     assert all(env.truncations.values()) and not any(env.terminations.values())
     assert env.unwrapped.num_cycles == 3
+
+
+def test_pettingzoos_max_cycles_test_passes_on_numeric_goofspiel() -> None:
+    # the one game with a Parallel form (simultaneous bids) takes PettingZoo's test itself
+    from types import SimpleNamespace
+
+    from pettingzoo.test import max_cycles_test
+
+    from rl4vlm_gym.envs.games.numeric import numeric_parallel_env
+    from rl4vlm_gym.envs.games.openspiel_adapter import openspiel_env, openspiel_parallel_env
+
+    small = {"obs_mode": "text", "image_size": 64, "level": 2}  # level 2: more bids than max_cycles_test's 4 cycles
+    mod = SimpleNamespace(
+        parallel_env=lambda **kw: numeric_parallel_env(openspiel_parallel_env("goofspiel", **small, **kw)),
+        env=lambda **kw: numeric_env(openspiel_env("goofspiel", **small, **kw)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        max_cycles_test(mod)
