@@ -297,7 +297,8 @@ def _finish(
         blocks.append(_Heading("Games with errors"))
         blocks.append(
             _Text(
-                f"{len(failed)} game(s) ended in an error (the player at fault loses them; in a cooperative game the team fails); the first {min(len(failed), ERRORS_SHOWN)}:"
+                f"{len(failed)} game(s) ended in an error or a stall (the player at fault forfeits: it loses a win-loss game, "
+                f"folds a chip game at that point, fails its team in a cooperative game); the first {min(len(failed), ERRORS_SHOWN)}:"
             )
         )
         blocks.append(

@@ -147,6 +147,21 @@ def test_a_win_loss_report_ranks_by_bradley_terry_and_an_old_folder_still_reads(
     assert "Payoff: chips" in write_match_report(tmp_path / "k")[0].read_text()
 
 
+@pytest.mark.parametrize(("seats", "problem"), [(1, "seats 1 is not a number of seats"), (2, None), (3, "is not a record of 3")])
+def test_a_folder_s_seats_are_checked_against_its_games(tmp_path: Path, seats: int, problem: str | None) -> None:
+    matches.run_matches("tictactoe", players("tictactoe", "random", "perfect"), [0], tmp_path, game_kwargs=SMALL)
+    manifest = json.loads((tmp_path / "match.json").read_text())
+    (tmp_path / "match.json").write_text(json.dumps({**manifest, "seats": seats}))
+    if problem is None:
+        assert len(matches.load_matches(tmp_path)[1]) == 2
+    else:
+        with pytest.raises(matches.MatchError, match=problem):
+            matches.load_matches(tmp_path)
+    with pytest.raises(matches.MatchError, match="a game of 1 seat"):
+        matches.schedule(["a", "b"], [0], 1)
+    assert len(matches.schedule(["a", "b"], [0], 2)) == 2 and matches.schedule(["a", "b"], [0], 3) == []
+
+
 def broken_game(**kwargs: Any) -> Any:
     """A game whose rules raise on the first move."""
     from rl4vlm_gym.envs.games.aec import tictactoe_env
