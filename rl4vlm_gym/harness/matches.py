@@ -13,16 +13,22 @@ A *player* (a seat's occupant) is one of:
 - ``random``: uniform over ``obs["actions"]`` (:class:`rl4vlm_gym.agents.simple.RandomAgent`);
 - ``oracle``: the env's ``oracle_action(agent)``, where the game has one;
 - any rl4vlm agent (``hf``, ``openai``, ``module:Class``): it sees its seat's observations and
-  writes text through the same prompt machinery as ``rl4vlm-gym eval``; the game's parser reads it.
+  writes text through the same prompt machinery as ``rl4vlm-gym eval``; the game's parser reads it;
+- ``human``: a person at the terminal (:mod:`rl4vlm_gym.harness.human`), whose lines the game's
+  parser reads the same way.
 
-:func:`run_matches` plays a round robin: every pair of players, every seed, both seat orders (so
-each deal or opening is played from both sides); or a Swiss tournament, one round per seed, each
-player meeting one of similar points it has not met yet (both seat orders). A match folder holds ``match.json`` (the game,
-its arguments and the players) and ``games.jsonl``, one line per finished game, appended and
-flushed as each ends. Re-running on the same folder resumes: finished games are read back and
-never replayed; adding players or seeds plays only the new games. A game depends only on its
-seed, its players and their seats, so a resumed tournament has the same records as an
-uninterrupted one, in any process.
+:func:`run_matches` plays a round robin: every group of as many players as the game has seats,
+every seed, each rotation of the group's seats (with two seats, both seat orders: each deal or
+opening is played from every side, the duplicate format); or, for two-seat games, a Swiss
+tournament, one round per seed, each player meeting one of similar points it has not met yet
+(both seat orders). Each game is scored by its :attr:`GameSpec.payoff` (chips, win-loss or team;
+a forfeit in a chip game is a fold: :attr:`GameSpec.folded`) and the standings are fitted over
+all games at once (:mod:`rl4vlm_gym.harness.ratings`). A match folder holds ``match.json`` (the
+game, its arguments, the players, the payoff and the seats) and ``games.jsonl``, one line per
+finished game, appended and flushed as each ends. Re-running on the same folder resumes: finished
+games are read back and never replayed; adding players or seeds plays only the new games. A game
+depends only on its seed, its players and their seats, so a resumed tournament has the same
+records as an uninterrupted one, in any process.
 """
 
 from __future__ import annotations
@@ -435,7 +441,11 @@ def play_game(
         scores = [1.0 if len(winners) == 1 and i in winners else 0.5 if i in winners else 0.0 for i in range(len(agents))]
     for i, seat in enumerate(seats):
         if seat.human is not None and not seat.human.quit:
-            seat.human.end(env.observe(agents[i]), returns, i)
+            try:
+                last = env.observe(agents[i])
+            except Exception:  # noqa: BLE001 - an env may not observe after its end: the result is enough
+                last = {}
+            seat.human.end(last, returns, i)
     record.update(
         {
             "returns": returns,
