@@ -143,8 +143,9 @@ def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
     image = Image.new("RGB", (width, height), (22, 101, 52))
     draw = ImageDraw.Draw(image)
     unit = min(width, height)
-    small, big = font(max(8, unit // 16)), font(max(12, unit // 5), bold=True)
-    card_w, card_h = width // 4, height // 3
+    small, big = font(max(8, unit // 16)), font(max(12, unit // 5 if n == 2 else unit // 7), bold=True)
+    # two players: the cards in the middle column; more: the cards on the right, the moves left of them
+    card_w, card_h = (width // 4, height // 3) if n == 2 else (width // 6, height // 4)
 
     def card(x: int, y: int, label: str | None) -> None:
         face = (250, 250, 245) if label else (150, 30, 40)
@@ -153,12 +154,13 @@ def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
             draw.text((x + card_w // 2, y + card_h // 2), label, fill=(0, 0, 0), font=big, anchor="mm")
 
     others = [p for p in range(n) if p != seat]
+    mine_x = width // 2 - card_w // 2 if n == 2 else width - width // 30 - card_w
     for k, p in enumerate(others):  # the opponents' cards side by side at the top, in player order
-        x = width // 2 - card_w // 2 + (2 * k - len(others) + 1) * (card_w * 5 // 8)
+        x = mine_x if n == 2 else width - width // 30 - (len(others) - k) * card_w - (len(others) - k - 1) * (width // 30)
         card(x, height // 20, CARDS[view.shown[p]][0] if view.shown[p] is not None else None)
         if n > 2:
             draw.text((x + card_w // 2, height // 20 + card_h + unit // 60), f"p{p}", fill=(255, 255, 255), font=small, anchor="mt")
-    card(width // 2 - card_w // 2, height - height // 20 - card_h, CARDS[view.card][0])
+    card(mine_x, height - height // 20 - card_h, CARDS[view.card][0])
     place = f"you act {'first' if seat == 0 else 'second'}" if n == 2 else f"you are p{seat}"
     text = [place, *[m.lower() for m in moves_text(seat, history, n)], f"pot {n + sum(history)}"]
     y = height // 2 - len(text) * unit // 32
