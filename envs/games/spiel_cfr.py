@@ -10,8 +10,10 @@ exact best responses' mean gain, in chips for Leduc, in wins for Liar's dice) is
 it. Shipped as gzipped JSON so that making an env never runs a solver; the file is deterministic
 (CFR+ is, and ``gzip`` writes no time stamp here). ``liars_dice_1_br`` writes OpenSpiel's exact best
 responses (``pyspiel.TabularBestResponse``) to each one-die opponent (random, heuristic, CFR+), the
-view's oracle, with their values: building them takes seconds, too slow for a first oracle call. Two-dice Liar's dice is out of reach (its tree
-holds 2^24 bid sequences per roll), so that level's opponent is a heuristic (``liars_dice.py``).
+view's oracle, with their values: building them takes seconds, too slow for a first oracle call.
+CFR+ on two-dice Liar's dice is out of reach (its tree holds 2^24 bid sequences per roll), so that
+level has no equilibrium opponent; its oracle, the exact best response to the random and
+heuristic players, needs no table (``dice_response.py``).
 """
 
 from __future__ import annotations
