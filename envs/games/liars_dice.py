@@ -249,6 +249,9 @@ class Dice(SpielGame):
     def fallback(self, spec: str) -> Policy:
         return heuristic
 
+    def forfeit_words(self, stake: float) -> str:
+        return "it is scored as a fold, a lost game"
+
 
 def uniform_probs(mine: tuple[int, ...], last: int | None, total: int) -> tuple[float, ...]:
     """The random player's move probabilities after the standing bid ``last`` (every legal move alike)."""

@@ -122,6 +122,10 @@ class SpielGame:
         (a game that pays a fixed result, such as Liar's dice, loses ``max_payoff``)."""
         return self.max_payoff
 
+    def forfeit_words(self, stake: float) -> str:
+        """What a seat is told when its stalled hand is scored (see :class:`ChipsScored`)."""
+        return f"it is scored as a fold: you lose the {stake:g} chip{'s' if stake != 1 else ''} you put in"
+
     def who(self, player: int, seat: int, players: int) -> str:
         """How ``seat`` is told about ``player``: "You", "Your opponent" (two players) or "Player k"."""
         return "You" if player == seat else "Your opponent" if players == 2 else f"Player {player}"
@@ -181,7 +185,7 @@ class ChipsScored:
             return outcome
         self.forfeited = True
         stake = float(self.GAME.stake(self.state, self.seat))
-        said = f"The hand took {elapsed} steps without ending: it is scored as a fold, and you lose the {stake:g} you put in."
+        said = f"The hand took {elapsed} steps without ending: {self.GAME.forfeit_words(stake)}."
         return StepOutcome("forfeit", truncated=True, scale=stake / self.GAME.max_payoff, feedback=f"{outcome.feedback} {said}".strip())
 
     def _info(self, result: Any) -> dict[str, Any]:
