@@ -259,7 +259,7 @@ def test_the_oracle_is_exact_on_goofspiel_with_four_cards() -> None:
             values.append(np.mean(outcomes))
         best = state.legal_actions(player)[int(np.argmax(values))]
         assert oracle_move(state, player, GOOFSPIEL.evaluate, GOOFSPIEL.oracle_nodes, GOOFSPIEL.transpositions) == best
-        assert oracle_move(state, player, GOOFSPIEL.evaluate, GOOFSPIEL.oracle_nodes, transpositions=False) == best
+        assert oracle_move(state, player, GOOFSPIEL.evaluate, 50_000, transpositions=False) == best  # the table changes no value
 
 
 def test_the_oracle_beats_random_opponents_and_a_text_game_sets_its_own_levels() -> None:
