@@ -72,6 +72,7 @@ __all__ = [
 _CHANCE = -1  # pyspiel.PlayerId.CHANCE
 _SIMULTANEOUS = -2  # pyspiel.PlayerId.SIMULTANEOUS
 _PLAYER_TAG = re.compile(r"^\s*(?:\[P\d+\]\s*|P\d+(?=\())")  # "[P0]Bid: 3", "P1(h,0,0)": the mover's tag
+MAX_MOVE_LENGTH = 128  # characters of a move's name in the observation space (OpenSpiel's are short)
 ORACLE_NODES = 2000
 """States the oracle's search may visit per move by default (a count: the same move on every machine)."""
 
@@ -417,9 +418,8 @@ class _SpielAgents:
         self.spec = self.text_game.levels[self.level].spec
         spiel = load(self.spec)
         self.possible_agents = [f"player_{p}" for p in range(spiel.num_players())]  # OpenSpiel's player order
-        longest = max(len(self.text_game.seat_name(p)) for p in range(spiel.num_players()))
         self.observation_spaces, self.action_spaces = agent_spaces(
-            self.possible_agents, image_size, max_actions=max(spiel.num_distinct_actions(), 1), max_length=max(64, longest)
+            self.possible_agents, image_size, max_actions=max(spiel.num_distinct_actions(), 1), max_length=MAX_MOVE_LENGTH
         )
         self._frames = {}
 

@@ -313,3 +313,17 @@ def test_the_match_harness_plays_every_adapter_game(tmp_path: Any) -> None:
         records = run_matches(spec, players, seeds=range(2), out=tmp_path / spec.name, game_kwargs=SMALL)
         assert len(records) == 4 and not any(r["error"] for r in records), spec.name
         assert all(r["invalid_actions"] == [0, 0] for r in records)
+
+
+@pytest.mark.parametrize("spec", ["kuhn_poker(players=3)", "catch", "matching_pennies_3p"])
+def test_other_openspiel_games_pass_pettingzoo_s_tests(spec: str) -> None:
+    # hidden cards and three players; one player and chance; three players bidding at once
+    env = openspiel_env(spec, **SMALL)
+    assert env.possible_agents == [f"player_{p}" for p in range(pyspiel.load_game(spec).num_players())]
+    _quiet(api_test, env, num_cycles=30)
+    if spec == "matching_pennies_3p":
+        _quiet(parallel_api_test, openspiel_parallel_env(spec, **SMALL), num_cycles=10)
+    if spec.startswith("kuhn"):  # nobody is told another's card, nor its bet in words (its information state says it)
+        env.reset(seed=0)
+        env.step(env.legal_moves("player_0")[0])
+        assert env.observe("player_1")["text"].startswith("player_0 chose a move.")
