@@ -105,7 +105,6 @@ class TextGame:
         synonyms: lower-case aliases the lenient parser accepts.
         evaluate: ``(state, player) -> value in [-1, 1]`` of a position the oracle's search stops
             at before the end; ``None``: 0, no opinion.
-        max_steps: the single-agent view's step limit (its card's ``max_episode_steps``).
         oracle_nodes: the states the oracle's search may visit per move.
         transpositions: ``str(state)`` and the player to move determine the rest of the game, so
             the oracle's search values each such position once.
@@ -120,8 +119,7 @@ class TextGame:
     rename: Callable[[str], str] | None = None
     synonyms: tuple[tuple[str, str], ...] = ()
     evaluate: Callable[[Any, int], float] | None = field(default=None, compare=False)
-    max_steps: int = 200
-    oracle_nodes: int = 2000
+    oracle_nodes: int = ORACLE_NODES
     transpositions: bool = False
 
     def seat_name(self, player: int) -> str:
@@ -129,8 +127,10 @@ class TextGame:
 
 
 def text_game(spec: str) -> TextGame:
-    """A :class:`TextGame` for any OpenSpiel game string, in OpenSpiel's own words: one level,
-    the game's ``observation_string`` (its ``information_state_string`` if it has none)."""
+    """A :class:`TextGame` for any OpenSpiel game string, in OpenSpiel's own words: one level; the
+    text is the game's ``information_state_string`` in a game of imperfect information that
+    prints one (all the player has seen: what OpenSpiel's policies read), else its
+    ``observation_string``."""
     game = load(spec)
     kind = game.get_type()
     if not (kind.provides_observation_string or kind.provides_information_state_string):
@@ -140,7 +140,10 @@ def text_game(spec: str) -> TextGame:
         levels=(TextLevel(spec, str(game)),),
         goal="Get the highest return the rules pay",
         grammar="one of the legal moves listed, as written",
-        view="observation" if kind.provides_observation_string else "information_state",
+        view="information_state"
+        if kind.provides_information_state_string
+        and (kind.information.name != "PERFECT_INFORMATION" or not kind.provides_observation_string)
+        else "observation",
     )
 
 
@@ -189,7 +192,6 @@ GOOFSPIEL = TextGame(
     rename=lambda name: name.removeprefix("Bid: "),
     synonyms=(),
     evaluate=_goofspiel_points,
-    max_steps=30,
     oracle_nodes=6000,  # the whole game with 4 cards (5,304 states from the first bid, shallower searches included): exact at level 0
     transpositions=True,
 )
@@ -203,7 +205,6 @@ DOTS_AND_BOXES = TextGame(
     grammar="a line: (h,r,c) the horizontal line from dot row r, column c to the right; (v,r,c) the vertical line from it down",
     seat_names=("player 1 (your boxes show 1)", "player 2 (your boxes show 2)"),  # the board's numbers
     evaluate=_boxes_lead,
-    max_steps=60,
     oracle_nodes=1500,
     transpositions=True,  # the lines, the boxes' owners and the mover
 )
@@ -220,7 +221,6 @@ PIG = TextGame(
     seat_names=("player 0", "player 1"),
     synonyms=(("hold", "stop"), ("bank", "stop")),
     evaluate=_pig_lead,
-    max_steps=200,
     oracle_nodes=300,  # a few rolls ahead: tens of decisions a game
     transpositions=True,  # the scores, the turn total and the mover (not the turn count of the horizon)
 )
