@@ -281,12 +281,10 @@ def _result(state: Any, player: int) -> str:
 
 
 def mission(game: TextGame, spec: str) -> str:
+    """The rules in brief, the same for every seat and every episode of the level."""
     players = load(spec).num_players()
-    return f"Play {game.title} ({players} players; player 0 moves first). {game.goal}. Write {game.grammar}."
-
-
-def _seat_image(game: TextGame, state: Any, player: int, side: int) -> NDArray[np.uint8]:
-    return text_image(seat_text(game, state, player), (side, side))
+    who = "one player" if players == 1 else f"{players} players; player 0 moves first"
+    return f"Play {game.title} ({who}). {game.goal}. Write {game.grammar}."
 
 
 # The oracle --------------------------------------------------------------------------------------------
