@@ -18,10 +18,21 @@ every step); its AEC form (PettingZoo's ``parallel_to_aec``, :class:`~.openspiel
 takes ``numeric_env`` like any AEC env.
 
 Every move is played through the wrapped env's own ``step`` with the move's name, so the numeric
-and the VLM interfaces cannot drift apart.
+and the VLM interfaces cannot drift apart. A PettingZoo loop::
+
+    env = numeric_env("leduc")  # or numeric_env(leduc_env(...)), numeric_env("liars_dice", players=3)
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        action = None if terminated or truncated else policy(obs["observation"], obs["action_mask"])
+        env.step(action)
+
+MARL libraries take it as they take PettingZoo's ``classic`` envs: Tianshou's ``PettingZooEnv``
+(``tests/envs/games/test_marl_smoke.py`` trains DQN by self-play on it), or any loop that reads
+``action_mask``; ``state()`` serves a centralised critic.
 
 Encoders (what the wrapper reads from the env; the first that fits is used)
-------------------------------------------------------------------------
+---------------------------------------------------------------------------
 ``env.numeric_encoder()``, where the env defines it, returns an :class:`Encoder`. Otherwise:
 
 - **OpenSpiel-backed envs** (:class:`SpielEncoder`, duck-typed: :class:`~.spiel.SpielAEC` and any
