@@ -197,16 +197,17 @@ def chip_means(
 
 
 def _bt_fit(wins: Any, games: Any, iterations: int = 500) -> Any:
-    """Bradley-Terry strengths by the MM algorithm (Hunter 2004): ``wins[i, j]`` points of ``i``
-    against ``j`` (a draw is half a win each), ``games[i, j]`` games between them."""
-    n = len(wins)
-    strength = np.ones(n)
-    total = wins.sum(axis=1)
+    """Bradley-Terry strengths by the MM algorithm (Hunter 2004): ``wins[..., i, j]`` points of
+    ``i`` against ``j`` (a draw is half a win each), ``games[..., i, j]`` games between them; any
+    leading axes are separate fits, iterated together (a bootstrap's resamples at once)."""
+    n = wins.shape[-1]
+    strength = np.ones(wins.shape[:-1])
+    total = wins.sum(axis=-1)
+    off = 1.0 - np.eye(n)
     for _ in range(iterations):
-        pair = games / (strength[:, None] + strength[None, :])
-        np.fill_diagonal(pair, 0.0)
-        new = total / pair.sum(axis=1)
-        new /= np.exp(np.log(new).mean())
+        pair = games * off / (strength[..., :, None] + strength[..., None, :])
+        new = total / pair.sum(axis=-1)
+        new /= np.exp(np.log(new).mean(axis=-1, keepdims=True))
         if np.allclose(new, strength, rtol=1e-10, atol=0):
             return new
         strength = new
@@ -243,15 +244,15 @@ def bradley_terry(
             games[k, b, a] += 1.0
 
     def fit(weights: Any) -> Any:
-        w = np.tensordot(weights, wins, axes=1) + 0.5  # the prior: one draw between every pair
-        g = np.tensordot(weights, games, axes=1) + 1.0
-        np.fill_diagonal(w, 0.0)
-        np.fill_diagonal(g, 0.0)
+        """Elo of each row of ``weights`` (how often each seed counts), fitted together."""
+        off = 1.0 - np.eye(n)
+        w = (np.tensordot(weights, wins, axes=1) + 0.5) * off  # the prior: one draw between every pair
+        g = (np.tensordot(weights, games, axes=1) + 1.0) * off
         elo = 400.0 * np.log10(_bt_fit(w, g))
-        return elo - elo.mean() + 1000.0
+        return elo - elo.mean(axis=-1, keepdims=True) + 1000.0
 
-    point = fit(np.ones(max(c, 1)) if c else np.zeros(1))
-    samples = np.array([fit(w) for w in _resample_weights(c, bootstrap, seed)]) if c else np.tile(point, (1, 1))
+    point = fit(np.ones((1, max(c, 1))) if c else np.zeros((1, 1)))[0]
+    samples = fit(_resample_weights(c, bootstrap, seed)) if c else np.tile(point, (1, 1))
     low, high = np.percentile(samples, [2.5, 97.5], axis=0)
     return {p: {"elo": float(point[i]), "ci95": [float(low[i]), float(high[i])]} for p, i in index.items()}
 

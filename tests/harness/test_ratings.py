@@ -143,3 +143,18 @@ def test_a_game_of_three_seats_rates_as_its_pairwise_results() -> None:
     assert fit["a"]["elo"] > fit["b"]["elo"] > fit["c"]["elo"]
     pairs[-1]["forfeit"] = None  # c and a drawn instead: another fit
     assert bradley_terry(pairs, ["a", "b", "c"]) != fit
+
+
+def test_bradley_terry_is_the_maximum_likelihood_fit() -> None:
+    # a beats b 3 times in 4 (with the prior's draw: 3.5 points of 5): p = 0.7, odds 7:3, so the
+    # Elo gap is 400 log10(7/3) = 147.19, around the mean of 1000
+    records = [
+        {"seed": s, "players": ["a", "b"], "returns": [1.0, -1.0] if s else [-1.0, 1.0], "forfeit": None} for s in range(4)
+    ]
+    fit = bradley_terry(records, ["a", "b"])
+    gap = 400 * np.log10(7 / 3)
+    assert fit["a"]["elo"] == pytest.approx(1000 + gap / 2, abs=1e-6) and fit["b"]["elo"] == pytest.approx(
+        1000 - gap / 2, abs=1e-6
+    )
+    low, high = fit["a"]["ci95"]  # resamples of 4 seeds: a wins 0 to 4 of them
+    assert low < 1000 < fit["a"]["elo"] < high
