@@ -344,3 +344,13 @@ def test_junk_is_an_invalid_move_in_both_apis() -> None:
     assert str(env.state) == before and str(parallel.state) == before_bids
     env.step("<action>(h,0,0)")  # an unclosed tag still names a move (lenient matching)
     assert env.infos["player_0"]["action"]["parsed"] == "(h,0,0)"
+
+
+def test_pettingzoo_render_test_passes() -> None:
+    from pettingzoo.test import render_test
+
+    _quiet(render_test, lambda render_mode=None: dots_and_boxes_env(obs_mode="text", image_size=64, render_mode=render_mode))
+    env = openspiel_parallel_env("goofspiel", image_size=64, render_mode="rgb_array")
+    assert env.render().shape == (64, 64, 3)
+    env = openspiel_parallel_env("goofspiel", image_size=64, render_mode="ansi")
+    assert env.render().startswith("You are P0.\nCurrent point card:")
