@@ -24,11 +24,15 @@ _OPPONENTS = {
     "Search": "searches the game tree by alpha-beta and draws its move by a softmax over the moves' values",
 }
 _STRENGTH = {
-    # measured by benchmarks/games_variety.py (mean score, 1 win 0.5 draw, over 100 games from both seats)
-    "Random": "",
-    "Heuristic": "",
-    "Perfect": "",
-    "Search": "",
+    # mean score (1 win, 0.5 draw) over 100 games from both seats, by benchmarks/games_variety.py
+    ("Heuristic", (3, 3)): ", scoring 0.89 against random",
+    ("Perfect", (3, 3)): ", never losing",
+    ("Heuristic", (4, 5)): ", scoring 0.88 against random",
+    ("Heuristic", (6, 7)): ", scoring 0.99 against random",
+    ("Heuristic", (7, 9)): ", scoring 1.00 against random",
+    ("Search", (4, 5)): " 3 plies deep, scoring 0.76 against the heuristic and 0.98 against random",
+    ("Search", (6, 7)): " 3 plies deep, scoring 0.85 against the heuristic and 1.00 against random",
+    ("Search", (7, 9)): " 3 plies deep, scoring 0.96 against the heuristic and 1.00 against random",
 }
 _SCORE = "info['score'] is 1 for a win, 0.5 for a draw, 0 for a loss"
 _C4_SIZES = ((4, 5), (6, 7), (7, 9))  # boards.CONNECT_FOUR_SIZES (this module imports no env module)
@@ -41,7 +45,7 @@ def _tictactoe(opponent: str, entry: str, success: str = f"you win ({_SCORE}; on
         family="games",
         summary=f"Win Tic-Tac-Toe against an opponent who {_OPPONENTS[opponent]} (PettingZoo's tictactoe_v3).",
         skills=("visual-reading", "planning", "game-play"),
-        levels=(f"one opponent ({opponent.lower()}{_STRENGTH[opponent]}); the seed draws your seat and its moves",),
+        levels=(f"one opponent ({opponent.lower()}{_STRENGTH.get((opponent, (3, 3)), '')}); the seed draws your seat and its moves",),
         default_level=0,
         action_grammar="a free square: a column letter a-c and a row number 1-3 from the top, e.g. 'b2'",
         action_examples=("<think>the centre is free</think><action>b2</action>", '{"action": "a1"}', "c3"),
@@ -63,7 +67,7 @@ def _connect_four(opponent: str, entry: str) -> EnvCard:
         levels=tuple(
             f"{rows} rows x {cols} columns"
             + (" (PettingZoo's board)" if (rows, cols) == (6, 7) else " (OpenSpiel's rules, PettingZoo's art)")
-            + f"; one opponent ({opponent.lower()}{_STRENGTH[opponent]}); the seed draws your seat and its moves"
+            + f"; one opponent ({opponent.lower()}{_STRENGTH.get((opponent, (rows, cols)), '')}); the seed draws your seat and its moves"
             for rows, cols in _C4_SIZES
         ),
         default_level=_C4_SIZES.index((6, 7)),

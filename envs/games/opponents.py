@@ -5,6 +5,15 @@ an opponent's move is drawn from it with the env's own RNG, and the Tic-Tac-Toe 
 expectation over it exactly. ``best`` is a player's deterministic choice (the first of its best
 moves in the game's preference order), used by the oracles.
 
+The opponents are stochastic on purpose: a deterministic opponent lets a deterministic agent meet
+the same few games again and again (18 distinct games in 60 seeds against the old alpha-beta
+opponent, 7 in 200 against the old Tic-Tac-Toe heuristic; ``benchmarks/games_variety.py``), so a
+memorised sequence would win. The heuristic draws its quiet moves with a preference for the
+centre (a softmax over how central they are) and the search draws by a softmax over its alpha-beta
+values; both still take every win and block every threat they see (a win or loss is worth a
+million evaluation points, far beyond any temperature). ``temperature=0`` gives the old,
+near-deterministic players (uniform over the top moves only).
+
 The searches are our own: PettingZoo ships no players, and OpenSpiel's ``minimax``/``alpha_beta``
 work on its own states, not on PettingZoo's boards, and cost a C++ state copy per node.
 """
@@ -12,26 +21,50 @@ work on its own states, not on PettingZoo's boards, and cost a C++ state copy pe
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from rl4vlm_gym.envs.games.boards import C4_LINES, C4_LINES_THROUGH, Board, BoardGame, ConnectFourGame
+from rl4vlm_gym.envs.games.boards import GAMES, Board, BoardGame, ConnectFourGame
 
 Distribution = dict[int, float]
+
+HEURISTIC_TEMPERATURE = 1.0
+"""The heuristic's quiet moves: ``P(move)`` proportional to ``exp(-rank / T)``, ``rank`` the move's
+distance from the centre (Tic-Tac-Toe: 0 centre, 1 corner, 2 edge; Connect Four: columns from the
+middle one)."""
+SEARCH_TEMPERATURE = 3.0
+"""The alpha-beta opponent: ``P(move)`` proportional to ``exp(value / T)`` over its moves'
+search values (evaluation points: a line of three open is worth 64, of two 8)."""
 
 
 def preference(game: BoardGame) -> tuple[int, ...]:
     """Moves from the most to the least central: centre, then corners, then edges in Tic-Tac-Toe;
-    the middle column outwards in Connect Four (the usual opening wisdom)."""
+    the middle column outwards in Connect Four (the usual opening wisdom), the left one first."""
     if isinstance(game, ConnectFourGame):
-        return (3, 2, 4, 1, 5, 0, 6)
+        return _column_order(game.cols)
     return (4, 0, 6, 2, 8, 3, 1, 7, 5)
+
+
+@functools.cache
+def _column_order(cols: int) -> tuple[int, ...]:
+    return tuple(sorted(range(cols), key=lambda c: (abs(2 * c - (cols - 1)), c)))
 
 
 def _uniform(moves: list[int]) -> Distribution:
     return {m: 1.0 / len(moves) for m in moves}
+
+
+def _softmax(scores: dict[int, float], temperature: float) -> Distribution:
+    """``exp(score / temperature)``, normalised; ``temperature=0``: uniform over the top scores."""
+    top = max(scores.values())
+    if temperature <= 0:
+        return _uniform([m for m, v in scores.items() if v == top])
+    weights = {m: math.exp((v - top) / temperature) for m, v in scores.items()}  # at most 1; far below the top: 0.0
+    total = sum(weights.values())
+    return {m: w / total for m, w in weights.items() if w > 0.0}
 
 
 @dataclass(frozen=True)
@@ -74,10 +107,13 @@ def _wins_now(game: BoardGame, board: Board, piece: int) -> list[int]:
 
 @dataclass(frozen=True)
 class HeuristicPlayer(Player):
-    """Win if one move wins; else block the opponent's immediate win; else the most central free
-    move (ties drawn uniformly)."""
+    """Win if one move wins; else block the opponent's immediate win; else (in Connect Four never
+    handing the opponent a win on top of its piece, if some move avoids it) a move drawn with a
+    preference for the centre: ``exp(-rank / temperature)``, ``rank`` the move's distance from the
+    centre (:data:`HEURISTIC_TEMPERATURE`; 0: only the most central moves)."""
 
     name: str = "heuristic"
+    temperature: float = HEURISTIC_TEMPERATURE
 
     def distribution(self, game: BoardGame, board: Board) -> Distribution:
         piece = game.to_move(board)
@@ -89,14 +125,12 @@ class HeuristicPlayer(Player):
             return _uniform(blocks)
         legal = set(game.legal(board))
         if isinstance(game, ConnectFourGame):
-            # never hand the opponent a win on top of our piece, if some move avoids it
             safe = {m for m in legal if not _wins_now(game, game.play(board, m, piece), 3 - piece)}
             legal = safe or legal
-            rank = {m: abs(m - 3) for m in legal}
+            rank = {m: abs(2 * m - (game.cols - 1)) // 2 for m in legal}
         else:
             rank = {m: 0 if m == 4 else 1 if m in (0, 2, 6, 8) else 2 for m in legal}
-        top = min(rank.values())
-        return _uniform([m for m in legal if rank[m] == top])
+        return _softmax({m: -float(r) for m, r in rank.items()}, self.temperature)
 
 
 # Tic-Tac-Toe: exact values by negamax over every reachable board (5478 of them), memoised.
@@ -106,8 +140,6 @@ class HeuristicPlayer(Player):
 def ttt_value(board: Board) -> int:
     """The value of ``board`` for the player to move under perfect play: ``+(1 + empties after
     the win)`` for a win (sooner is better), the negative for a loss, 0 for a draw."""
-    from rl4vlm_gym.envs.games.boards import GAMES
-
     game = GAMES["tictactoe"]
     if game.winner(board):
         return -(1 + board.count(0))  # the previous mover won
@@ -132,61 +164,95 @@ class PerfectPlayer(Player):
         return _uniform([m for m, v in values.items() if v == top])
 
 
-# Connect Four: depth-limited negamax with alpha-beta pruning and a line-counting evaluation.
+# Connect Four: depth-limited negamax with alpha-beta pruning and a line-counting evaluation, on
+# bitboards (bit ``row * cols + col``), since the search visits thousands of boards per move.
 
 _WIN = 1_000_000
 _LINE_SCORE = (0, 1, 8, 64)  # a line of four holding 1, 2 or 3 of one player's pieces and none of the other's
+_CENTRE_SCORE = 4  # per piece in the centre column (it lies on the most lines)
 
 
-_MASKS = tuple(sum(1 << i for i in line) for line in C4_LINES)
-_MASKS_THROUGH = tuple(tuple(sum(1 << i for i in line) for line in lines) for lines in C4_LINES_THROUGH)
-_COLUMN = tuple(sum(1 << (r * 7 + c) for r in range(6)) for c in range(7))
-_CENTRE = _COLUMN[3]
-_ORDER = (3, 2, 4, 1, 5, 0, 6)
+@dataclass(frozen=True)
+class Bitboards:
+    """The masks of one board size: every line of four, the lines through each cell, each column."""
+
+    rows: int
+    cols: int
+    lines: tuple[int, ...]
+    through: tuple[tuple[int, ...], ...]
+    columns: tuple[int, ...]
+    centre: int
+    order: tuple[int, ...]  # the columns, the most central first
+
+    @staticmethod
+    @functools.cache
+    def of(game: ConnectFourGame) -> Bitboards:
+        lines = game.lines
+        masks = tuple(sum(1 << i for i in line) for line in lines)
+        through = tuple(tuple(m for m, line in zip(masks, lines, strict=True) if i in line) for i in range(game.size))
+        columns = tuple(sum(1 << (r * game.cols + c) for r in range(game.rows)) for c in range(game.cols))
+        order = _column_order(game.cols)
+        return Bitboards(game.rows, game.cols, masks, through, columns, columns[order[0]], order)
+
+    def pieces(self, board: Board, piece: int) -> int:
+        return sum(1 << i for i, v in enumerate(board) if v == piece)
+
+    def drop(self, filled: int, col: int) -> int:
+        """The bit a piece dropped in ``col`` lands on, or 0 if the column is full."""
+        height = (filled & self.columns[col]).bit_count()
+        return 0 if height == self.rows else 1 << ((self.rows - 1 - height) * self.cols + col)
+
+    def wins(self, bits: int, bit: int) -> bool:
+        """Whether ``bits`` holds a line through ``bit`` (a plain loop: the hottest code of the search)."""
+        for m in self.through[bit.bit_length() - 1]:
+            if bits & m == m:
+                return True
+        return False
 
 
-def _bits(board: Board, piece: int) -> int:
-    return sum(1 << i for i, v in enumerate(board) if v == piece)
+_CLASSIC = Bitboards.of(GAMES["connect_four"])  # type: ignore[arg-type]
 
 
-def c4_evaluate(mine: int, theirs: int) -> int:
+def c4_evaluate(mine: int, theirs: int, bb: Bitboards = _CLASSIC) -> int:
     """Open lines of the player to move minus the opponent's, weighted by how full they are, plus
-    the centre column (it lies on the most lines). Boards are bitboards: bit ``row * 7 + col``."""
-    score = 4 * ((mine & _CENTRE).bit_count() - (theirs & _CENTRE).bit_count())
-    for m in _MASKS:
+    the centre column. Memoised per board size: the searches reach most leaves by several move
+    orders, and the same openings in every game."""
+    cache = _EVALUATIONS.setdefault(id(bb), {})
+    score = cache.get((mine, theirs))
+    if score is not None:
+        return score
+    score = _CENTRE_SCORE * ((mine & bb.centre).bit_count() - (theirs & bb.centre).bit_count())
+    for m in bb.lines:
         a, b = (mine & m).bit_count(), (theirs & m).bit_count()
         if not b:
             score += _LINE_SCORE[a]
         elif not a:
             score -= _LINE_SCORE[b]
+    if len(cache) >= _EVALUATIONS_KEPT:
+        cache.clear()  # bounded: a few tens of MB at most
+    cache[(mine, theirs)] = score
     return score
 
 
-def _drop(filled: int, col: int) -> int:
-    """The bit a piece dropped in ``col`` lands on, or 0 if the column is full."""
-    height = (filled & _COLUMN[col]).bit_count()
-    return 0 if height == 6 else 1 << ((5 - height) * 7 + col)
+_EVALUATIONS: dict[int, dict[tuple[int, int], int]] = {}  # by id() of a Bitboards: they live as long as the process (cached)
+_EVALUATIONS_KEPT = 200_000
 
 
-def _wins(bits: int, bit: int) -> bool:
-    return any(bits & m == m for m in _MASKS_THROUGH[bit.bit_length() - 1])
-
-
-def c4_negamax(mine: int, theirs: int, depth: int, alpha: int, beta: int) -> int:
+def c4_negamax(mine: int, theirs: int, depth: int, alpha: int, beta: int, bb: Bitboards = _CLASSIC) -> int:
     """The value for the player to move (pieces ``mine``) searching ``depth`` plies; no one has
-    won yet. Bitboards, since the search visits thousands of boards per move."""
+    won yet."""
     filled = mine | theirs
-    cells = [b for b in (_drop(filled, c) for c in _ORDER) if b]
+    cells = [b for b in (bb.drop(filled, c) for c in bb.order) if b]
     if not cells:
         return 0
     for bit in cells:  # a win now ends the search at once
-        if _wins(mine | bit, bit):
+        if bb.wins(mine | bit, bit):
             return _WIN + depth
     if depth == 0:
-        return c4_evaluate(mine, theirs)
+        return c4_evaluate(mine, theirs, bb)
     best = -_WIN - 100
     for bit in cells:
-        value = -c4_negamax(theirs, mine | bit, depth - 1, -beta, -alpha)
+        value = -c4_negamax(theirs, mine | bit, depth - 1, -beta, -alpha, bb)
         if value > best:
             best = value
         alpha = max(alpha, value)
@@ -195,45 +261,49 @@ def c4_negamax(mine: int, theirs: int, depth: int, alpha: int, beta: int) -> int
     return best
 
 
-def _root(board: Board) -> tuple[int, int]:
-    piece = ConnectFourGame().to_move(board)
-    return _bits(board, piece), _bits(board, 3 - piece)
+def _root(game: ConnectFourGame, board: Board) -> tuple[Bitboards, int, int]:
+    bb, piece = Bitboards.of(game), game.to_move(board)
+    return bb, bb.pieces(board, piece), bb.pieces(board, 3 - piece)
 
 
-def c4_move_values(board: Board, depth: int) -> dict[int, int]:
+def c4_move_values(board: Board, depth: int, game: ConnectFourGame | None = None) -> dict[int, int]:
     """Each legal move's exact depth-limited negamax value (a full window per move, so equal
-    values are true ties)."""
-    mine, theirs = _root(board)
+    values are true ties) on ``game``'s board (default: 6 x 7)."""
+    game = game or GAMES["connect_four"]  # type: ignore[assignment]
+    bb, mine, theirs = _root(game, board)
     values = {}
-    for col in ConnectFourGame().legal(board):
-        bit = _drop(mine | theirs, col)
-        values[col] = _WIN + depth + 1 if _wins(mine | bit, bit) else -c4_negamax(theirs, mine | bit, depth - 1, -_WIN - 200, _WIN + 200)
+    for col in game.legal(board):
+        bit = bb.drop(mine | theirs, col)
+        values[col] = _WIN + depth + 1 if bb.wins(mine | bit, bit) else -c4_negamax(theirs, mine | bit, depth - 1, -_WIN - 200, _WIN + 200, bb)
     return values
 
 
 @dataclass(frozen=True)
 class SearchPlayer(Player):
-    """Connect Four by alpha-beta search ``depth`` plies deep; uniform over the best-valued moves."""
+    """Connect Four by alpha-beta search ``depth`` plies deep, drawing its move by a softmax over
+    the moves' exact search values, ``exp(value / temperature)`` (:data:`SEARCH_TEMPERATURE`; 0:
+    uniform over the best-valued moves). ``best`` is the first best-valued move."""
 
     name: str = "search"
     depth: int = 4
+    temperature: float = SEARCH_TEMPERATURE
 
     def distribution(self, game: BoardGame, board: Board) -> Distribution:
-        values = c4_move_values(board, self.depth)
-        top = max(values.values())
-        return _uniform([m for m, v in values.items() if v == top])
+        assert isinstance(game, ConnectFourGame), "the search plays Connect Four"
+        return _softmax({m: float(v) for m, v in c4_move_values(board, self.depth, game).items()}, self.temperature)
 
     def best(self, game: BoardGame, board: Board) -> int:
         # Alpha-beta with the first-best move: cheaper than exact ties, the same top value.
-        mine, theirs = _root(board)
+        assert isinstance(game, ConnectFourGame), "the search plays Connect Four"
+        bb, mine, theirs = _root(game, board)
         best, best_value, alpha = None, -_WIN - 300, -_WIN - 200
-        for col in _ORDER:
-            bit = _drop(mine | theirs, col)
+        for col in bb.order:
+            bit = bb.drop(mine | theirs, col)
             if not bit:
                 continue
-            if _wins(mine | bit, bit):
+            if bb.wins(mine | bit, bit):
                 return col
-            value = -c4_negamax(theirs, mine | bit, self.depth - 1, -_WIN - 200, -alpha)
+            value = -c4_negamax(theirs, mine | bit, self.depth - 1, -_WIN - 200, -alpha, bb)
             if value > best_value:
                 best, best_value = col, value
                 alpha = max(alpha, value)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import REWARDS, describe, mission
-from rl4vlm_gym.envs.games.boards import GAMES, Board, BoardGame
+from rl4vlm_gym.envs.games.aec import REWARDS
+from rl4vlm_gym.envs.games.boards import CONNECT_FOUR_SIZES, GAMES, Board, BoardGame, connect_four_game
 from rl4vlm_gym.envs.games.opponents import (
     HeuristicPlayer,
     PerfectPlayer,
@@ -27,19 +27,16 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+SCORES: dict[str, float] = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+"""``info["score"]`` at the end of a game: a draw counts half."""
+
 
 @dataclass(frozen=True)
-class Opponent:
-    """A level: the built-in opponent."""
+class Level:
+    """A level: the built-in opponent and the board it is played on."""
 
     player: Player
-
-    def describe(self) -> str:
-        if isinstance(self.player, SearchPlayer):
-            return f"alpha-beta search {self.player.depth} plies deep; the seed draws your seat"
-        return {"random": "uniformly random moves", "heuristic": "wins, blocks, else the most central move", "perfect": "perfect play (minimax)"}[
-            self.player.name
-        ] + "; the seed draws your seat"
+    game: BoardGame
 
 
 @functools.cache
@@ -64,27 +61,36 @@ def _ttt_move_value(board: Board, piece: int, opponent: Player, move: int) -> fl
 
 
 class BoardGameView(VLMEnv):
-    """Base of the single-agent board game views (see the subclasses' docstrings)."""
+    """Base of the single-agent board game views (see the subclasses' docstrings).
 
-    GAME: ClassVar[str]
+    ``info["score"]``, on the step that ends the game only: 1 for a win, 0.5 for a draw, 0 for a
+    loss (:data:`SCORES`). ``info["success"]`` is ``score >= SUCCESS_SCORE`` (a win, or not losing
+    where the best play draws) and ``info["progress"]`` is ``min(1, score / SUCCESS_SCORE)``, 0
+    while the game is on: both monotone in the score. ``history`` holds the moves played so far
+    (the rules env's action ids, both players')."""
+
     CHANCE: ClassVar[bool] = True  # the opponent's moves are drawn during the episode
     REWARDS: ClassVar = REWARDS
     DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
     MIN_IMAGE_SIDE: ClassVar[int] = 32
+    LEVELS: ClassVar[tuple[Level, ...]]
+    SUCCESS_SCORE: ClassVar[float] = 1.0
+    """The least ``info["score"]`` that counts as success (the cards say it in words)."""
 
     @property
     def game(self) -> BoardGame:
-        return GAMES[self.GAME]
+        return self.LEVELS[self.level].game
 
     @property
     def opponent(self) -> Player:
         return self.LEVELS[self.level].player
 
-    def _new_episode(self, config: Opponent) -> None:
+    def _new_episode(self, config: Level) -> None:
         self.seat = int(self.np_random.integers(2)) + 1  # our piece: 1 moves first
-        if getattr(self, "rules", None) is None:
-            self.rules = self.game.pettingzoo_env()
+        if getattr(self, "rules", None) is None or self._rules_game != config.game:
+            self.rules, self._rules_game = config.game.rules(), config.game
         self.rules.reset()
+        self.history: list[int] = []
         self.outcome = ""
         if self.seat == 2:
             self._opponent_moves()  # its opening move: the board shows it
@@ -93,9 +99,13 @@ class BoardGameView(VLMEnv):
     def board(self) -> Board:
         return self.game.read(self.rules)
 
+    def _play(self, move: int) -> None:
+        self.rules.step(move)  # the rules env places the piece, judges the game and passes the turn
+        self.history.append(move)
+
     def _opponent_moves(self) -> str:
         move = self.opponent.choose(self.game, self.board, self.np_random)
-        self.rules.step(move)
+        self._play(move)
         return f"Your opponent played {self.game.moves[move]}."
 
     def _actions(self) -> tuple[str, ...]:
@@ -108,7 +118,7 @@ class BoardGameView(VLMEnv):
         return "" if self.game.legal(self.board) else "draw"
 
     def _apply(self, action: str) -> StepOutcome:
-        self.rules.step(self.game.moves.index(action))  # PettingZoo's env: places, judges, passes the turn
+        self._play(self.game.moves.index(action))
         feedback = f"You played {action}."
         self.outcome = self._judge()
         if not self.outcome:
@@ -119,6 +129,11 @@ class BoardGameView(VLMEnv):
             return StepOutcome(self.outcome, terminated=True, feedback=f"{feedback} {end}")
         return StepOutcome("move", feedback=feedback)
 
+    @property
+    def score(self) -> float | None:
+        """1 win, 0.5 draw, 0 loss once the game is over; ``None`` while it is on."""
+        return SCORES[self.outcome] if self.outcome else None
+
     def oracle_action(self) -> str:
         if not self.game.legal(self.board):
             return self.game.moves[0]  # the game is over: any move is refused
@@ -128,31 +143,37 @@ class BoardGameView(VLMEnv):
         raise NotImplementedError
 
     def _describe(self) -> str:
-        return describe(self.game, self.board, None, not self.outcome)
+        return self.game.describe(self.board, None, not self.outcome)
 
     def _mission(self) -> str:
-        return mission(self.game)
+        return self.game.mission()
 
     def _render(self) -> NDArray[np.uint8]:
         height, width = self.image_size
         side = max(height, width)
         painter = getattr(self, "_painter", None)
-        if painter is None or getattr(self, "_painter_side", None) != side:
-            painter = self._painter = self.game.pettingzoo_env(render_mode="rgb_array", side=side)
-            self._painter_side = side
+        if painter is None or self._painted != (self.game, side):
+            painter, self._painted = self.game.painter(side), (self.game, side)
+            self._painter = painter
         return self.game.draw(painter, self.board, self.image_size)
 
     def _frame_key(self) -> Any:
-        return (self.GAME, self.board, self.image_size)  # the picture shows the board only
+        return (self.game, self.board, self.image_size)  # the picture shows the board only
 
     def _state_key(self) -> str:
         return f"{self.seat}:" + "".join(map(str, self.board))
 
     def _success(self) -> bool:
-        return self.outcome == "win"
+        return self.score is not None and self.score >= self.SUCCESS_SCORE
 
     def _progress(self) -> float:
-        return float(self.outcome == "win")
+        return 0.0 if self.score is None else min(1.0, self.score / self.SUCCESS_SCORE)
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        if self.score is not None:
+            info["score"] = self.score
+        return info
 
     def _optimal_steps(self) -> int | None:
         return None  # the opponent's moves are drawn as the game goes (CHANCE): no fixed plan
@@ -160,17 +181,16 @@ class BoardGameView(VLMEnv):
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_painter"] = None  # pygame surfaces cannot cross processes; redrawn on demand
-        # PettingZoo's envs pickle by building themselves anew (EzPickle), empty: keep the board
-        state["rules"] = self.board if self._started else None
+        state["rules"] = None  # rebuilt by replaying the history (PettingZoo's envs pickle empty)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        board = state.pop("rules")
         self.__dict__.update(state)
-        self.rules = None
-        if board is not None:
-            self.rules = self.game.pettingzoo_env()
-            self.game.restore(self.rules, board)
+        if self._started:
+            self.rules = self._rules_game.rules()
+            self.rules.reset()
+            for move in self.history:
+                self.rules.step(move)
 
 
 class TicTacToe(BoardGameView):
@@ -179,11 +199,13 @@ class TicTacToe(BoardGameView):
     ## Description
     PettingZoo's ``tictactoe_v3`` plays the rules (its raw env: its own ``step`` places each mark,
     finds three in a row and passes the turn) and draws the board. The seed draws your seat
-    (X moves first, O second) and every move of the opponent, from the env's own RNG. The oracle
-    maximises the expected native return exactly: expectimax over every board against the
-    opponent's known move distribution (memoised; Tic-Tac-Toe has 5478 boards). Winning is a game
-    of chance against the random and heuristic players and impossible against the perfect one,
-    so ``optimal_steps`` is -1 (``CHANCE``).
+    (X moves first, O second) and every move of the opponent, from the env's own RNG. The
+    opponents are stochastic, so a memorised sequence of moves does not win: the heuristic draws
+    its quiet moves by a softmax over how central they are, the perfect player uniformly among its
+    best moves. The oracle maximises the expected native return exactly: expectimax over every
+    board against the opponent's known move distribution (memoised; Tic-Tac-Toe has 5478 boards).
+    Winning is a game of chance against the random and heuristic players and impossible against
+    the perfect one, so ``optimal_steps`` is -1 (``CHANCE``).
 
     ## Observation
     - ``image``: PettingZoo's own pygame frame of the board (its crosses and circles), resized to
@@ -202,11 +224,15 @@ class TicTacToe(BoardGameView):
 
     ## Rewards
     ``native``: PettingZoo's, +1 for a win, -1 for a loss, 0 for a draw and every other move;
-    ``sparse``: 1 for a win only; ``penalty``: ``native`` with -0.1 per invalid action.
+    ``sparse``: 1 for a win only; ``penalty``: ``native`` with -0.1 per invalid action. At the
+    end of the game ``info["score"]`` is 1 for a win, 0.5 for a draw, 0 for a loss; success is
+    a win (a score of 1), or against the perfect player, who cannot be beaten, not losing (a
+    score of at least 0.5); ``progress`` is ``min(1, score / that threshold)``.
 
     ## Levels
-    One level: the id names the opponent (random, heuristic: win, block, else centre and
-    corners; perfect: minimax, drawing among its best moves).
+    One level: the id names the opponent (random; heuristic: win, block, else a move drawn with
+    weights ``exp(-rank)``, rank 0 for the centre, 1 a corner, 2 an edge; perfect: minimax,
+    uniform among its best moves).
 
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
@@ -214,11 +240,12 @@ class TicTacToe(BoardGameView):
     ``render_mode``.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Issue 34: the heuristic draws its quiet moves (it played the most
+      central one), a draw scores 0.5 (``info["score"]``), and success against the perfect
+      player is not losing.
     """
 
-    GAME: ClassVar[str] = "tictactoe"
-    LEVELS: ClassVar[tuple[Opponent, ...]] = (Opponent(RandomPlayer()),)
+    LEVELS: ClassVar[tuple[Level, ...]] = (Level(RandomPlayer(), GAMES["tictactoe"]),)
 
     def _oracle_move(self) -> int:
         board, opponent = self.board, self.opponent
@@ -229,47 +256,63 @@ class TicTacToe(BoardGameView):
 
 class TicTacToeVsHeuristic(TicTacToe):
     __doc__ = TicTacToe.__doc__
-    LEVELS: ClassVar[tuple[Opponent, ...]] = (Opponent(HeuristicPlayer()),)
+    LEVELS: ClassVar[tuple[Level, ...]] = (Level(HeuristicPlayer(), GAMES["tictactoe"]),)
 
 
 class TicTacToeVsPerfect(TicTacToe):
     __doc__ = TicTacToe.__doc__
-    LEVELS: ClassVar[tuple[Opponent, ...]] = (Opponent(PerfectPlayer()),)
+    LEVELS: ClassVar[tuple[Level, ...]] = (Level(PerfectPlayer(), GAMES["tictactoe"]),)
+    SUCCESS_SCORE: ClassVar[float] = 0.5  # perfect play draws: not losing is the best result
+
+
+def connect_four_levels(player: Player) -> tuple[Level, ...]:
+    """``player`` on each board of :data:`CONNECT_FOUR_SIZES`, the smallest first."""
+    return tuple(Level(player, connect_four_game(rows, cols)) for rows, cols in CONNECT_FOUR_SIZES)
 
 
 class ConnectFour(BoardGameView):
-    """Connect Four against a built-in opponent, on PettingZoo's ``connect_four_v3``.
+    """Connect Four against a built-in opponent, on PettingZoo's ``connect_four_v3`` (6 x 7) or on a
+    smaller or larger board.
 
     ## Description
-    PettingZoo's ``connect_four_v3`` plays the rules (its raw env drops each piece, finds four in
-    a line and passes the turn) and draws the board. The seed draws your seat (red moves first,
-    black second) and every move of the opponent, from the env's own RNG. The oracle is an
-    alpha-beta search 4 plies deep with a line-counting evaluation (exact search of the whole
-    game is out of reach here): it takes every win within its horizon and never misses a block
-    of an immediate threat, but it maximises the worst case, not the expected return. Winning is
-    a game of chance, so ``optimal_steps`` is -1 (``CHANCE``).
+    On the default 6 x 7 board PettingZoo's ``connect_four_v3`` plays the rules (its raw env drops
+    each piece, finds four in a line and passes the turn) and draws the board; on the other
+    sizes OpenSpiel's ``connect_four(rows, columns)`` plays the rules and PettingZoo's art (its
+    board cell and chips, tiled) draws the board. The seed draws your seat (red moves first,
+    black second) and every move of the opponent, from the env's own RNG. The opponents are
+    stochastic, so a memorised sequence of moves does not win: the heuristic draws its quiet
+    moves by a softmax over how central they are, the search by a softmax over its alpha-beta
+    values. The oracle is an alpha-beta search 4 plies deep with a line-counting evaluation
+    (exact search of the whole game is out of reach here): it takes every win within its horizon
+    and never misses a block of an immediate threat, but it maximises the worst case, not the
+    expected return. Winning is a game of chance, so ``optimal_steps`` is -1 (``CHANCE``).
 
     ## Observation
-    - ``image``: PettingZoo's own pygame frame of the board (red and black chips), resized to
-      ``image_size``.
+    - ``image``: PettingZoo's own pygame frame of the board (red and black chips; on other sizes
+      the same art tiled, pixel for pixel as PettingZoo draws 6 x 7), resized to ``image_size``.
     - ``text``: the moves of the step and the result, then the board as a grid (``R``, ``B``,
-      ``.``; columns 1-7, row 1 at the top) and your colour, or who won; in ``image`` mode only
-      the moves.
-    - ``mission``: the goal and how to tell your colour (red moves first).
-    - ``actions``: the columns that are not full, ``1`` .. ``7``.
+      ``.``; columns 1-7 on the default board, row 1 at the top) and your colour, or who won; in
+      ``image`` mode only the moves.
+    - ``mission``: the goal, how to tell your colour (red moves first) and the columns.
+    - ``actions``: the columns that are not full, ``1`` .. ``7`` (to ``5`` or ``9`` on the other boards).
 
     ## Actions
     One column that is not full; anything else is invalid (nothing happens, the reason is reported).
 
     ## Rewards
     ``native``: PettingZoo's, +1 for a win, -1 for a loss, 0 for a draw and every other move;
-    ``sparse``: 1 for a win only; ``penalty``: ``native`` with -0.1 per invalid action.
+    ``sparse``: 1 for a win only; ``penalty``: ``native`` with -0.1 per invalid action. At the
+    end of the game ``info["score"]`` is 1 for a win, 0.5 for a draw, 0 for a loss; success is
+    a win (a score of 1); ``progress`` is the score.
 
     ## Levels
-    One level: the id names the opponent: random; heuristic (wins, blocks, avoids giving a win
-    away, else the most central column); search: alpha-beta 3 plies deep, drawing among its
-    best moves (deeper searches open in the same column, so depths would not make levels that
-    differ from the first observation on).
+    The board: level 0 is 4 rows x 5 columns, level 1 (the default) PettingZoo's 6 x 7, level 2
+    7 rows x 9 columns. The id names the opponent: random; heuristic (wins, blocks, avoids giving
+    a win away, else a column drawn with weights ``exp(-distance from the middle column)``);
+    search: alpha-beta 3 plies deep, drawing its move with weights ``exp(value / 3)`` over the
+    moves' search values (a line of three open is worth 64), so it takes every win and block it
+    sees and varies among moves of about equal value (deeper searches open in the same column,
+    so depths would not make levels that differ from the first observation on).
 
     ## Arguments
     Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
@@ -277,11 +320,13 @@ class ConnectFour(BoardGameView):
     ``render_mode``.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Issue 34: board sizes as levels (the default level 1 is the old
+      game), the heuristic and the search draw their moves (they played the first best move
+      or one of equals), and a draw scores 0.5 (``info["score"]``).
     """
 
-    GAME: ClassVar[str] = "connect_four"
-    LEVELS: ClassVar[tuple[Opponent, ...]] = (Opponent(RandomPlayer()),)
+    LEVELS: ClassVar[tuple[Level, ...]] = connect_four_levels(RandomPlayer())
+    DEFAULT_LEVEL: ClassVar[int] = CONNECT_FOUR_SIZES.index((6, 7))
     ORACLE: ClassVar[Player] = SearchPlayer(depth=4)
 
     def _oracle_move(self) -> int:
@@ -290,9 +335,9 @@ class ConnectFour(BoardGameView):
 
 class ConnectFourVsHeuristic(ConnectFour):
     __doc__ = ConnectFour.__doc__
-    LEVELS: ClassVar[tuple[Opponent, ...]] = (Opponent(HeuristicPlayer()),)
+    LEVELS: ClassVar[tuple[Level, ...]] = connect_four_levels(HeuristicPlayer())
 
 
 class ConnectFourVsSearch(ConnectFour):
     __doc__ = ConnectFour.__doc__
-    LEVELS: ClassVar[tuple[Opponent, ...]] = (Opponent(SearchPlayer(depth=3)),)
+    LEVELS: ClassVar[tuple[Level, ...]] = connect_four_levels(SearchPlayer(depth=3))

@@ -12,9 +12,10 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
-from rl4vlm_gym.envs.games.aec import BoardGameAEC, connect_four_env, tictactoe_env
-from rl4vlm_gym.envs.games.boards import GAMES
+from rl4vlm_gym.envs.games.aec import BoardGameAEC, connect_four_env, describe, mission, tictactoe_env
+from rl4vlm_gym.envs.games.boards import CONNECT_FOUR_SIZES, GAMES, ConnectFourArt, connect_four_game
 from rl4vlm_gym.envs.games.opponents import HeuristicPlayer, PerfectPlayer, RandomPlayer, SearchPlayer, c4_move_values, ttt_value
+from rl4vlm_gym.envs.games.views import ConnectFourVsSearch
 
 FACTORIES = {"tictactoe": tictactoe_env, "connect_four": connect_four_env}
 
@@ -166,14 +167,18 @@ def test_max_cycles_truncates_a_game_of_invalid_moves() -> None:
 
 def test_the_seed_draws_the_seat_and_the_opponent_opens_when_we_play_second() -> None:
     env = gym.make("rl4vlm/TicTacToe-vs-Heuristic-v0", image_size=32)
-    seats = set()
+    seats, openings = set(), set()
     for seed in range(12):
         obs, _ = env.reset(seed=seed)
         base = env.unwrapped
         seats.add(base.seat)
-        assert base.board == ((0,) * 9 if base.seat == 1 else (0, 0, 0, 0, 1, 0, 0, 0, 0))  # the heuristic opens in the centre
+        if base.seat == 1:
+            assert base.board == (0,) * 9 and base.history == []
+        else:  # one cross, where the history says
+            assert sorted(base.board) == [0] * 8 + [1] and base.history == [base.board.index(1)]
+            openings.add(base.board.index(1))
         assert f"you play {'X' if base.seat == 1 else 'O'}" in obs["text"]
-    assert seats == {1, 2}
+    assert seats == {1, 2} and 4 in openings and len(openings) > 1  # mostly the centre, not always
 
 
 def test_a_view_step_is_our_move_and_the_opponents_reply() -> None:
@@ -213,3 +218,166 @@ def test_a_pickled_view_continues_the_game_in_progress() -> None:
     action = env.unwrapped.oracle_action()
     a, b = env.step(action), clone.step(action)
     assert a[0]["text"] == b[0]["text"] and a[1:] == b[1:]
+
+
+# Board sizes, scores and the opponents' variety (issue 34)
+
+
+@pytest.mark.parametrize(("rows", "cols"), CONNECT_FOUR_SIZES)
+def test_the_connect_four_model_agrees_with_openspiel_at_every_size(rows: int, cols: int) -> None:
+    import pyspiel
+
+    game, rng = connect_four_game(rows, cols), np.random.default_rng(rows * cols)
+    spiel = pyspiel.load_game("connect_four", {"rows": rows, "columns": cols})
+    for _ in range(15):
+        state, rules, board = spiel.new_initial_state(), game.rules(), game.empty()
+        while not state.is_terminal():
+            assert game.legal(board) == state.legal_actions() and not game.over(board)
+            move, piece = int(rng.choice(game.legal(board))), game.to_move(board)
+            state.apply_action(move)
+            rules.step(move)
+            board = game.play(board, move, piece)
+            assert game.read(rules) == board
+        winner = game.winner(board)
+        assert game.over(board) and state.returns()[0] == (0 if not winner else 1 if winner == 1 else -1)
+
+
+def test_connect_four_boards_of_other_sizes_are_drawn_with_pettingzoos_art() -> None:
+    classic = GAMES["connect_four"]
+    board, rng = classic.empty(), np.random.default_rng(3)
+    for _ in range(20):
+        board = classic.play(board, int(rng.choice(classic.legal(board))), classic.to_move(board))
+    for side in (32, 256):  # scales 1 and 3: PettingZoo's own frame, pixel for pixel
+        ours = ConnectFourArt(6, 7, side)
+        classic.load(ours, board)
+        assert np.array_equal(ours.render(), classic.draw(classic.painter(side), board, ours.render().shape[:2]))
+    small, large = connect_four_game(4, 5), connect_four_game(7, 9)
+    assert small.painter(256).render().shape == (4 * (8 + 13 * 4), 4 * (8 + 13 * 5), 3)  # 4 x 5 cells of 13 px, scaled 4 times
+    assert large.painter(256).render().shape == (3 * (8 + 13 * 7), 3 * (8 + 13 * 9), 3)
+    frame = small.draw(small.painter(64), small.play(small.empty(), 4, 1), (64, 64))
+    assert frame.shape == (64, 64, 3) and not np.array_equal(frame, small.draw(small.painter(64), small.empty(), (64, 64)))
+    with pytest.raises(ValueError, match="6 x 7"):
+        large.pettingzoo_env()
+    with pytest.raises(ValueError, match="cols=10"):
+        connect_four_game(6, 10)
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_the_boards_describe_a_game_in_the_aec_envs_words(game: str) -> None:
+    spec, rng = GAMES[game], np.random.default_rng(4)
+    board = spec.empty()
+    for _ in range(5):
+        board = spec.play(board, int(rng.choice(spec.legal(board))), spec.to_move(board))
+    for piece in (None, 1, 2):
+        assert spec.mission(piece) == mission(spec, piece)
+        for turn in (True, False):
+            assert spec.describe(board, piece, turn) == describe(spec, board, piece, turn)
+
+
+def test_connect_four_levels_are_board_sizes_and_the_default_is_pettingzoos() -> None:
+    env = gym.make("rl4vlm/ConnectFour-vs-Search-v0", image_size=32, obs_mode="text")
+    obs, info = env.reset(seed=0)
+    assert info["level"] == 1 and env.unwrapped.game == GAMES["connect_four"] and "1 to 7" in obs["mission"]
+    for level, (rows, cols) in enumerate(CONNECT_FOUR_SIZES):
+        obs, info = env.reset(seed=3, options={"level": level})
+        assert info["level"] == level and len(env.unwrapped.board) == rows * cols
+        assert obs["text"].splitlines()[2].split() == [str(c + 1) for c in range(cols)] and len(obs["text"].splitlines()) == 3 + rows
+        assert f"1 to {cols}." in obs["mission"] and obs["actions"] == tuple(str(c + 1) for c in range(cols))
+        done = False
+        while not done:  # the oracle plays every size to the end
+            obs, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            done = terminated or truncated
+        assert terminated and info["score"] in (0.0, 0.5, 1.0) and info["success"] == (info["score"] == 1.0)
+
+
+def _play_out(env: gym.Env, seed: int, policy: str = "oracle") -> dict[str, Any]:
+    env.reset(seed=seed)
+    base, done = env.unwrapped, False
+    while not done:
+        action = base.oracle_action() if policy == "oracle" else base.admissible_actions[0]
+        _, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    return info
+
+
+def test_a_draw_scores_half_and_success_is_monotone_in_the_score() -> None:
+    results = {}
+    for opponent in ("Random", "Perfect"):
+        env = gym.make(f"rl4vlm/TicTacToe-vs-{opponent}-v0", image_size=32, obs_mode="text")
+        for seed in range(40):
+            info = _play_out(env, seed)
+            assert "score" in info and info["success"] == (info["score"] >= env.unwrapped.SUCCESS_SCORE)
+            assert info["progress"] == min(1.0, info["score"] / env.unwrapped.SUCCESS_SCORE)
+            results.setdefault(opponent, set()).add((info["score"], info["success"]))
+        obs, info = env.reset(seed=0)
+        assert "score" not in info and not info["success"] and info["progress"] == 0.0
+    # against random a win (1) succeeds and a draw (0.5, just below) does not; against perfect
+    # play a draw succeeds (at the threshold) and the oracle never loses (0, below it)
+    assert results["Random"] == {(1.0, True), (0.5, False)}
+    assert results["Perfect"] == {(0.5, True)}
+
+
+def test_the_oracle_never_fails_against_perfect_tictactoe() -> None:
+    env = gym.make("rl4vlm/TicTacToe-vs-Perfect-v0", image_size=32, obs_mode="text")
+    assert all(_play_out(env, seed)["success"] for seed in range(100, 160))
+
+
+def test_the_opponents_vary_so_a_deterministic_agent_meets_many_games() -> None:
+    # before issue 34: 7 distinct games in 200 seeds against the heuristic, 18 in 60 against the search
+    for env_id, seeds, at_least in (("TicTacToe-vs-Heuristic", 40, 15), ("ConnectFour-vs-Search", 12, 11)):
+        env = gym.make(f"rl4vlm/{env_id}-v0", image_size=32, obs_mode="text")
+        for policy in ("oracle", "first"):
+            games = set()
+            for seed in range(seeds):
+                _play_out(env, seed, policy)
+                games.add((env.unwrapped.seat, tuple(env.unwrapped.history)))
+            assert len(games) >= (at_least if policy == "oracle" else 3), (env_id, policy, len(games))
+
+
+def test_the_opponents_draw_from_softmaxes_of_their_values() -> None:
+    ttt = GAMES["tictactoe"]
+    dist = HeuristicPlayer(temperature=1.0).distribution(ttt, ttt.empty())
+    assert dist[0] / dist[4] == pytest.approx(np.exp(-1)) and dist[1] / dist[4] == pytest.approx(np.exp(-2)) and sum(dist.values()) == pytest.approx(1)
+    assert HeuristicPlayer(temperature=0.0).distribution(ttt, ttt.empty()) == {4: 1.0}  # the old player: the centre
+    c4 = GAMES["connect_four"]
+    board = c4.play(c4.play(c4.empty(), 3, 1), 3, 2)
+    values, dist = c4_move_values(board, 3), SearchPlayer(depth=3, temperature=3.0).distribution(c4, board)
+    for a in dist:
+        assert dist[a] / dist[3] == pytest.approx(np.exp((values[a] - values[3]) / 3.0))
+    top = max(values.values())
+    assert SearchPlayer(depth=3, temperature=0.0).distribution(c4, board) == {m: 1 / sum(v == top for v in values.values()) for m, v in values.items() if v == top}
+
+
+@pytest.mark.parametrize(("rows", "cols"), CONNECT_FOUR_SIZES)
+def test_the_search_opponent_beats_the_heuristic_and_random_on_every_board(rows: int, cols: int) -> None:
+    game, rng, search = connect_four_game(rows, cols), np.random.default_rng(rows), ConnectFourVsSearch.LEVELS[0].player
+    for opponent, at_least in ((RandomPlayer(), 6.0), (HeuristicPlayer(), 5.0)):
+        score = 0.0
+        for game_no in range(8):
+            board, seat = game.empty(), 1 + game_no % 2
+            while not game.over(board):
+                piece = game.to_move(board)
+                board = game.play(board, (search if piece == seat else opponent).choose(game, board, rng), piece)
+            score += 1.0 if game.winner(board) == seat else 0.5 if not game.winner(board) else 0.0
+        assert score >= at_least, (rows, cols, opponent, score)
+
+
+def test_a_pickled_view_of_another_board_size_continues_the_game() -> None:
+    env = gym.make("rl4vlm/ConnectFour-vs-Heuristic-v0", image_size=32, level=2)
+    env.reset(seed=7)
+    for _ in range(3):
+        env.step(env.unwrapped.oracle_action())
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.unwrapped.board == env.unwrapped.board and clone.unwrapped.history == env.unwrapped.history
+    action = env.unwrapped.oracle_action()
+    a, b = env.step(action), clone.step(action)
+    assert a[0]["text"] == b[0]["text"] and np.array_equal(a[0]["image"], b[0]["image"]) and a[1:] == b[1:]
+
+
+def test_the_cards_list_the_board_sizes_of_the_levels() -> None:
+    from rl4vlm_gym.envs import games
+
+    assert games._C4_SIZES == CONNECT_FOUR_SIZES  # the cards' module imports no env module, so it keeps a copy
+    card = next(c for c in rl4vlm_gym.list_envs() if c.id == "rl4vlm/ConnectFour-vs-Search-v0")
+    assert [level.split(" (")[0] for level in card.levels] == [f"{r} rows x {c} columns" for r, c in CONNECT_FOUR_SIZES]
+    assert card.default_level == ConnectFourVsSearch.DEFAULT_LEVEL == 1
