@@ -118,11 +118,11 @@ def test_an_agent_that_keeps_the_turn_starts_a_new_cycle(interface: str) -> None
     assert env.unwrapped.num_cycles == 3
 
 
-def test_pettingzoos_max_cycles_test_passes_on_numeric_goofspiel() -> None:
+def test_pettingzoos_max_cycles_and_state_tests_pass_on_numeric_goofspiel() -> None:
     # the one game with a Parallel form (simultaneous bids) takes PettingZoo's test itself
     from types import SimpleNamespace
 
-    from pettingzoo.test import max_cycles_test
+    from pettingzoo.test import max_cycles_test, state_test
 
     from rl4vlm_gym.envs.games.numeric import numeric_parallel_env
     from rl4vlm_gym.envs.games.openspiel_adapter import openspiel_env, openspiel_parallel_env
@@ -135,3 +135,18 @@ def test_pettingzoos_max_cycles_test_passes_on_numeric_goofspiel() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         max_cycles_test(mod)
+        state_test(mod.env(), mod.parallel_env())  # the whole of PettingZoo's state checks
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_pettingzoos_state_checks_pass_on_the_numeric_envs(case: str) -> None:
+    # PettingZoo's state_test without its Parallel part (turn-based games have no Parallel form):
+    # a Box state_space, and every state() of a random game inside it
+    from pettingzoo.test.state_test import test_state, test_state_space
+
+    game, kwargs = CASES[case]
+    env = numeric_env(game, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # OpenSpiel's tensors have no bounds in general: Box(-inf, inf) warns
+        test_state_space(env)
+        test_state(env, num_cycles=20)
