@@ -268,11 +268,13 @@ def leduc_folded(env: Any, seat: int) -> list[float]:
 class SpielTablePlayer:
     """The policy ``name`` of a ``SpielGame`` (``game``: ``"module:ATTRIBUTE"``), by information
     state as the single-agent views' opponents play it, in a seat of a ``SpielAEC``; ``levels``:
-    the levels it is computed for (``None``: all)."""
+    the levels it is computed for (``None``: all); ``seats``: the number of players its table is
+    computed for (``None``: any, a rule rather than a table)."""
 
     game: str
     name: str
     levels: tuple[int, ...] | None = None
+    seats: int | None = None
 
     def _game(self) -> Any:
         import importlib
@@ -283,6 +285,8 @@ class SpielTablePlayer:
     def check(self, env: Any) -> None:
         if self.levels is not None and getattr(env, "level", 0) not in self.levels:
             raise ValueError(f"the {self.name} policy is computed for level {', '.join(map(str, self.levels))} only")
+        if self.seats is not None and len(env.possible_agents) != self.seats:
+            raise ValueError(f"the {self.name} policy is computed for {self.seats} players, not {len(env.possible_agents)}")
 
     def policy(self, state: Any) -> dict[int, float]:
         legal = state.legal_actions()
@@ -297,7 +301,7 @@ class SpielTablePlayer:
 
 
 def leduc_cfr() -> SpielTablePlayer:
-    return SpielTablePlayer("rl4vlm_gym.envs.games.leduc:LEDUC", "cfr")
+    return SpielTablePlayer("rl4vlm_gym.envs.games.leduc:LEDUC", "cfr", seats=2)
 
 
 def dice_heuristic() -> SpielTablePlayer:
@@ -305,7 +309,7 @@ def dice_heuristic() -> SpielTablePlayer:
 
 
 def dice_cfr() -> SpielTablePlayer:
-    return SpielTablePlayer("rl4vlm_gym.envs.games.liars_dice:LIARS_DICE", "cfr", levels=(0,))
+    return SpielTablePlayer("rl4vlm_gym.envs.games.liars_dice:LIARS_DICE", "cfr", levels=(0,), seats=2)
 
 
 def _spiel_observation(

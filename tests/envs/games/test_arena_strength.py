@@ -168,6 +168,10 @@ def test_liars_dice_with_three_players_rates_win_loss_by_pairs(tmp_path: Path) -
     assert best["player"] == "heuristic" and best["elo_ci95"][0] > max(r["elo_ci95"][1] for r in table["ratings"][1:])
     with pytest.raises(matches.MatchError, match="with 3 players: exploitability is computed for two players"):
         matches.match_exploitability(tmp_path)
+    with pytest.raises(matches.MatchError, match="player 'cfr' .* the cfr policy is computed for 2 players, not 3"):
+        matches.run_matches(
+            spec, [*pool, matches.parse_player("cfr", spec)], [0], tmp_path / "cfr", game_kwargs={**SMALL, "players": 3}
+        )
 
 
 def _human(tmp_path: Path, stdin: str, *extra: str) -> subprocess.CompletedProcess[str]:
