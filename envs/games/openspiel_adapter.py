@@ -199,11 +199,11 @@ DOTS_AND_BOXES = TextGame(
     title="Dots and Boxes",
     levels=tuple(TextLevel(f"dots_and_boxes(num_rows={r},num_cols={c})", f"{r}x{c} boxes") for r, c in ((2, 2), (2, 3), (3, 3))),
     goal=(
-        "Players take turns drawing one line between two neighbouring dots; whoever closes a box owns it (its number is "
-        "written in it) and draws again. Own more boxes than your opponent when every line is drawn"
+        "Players take turns drawing one line between two neighbouring dots; whoever closes a box owns it (its player's "
+        "number, 1 or 2, is written in it) and draws again. Own more boxes than your opponent when every line is drawn"
     ),
     grammar="a line: (h,r,c) the horizontal line from dot row r, column c to the right; (v,r,c) the vertical line from it down",
-    seat_names=("player 1 (your boxes show 1)", "player 2 (your boxes show 2)"),  # the board's numbers
+    seat_names=("player 1", "player 2"),  # the numbers the board writes in owned boxes
     evaluate=_boxes_lead,
     oracle_nodes=1500,
     transpositions=True,  # the lines, the boxes' owners and the mover
@@ -283,7 +283,7 @@ def _result(state: Any, player: int) -> str:
 def mission(game: TextGame, spec: str) -> str:
     """The rules in brief, the same for every seat and every episode of the level."""
     players = load(spec).num_players()
-    who = "one player" if players == 1 else f"{players} players; player 0 moves first"
+    who = "one player" if players == 1 else f"{players} players; {game.seat_name(0)} moves first"
     return f"Play {game.title} ({who}). {game.goal}. Write {game.grammar}."
 
 
