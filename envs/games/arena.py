@@ -76,8 +76,11 @@ GAMES = (
 
 
 def register() -> None:
-    """Register the games' match entries (the ``rl4vlm_gym.games`` entry point)."""
-    for spec in GAMES:
+    """Register the games' match entries (the ``rl4vlm_gym.games`` entry point): ours, and the
+    OpenSpiel adapter's (:mod:`rl4vlm_gym.envs.games.openspiel_games`)."""
+    from rl4vlm_gym.envs.games.openspiel_games import GAMES as ADAPTED
+
+    for spec in (*GAMES, *ADAPTED):
         register_game(spec)
 
 

@@ -92,7 +92,7 @@ def test_a_swiss_tournament_pairs_by_points_without_rematches_and_resumes(tmp_pa
 
 
 def test_games_come_from_the_registry_or_any_aec_factory(tmp_path: Path) -> None:
-    assert {"tictactoe", "connect_four", "kuhn_poker"} <= {g.name for g in matches.list_games()}
+    assert {"tictactoe", "connect_four", "kuhn_poker", "goofspiel", "dots_and_boxes", "pig"} <= {g.name for g in matches.list_games()}
     bare = matches.game_spec("rl4vlm_gym.envs.games.aec:connect_four_env")  # no registration at all
     assert dict(bare.players) == {}
     records = matches.run_matches(bare, players(bare.name, "random", "oracle"), [0], tmp_path, game_kwargs=SMALL)
