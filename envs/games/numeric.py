@@ -293,19 +293,22 @@ def encoder_for(env: Any, **kwargs: Any) -> Encoder:
     raise TypeError(f"no numeric encoder for {env}: give it a numeric_encoder() method or an OpenSpiel `state`")
 
 
-def numeric_spaces(encoder: Encoder, agents: list[str]) -> tuple[dict[str, spaces.Dict], dict[str, spaces.Discrete]]:
+def numeric_spaces(
+    encoder: Encoder, agents: list[str], pad_actions: bool = False
+) -> tuple[dict[str, spaces.Dict], dict[str, spaces.Discrete]]:
     """Each agent's observation space (``observation`` and ``action_mask``) and ``Discrete`` action
-    space, built once: PettingZoo's API tests want the same objects on every call."""
+    space, built once: PettingZoo's API tests want the same objects on every call. With
+    ``pad_actions`` every agent gets the largest ``Discrete(n)`` (the ids past its own are never
+    in its mask), as libraries that want one space for all agents ask (Tianshou's
+    ``PettingZooEnv``; SuperSuit's ``pad_action_space`` does the same)."""
+    sizes = {a: encoder.num_actions(a) for a in agents}
+    if pad_actions:
+        sizes = dict.fromkeys(agents, max(sizes.values()))
     observation = {
-        a: spaces.Dict(
-            {
-                "observation": encoder.observation_box(a),
-                "action_mask": spaces.Box(0, 1, (encoder.num_actions(a),), np.int8),
-            }
-        )
+        a: spaces.Dict({"observation": encoder.observation_box(a), "action_mask": spaces.Box(0, 1, (sizes[a],), np.int8)})
         for a in agents
     }
-    return observation, {a: spaces.Discrete(encoder.num_actions(a)) for a in agents}
+    return observation, {a: spaces.Discrete(sizes[a]) for a in agents}
 
 
 def numeric_observation(encoder: Encoder, agent: str, n: int) -> dict[str, NDArray[Any]]:
@@ -340,8 +343,10 @@ class NumericAEC(BaseWrapper):
 
     ## Action Space
     ``Discrete(n)`` per agent (the same ids as the game's: OpenSpiel's, PettingZoo's, or the
-    referential vocabulary's). ``None`` steps an agent that is done. An action the mask forbids
-    changes nothing and keeps the turn (the wrapped env's invalid move).
+    referential vocabulary's); ``pad_actions=True`` gives every agent the largest (the
+    referential game's speaker and listener then share one space). ``None`` steps an agent that
+    is done. An action the mask forbids changes nothing and keeps the turn (the wrapped env's
+    invalid move).
 
     ## State
     ``state()`` (``state_space``): the global state for centralised critics.
@@ -351,13 +356,13 @@ class NumericAEC(BaseWrapper):
     ``reset(seed=s)``; ``max_cycles`` is the wrapped env's.
     """
 
-    def __init__(self, env: AECEnv, **encoder_args: Any) -> None:
+    def __init__(self, env: AECEnv, *, pad_actions: bool = False, **encoder_args: Any) -> None:
         super().__init__(env)
         self.encoder = encoder_for(env, **encoder_args)
         self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
         self.render_mode = getattr(env, "render_mode", None)
         self.possible_agents = list(env.possible_agents)
-        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents)
+        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents, pad_actions)
         self.state_space = self.encoder.state_space
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -402,13 +407,13 @@ class NumericParallel(BaseParallelWrapper):
     ``legal_moves``). An agent's action that its mask forbids is that agent's invalid move.
     """
 
-    def __init__(self, env: ParallelEnv, **encoder_args: Any) -> None:
+    def __init__(self, env: ParallelEnv, *, pad_actions: bool = False, **encoder_args: Any) -> None:
         super().__init__(env)
         self.encoder = encoder_for(env, **encoder_args)
         self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
         self.render_mode = getattr(env, "render_mode", None)
         self.possible_agents = list(env.possible_agents)
-        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents)
+        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents, pad_actions)
         self.state_space = self.encoder.state_space
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -448,16 +453,16 @@ class NumericParallel(BaseParallelWrapper):
         return f"NumericParallel<{self.env!s}>"
 
 
-def numeric_parallel_env(env: ParallelEnv, **encoder_args: Any) -> NumericParallel:
+def numeric_parallel_env(env: ParallelEnv, **wrapper_args: Any) -> NumericParallel:
     """The numeric version of a Parallel API env of the family (see :class:`NumericParallel`)."""
-    return NumericParallel(env, **encoder_args)
+    return NumericParallel(env, **wrapper_args)
 
 
 def numeric_env(game: str | AECEnv, **kwargs: Any) -> NumericAEC:
     """The numeric version of ``game``: an AEC env of the family, or its name in :data:`GAMES`
     (then ``kwargs`` go to its factory, text observations by default since none is drawn; the
-    encoder's ``tensor`` argument is taken out first)."""
-    encoder_args = {k: kwargs.pop(k) for k in ("tensor",) if k in kwargs}
+    wrapper's ``pad_actions`` and the encoder's ``tensor`` are taken out first)."""
+    wrapper_args = {k: kwargs.pop(k) for k in ("tensor", "pad_actions") if k in kwargs}
     if isinstance(game, str):
         if game not in GAMES:
             raise ValueError(f"game={game!r} is unknown; choose one of {sorted(GAMES)}")
@@ -465,4 +470,4 @@ def numeric_env(game: str | AECEnv, **kwargs: Any) -> NumericAEC:
         game = getattr(importlib.import_module(module), factory)(**{"obs_mode": "text", "image_size": 64, **kwargs})
     elif kwargs:
         raise TypeError(f"numeric_env(env) takes no env arguments, got {sorted(kwargs)}")
-    return NumericAEC(game, **encoder_args)
+    return NumericAEC(game, **wrapper_args)

@@ -241,3 +241,24 @@ def test_goofspiel_as_numbers_in_parallel_plays_the_vlm_game() -> None:
     assert observations["player_0"]["action_mask"][card["player_0"]] == 0
     _, *_, infos = numbers.step(card)
     assert infos["player_0"]["action"]["valid"] is False and "not legal" in infos["player_0"]["action"]["error"]
+
+
+def test_padded_actions_give_every_role_one_space_and_refuse_the_padding() -> None:
+    env = numeric_env("referential", pad_actions=True)
+    env.reset(seed=2)
+    assert env.action_space("speaker") == env.action_space("listener") == env.action_space("speaker").__class__(24)
+    assert env.observation_space("speaker") == env.observation_space("listener")
+    base = env.unwrapped
+    env.step(base.round.config.phrases().index(base.oracle_action("speaker")))
+    mask = env.observe("listener")["action_mask"]
+    assert mask.shape == (24,) and mask[:3].all() and not mask[3:].any()
+    env.step(10)  # past the listener's three candidates: its invalid move
+    assert env.agent_selection == "listener" and env.infos["listener"]["action"]["valid"] is False
+    env.step(int(base.oracle_action("listener")) - 1)
+    assert env.rewards == {"speaker": 1.0, "listener": 1.0}
+    unpadded = numeric_env("referential")
+    assert unpadded.action_space("speaker").n == 24 and unpadded.action_space("listener").n == 3
+    tianshou = pytest.importorskip("tianshou.env.pettingzoo_env")
+    tianshou.PettingZooEnv(env)  # it asserts one observation and one action space for all agents
+    with pytest.raises(AssertionError, match="spaces for all agents must be identical"):  # the masks differ too
+        tianshou.PettingZooEnv(unpadded)
