@@ -611,7 +611,9 @@ def _play_all(
             games = (
                 schedule(labels, round_seeds, n_seats)
                 if kind == "round-robin"
-                else swiss_pairings(labels, [done[(_task(*g[:-1]), g[-1])] for g in wanted], round_seeds[0])
+                else swiss_pairings(
+                    labels, [done[(_task(*g[:-1]), g[-1])] for g in wanted], round_seeds[0], chips=spec.payoff == "chips"
+                )
             )
             wanted += games
             todo = [g for g in games if (_task(*g[:-1]), g[-1]) not in done]
@@ -684,15 +686,18 @@ def _check_players(spec: GameSpec, players: Sequence[PlayerSpec], env: Any) -> N
             raise MatchError(f"player {p.label!r} ({p.name}) cannot play {spec.name!r} here: {err}") from None
 
 
-def swiss_pairings(labels: Sequence[str], records: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[str, str, int]]:
-    """One Swiss round on ``seed``: players ordered by points so far (ties in the order given),
-    each paired with the next one below it it has not met yet (or, having met all, the next one);
-    with an odd number, the last player unpaired sits the round out. Both seat orders are played."""
+def swiss_pairings(
+    labels: Sequence[str], records: Sequence[Mapping[str, Any]], seed: int, *, chips: bool = False
+) -> list[tuple[str, str, int]]:
+    """One Swiss round on ``seed``: players ordered by points so far (ties in the order given;
+    with ``chips``, a chip game's, by chips won rather than games won), each paired with the next
+    one below it it has not met yet (or, having met all, the next one); with an odd number, the
+    last player unpaired sits the round out. Both seat orders are played."""
     points = dict.fromkeys(labels, 0.0)
     met: set[frozenset[str]] = set()
     for r in records:
-        for label, score in zip(r["players"], r["scores"], strict=True):
-            points[label] += score
+        for label, score, chip in zip(r["players"], r["scores"], r["returns"], strict=True):
+            points[label] += float(chip) if chips else score
         met.add(frozenset(r["players"]))
     free = sorted(labels, key=lambda p: (-points[p], labels.index(p)))
     games = []

@@ -158,3 +158,29 @@ def test_bradley_terry_is_the_maximum_likelihood_fit() -> None:
     )
     low, high = fit["a"]["ci95"]  # resamples of 4 seeds: a wins 0 to 4 of them
     assert low < 1000 < fit["a"]["elo"] < high
+
+
+def test_a_swiss_round_of_a_chip_game_pairs_by_chips() -> None:
+    # a won one big pot and lost a small one (1 of 2 hands, +3 chips); b won two small ones (+2)
+    records = [
+        {"seed": 0, "players": ["a", "c"], "scores": [1.0, 0.0], "returns": [4.0, -4.0]},
+        {"seed": 0, "players": ["c", "a"], "scores": [1.0, 0.0], "returns": [1.0, -1.0]},
+        {"seed": 0, "players": ["b", "d"], "scores": [1.0, 0.0], "returns": [1.0, -1.0]},
+        {"seed": 0, "players": ["d", "b"], "scores": [0.0, 1.0], "returns": [-1.0, 1.0]},
+    ]
+    labels = ["a", "b", "c", "d"]
+    assert matches.swiss_pairings(labels, records, 1)[0] == ("b", "a", 1)  # by hands won: b leads
+    assert matches.swiss_pairings(labels, records, 1, chips=True)[0] == ("a", "b", 1)  # by chips: a (+3) leads b (+2)
+
+
+def test_a_shuffled_games_file_gives_the_same_ratings_file(tmp_path: Path) -> None:
+    from rl4vlm_gym.harness.match_report import write_match_report
+
+    spec = matches.game_spec("kuhn_poker")
+    matches.run_matches(spec, [matches.parse_player(n, spec) for n in POOL], range(5), tmp_path, game_kwargs={"obs_mode": "text"})
+    write_match_report(tmp_path, tmp_path / "before")
+    lines = (tmp_path / "games.jsonl").read_text().splitlines(keepends=True)
+    random.Random(0).shuffle(lines)
+    (tmp_path / "games.jsonl").write_text("".join(lines))
+    write_match_report(tmp_path, tmp_path / "after")
+    assert (tmp_path / "after" / "ratings.json").read_bytes() == (tmp_path / "before" / "ratings.json").read_bytes()
