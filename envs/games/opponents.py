@@ -229,13 +229,13 @@ def c4_evaluate(mine: int, theirs: int, bb: Bitboards = _CLASSIC) -> int:
         elif not a:
             score -= _LINE_SCORE[b]
     if len(cache) >= _EVALUATIONS_KEPT:
-        cache.clear()  # bounded: a few tens of MB at most
+        cache.clear()  # bounded: about 10 MB per board size
     cache[(mine, theirs)] = score
     return score
 
 
 _EVALUATIONS: dict[int, dict[tuple[int, int], int]] = {}  # by id() of a Bitboards: they live as long as the process (cached)
-_EVALUATIONS_KEPT = 200_000
+_EVALUATIONS_KEPT = 65_536
 
 
 def c4_negamax(mine: int, theirs: int, depth: int, alpha: int, beta: int, bb: Bitboards = _CLASSIC) -> int:

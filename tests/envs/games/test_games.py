@@ -229,7 +229,7 @@ def test_the_connect_four_model_agrees_with_openspiel_at_every_size(rows: int, c
 
     game, rng = connect_four_game(rows, cols), np.random.default_rng(rows * cols)
     spiel = pyspiel.load_game("connect_four", {"rows": rows, "columns": cols})
-    for _ in range(15):
+    for _ in range(60):
         state, rules, board = spiel.new_initial_state(), game.rules(), game.empty()
         while not state.is_terminal():
             assert game.legal(board) == state.legal_actions() and not game.over(board)
@@ -315,6 +315,16 @@ def test_a_draw_scores_half_and_success_is_monotone_in_the_score() -> None:
     # play a draw succeeds (at the threshold) and the oracle never loses (0, below it)
     assert results["Random"] == {(1.0, True), (0.5, False)}
     assert results["Perfect"] == {(0.5, True)}
+
+
+@pytest.mark.parametrize(("env_id", "successes"), [("TicTacToe-vs-Perfect", ("win", "draw")), ("TicTacToe-vs-Random", ("win",)), ("ConnectFour-vs-Search", ("win",))])
+def test_success_is_the_score_at_or_above_the_cards_threshold(env_id: str, successes: tuple[str, ...]) -> None:
+    base = gym.make(f"rl4vlm/{env_id}-v0", image_size=32, obs_mode="text").unwrapped
+    base.reset(seed=0)
+    threshold = 0.5 if len(successes) == 2 else 1.0
+    for outcome, score in (("win", 1.0), ("draw", 0.5), ("loss", 0.0)):  # above, at and below 0.5
+        base.outcome = outcome
+        assert base.score == score and base._success() == (outcome in successes) and base._progress() == min(1.0, score / threshold)
 
 
 def test_the_oracle_never_fails_against_perfect_tictactoe() -> None:
