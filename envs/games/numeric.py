@@ -225,7 +225,8 @@ class ReferentialEncoder:
     """The numbers of a :class:`~.referential.ReferentialAEC`.
 
     Both roles see the same layout: their role (one-hot), then each candidate in their own order
-    as one-hot values of size, colour and shape plus a target flag (set for the speaker only),
+    as one-hot values of size, colour and shape plus a target flag (set for the speaker; for the
+    listener only once it has picked, when its text, too, says where the target was),
     then the message as one-hot words per attribute and a flag once it is said, then the pick (a
     one-hot of the listener's number, once made). The speaker's actions are the level's phrases
     in ``Level.phrases()`` order, the listener's the numbers ``1..n`` (ids ``0..n-1``).
@@ -236,7 +237,7 @@ class ReferentialEncoder:
     def __init__(self, env: Any) -> None:
         from rl4vlm_gym.envs.games.referential import LEVELS, VALUES
 
-        self.env, self.values = env, VALUES
+        self.env = env
         self.config = LEVELS[env.level]
         self.words = [(a, v) for a in self.ATTRIBUTES for v in VALUES[a]]  # every value, in a fixed order
         n = self.config.candidates
@@ -259,7 +260,7 @@ class ReferentialEncoder:
         speaker = agent == "speaker"
         out = [int(speaker), int(not speaker)]
         for i in r.speaker_order if speaker else r.listener_order:
-            out += [*self._words({v for _, v in r.candidates[i]}), int(speaker and i == r.target)]
+            out += [*self._words({v for _, v in r.candidates[i]}), int((speaker or picked is not None) and i == r.target)]
         out += [*self._words(set((message or "").split())), int(message is not None)]
         out += [int(picked == k + 1) for k in range(self.config.candidates)]
         return np.asarray(out, np.int8)

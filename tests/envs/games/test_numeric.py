@@ -173,6 +173,7 @@ def test_the_referential_game_has_a_finite_vocabulary_and_hides_the_target_from_
     env.step(int(base.oracle_action("listener")) - 1)
     assert env.rewards == {"speaker": 1.0, "listener": 1.0}
     assert env.observe("speaker")["observation"][-4:].sum() == 1  # the pick
+    assert flags("listener").sum() == 1  # once it has picked, the listener is told where the target was
 
 
 def test_numeric_env_refuses_what_it_cannot_make() -> None:
