@@ -251,9 +251,12 @@ class KuhnPoker(ChipsScored, VLMEnv):
     One level: the id names the opponent (random or CFR equilibrium).
 
     ## Arguments
-    Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
-    ``image_size`` (default 256x256), ``reward_variant``, ``action_format``, ``action_match``,
-    ``render_mode``.
+    ``duplicate`` (default False): play each deal from every seat, the duplicate format:
+    ``reset(seed=s)`` seats you in seat ``s % N`` of the deal ``s // N`` (N players), so seeds
+    2k and 2k+1 of a two-player game deal the same cards or dice with the seats swapped, and a
+    pair's chips cancel the deal's luck; the opponents' moves are still drawn from the seed. And
+    the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+    (default 256x256), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 
     ## Version History
     - v0: initial release.
@@ -271,9 +274,10 @@ class KuhnPoker(ChipsScored, VLMEnv):
     SYNONYMS: ClassVar = SYNONYMS
 
     def _new_episode(self, config: KuhnOpponent) -> None:
-        self.seat = int(self.np_random.integers(2))  # OpenSpiel's player id: 0 acts first
-        first = int(self.np_random.integers(3))
-        second = (first + 1 + int(self.np_random.integers(2))) % 3
+        self.seat = self._seat_and_chance(2)  # OpenSpiel's player id: 0 acts first
+        deal = self.chance_rng
+        first = int(deal.integers(3))
+        second = (first + 1 + int(deal.integers(2))) % 3
         self.cards = (first, second)  # by OpenSpiel player
         self.forfeited = False
         self.history: tuple[int, ...] = ()

@@ -408,9 +408,12 @@ class LiarsDice(SpielView):
     and faces, but the bid list grows by 12 per die.
 
     ## Arguments
-    Only the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``,
-    ``image_size`` (default 256x256), ``reward_variant``, ``action_format``, ``action_match``,
-    ``render_mode``.
+    ``duplicate`` (default False): play each deal from every seat, the duplicate format:
+    ``reset(seed=s)`` seats you in seat ``s % N`` of the deal ``s // N`` (N players), so seeds
+    2k and 2k+1 of a two-player game deal the same cards or dice with the seats swapped, and a
+    pair's chips cancel the deal's luck; the opponents' moves are still drawn from the seed. And
+    the arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
+    (default 256x256), ``reward_variant``, ``action_format``, ``action_match``, ``render_mode``.
 
     ## Version History
     - v0: initial release.

@@ -161,8 +161,16 @@ class ChipsScored:
     the hand before it and pays nothing. ``success`` is a positive score (chips > 0), a monotone
     function of it.
 
+    ``duplicate=True`` plays each deal from every seat (the duplicate format, whose card luck
+    cancels in a pair's sum): ``reset(seed=s)`` seats you in seat ``s % N`` of the deal ``s // N``
+    (N players), so seeds 2k and 2k+1 of a two-player game play the same cards or dice from both
+    seats; without a seed, resets go through the seats of one deal before drawing the next. The
+    deal's chance outcomes come from a generator of the deal alone, the opponents' moves from the
+    env's (they differ between the seats). Off (the default), the seed draws the seat and the deal.
+
     Mixed into ``VLMEnv`` subclasses that keep ``state`` (OpenSpiel's), ``seat`` and
-    ``forfeited`` (False at each reset).
+    ``forfeited`` (False at each reset), and draw the seat and every chance outcome with
+    :meth:`_seat_and_chance` and :attr:`chance_rng`.
     """
 
     GAME: ClassVar[SpielGame]
@@ -170,6 +178,41 @@ class ChipsScored:
     state: Any
     seat: int
     forfeited: bool
+    np_random: np.random.Generator
+
+    def __init__(self, *, duplicate: bool = False, **kwargs: Any) -> None:
+        if not isinstance(duplicate, bool):
+            raise ValueError(f"duplicate={duplicate!r} is not valid: give True or False")
+        self.duplicate = duplicate
+        self._reset_seed: int | None = None
+        self._deal: tuple[int, int] | None = None  # (deal key, seat) of the last duplicate episode
+        self._deal_rng: np.random.Generator | None = None
+        super().__init__(**kwargs)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self._reset_seed = seed  # read by _seat_and_chance: the duplicate format pairs seeds
+        return super().reset(seed=seed, options=options)  # type: ignore[misc]
+
+    def _seat_and_chance(self, players: int) -> int:
+        """The episode's seat, drawn by the seed (see the class docstring); sets the generator of
+        its chance outcomes, :attr:`chance_rng`."""
+        if not self.duplicate:
+            return int(self.np_random.integers(players))
+        if self._reset_seed is not None:
+            key, seat = divmod(int(self._reset_seed), players)
+        elif self._deal is not None and self._deal[1] + 1 < players:
+            key, seat = self._deal[0], self._deal[1] + 1
+        else:
+            key, seat = int(self.np_random.integers(2**62)), 0
+        self._deal = (key, seat)
+        self._deal_rng = np.random.default_rng([key, 0xD0D])  # the deal's own stream, apart from the seed's
+        return seat
+
+    @property
+    def chance_rng(self) -> np.random.Generator:
+        """The generator of this episode's chance outcomes: the deal's in the duplicate format,
+        else the env's."""
+        return self._deal_rng if self.duplicate and self._deal_rng is not None else self.np_random
 
     @property
     def chips(self) -> float:
@@ -215,7 +258,7 @@ class SpielView(ChipsScored, VLMEnv):
         return int(load(self.config.spec).num_players())
 
     def _new_episode(self, config: SpielLevel) -> None:
-        self.seat = int(self.np_random.integers(self.players))  # OpenSpiel's player id: 0 acts first
+        self.seat = self._seat_and_chance(self.players)  # OpenSpiel's player id: 0 acts first
         self.forfeited = False
         while True:
             self.history: tuple[int, ...] = ()  # every action, chance included: the true state
@@ -236,7 +279,7 @@ class SpielView(ChipsScored, VLMEnv):
         while not self.state.is_terminal() and self.state.current_player() != self.seat:
             if self.state.is_chance_node():
                 actions, probs = zip(*self.state.chance_outcomes(), strict=True)
-                action = sample(self.np_random, actions, probs)
+                action = sample(self.chance_rng, actions, probs)
                 said.append(self.GAME.chance_feedback(self.state, action, self.seat))
             else:
                 legal = self.state.legal_actions()

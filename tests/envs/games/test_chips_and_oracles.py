@@ -150,3 +150,66 @@ def test_a_stalled_hand_loses_the_bets_put_in() -> None:
         assert "scored as a fold" in obs["text"]
         return
     pytest.fail("no seed let us raise and play on")
+
+
+def deal(env: gym.Env) -> tuple[int, ...]:
+    """The chance outcomes of the episode so far (the cards or dice), in the order dealt."""
+    base = env.unwrapped
+    if isinstance(base, kuhn.KuhnPoker):
+        return base.cards
+    return tuple(h.action for h in base.state.full_history() if h.player < 0)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "level"),
+    [("rl4vlm/KuhnPoker-vs-CFR-v0", 0), ("rl4vlm/LeducHoldem-vs-Random-v0", 0), ("rl4vlm/LiarsDice-vs-Heuristic-v0", 2)],
+)
+def test_the_duplicate_format_plays_each_deal_from_every_seat(env_id: str, level: int) -> None:
+    env = gym.make(env_id, level=level, duplicate=True, obs_mode="text", image_size=64)
+    players = env.unwrapped.players if hasattr(env.unwrapped, "players") else 2
+    played: dict[int, set[tuple[int, ...]]] = {}
+    for seed in range(12 * players):
+        env.reset(seed=seed)
+        key, seat = divmod(seed, players)
+        assert env.unwrapped.seat == seat
+        played.setdefault(key, set()).add(deal(env)[:players])
+    assert all(len(deals) == 1 for deals in played.values())  # one deal per key, whatever the seat
+    assert len({next(iter(d)) for d in played.values()}) > 3  # and the keys deal differently
+    # unseeded resets go through the seats of a deal, then draw another
+    env.reset(seed=7 * players)
+    seats, deals = [env.unwrapped.seat], [deal(env)[:players]]
+    for _ in range(2 * players - 1):
+        env.reset()
+        seats.append(env.unwrapped.seat)
+        deals.append(deal(env)[:players])
+    assert seats == [*range(players)] * 2 and len(set(deals[:players])) == 1
+    with pytest.raises(ValueError, match="duplicate"):
+        gym.make(env_id, duplicate="yes")
+
+
+def test_leducs_public_card_is_the_deals_in_both_seats() -> None:
+    env = gym.make("rl4vlm/LeducHoldem-vs-Random-v0", duplicate=True, obs_mode="text", image_size=64)
+    compared = 0
+    for key in range(30):
+        public = []
+        for seat in (0, 1):
+            env.reset(seed=2 * key + seat)
+            done = False
+            while not done:  # call to the end: the public card is dealt unless someone folds
+                _, _, terminated, truncated, _ = env.step("call")
+                done = terminated or truncated
+            dealt = deal(env)
+            public.append(dealt[2] if len(dealt) > 2 else None)
+        if None not in public:
+            compared += 1
+            assert public[0] == public[1]
+    assert compared > 10
+
+
+def test_without_duplicate_the_seed_draws_the_seat_and_the_deal_as_before() -> None:
+    """Off, the episodes are those the views dealt before the option (seat first, from the seed)."""
+    env = gym.make("rl4vlm/KuhnPoker-vs-CFR-v0", obs_mode="text")
+    env.reset(seed=3)
+    rng = np.random.default_rng(np.random.SeedSequence(3))  # gymnasium's seeding of np_random
+    seat, first = int(rng.integers(2)), int(rng.integers(3))
+    assert (env.unwrapped.seat, env.unwrapped.cards) == (seat, (first, (first + 1 + int(rng.integers(2))) % 3))
