@@ -59,7 +59,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --upgrade pip
   # The hf and train extras need torch: install the CPU build first (pip would otherwise resolve torch to a
   # multi-GB CUDA build). Set TORCH_SPEC to choose another build, e.g. on a GPU machine.
-  case " ${extras[*]:-} " in *" hf "*|*" train "*|*" all "*)
+  case " ${extras[*]:-} " in *" hf "*|*" train "*|*" marl "*|*" all "*)
     "$venv/bin/python" -c 'import torch' 2>/dev/null ||
       PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" ;;
   esac

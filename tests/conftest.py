@@ -46,6 +46,7 @@ EXTRAS = {
     "balrog": ("minigrid", "crafter"),
     "nethack": ("nle", "minihack"),  # minihack: setup.sh installs it apart (setup.cfg's nethack extra)
     "games": ("pettingzoo", "pyspiel"),
+    "marl": ("pettingzoo", "pyspiel", "tianshou", "torch"),
     "ray": ("ray",),
     "trl": ("trl", "torch", "transformers"),
 }

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("tianshou")
-pytest.importorskip("pyspiel")
+torch = pytest.importorskip("torch", reason="needs the marl extra: pip install 'rl4vlm-gym[marl]'")
+pytest.importorskip("tianshou", reason="needs the marl extra: pip install 'rl4vlm-gym[marl]'")
+pytest.importorskip("pyspiel", reason="needs the marl extra: pip install 'rl4vlm-gym[marl]'")
 
 from tianshou.algorithm import DQN, MultiAgentOffPolicyAlgorithm  # noqa: E402
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy  # noqa: E402
