@@ -2,7 +2,11 @@
 
 ``gym.make("rl4vlm/TicTacToe-vs-Perfect-v0")`` is an ordinary RL4VLM env, so every agent, suite,
 baseline and the conformance kit run on it unchanged. PettingZoo's ``classic`` env plays the
-moves and draws the board, as in :mod:`rl4vlm_gym.envs.games.aec`.
+moves and draws the board, as in :mod:`rl4vlm_gym.envs.games.aec`; on Connect Four's other board
+sizes (the levels) OpenSpiel's ``connect_four`` plays them and PettingZoo's art draws them
+(``game.rules()`` and ``game.painter()`` in :mod:`rl4vlm_gym.envs.games.boards`). A level is a
+:class:`Level`: the opponent and the board. The end of a game reports ``info["score"]`` (a draw
+counts half) and success is a function of it that each view's card states (:class:`BoardGameView`).
 """
 
 from __future__ import annotations
