@@ -105,7 +105,10 @@ CARDS += tuple(
         family="games",
         summary=f"Win chips at Kuhn poker against {who}; its card stays hidden (OpenSpiel's kuhn_poker).",
         skills=("visual-reading", "game-play", "hidden-information"),
-        levels=(f"one opponent ({name}); the seed draws seat, deal and its moves",),
+        levels=(
+            f"one opponent ({name}), three cards; the seed draws seat, deal and its moves",
+            f"two opponents ({name}), four cards (Jack to Ace); the seed draws seat, deal and their moves",
+        ),
         default_level=0,
         action_grammar="'pass' or 'bet' (after a bet, pass folds and bet calls)",
         action_examples=("<think>a King wins every showdown</think><action>bet</action>", '{"action": "pass"}', "bet"),

@@ -7,6 +7,7 @@ a showdown); the text, the picture and the state key are drawn from it alone."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -214,26 +215,31 @@ KUHN = Kuhn()
 
 
 class KuhnPoker(ChipsScored, VLMEnv):
-    """Kuhn poker against a built-in opponent, on OpenSpiel's ``kuhn_poker``.
+    """Kuhn poker against built-in opponents, on OpenSpiel's ``kuhn_poker``.
 
     ## Description
     Three cards (Jack < Queen < King), one to each player, an ante of 1 chip each and one round
-    of betting with bets of 1 (Kuhn 1950). OpenSpiel's ``kuhn_poker`` plays the rules and pays
-    the chips; the seed draws your seat (player 1 acts first), the deal (OpenSpiel's chance node,
-    sampled with the env's RNG) and the opponent's moves. You see only your own card: the
-    opponent's is drawn face down and named nowhere until a showdown. The opponent is random or
-    the equilibrium policy (OpenSpiel's CFR, computed by ``kuhn_cfr.py`` and shipped in
-    ``data/kuhn_cfr.json``, exploitability below 1e-4). The oracle is the exact best response
-    to the opponent's known policy: it weighs the opponent's possible cards by how likely its
-    policy made the moves seen, and maximises the expected chips. Over the two seats it earns
-    +0.458 chips a hand against the random opponent and +0.0001 against the equilibrium (the
-    values of OpenSpiel's ``TabularBestResponse``, which are those policies' exploitability; the
-    game's value over both seats is 0). The deal is chance, so ``optimal_steps`` is -1
-    (``CHANCE``).
+    of betting with bets of 1 (Kuhn 1950): pass or bet; after a bet each later player calls or
+    folds; the highest card still in wins the pot. Level 1 seats three players (two opponents)
+    with four cards, Jack to Ace, as OpenSpiel's ``kuhn_poker(players=3)`` deals them.
+    OpenSpiel plays the rules and pays the chips; the seed draws your seat (player 0 acts first),
+    the deal (OpenSpiel's chance nodes, sampled with the env's RNG) and the opponents' moves. You
+    see only your own card: the others' are drawn face down and named nowhere until a showdown.
+    The opponents are random or the equilibrium policy (OpenSpiel's CFR, computed by
+    ``kuhn_cfr.py`` and shipped in ``data/kuhn_cfr.json``, exploitability below 1e-4; with three
+    players ``data/kuhn_3_cfr.json``, CFR's average policy, NashConv 1.9e-4).
+
+    The oracle is the exact best response to the opponents' known policy: it weighs their
+    possible cards by how likely their policy made the moves seen, and maximises the expected
+    chips. Over the seats it earns +0.458 chips a hand against the random opponent and +0.0001
+    against the equilibrium (the values of OpenSpiel's ``TabularBestResponse``, which are those
+    policies' exploitability; the game's value over both seats is 0); with three players +0.688
+    against two random opponents and 0.000 against two CFR ones. The deal is chance, so
+    ``optimal_steps`` is -1 (``CHANCE``).
 
     ## Observation
-    - ``image``: your card face up, the opponent's face down (face up after a showdown), the
-      moves so far and the pot.
+    - ``image``: your card face up, the others face down (face up at a showdown, for the players
+      still in), the moves so far and the pot.
     - ``text``: the same in words; in ``image`` mode only the step's feedback.
     - ``mission``: the rules and the goal.
     - ``actions``: ``pass``, ``bet`` (OpenSpiel's; after a bet, ``pass`` folds and ``bet`` calls).
@@ -242,13 +248,15 @@ class KuhnPoker(ChipsScored, VLMEnv):
     ``pass`` or ``bet``; ``check`` and ``fold`` mean ``pass``, ``call`` means ``bet``.
 
     ## Rewards
-    ``native``: OpenSpiel's return at the end, the chips won or lost (+-1 or +-2), 0 before: the
-    episode return is the hand's chips, also in ``info["score"]``. A hand stalled for
-    ``STEP_LIMIT`` (10) steps, the registered step limit (only invalid moves make it that long),
-    is truncated and scored as a fold: you lose what you put in (``forfeit``, -1 or -2).
+    ``native``: OpenSpiel's return at the end, the chips won or lost (+-1 or +-2; up to +4 with
+    three players), 0 before: the episode return is the hand's chips, also in ``info["score"]``.
+    A hand stalled for ``STEP_LIMIT`` (10) steps, the registered step limit (only invalid moves
+    make it that long), is truncated and scored as a fold: you lose what you put in
+    (``forfeit``, -1 or -2).
 
     ## Levels
-    One level: the id names the opponent (random or CFR equilibrium).
+    Level 0: one opponent, three cards; level 1: two opponents, four cards. The id names the
+    opponents' policy (random or CFR).
 
     ## Arguments
     ``duplicate`` (default False): play each deal from every seat, the duplicate format:
@@ -263,9 +271,9 @@ class KuhnPoker(ChipsScored, VLMEnv):
     """
 
     GAME: ClassVar[SpielGame] = KUHN
-    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("random"),)
-    # the most a hand pays (2 chips); a hand that pays 1 scales it by 1/2
-    REWARDS: ClassVar = {"native": {"move": 0.0, "won": 2.0, "lost": -2.0, "forfeit": -2.0, "invalid": 0.0}}
+    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("random"), KuhnOpponent("random", 3))
+    # the most a hand pays (4 chips, with three players); a hand that pays c scales it by c / 4
+    REWARDS: ClassVar = {"native": {"move": 0.0, "won": 4.0, "lost": -4.0, "forfeit": -4.0, "invalid": 0.0}}
     STEP_LIMIT: ClassVar[int] = 10
     REWARD_ALIASES: ClassVar = {"openspiel": "native"}
     CHANCE: ClassVar[bool] = True
@@ -273,19 +281,31 @@ class KuhnPoker(ChipsScored, VLMEnv):
     MIN_IMAGE_SIDE: ClassVar[int] = 64
     SYNONYMS: ClassVar = SYNONYMS
 
+    @property
+    def players(self) -> int:
+        return self.opponent.players
+
+    @property
+    def game_spec(self) -> str:
+        """OpenSpiel's game string of the level."""
+        return SPEC if self.players == 2 else SPEC_3
+
     def _new_episode(self, config: KuhnOpponent) -> None:
-        self.seat = self._seat_and_chance(2)  # OpenSpiel's player id: 0 acts first
+        self.seat = self._seat_and_chance(self.players)  # OpenSpiel's player id: 0 acts first
         deal = self.chance_rng
-        first = int(deal.integers(3))
-        second = (first + 1 + int(deal.integers(2))) % 3
-        self.cards = (first, second)  # by OpenSpiel player
+        if self.players == 2:
+            first = int(deal.integers(3))
+            second = (first + 1 + int(deal.integers(2))) % 3
+            self.cards: tuple[int, ...] = (first, second)  # by OpenSpiel player
+        else:
+            self.cards = tuple(int(c) for c in deal.permutation(self.players + 1)[: self.players])
         self.forfeited = False
         self.history: tuple[int, ...] = ()
         self._replay()
-        self._opponent_acts()  # it opens when we act second: the moves in the text and image show it
+        self._opponent_acts()  # the opponents' moves before ours: the moves in the text and image show them
 
     def _replay(self) -> None:
-        state = load(SPEC).new_initial_state()
+        state = load(self.game_spec).new_initial_state()
         for action in (*self.cards, *self.history):
             state.apply_action(action)
         self.state = state
@@ -295,13 +315,15 @@ class KuhnPoker(ChipsScored, VLMEnv):
         return self.LEVELS[self.level]
 
     def _opponent_acts(self) -> str:
-        if self.state.is_terminal() or self.state.current_player() == self.seat:
-            return ""
-        p = self.opponent.probs(self.state.information_state_string())
-        action = int(self.np_random.random() >= p[0])
-        self.state.apply_action(action)
-        self.history += (action,)
-        return f" Your opponent chose {ACTIONS[action]}."
+        said = ""
+        while not self.state.is_terminal() and self.state.current_player() != self.seat:
+            who = KUHN.who(self.state.current_player(), self.seat, self.players)
+            p = self.opponent.probs(self.state.information_state_string())
+            action = int(self.np_random.random() >= p[0])
+            self.state.apply_action(action)
+            self.history += (action,)
+            said += f" {who} chose {ACTIONS[action]}."
+        return said
 
     def _actions(self) -> tuple[str, ...]:
         return ACTIONS
@@ -312,9 +334,10 @@ class KuhnPoker(ChipsScored, VLMEnv):
         self.history += (move,)
         feedback = f"You chose {action}." + self._opponent_acts()
         if self.state.is_terminal():
-            chips = float(self.state.returns()[self.seat])
+            chips = self.chips
             event = "won" if chips > 0 else "lost"
-            return StepOutcome(event, terminated=True, scale=abs(chips) / 2, feedback=f"{feedback} You {event} {abs(chips):g} chip{'s' if abs(chips) > 1 else ''}.")
+            chip_word = f"{abs(chips):g} chip{'s' if abs(chips) > 1 else ''}"
+            return StepOutcome(event, terminated=True, scale=abs(chips) / self.chips_unit, feedback=f"{feedback} You {event} {chip_word}.")
         return StepOutcome("move", feedback=feedback)
 
     def _seen(self) -> KuhnSeen:
@@ -324,7 +347,7 @@ class KuhnPoker(ChipsScored, VLMEnv):
         return hand_text(self._seen())
 
     def _mission(self) -> str:
-        return MISSION
+        return mission(self.players)
 
     def _render(self) -> NDArray[np.uint8]:
         return hand_image(self._seen(), self.image_size)
@@ -333,8 +356,8 @@ class KuhnPoker(ChipsScored, VLMEnv):
         return (self._seen(), self.image_size)  # the picture shows only what our seat knows
 
     def _state_key(self) -> str:
-        # our information state (and what the end reveals), never the opponent's hidden card:
-        # GiGPO groups steps by the key, and one naming that card would leak it into training
+        # our information state (and what the end reveals), never the opponents' hidden cards:
+        # GiGPO groups steps by the key, and one naming them would leak them into training
         return str(self._seen())
 
     def _success(self) -> bool:
@@ -344,7 +367,7 @@ class KuhnPoker(ChipsScored, VLMEnv):
         return float(self._success())
 
     def _optimal_steps(self) -> int | None:
-        return None  # the deal and the opponent's moves are chance (CHANCE)
+        return None  # the deal and the opponents' moves are chance (CHANCE)
 
     def _value(self, pairs: list[tuple[Any, float]]) -> float:
         """Expected chips (unnormalised) of playing best from states of one information set of ours."""
@@ -360,15 +383,14 @@ class KuhnPoker(ChipsScored, VLMEnv):
         return total
 
     def _beliefs(self) -> list[tuple[Any, float]]:
-        """The states consistent with what we see, weighted by the chance the opponent's policy
-        made its moves with that card (the deal's prior is uniform)."""
+        """The states consistent with what we see, weighted by the chance the opponents' policy
+        made their moves with those cards (the deal's prior is uniform)."""
         pairs = []
         mine = self.cards[self.seat]
-        for theirs in range(3):
-            if theirs == mine:
-                continue
-            cards = (mine, theirs) if self.seat == 0 else (theirs, mine)
-            state, weight = load(SPEC).new_initial_state(), 1.0
+        rest = [c for c in range(self.players + 1) if c != mine]
+        for theirs in itertools.permutations(rest, self.players - 1):
+            cards = [*theirs[: self.seat], mine, *theirs[self.seat :]]
+            state, weight = load(self.game_spec).new_initial_state(), 1.0
             for action in cards:
                 state.apply_action(action)
             for action in self.history:
@@ -398,4 +420,4 @@ class KuhnPoker(ChipsScored, VLMEnv):
 
 class KuhnPokerVsCFR(KuhnPoker):
     __doc__ = KuhnPoker.__doc__
-    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("cfr"),)
+    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("cfr"), KuhnOpponent("cfr", 3))

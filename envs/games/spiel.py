@@ -229,7 +229,13 @@ class ChipsScored:
         self.forfeited = True
         stake = float(self.GAME.stake(self.state, self.seat))
         said = f"The hand took {elapsed} steps without ending: {self.GAME.forfeit_words(stake)}."
-        return StepOutcome("forfeit", truncated=True, scale=stake / self.GAME.max_payoff, feedback=f"{outcome.feedback} {said}".strip())
+        return StepOutcome("forfeit", truncated=True, scale=stake / self.chips_unit, feedback=f"{outcome.feedback} {said}".strip())
+
+    @property
+    def chips_unit(self) -> float:
+        """The chips that the ``native`` reward table's ``forfeit`` (and ``won``) pays at scale 1:
+        an event paying ``c`` chips is scaled by ``c / chips_unit``."""
+        return -float(self.REWARDS["native"]["forfeit"])  # type: ignore[attr-defined]
 
     def _info(self, result: Any) -> dict[str, Any]:
         info = super()._info(result)  # type: ignore[misc]
@@ -301,7 +307,7 @@ class SpielView(ChipsScored, VLMEnv):
         if self.state.is_terminal():
             chips = self.chips
             event = "won" if chips > 0 else "lost" if chips < 0 else "tie"
-            scale = abs(chips) / self.GAME.max_payoff if chips else 1.0  # the reward is the chips (native)
+            scale = abs(chips) / self.chips_unit if chips else 1.0  # the reward is the chips (native)
             return StepOutcome(event, terminated=True, scale=scale, feedback=feedback.strip())
         return StepOutcome("move", feedback=feedback.strip())
 

@@ -20,8 +20,8 @@ from rl4vlm_gym.registry import env_card
 
 # id: the OpenSpiel game string of each level
 VIEWS = {
-    "rl4vlm/KuhnPoker-vs-Random-v0": ("kuhn_poker",),
-    "rl4vlm/KuhnPoker-vs-CFR-v0": ("kuhn_poker",),
+    "rl4vlm/KuhnPoker-vs-Random-v0": ("kuhn_poker", "kuhn_poker(players=3)"),
+    "rl4vlm/KuhnPoker-vs-CFR-v0": ("kuhn_poker", "kuhn_poker(players=3)"),
     "rl4vlm/LeducHoldem-vs-Random-v0": ("leduc_poker",),
     "rl4vlm/LeducHoldem-vs-CFR-v0": ("leduc_poker",),
     "rl4vlm/LiarsDice-vs-Random-v0": (*liars_dice.SPECS, liars_dice.THREE_PLAYERS),
@@ -43,7 +43,8 @@ def opponent_table(env_id: str, level: int) -> tuple[str, dict[str, list[tuple[i
     shipped equilibrium table: every information state of the game)."""
     base = gym.make(env_id, level=level).unwrapped
     if isinstance(base, kuhn.KuhnPoker):
-        return "kuhn_poker", {k: [(0, p[0]), (1, p[1])] for k in kuhn.equilibrium() for p in [base.opponent.probs(k)]}
+        keys = kuhn.equilibrium(base.players)
+        return base.game_spec, {k: [(0, p[0]), (1, p[1])] for k in keys for p in [base.opponent.probs(k)]}
     game, spec = base.GAME, base.config.spec
     policy = game.policy(base.config.opponent, spec)
     states = leduc.equilibrium() if game is leduc.LEDUC else liars_dice.equilibrium()
@@ -69,7 +70,7 @@ def exact_value(env_id: str, level: int) -> float:
     spec, table = opponent_table(env_id, level)
     game = pyspiel.load_game(spec)
     root = game.new_initial_state().history_str()
-    return float(np.mean([pyspiel.TabularBestResponse(game, seat, table).value(root) for seat in (0, 1)]))
+    return float(np.mean([pyspiel.TabularBestResponse(game, seat, table).value(root) for seat in range(game.num_players())]))
 
 
 def play(env: gym.Env, seed: int, policy: object) -> tuple[float, dict]:
@@ -95,6 +96,8 @@ def test_the_exact_values_are_the_opponents_exploitability() -> None:
         assert exact_value(env_id, level) == pytest.approx(expected, abs=1e-9)
     assert exact_value("rl4vlm/LeducHoldem-vs-Random-v0", 0) == pytest.approx((2.09 + 2.66) / 2, abs=0.01)  # the docstring's
     assert exact_value("rl4vlm/LiarsDice-vs-Random-v0", 0) == pytest.approx(0.781, abs=5e-4)
+    assert exact_value("rl4vlm/KuhnPoker-vs-Random-v0", 1) == pytest.approx(11 / 16, abs=1e-12)  # three players: the docstring's +0.688
+    assert exact_value("rl4vlm/KuhnPoker-vs-CFR-v0", 1) == pytest.approx(0.0, abs=5e-4)
     assert exact_value("rl4vlm/LiarsDice-vs-Random-v0", 1) == pytest.approx(0.919, abs=5e-4)  # the docstring's figures
     assert exact_value("rl4vlm/LiarsDice-vs-Heuristic-v0", 2) == pytest.approx(0.457, abs=5e-4)
 
