@@ -96,7 +96,8 @@ def test_the_exact_values_are_the_opponents_exploitability() -> None:
         assert exact_value(env_id, level) == pytest.approx(expected, abs=1e-9)
     assert exact_value("rl4vlm/LeducHoldem-vs-Random-v0", 0) == pytest.approx((2.09 + 2.66) / 2, abs=0.01)  # the docstring's
     assert exact_value("rl4vlm/LiarsDice-vs-Random-v0", 0) == pytest.approx(0.781, abs=5e-4)
-    assert exact_value("rl4vlm/KuhnPoker-vs-Random-v0", 1) == pytest.approx(11 / 16, abs=1e-12)  # three players: the docstring's +0.688
+    # three players: the docstring's +0.688 and 0.000
+    assert exact_value("rl4vlm/KuhnPoker-vs-Random-v0", 1) == pytest.approx(11 / 16, abs=1e-12)
     assert exact_value("rl4vlm/KuhnPoker-vs-CFR-v0", 1) == pytest.approx(0.0, abs=5e-4)
     assert exact_value("rl4vlm/LiarsDice-vs-Random-v0", 1) == pytest.approx(0.919, abs=5e-4)  # the docstring's figures
     assert exact_value("rl4vlm/LiarsDice-vs-Heuristic-v0", 2) == pytest.approx(0.457, abs=5e-4)
