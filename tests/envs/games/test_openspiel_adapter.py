@@ -354,3 +354,25 @@ def test_pettingzoo_render_test_passes() -> None:
     assert env.render().shape == (64, 64, 3)
     env = openspiel_parallel_env("goofspiel", image_size=64, render_mode="ansi")
     assert env.render().startswith("You are P0.\nCurrent point card:")
+
+
+def test_the_views_draw_the_seat_and_never_start_with_the_game_over() -> None:
+    import gymnasium as gym
+
+    import rl4vlm_gym  # noqa: F401  (registers the ids)
+
+    env = gym.make("rl4vlm/OpenSpiel-Pig-v0", obs_mode="text")
+    seats = set()
+    for seed in range(40):  # a random opponent moving first reaches 10 in its first turn about 1 game in 20
+        obs, info = env.reset(seed=seed)
+        seats.add(env.unwrapped.seat)
+        assert obs["actions"] == ("roll", "stop") and not env.unwrapped.state.is_terminal()
+        assert obs["text"].splitlines()[-3] == f"You are player {env.unwrapped.seat}."
+    assert seats == {0, 1}
+    env = gym.make("rl4vlm/OpenSpiel-Goofspiel-v0", obs_mode="text")
+    env.reset(seed=0)
+    hands = env.unwrapped.state.legal_actions(0), env.unwrapped.state.legal_actions(1)
+    obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+    assert [len(h) for h in hands] == [4, 4] and obs["text"].startswith("You chose ")
+    assert [len(env.unwrapped.state.legal_actions(p)) for p in (0, 1)] == [3, 3]  # both bid in one step
+    assert "Played: P" in obs["text"] and "Chance: Deal " in obs["text"]
