@@ -187,3 +187,16 @@ def test_the_aec_oracle_samples_the_equilibrium() -> None:
     drawn = {env.oracle_action() for _ in range(300)}
     support = {m: p for m, p in zip(LEDUC.name_moves(state, env.spec), probs, strict=True) if p > 0}
     assert drawn <= set(support) and {m for m, p in support.items() if p > 0.05} <= drawn
+
+
+def test_the_three_player_kuhn_table_gives_back_its_recorded_exploitability() -> None:
+    """``rl4vlm-gym exploitability`` reads the shipped 3-player table (every table we ship round-trips)."""
+    from rl4vlm_gym.envs.games.kuhn import POLICY_FILES
+    from rl4vlm_gym.harness.exploitability import exploitability, read_policy
+
+    data = json.loads(POLICY_FILES[3].read_text())
+    assert data["game"] == "kuhn_poker(players=3)" and len(data["policy"]) == 48
+    table = read_policy(POLICY_FILES[3])
+    result = exploitability(data["game"], lambda state: dict(enumerate(table[state.information_state_string()])))
+    assert result["exploitability"] == pytest.approx(data["exploitability"], abs=1e-6)
+    assert result["nash_conv"] == pytest.approx(data["nash_conv"], abs=1e-6) and data["nash_conv"] < 1e-3
