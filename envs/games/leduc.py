@@ -331,7 +331,8 @@ class LeducAEC(SpielAEC):
     OpenSpiel's returns at the end of the hand (the chips won or lost), 0 before.
 
     ## Arguments
-    ``obs_mode``, ``image_size`` (a square side), ``action_format``, ``action_match`` as in
+    ``players``: 2 (the only number the text and pictures are drawn for); ``obs_mode``,
+    ``image_size`` (a square side), ``action_format``, ``action_match`` as in
     ``VLMEnv``; ``render_mode`` (``rgb_array`` and ``human`` show the view of the agent to move,
     ``ansi`` its text); ``max_cycles``: steps after which every agent is truncated;
     ``render_fps``: the pace of the ``human`` window. ``oracle_action(agent)`` plays the CFR+

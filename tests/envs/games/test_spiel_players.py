@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pyspiel
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 from rl4vlm_gym.envs.games import liars_dice_rules
 from rl4vlm_gym.envs.games.dice_response import DiceResponse
@@ -80,6 +80,7 @@ def test_the_dice_response_gives_openspiels_best_response_values() -> None:
 def test_pettingzoos_api_and_seed_tests_pass_with_more_players(make: object, players: int) -> None:
     api_test(make(players=players, obs_mode="text", image_size=64), num_cycles=60)  # type: ignore[operator]
     seed_test(lambda: make(players=players, obs_mode="text", image_size=64), num_cycles=40)  # type: ignore[operator]
+    render_test(lambda render_mode=None: make(players=players, image_size=64, render_mode=render_mode))  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("players", [0, 1, 7, 2.0, True, "3"])
