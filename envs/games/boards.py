@@ -334,11 +334,14 @@ def connect_four_game(rows: int = 6, cols: int = 7) -> ConnectFourGame:
 
 
 class SpielConnectFour:
-    """OpenSpiel's ``connect_four(rows, columns)`` with the face of PettingZoo's env that the envs
-    use: ``reset()``, ``step(column)`` and ``board``, a list in PettingZoo's layout read from
-    OpenSpiel's own board string (top row first; ``x`` the first player, ``o`` the second)."""
+    """OpenSpiel's ``connect_four(rows, columns)`` with the face of PettingZoo's raw env that the envs
+    use: ``reset()``, ``step(column)``, ``board`` (a list in PettingZoo's layout, read from
+    OpenSpiel's own board string: top row first, ``x`` the first player, ``o`` the second), and
+    ``possible_agents``, ``agent_selection``, ``terminations`` and ``rewards`` (OpenSpiel's returns
+    at the end: +1, -1 or 0, as PettingZoo pays) under PettingZoo's agent names."""
 
     _CELLS = {".": 0, "x": 1, "o": 2}
+    possible_agents = ("player_0", "player_1")  # PettingZoo's connect_four_v3 names
 
     def __init__(self, rows: int, cols: int) -> None:
         import pyspiel
@@ -349,10 +352,17 @@ class SpielConnectFour:
     def reset(self) -> None:
         self.state = self.game.new_initial_state()
         self.board = self._read()
+        self.agent_selection = self.possible_agents[0]
+        self.terminations = dict.fromkeys(self.possible_agents, False)
+        self.rewards = dict.fromkeys(self.possible_agents, 0)
 
     def step(self, action: int) -> None:
         self.state.apply_action(action)  # OpenSpiel refuses an illegal or late move
         self.board = self._read()
+        self.agent_selection = self.possible_agents[self.possible_agents.index(self.agent_selection) ^ 1]
+        if self.state.is_terminal():
+            self.terminations = dict.fromkeys(self.possible_agents, True)
+            self.rewards = {a: int(r) for a, r in zip(self.possible_agents, self.state.returns(), strict=True)}
 
     def _read(self) -> list[int]:
         return [self._CELLS[ch] for line in str(self.state).split() for ch in line]

@@ -232,14 +232,17 @@ def test_the_connect_four_model_agrees_with_openspiel_at_every_size(rows: int, c
     for _ in range(60):
         state, rules, board = spiel.new_initial_state(), game.rules(), game.empty()
         while not state.is_terminal():
-            assert game.legal(board) == state.legal_actions() and not game.over(board)
+            assert game.legal(board) == state.legal_actions()
             move, piece = int(rng.choice(game.legal(board))), game.to_move(board)
             state.apply_action(move)
             rules.step(move)
             board = game.play(board, move, piece)
-            assert game.read(rules) == board
+            assert game.read(rules) == board and all(rules.terminations.values()) == state.is_terminal() == game.over(board)
+            assert rules.agent_selection == rules.possible_agents[game.to_move(board) - 1]
         winner = game.winner(board)
-        assert game.over(board) and state.returns()[0] == (0 if not winner else 1 if winner == 1 else -1)
+        paid = 0 if not winner else 1 if winner == 1 else -1  # to the first player, as PettingZoo pays
+        assert game.over(board) and state.returns()[0] == paid
+        assert all(rules.terminations.values()) and rules.rewards == {"player_0": paid, "player_1": -paid}
 
 
 def test_connect_four_boards_of_other_sizes_are_drawn_with_pettingzoos_art() -> None:
