@@ -116,7 +116,10 @@ def heuristic(info_state: str, legal: Sequence[int]) -> list[float]:
         q, f = (int(x) for x in bids[-1].split("-"))
         last = (q - 1) * FACES + f - 1
     total = max(legal) // FACES if last is not None else (max(legal) + 1) // FACES
-    return list(heuristic_probs(mine, last, total))
+    liar = liar_action(total)
+    moves = [*range(0 if last is None else last + 1, liar), *([] if last is None else [liar])]
+    probs = dict(zip(moves, heuristic_probs(mine, last, total), strict=True))
+    return [probs.get(a, 0.0) for a in legal]
 
 
 @functools.cache
