@@ -384,7 +384,8 @@ class LiarsDice(SpielView):
     +0.779 against random and +0.457 against the heuristic. With three players the other two
     can end the game before your first move (one calls the other's opening bid; 19% of games
     against random, 2% against the heuristic when you bid last): such a game is dealt again, so
-    every episode gives you a move, and the figures are over those games. The dice are chance,
+    every episode gives you a move, and the figures are over those games (with ``duplicate``
+    the new dice come from the deal's stream, so that seat's game leaves the pair). The dice are chance,
     so ``optimal_steps`` is -1 (``CHANCE``).
 
     ## Observation
