@@ -20,7 +20,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from rl4vlm_gym.envs.games.boards import GAMES, Board, BoardGame, TicTacToeGame
+from rl4vlm_gym.envs.games.boards import CONNECT_FOUR_SIZES, GAMES, Board, BoardGame, connect_four_game
 from rl4vlm_gym.envs.games.opponents import exact_player
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.registry import OBS_MODES
@@ -44,42 +44,19 @@ REWARDS: dict[str, dict[str, float]] = {
 
 
 def legend(game: BoardGame) -> str:
-    if isinstance(game, TicTacToeGame):
-        return "columns a-c from the left, rows 1-3 from the top; X crosses, O circles, . empty"
-    return "columns 1-7 from the left, row 1 at the top; R red, B black, . empty; a piece falls to the lowest empty row"
+    """How to read ``game``'s text grid (:attr:`BoardGame.legend`: its own size's columns)."""
+    return game.legend
 
 
 def mission(game: BoardGame, piece: int | None = None) -> str:
     """The goal; with ``piece``, the agent's colour too (the single-agent views leave it out: the
     board tells it, since the first player moves whenever both have as many pieces)."""
-    first = game.pieces[0]
-    if piece is None:
-        seat = f"You play {first} if the board has as many of each piece when it is your turn, else the other"
-    else:
-        seat = f"You play {game.pieces[piece - 1]}"
-    if isinstance(game, TicTacToeGame):
-        return f"Play Tic-Tac-Toe ({first} moves first). {seat}. Get three of your marks in a row, column or diagonal. Write the square to mark, a1 to c3."
-    return f"Play Connect Four ({first} moves first). {seat}. Get four of your pieces in a row, column or diagonal. Write the column to drop into, 1 to 7."
+    return game.mission(piece)
 
 
 def describe(game: BoardGame, board: Board, piece: int | None, turn: bool) -> str:
-    """The board in words: the same information the image shows. With ``piece``, from that
-    player's view; without, whose turn it is (the single-agent views: the board tells the seat
-    while the game is on, and the end is said without it)."""
-    header = "   " + " ".join("abc"[c] if isinstance(game, TicTacToeGame) else str(c + 1) for c in range(game.cols))
-    rows = [f"{r + 1}  {line}" for r, line in enumerate(game.grid(board))]
-    winner = game.winner(board)
-    mover = game.to_move(board)
-    if winner:
-        status = f"{game.pieces[winner - 1]} won." if piece is None else "You won." if winner == piece else "You lost."
-    elif not game.legal(board):
-        status = "The game is a draw."
-    elif piece is None:
-        status = f"It is your turn: you play {game.pieces[mover - 1]}."
-    else:
-        status = "It is your turn." if turn else "It is your opponent's turn."
-    seat = "" if piece is None else f" You play {game.pieces[piece - 1]}, your opponent {game.pieces[2 - piece]}."
-    return f"{game.title}.{seat} {status}\nThe board ({legend(game)}):\n" + "\n".join([header, *rows])
+    """The board in words: the same information the image shows (:meth:`BoardGame.describe`)."""
+    return game.describe(board, piece, turn)
 
 
 FRAME_CACHE_BYTES = 16 * 2**20  # per env, as VLMEnv's frame cache
@@ -321,8 +298,14 @@ class BoardGameAEC(VLMAgentsAEC):
     An invalid move changes nothing, keeps the turn, pays that agent the variant's ``invalid``
     reward and puts the parser's reason in its ``infos[agent]["action"]`` and its text.
 
+    ## Levels
+    Connect Four's board sizes, the views' ladder (``boards.CONNECT_FOUR_SIZES``): ``level`` 0 is
+    4 x 5, 1 (the default) PettingZoo's 6 x 7, 2 is 7 x 9; off 6 x 7 OpenSpiel's
+    ``connect_four(rows, columns)`` plays the moves and PettingZoo's art is tiled to the size.
+    Tic-Tac-Toe has one level (3 x 3).
+
     ## Arguments
-    ``game``: ``"tictactoe"`` or ``"connect_four"``; ``obs_mode``, ``image_size``,
+    ``game``: ``"tictactoe"`` or ``"connect_four"``; ``level`` (above); ``obs_mode``, ``image_size``,
     ``reward_variant``, ``action_format``, ``action_match`` as in ``VLMEnv``; ``render_mode``
     (``rgb_array``, ``ansi``, ``human``); ``max_cycles``: cycles (one step of every agent,
     invalid ones included; see :meth:`VLMAgentsAEC._count_cycle`) after which every agent is
@@ -335,6 +318,7 @@ class BoardGameAEC(VLMAgentsAEC):
         self,
         game: str = "tictactoe",
         *,
+        level: int | None = None,
         obs_mode: str = "image+text",
         image_size: int = 256,
         reward_variant: str = "native",
@@ -352,13 +336,13 @@ class BoardGameAEC(VLMAgentsAEC):
             self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=32, render_mode=render_mode,
             max_cycles=max_cycles, reward_variant=reward_variant, rewards=REWARDS,
         )
-        self.game = GAMES[game]
+        self.level, self.game = self._board_game(game, level)
         self.moves = self.game.moves  # the move names by PettingZoo's action id, named once
         self.title = self.game.title
         self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
         self.render_mode, self.max_cycles = render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match)  # type: ignore[arg-type]
-        self.rules = self.game.pettingzoo_env()  # PettingZoo's env: plays the moves
+        self.rules = self.game.rules()  # PettingZoo's env (OpenSpiel's off 6 x 7): plays the moves
         self.possible_agents = list(self.rules.possible_agents)  # PettingZoo's names, first mover first
         self._painter: Any = None  # PettingZoo's env in rgb_array mode: draws the frames
         self._frames: dict[Board, NDArray[np.uint8]] = {}
@@ -367,6 +351,18 @@ class BoardGameAEC(VLMAgentsAEC):
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, side)
         self.np_random, _ = seeding.np_random(None)
         self._reset_state()
+
+    @staticmethod
+    def _board_game(game: str, level: int | None) -> tuple[int, BoardGame]:
+        """The level and board of ``game`` (Connect Four: its size on the ladder)."""
+        sizes = CONNECT_FOUR_SIZES if game == "connect_four" else ((3, 3),)
+        default = sizes.index((6, 7)) if game == "connect_four" else 0
+        level = default if level is None else level
+        if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(sizes):
+            raise ValueError(f"level={level!r} is not valid for {game}: give an int in 0..{len(sizes) - 1}")
+        if game == "connect_four" and sizes[level] != (6, 7):
+            return level, connect_four_game(*sizes[level])
+        return level, GAMES[game]
 
     def _reset_state(self) -> None:
         self._new_game()
@@ -397,7 +393,7 @@ class BoardGameAEC(VLMAgentsAEC):
 
     def _text(self, agent: str) -> str:
         turn = agent == self.agent_selection and not self.terminations.get(agent, True)
-        return describe(self.game, self.board, self.piece(agent), turn)
+        return self.game.describe(self.board, self.piece(agent), turn)
 
     def _image(self, agent: str) -> NDArray[np.uint8]:
         board = self.board  # the same for both agents: no hidden information
@@ -405,11 +401,11 @@ class BoardGameAEC(VLMAgentsAEC):
 
     def _draw(self, board: Board) -> NDArray[np.uint8]:
         if self._painter is None:
-            self._painter = self.game.pettingzoo_env(render_mode="rgb_array", side=self.image_size)
+            self._painter = self.game.painter(self.image_size)
         return self.game.draw(self._painter, board, (self.image_size, self.image_size))
 
     def _mission(self, agent: str) -> str:
-        return mission(self.game, self.piece(agent))
+        return self.game.mission(self.piece(agent))
 
     def _invalid_reward(self) -> float:
         return REWARDS[self.reward_variant]["invalid"]
@@ -435,7 +431,7 @@ class BoardGameAEC(VLMAgentsAEC):
         self._painter = None
 
     def __str__(self) -> str:
-        return f"BoardGameAEC({self.game.name})"
+        return f"BoardGameAEC({self.game.name}, level={self.level})"
 
 
 def tictactoe_env(**kwargs: Any) -> BoardGameAEC:
@@ -444,5 +440,6 @@ def tictactoe_env(**kwargs: Any) -> BoardGameAEC:
 
 
 def connect_four_env(**kwargs: Any) -> BoardGameAEC:
-    """Connect Four (PettingZoo's ``connect_four_v3`` rules and art) with VLM observations."""
+    """Connect Four (PettingZoo's ``connect_four_v3`` rules and art) with VLM observations;
+    ``level`` 0 / 1 / 2: a 4 x 5 / 6 x 7 (default) / 7 x 9 board."""
     return BoardGameAEC("connect_four", **{"max_cycles": 100, **kwargs})  # 200 agent steps

@@ -32,6 +32,31 @@ def test_pettingzoos_own_api_seed_and_render_tests_pass(game: str) -> None:
     render_test(lambda render_mode=None: small(game, render_mode=render_mode))
 
 
+@pytest.mark.parametrize("level", range(len(CONNECT_FOUR_SIZES)))
+def test_connect_four_aec_plays_every_board_size_of_the_ladder(level: int) -> None:
+    rows, cols = CONNECT_FOUR_SIZES[level]
+    with pytest.warns(UserWarning):  # PettingZoo advises Box/Discrete spaces; ours are text
+        api_test(small("connect_four", level=level), num_cycles=100)
+    seed_test(lambda: small("connect_four", level=level), num_cycles=50)
+    env = small("connect_four", level=level)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    assert env.legal_moves(agent) == tuple(str(c + 1) for c in range(cols))
+    assert f"1 to {cols}" in env.observe(agent)["mission"] and f"{rows}  " in env.observe(agent)["text"]
+    for agent in env.agent_iter(200):  # the exact players finish a game on the board
+        _, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else env.oracle_action(agent))
+    assert all(env.terminations.values()) and not any(env.truncations.values())
+    assert env.observe(env.possible_agents[0])["image"].shape == (32, 32, 3)
+
+
+def test_a_level_off_the_ladder_is_refused() -> None:
+    with pytest.raises(ValueError, match="level=3 is not valid for connect_four"):
+        connect_four_env(level=3)
+    with pytest.raises(ValueError, match="level=1 is not valid for tictactoe"):
+        tictactoe_env(level=1)
+
+
 @pytest.mark.parametrize("game", list(GAMES))
 def test_the_board_model_agrees_with_pettingzoo_move_by_move(game: str) -> None:
     spec, rng = GAMES[game], np.random.default_rng(0)
