@@ -110,7 +110,7 @@ def scored(records: Iterable[Mapping[str, Any]], scores: Mapping[str, Any], task
     Per task: its metric (``success`` or ``return``) in its own unit with a 95% interval, and
     ``score``: that metric mapped onto ``[0, 1]``; overall: the mean of the tasks' scores, with a
     bootstrap interval stratified by task as in :func:`summarize` (same resamples, so the same
-    records give the same figures).
+    records give the same figures). A duplicate task's intervals resample whole deals.
     """
     by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
@@ -124,9 +124,11 @@ def scored(records: Iterable[Mapping[str, Any]], scores: Mapping[str, Any], task
         rule = scores[name]
         raw = np.array([float(bool(r["success"])) if rule.metric == "success" else float(r["return"]) for r in rows])
         normalised = np.array([rule.normalise(float(bool(r["success"])), float(r["return"])) for r in rows])
-        boot = _bootstrap_means(raw, rng)
-        # the score is linear in the metric (up to clipping, which a native return never needs)
-        score_boot = _bootstrap_means(normalised, rng)
+        # the duplicate format: the seeds of one deal (from each seat) are resampled together, so
+        # the interval keeps the card luck their sum cancels; the suite checks deals are whole
+        deal = np.array([int(r["seed"]) // rule.duplicate for r in rows])
+        boot = _bootstrap_means(_deal_means(raw, deal), rng)
+        score_boot = _bootstrap_means(_deal_means(normalised, deal), rng)
         samples.append(score_boot)
         tasks[name] = {
             "metric": rule.metric,
@@ -137,6 +139,14 @@ def scored(records: Iterable[Mapping[str, Any]], scores: Mapping[str, Any], task
         }
     overall = _estimate(np.mean([t["score"]["mean"] for t in tasks.values()]), np.mean(samples, axis=0)) if tasks else None
     return {"overall": overall, "tasks": tasks}
+
+
+def _deal_means(values: np.ndarray, deal: np.ndarray) -> np.ndarray:
+    """The mean of ``values`` per deal (``deal[i]`` names episode ``i``'s), deals in sorted order."""
+    keys, index = np.unique(deal, return_inverse=True)
+    if keys.size == values.size:
+        return values
+    return np.bincount(index, weights=values) / np.bincount(index)
 
 
 def timing(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:

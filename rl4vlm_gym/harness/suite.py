@@ -15,12 +15,14 @@ A suite is a list of tasks; a task is one env configuration played on an explici
         kwargs: {image_size: [224, 224]}
         seeds: [1073741824, 1073741825]
         max_steps: 10                # overrides the suite's budget
-        score: {metric: return, low: -13, high: 13, unit: chips}   # optional (below)
+        score: {metric: return, low: -13, high: 13, unit: chips, duplicate: 2}   # optional (below)
 
 A task's *score* is what the board ranks it by: ``success`` (the default), or ``return`` where an
 episode's return is the quantity that measures strength (chips in poker, where winning many small
 hands while losing big ones is losing); ``low`` and ``high`` bound the return and map it linearly
-onto ``[0, 1]``, so a suite's overall score (the mean over tasks) mixes both kinds. Suites that
+onto ``[0, 1]``, so a suite's overall score (the mean over tasks) mixes both kinds; ``duplicate: N``
+says the task's seeds come in complete groups ``N k .. N k + N - 1``, one deal played from each of
+N seats (the poker views' ``duplicate=True``), and its intervals resample whole deals. Suites that
 give no task a score rank by success, as before.
 
 Lists of levels and obs modes expand into one task each, named ``numberline/l0/image`` and so on.
@@ -45,7 +47,7 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rl4vlm_gym.prompts import PromptConfig, prompt_fingerprint
 from rl4vlm_gym.registry import OBS_MODES
@@ -82,6 +84,7 @@ class TaskScore(BaseModel):
     low: float = 0.0
     high: float = 1.0
     unit: str = Field(default="", max_length=16, pattern=r"^[A-Za-z ]*$")
+    duplicate: int = Field(default=1, ge=1, le=8)  # seeds per deal: s // duplicate names the deal
 
     @field_validator("high")
     @classmethod
@@ -138,6 +141,18 @@ class _TaskSpec(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=100_000)
     wrappers: list[str] = Field(default_factory=list)
     score: TaskScore | None = None
+
+    @model_validator(mode="after")
+    def _whole_deals(self) -> _TaskSpec:
+        n = self.score.duplicate if self.score is not None else 1
+        if n > 1:
+            deals: dict[int, int] = {}
+            for seed in self.seeds:
+                deals[seed // n] = deals.get(seed // n, 0) + 1
+            broken = next((k for k, count in deals.items() if count != n), None)
+            if broken is not None:
+                raise ValueError(f"score.duplicate={n}: the seeds {n * broken}..{n * broken + n - 1} (one deal) must all be listed")
+        return self
 
     @field_validator("seeds")
     @classmethod

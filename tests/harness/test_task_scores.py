@@ -119,3 +119,27 @@ def test_a_scored_board_ranks_by_chips_not_by_hands_won(tmp_path: Path) -> None:
     assert ranked[:2] == ["Solver", "Raiser"]
     assert "score [95% CI]" in text and "| # | name | kuhn (chips) |" in text
     assert "| 1 | Solver | 0.000 [-0.10, 0.10] |" in text and "| 2 | Raiser | -0.360 [-0.46, -0.26] |" in text
+
+
+def test_a_duplicate_task_lists_whole_deals() -> None:
+    rule = {"metric": "return", "low": -2, "high": 2, "duplicate": 2}
+    with pytest.raises(SuiteError, match=r"the seeds 0\.\.1 \(one deal\) must all be listed"):
+        _suite(rule)  # seeds 1 and 2: deals 0 and 1, each missing a seat
+    task = {"name": "kuhn", "env": "rl4vlm/KuhnPoker-vs-CFR-v0", "seeds": [4, 5, 10, 11], "score": rule}
+    suite = Suite.from_dict({"name": "s", "axis": "smoke", "tasks": [task]})
+    assert suite.scores is not None and suite.scores["kuhn"].duplicate == 2
+
+
+def test_a_duplicate_interval_resamples_deals_and_keeps_their_cancelled_luck() -> None:
+    # Each deal gives one seat +2 and the other -2 plus a small edge: per episode the spread is
+    # large, per deal small; resampling deals (as they were played) gives the narrow interval.
+    rng = np.random.default_rng(0)
+    records = []
+    for deal in range(200):
+        luck, edge = float(rng.choice([-2.0, 2.0])), float(rng.normal(0.1, 0.05))
+        records += [_record("kuhn", 2 * deal, True, luck + edge), _record("kuhn", 2 * deal + 1, True, -luck + edge)]
+    paired = scored(records, {"kuhn": TaskScore(metric="return", low=-3, high=3, duplicate=2)})["tasks"]["kuhn"]["value"]
+    single = scored(records, {"kuhn": TaskScore(metric="return", low=-3, high=3)})["tasks"]["kuhn"]["value"]
+    assert paired["mean"] == single["mean"] == pytest.approx(0.1, abs=0.01)
+    width = paired["ci95"][1] - paired["ci95"][0]
+    assert width < 0.02 < single["ci95"][1] - single["ci95"][0]
