@@ -40,6 +40,7 @@ GAMES = (
         spiel_observation=f"{_HERE}:kuhn_observation",
         payoff="chips",
         folded=f"{_HERE}:kuhn_folded",
+        aivat="cfr",
         summary="Kuhn poker (OpenSpiel's kuhn_poker), one hand per game, scored in chips; built-in players: cfr (the "
         "equilibrium), always-raise, br (the exact best response to random).",
     ),
@@ -51,6 +52,7 @@ GAMES = (
         spiel_observation=f"{_HERE}:leduc_observation",
         payoff="chips",
         folded=f"{_HERE}:leduc_folded",
+        aivat="cfr",
         summary="Leduc hold'em (OpenSpiel's leduc_poker), one hand per game, scored in chips; built-in players: cfr (the "
         "CFR+ equilibrium), always-raise, br (the exact best response to random).",
     ),

@@ -2,7 +2,8 @@
 plot, exploitability for the poker games, and the games that ended in an error. The page says
 which payoff the game's results were scored by and what the rank rests on
 (:data:`rl4vlm_gym.harness.ratings.RANK_BASIS`): mean chips per game with their bootstrap interval
-in a chip game (poker), the Bradley-Terry (Elo) fit with its interval in a win/draw/loss game. A
+in a chip game (poker; its AIVAT estimate where every game has one, the raw mean beside it, and
+what was corrected: :mod:`rl4vlm_gym.harness.aivat`), the Bradley-Terry (Elo) fit with its interval in a win/draw/loss game. A
 cooperative game (the seats one team) gets team success rates instead of ratings, and a
 cross-table of the success of each pairing of roles (:func:`rl4vlm_gym.harness.ratings.team_rate`).
 
@@ -81,7 +82,7 @@ def write_match_report(folder: str | Path, out: str | Path | None = None) -> tup
     if payoff == "team":
         blocks += _team_blocks(records, ratings, cross)
     elif payoff == "chips":
-        blocks += _chip_blocks(ratings, cross)
+        blocks += _chip_blocks(ratings, cross, table, manifest.get("aivat"))
     else:
         blocks += _rating_blocks(ratings, cross)
     return _finish(folder, out, title, blocks, table, records)
@@ -167,23 +168,59 @@ def _team_blocks(records: list[dict[str, Any]], ratings: list[dict[str, Any]], c
     return blocks
 
 
-def _chip_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any]) -> list[Any]:
+def _aivat_text(table: dict[str, Any], aivat: Any) -> str:
+    """What the chip figures are: AIVAT estimates (and what they corrected) or raw chips, and why."""
+    if table.get("chip_estimator") == "aivat":
+        baseline = aivat.get("baseline") if isinstance(aivat, dict) else None
+        return (
+            "Ranked by the AIVAT estimate of mean chips per game against the field (Burch et al., AAAI 2018): each game's "
+            "chips less, at every node whose action distribution is known (every chance node, and every decision of a "
+            "built-in player or of the random agent), the value of the action taken less the expected value of that "
+            "node's actions. The values are the exact expected chips of the seating, a seat whose player is not known "
+            f"(a model agent) valued as playing `{str(baseline)[:40]}`; its own decisions are not corrected. Each "
+            "correction has mean zero, so the estimate is unbiased for any players; it removes the luck of the cards and "
+            "of the known players' draws (between two known players, all of it). Raw chips: the mean chips won. "
+        )
+    games, with_aivat = table.get("games", 0), table.get("aivat_games", 0)
+    why = (
+        f"only {with_aivat} of {games} games hold an AIVAT estimate (a match resumed across versions), so the raw chips are used"
+        if with_aivat
+        else "the games hold no AIVAT estimate (an older match folder, or a game not played through OpenSpiel)"
+    )
+    return f"Ranked by the raw mean chips: {why}. "
+
+
+def _chip_blocks(ratings: list[dict[str, Any]], cross: dict[str, Any], table: dict[str, Any], aivat: Any) -> list[Any]:
     """A zero-sum chip game: ranked by mean chips per game, hands won shown for reference only."""
     blocks: list[Any] = [
         _Heading("Ratings"),
         _Text(
-            "Ranked by mean chips per game against the field (every seed played from every seat), with a bootstrap 95% "
-            "interval that resamples seeds, all seats of a seed together. W-D-L counts hands won, drawn and lost: a "
-            "player that bets every hand wins many small pots and can still lose chips, so it is not the rank."
+            _aivat_text(table, aivat)
+            + "Every seed is played from every seat; the bootstrap 95% intervals resample seeds, all seats of a seed "
+            "together. W-D-L counts hands won, drawn and lost: a player that bets every hand wins many small pots and "
+            "can still lose chips, so it is not the rank."
         ),
         _Table(
-            ["rank", "player", "chips per game", "95% interval", "games", "W-D-L", "hands won", "forfeits"],
+            [
+                "rank",
+                "player",
+                "chips per game" + (" (AIVAT)" if table.get("chip_estimator") == "aivat" else ""),
+                "95% interval",
+                "raw chips",
+                "raw 95% interval",
+                "games",
+                "W-D-L",
+                "hands won",
+                "forfeits",
+            ],
             [
                 [
                     str(r["rank"]),
                     r["player"],
                     "-" if r["chips"] is None else f"{r['chips']:+.3f}",
                     "-" if r["chips_ci95"] is None else f"[{r['chips_ci95'][0]:+.3f}, {r['chips_ci95'][1]:+.3f}]",
+                    "-" if r.get("raw_chips") is None else f"{r['raw_chips']:+.3f}",
+                    "-" if r.get("raw_chips_ci95") is None else f"[{r['raw_chips_ci95'][0]:+.3f}, {r['raw_chips_ci95'][1]:+.3f}]",
                     str(r["games"]),
                     f"{r['wins']}-{r['draws']}-{r['losses']}",
                     "-" if r["score"] is None else f"{r['score']:.3f}",

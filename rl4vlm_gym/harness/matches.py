@@ -64,6 +64,7 @@ __all__ = [
     "GameSpec",
     "MatchError",
     "PlayerSpec",
+    "aivat_estimator",
     "game_spec",
     "list_games",
     "load_matches",
@@ -139,6 +140,12 @@ class GameSpec:
             others win it), read from the env's true state. A player that forfeits (it raised,
             or stalled with invalid moves until the step limit) is scored so; without it the
             game's returns stand.
+        aivat: in a two-player ``"chips"`` game played through OpenSpiel (the env's ``state`` is
+            the ``pyspiel.State``), the baseline of AIVAT's value function: a built-in player's
+            name whose ``policy(state)`` both seats play to value every history (``cfr``), or
+            ``"uniform"``; each game's record then holds ``aivat``, every seat's unbiased,
+            lower-variance estimate of its chips (:mod:`rl4vlm_gym.harness.aivat`), which the
+            standings rank by. ``None`` (the default): no estimate.
         summary: one sentence for listings.
     """
 
@@ -151,6 +158,7 @@ class GameSpec:
     cooperative: bool = False
     payoff: str = "win-loss"
     folded: str | None = None
+    aivat: str | None = None
     summary: str = ""
 
     def __post_init__(self) -> None:
@@ -161,6 +169,10 @@ class GameSpec:
             raise ValueError(f"game {self.name!r}: payoff {self.payoff!r} is not one of {PAYOFFS}")
         if self.payoff == "team" and not self.cooperative:
             raise ValueError(f"game {self.name!r}: the team payoff is for cooperative games (cooperative=True)")
+        if self.aivat is not None and (self.payoff != "chips" or (self.aivat != "uniform" and self.aivat not in self.players)):
+            raise ValueError(
+                f"game {self.name!r}: aivat={self.aivat!r} needs the chips payoff and names a built-in player or 'uniform'"
+            )
 
     def spiel_game_at(self, game_kwargs: Mapping[str, Any] | None = None) -> str | None:
         """The OpenSpiel game played with the env's arguments ``game_kwargs`` (its ``level``)."""
@@ -326,6 +338,18 @@ class _Seat:
         else:
             self.agent = AgentSpec(spec.name, dict(spec.kwargs)).make(prompt)
         self.rng = np.random.default_rng(0)
+        # the move distribution the seat's moves are drawn from, where the harness knows it (AIVAT
+        # corrects only these decisions, and values by them): a built-in player's policy, and
+        # uniform for the registry's random agent (uniform over obs["actions"], the legal moves,
+        # as player_policy also counts on); any other agent's is unknown
+        self.policy: Callable[[Any], Mapping[int, float]] | None = None
+        self.policy_key: str | None = None
+        if self.builtin is not None and getattr(self.builtin, "policy", None) is not None:
+            self.policy, self.policy_key = self.builtin.policy, game.players[spec.name]
+        elif spec.kind == "agent" and spec.name == "random":
+            from rl4vlm_gym.harness.aivat import uniform
+
+            self.policy, self.policy_key = uniform, "uniform"
 
     def begin(self, env: Any, agent: str, seed: int, seat: int) -> None:
         # The seat enters the stream, so one player in two seats of a seed draws differently; the
@@ -363,6 +387,7 @@ def play_game(
     *,
     cooperative: bool = False,
     folded: Callable[[Any, int], Sequence[float]] | None = None,
+    aivat: Any = None,
 ) -> dict[str, Any]:
     """Play one game of ``env`` (reset with ``seed``), ``seats[i]`` in ``env.possible_agents[i]``.
 
@@ -370,7 +395,11 @@ def play_game(
     step limit ends the game and it wrote more invalid moves than every other seat (it stalled).
     A forfeit in a chip game with a ``folded`` rule (:attr:`GameSpec.folded`) is scored as a fold
     at that point: the returns become ``folded(env, seat)`` (the game's own are kept as
-    ``env_returns``).
+    ``env_returns``). With an ``aivat`` estimator (:class:`rl4vlm_gym.harness.aivat.Estimator`,
+    for two-seat chip games played through OpenSpiel), the record's ``aivat`` is each seat's
+    AIVAT estimate of its chips, from the OpenSpiel history the env's ``state`` holds at the end
+    and the known move distributions (chance; the seats' ``policy``), and ``aivat_nodes`` the
+    number of nodes corrected.
 
     Returns:
         The record: each seat's return and score (by return: 1 to a sole best, 0.5 to each of
@@ -448,10 +477,12 @@ def play_game(
             except Exception:  # noqa: BLE001 - an env may not observe after its end: the result is enough
                 last = {}
             seat.human.end(last, returns, i)
+    estimate = _aivat(aivat, env, seats, returns) if aivat is not None and not cooperative else None
     record.update(
         {
             "returns": returns,
             "scores": scores,
+            **({"aivat": estimate[0], "aivat_nodes": estimate[1]} if estimate is not None else {}),
             "num_steps": len(steps),
             "invalid_actions": invalid,
             "truncated": truncated,
@@ -461,6 +492,35 @@ def play_game(
         }
     )
     return record
+
+
+def _aivat(aivat: Any, env: Any, seats: Sequence[_Seat], returns: Sequence[float]) -> tuple[list[float], int] | None:
+    """The seats' AIVAT estimates of ``returns`` and the nodes corrected, or ``None`` where the
+    env's state is not a game of ``aivat``'s OpenSpiel game."""
+    state = getattr(env, "state", None)
+    if len(seats) != 2 or state is None or not hasattr(state, "history") or str(state.get_game()) != aivat.game:
+        return None
+    return aivat.estimate(returns, [int(a) for a in state.history()], [s.policy for s in seats], [s.policy_key for s in seats])
+
+
+def aivat_estimator(spec: GameSpec, env: Any) -> Any:
+    """The AIVAT estimator of ``spec`` as ``env`` plays it (:attr:`GameSpec.aivat`), or ``None``:
+    the game names no baseline, is not played through OpenSpiel (``env.state``), has other than
+    two seats, is not zero-sum, or is too large to value."""
+    if spec.aivat is None or spec.payoff != "chips" or len(env.possible_agents) != 2:
+        return None
+    state = getattr(env, "state", None)
+    if state is None or not hasattr(state, "get_game"):
+        return None
+    from rl4vlm_gym.harness import aivat
+
+    game = str(state.get_game())
+    if spec.aivat == "uniform":
+        return aivat.estimator(game)
+    baseline = getattr(spec.builtin(spec.aivat), "policy", None)
+    if baseline is None:
+        return aivat.estimator(game)
+    return aivat.estimator(game, baseline, key=spec.players[spec.aivat], name=spec.aivat)
 
 
 # The tournament -----------------------------------------------------------------------------------
@@ -572,8 +632,11 @@ def run_matches(
             "payoff": spec.payoff,
             "seats": n_seats,
         }
+        estimator = aivat_estimator(spec, env)
+        if estimator is not None:  # what the games' AIVAT estimates are computed with (the report says it)
+            manifest["aivat"] = {"game": estimator.game, "baseline": estimator.baseline_name}
         done = _open(out, manifest)
-        return _play_all(spec, players, seeds, out, env, done, prompt, on_game, kind)
+        return _play_all(spec, players, seeds, out, env, done, prompt, on_game, kind, estimator)
     finally:
         env.close()
 
@@ -588,6 +651,7 @@ def _play_all(
     prompt: PromptConfig,
     on_game: Callable[[dict[str, Any], int, int], None] | None,
     kind: str,
+    estimator: Any = None,
 ) -> list[dict[str, Any]]:
     """The games of :func:`run_matches` not in ``done``, played and appended to ``games.jsonl``."""
     labels = [p.label for p in players]
@@ -627,7 +691,11 @@ def _play_all(
                         seats[label] = _Seat(by_label[label], spec, prompt, out)
                 record = {"task": _task(*seating), "game": spec.name, "seed": seed, "players": seating}
                 try:
-                    record.update(play_game(env, [seats[p] for p in seating], seed, cooperative=spec.cooperative, folded=folded))
+                    record.update(
+                        play_game(
+                            env, [seats[p] for p in seating], seed, cooperative=spec.cooperative, folded=folded, aivat=estimator
+                        )
+                    )
                 except MatchError:
                     raise
                 except Exception as err:  # the game broke (a player's errors are recorded in play_game)

@@ -9,7 +9,10 @@ read in (a shuffled ``games.jsonl`` gives the same standings, byte for byte); ea
   least-squares fit of additive strengths to the games' chips, and the exact expected value it
   estimates is :func:`rl4vlm_gym.harness.expected.field_values`. Counting hands won instead would
   rank a player that bets every hand (it wins most, by small pots, and loses big ones) above one
-  that wins chips.
+  that wins chips. Where every game's record holds ``aivat`` (each seat's AIVAT estimate of its
+  chips, :mod:`rl4vlm_gym.harness.aivat`: unbiased, with the luck of the cards and of the known
+  players' draws removed), the means and intervals are of those estimates (:func:`chip_estimator`);
+  the raw mean chips stay beside them.
 - ``win-loss``: a Bradley-Terry fit by maximum likelihood on the Elo scale, as LLM arenas report
   it (:func:`bradley_terry`; a draw is half a win each; a game of more than two seats counts as
   the pairwise results of its seats, by return). Beside it, OpenSkill's Plackett-Luce rating
@@ -38,6 +41,7 @@ __all__ = [
     "PERMUTATIONS",
     "RANK_BASIS",
     "bradley_terry",
+    "chip_estimator",
     "chip_means",
     "cross_table",
     "openskill_average",
@@ -56,6 +60,8 @@ PERMUTATIONS = 16
 """Orders of the games OpenSkill's online rating is averaged over."""
 RANK_BASIS = {
     "chips": "mean chips per game against the field (zero-sum payoff)",
+    "aivat": "AIVAT estimate of mean chips per game against the field (zero-sum payoff; unbiased, the luck of chance "
+    "and of the known players' draws removed)",
     "win-loss": "Bradley-Terry (Elo scale) maximum-likelihood fit of wins, draws (half) and losses",
     "team": "team success rate (lower end of its Wilson 95% interval)",
 }
@@ -108,7 +114,9 @@ def rate(records: Sequence[Mapping[str, Any]], players: Sequence[str], *, payoff
     Returns:
         One row per player, best first: ``player``, ``rank``, ``games``, ``wins``, ``draws``,
         ``losses``, ``score`` (points per game: 1 a win, 0.5 a draw), ``mean_return`` (per
-        game) and ``forfeits``; for chips, ``chips`` and ``chips_ci95``; for win-loss, ``elo``,
+        game) and ``forfeits``; for chips, ``chips`` and ``chips_ci95`` (the AIVAT estimate where
+        every game has one, :func:`chip_estimator`; else the mean return) and ``raw_chips`` and
+        ``raw_chips_ci95`` (the mean return, always); for win-loss, ``elo``,
         ``elo_ci95``, ``mu``, ``sigma``, ``ordinal`` (``mu - 3 sigma``) and ``ci95``
         (``mu +- 1.96 sigma``).
     """
@@ -131,9 +139,12 @@ def rate(records: Sequence[Mapping[str, Any]], players: Sequence[str], *, payoff
             }
         )
     if payoff == "chips":
-        chips = chip_means(records, players)
+        key = chip_estimator(records)
+        chips = chip_means(records, players, key=key)
+        raw = chips if key == "returns" else chip_means(records, players)
         for row in rows:
             row["chips"], row["chips_ci95"] = chips[row["player"]]["mean"], chips[row["player"]]["ci95"]
+            row["raw_chips"], row["raw_chips_ci95"] = raw[row["player"]]["mean"], raw[row["player"]]["ci95"]
         rows.sort(key=lambda row: (-(row["chips"] if row["chips"] is not None else -math.inf), row["player"]))
     else:
         elo = bradley_terry(records, players)
@@ -162,13 +173,31 @@ def _resample_weights(clusters: int, bootstrap: int, seed: int) -> Any:
     return np.bincount(draws.ravel(), minlength=bootstrap * clusters).reshape(bootstrap, clusters).astype(float)
 
 
+def chip_estimator(records: Sequence[Mapping[str, Any]]) -> str:
+    """Which figure of a chip game's records its chips are estimated from: ``"aivat"`` (each seat's
+    AIVAT estimate) when every record holds one, else ``"returns"`` (the chips won: older match
+    folders, games not played through OpenSpiel, or a match resumed across the change)."""
+    ok = bool(records) and all(
+        isinstance(r.get("aivat"), list) and len(r["aivat"]) == len(r["returns"]) and all(math.isfinite(x) for x in r["aivat"])
+        for r in records
+    )
+    return "aivat" if ok else "returns"
+
+
 def chip_means(
-    records: Sequence[Mapping[str, Any]], players: Sequence[str], *, bootstrap: int = CHIP_BOOTSTRAP, seed: int = 0
+    records: Sequence[Mapping[str, Any]],
+    players: Sequence[str],
+    *,
+    bootstrap: int = CHIP_BOOTSTRAP,
+    seed: int = 0,
+    key: str = "returns",
 ) -> dict[str, dict[str, Any]]:
     """Each player's mean return per game (chips in poker) with a bootstrap 95% interval.
 
     The interval is the 2.5-97.5 percentiles of the mean over ``bootstrap`` resamples of the
-    seeds, each seed with all its games (``seed`` fixes the resamples).
+    seeds, each seed with all its games (``seed`` fixes the resamples). ``key`` is the records'
+    field of per-seat figures averaged: ``"returns"`` (the chips won) or ``"aivat"`` (their
+    AIVAT estimates).
 
     Returns:
         ``{player: {"mean": float | None, "ci95": [low, high] | None}}`` (``None``: no games).
@@ -178,7 +207,7 @@ def chip_means(
     c = int(cluster.max()) + 1 if len(records) else 0
     sums, counts = np.zeros((c, len(players))), np.zeros((c, len(players)))
     for r, k in zip(records, cluster, strict=True):
-        for p, x in zip(r["players"], r["returns"], strict=True):
+        for p, x in zip(r["players"], r[key], strict=True):
             sums[k, index[p]] += float(x)
             counts[k, index[p]] += 1
     out: dict[str, dict[str, Any]] = {}
@@ -405,8 +434,10 @@ def standings(
     records: Sequence[Mapping[str, Any]], players: Sequence[str], *, payoff: str = "win-loss", cooperative: bool = False
 ) -> dict[str, Any]:
     """Ratings and cross-table together (what ``ratings.json`` of a match folder holds), with the
-    ``payoff`` and the ``rank_basis`` (:data:`RANK_BASIS`); for a ``cooperative`` game (payoff
-    ``team``), team success rates and the table of pairings (:func:`team_rate`)."""
+    ``payoff`` and the ``rank_basis`` (:data:`RANK_BASIS`); for a chip game, also which figure its
+    chips are estimated from (``chip_estimator``: ``aivat`` or ``returns``) and how many games
+    hold an AIVAT estimate (``aivat_games``); for a ``cooperative`` game (payoff ``team``), team
+    success rates and the table of pairings (:func:`team_rate`)."""
     if cooperative or payoff == "team":
         return {
             "cooperative": True,
@@ -415,6 +446,17 @@ def standings(
             "ratings": team_rate(records, players),
             "cross_table": team_table(records, players),
             "games": len(records),
+        }
+    if payoff == "chips":
+        estimator = chip_estimator(records)
+        return {
+            "payoff": payoff,
+            "rank_basis": RANK_BASIS["aivat" if estimator == "aivat" else "chips"],
+            "chip_estimator": estimator,
+            "ratings": rate(records, players, payoff=payoff),
+            "cross_table": cross_table(records, players),
+            "games": len(records),
+            "aivat_games": sum(isinstance(r.get("aivat"), list) for r in records),
         }
     return {
         "payoff": payoff,

@@ -211,8 +211,9 @@ def test_the_report_shows_ratings_cross_table_and_exploitability(tmp_path: Path)
     md, html = write_match_report(tmp_path)
     text = md.read_text()
     assert "## Ratings" in text and "## Cross-table" in text and "0.4583" in text
-    assert "Payoff: chips" in text and "Ranked by mean chips per game against the field" in text
-    assert "| rank | player | chips per game | 95% interval |" in text and "OpenSkill" not in text
+    assert "Payoff: chips" in text and "Ranked by the AIVAT estimate of mean chips per game against the field" in text
+    assert "| rank | player | chips per game (AIVAT) | 95% interval | raw chips | raw 95% interval |" in text
+    assert "OpenSkill" not in text
     saved = json.loads((tmp_path / "ratings.json").read_text())
     assert saved["payoff"] == "chips" and all(len(r["chips_ci95"]) == 2 for r in saved["ratings"])
     assert (tmp_path / "plots" / "cross_table.png").stat().st_size > 1000 and "<svg" in html.read_text()
