@@ -11,9 +11,8 @@ luck explains, at every node of the game where the distribution of the next acti
 - every decision of a seat whose player's move distribution is known (a built-in player's
   ``policy(state)``, which its moves are drawn from).
 
-With a fixed value function ``v`` of the full history (here seat 0's exact expected return when
-both seats play a fixed *baseline* policy), the estimate of seat 0's return in a game that ended
-at ``z`` is
+With a value function ``v`` of the full history fixed before the game, the estimate of seat 0's
+return in a game that ended at ``z`` is
 
     ``u0(z) - sum over the known nodes h on the path, a the action taken there,
     of [ v(h.a) - sum_b pi(b | h) v(h.b) ]``
@@ -21,14 +20,20 @@ at ``z`` is
 and seat 1's is ``u1(z)`` plus the same sum (zero-sum). Each bracket has expectation zero given
 the history up to ``h`` (``a`` is drawn from ``pi``), whatever the players do elsewhere, so the
 estimate is unbiased for any players, model agents included, whose own decisions are simply
-not corrected. The closer ``v`` is to the true values, the more variance goes; with ``v`` from
-an equilibrium, the luck of the cards is largely removed.
+not corrected. Its variance depends on ``v``: the closer ``v`` is to the true values, the more
+goes. Here ``v`` is seat 0's exact expected return from each history when each seat plays its
+known policy, a seat whose policy is not known valued as playing a *baseline* (the game's
+equilibrium): between two known players every game's estimate is then the seating's exact
+expected return (the corrections telescope), and with a model agent only its own draws' luck
+is left. In Leduc hold'em one fixed ``v`` for every seating (both seats the equilibrium) cut the
+per-seed standard deviation of the difference between ``cfr`` and ``always-raise`` from 3.7 to
+2.8 only: ``always-raise`` and the best response play far from the equilibrium.
 
 This is the paper's estimator with the value function as its control variate term and no
 imaginary-observation term (our players' private information is read from the full history,
-which the harness has at the end of every game). The value table of a game is computed once per
-process by one walk of the game tree (Kuhn: 58 histories; Leduc: 9,457, a fraction of a second
-with a policy table).
+which the harness has at the end of every game). The values of a game and seating are computed
+once per process by one walk of the game tree (Kuhn: 58 histories; Leduc: 9,457, a fraction of a
+second with a policy table).
 """
 
 from __future__ import annotations

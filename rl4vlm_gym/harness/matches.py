@@ -141,11 +141,11 @@ class GameSpec:
             or stalled with invalid moves until the step limit) is scored so; without it the
             game's returns stand.
         aivat: in a two-player ``"chips"`` game played through OpenSpiel (the env's ``state`` is
-            the ``pyspiel.State``), the baseline of AIVAT's value function: a built-in player's
-            name whose ``policy(state)`` both seats play to value every history (``cfr``), or
-            ``"uniform"``; each game's record then holds ``aivat``, every seat's unbiased,
-            lower-variance estimate of its chips (:mod:`rl4vlm_gym.harness.aivat`), which the
-            standings rank by. ``None`` (the default): no estimate.
+            the ``pyspiel.State``), the baseline of AIVAT's value function: the built-in player
+            (``cfr``) whose ``policy(state)`` a seat of unknown policy (a model agent) is valued
+            as playing, or ``"uniform"``; each game's record then holds ``aivat``, every seat's
+            unbiased, lower-variance estimate of its chips (:mod:`rl4vlm_gym.harness.aivat`),
+            which the standings rank by. ``None`` (the default): no estimate.
         summary: one sentence for listings.
     """
 
@@ -496,11 +496,16 @@ def play_game(
 
 def _aivat(aivat: Any, env: Any, seats: Sequence[_Seat], returns: Sequence[float]) -> tuple[list[float], int] | None:
     """The seats' AIVAT estimates of ``returns`` and the nodes corrected, or ``None`` where the
-    env's state is not a game of ``aivat``'s OpenSpiel game."""
+    env's state is not a game of ``aivat``'s OpenSpiel game, or a known policy cannot value it
+    (the game's record then has no estimate, and the match is ranked by its raw chips)."""
     state = getattr(env, "state", None)
     if len(seats) != 2 or state is None or not hasattr(state, "history") or str(state.get_game()) != aivat.game:
         return None
-    return aivat.estimate(returns, [int(a) for a in state.history()], [s.policy for s in seats], [s.policy_key for s in seats])
+    try:
+        return aivat.estimate(returns, [int(a) for a in state.history()], [s.policy for s in seats], [s.policy_key for s in seats])
+    except Exception as err:  # noqa: BLE001 - an estimate is an extra: the game's result stands without it
+        logger.warning("no AIVAT estimate for this game: %s: %s", type(err).__name__, err)
+        return None
 
 
 def aivat_estimator(spec: GameSpec, env: Any) -> Any:

@@ -138,6 +138,7 @@ def test_a_three_seat_match_rotates_every_group_through_every_seat(tmp_path: Pat
         assert all({s[i] for s in seatings} == group for i in range(3))  # each player in each seat
     records = matches.run_matches(spec, pool, range(40), tmp_path, game_kwargs={**SMALL, "players": 3})
     assert len(records) == 480 and all(len(r["players"]) == 3 and sum(r["returns"]) == pytest.approx(0) for r in records)
+    assert not any("aivat" in r for r in records)  # AIVAT's zero-sum correction is for two seats
     manifest, loaded = matches.load_matches(tmp_path)
     assert manifest["seats"] == 3 and manifest["payoff"] == "chips" and len(loaded) == 480
     from rl4vlm_gym.harness.match_report import write_match_report
