@@ -178,7 +178,9 @@ def chip_estimator(records: Sequence[Mapping[str, Any]]) -> str:
     AIVAT estimate) when every record holds one, else ``"returns"`` (the chips won: older match
     folders, games not played through OpenSpiel, or a match resumed across the change)."""
     ok = bool(records) and all(
-        isinstance(r.get("aivat"), list) and len(r["aivat"]) == len(r["returns"]) and all(math.isfinite(x) for x in r["aivat"])
+        isinstance(r.get("aivat"), list)
+        and len(r["aivat"]) == len(r["returns"])
+        and all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in r["aivat"])
         for r in records
     )
     return "aivat" if ok else "returns"

@@ -201,6 +201,10 @@ def test_a_match_without_aivat_estimates_ranks_by_raw_chips_and_says_so(tmp_path
         write_match_report(tmp_path, tmp_path / "old")
         text = (tmp_path / "old" / "report.md").read_text()
         assert "Ranked by the raw mean chips" in text and why in text
+    for damaged in (["x", 0.0], [float("nan"), 0.0], [1.0], True):  # a damaged estimate: the raw chips
+        lines = [json.loads(x) for x in original.splitlines()]
+        lines[0]["aivat"] = damaged
+        assert standings(lines, POOL, payoff="chips")["chip_estimator"] == "returns"
 
 
 def test_online_openskill_depends_on_the_order_and_the_average_does_not() -> None:
