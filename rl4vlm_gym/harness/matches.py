@@ -398,8 +398,8 @@ def play_game(
     ``env_returns``). With an ``aivat`` estimator (:class:`rl4vlm_gym.harness.aivat.Estimator`,
     for two-seat chip games played through OpenSpiel), the record's ``aivat`` is each seat's
     AIVAT estimate of its chips, from the OpenSpiel history the env's ``state`` holds at the end
-    and the known move distributions (chance; the seats' ``policy``), and ``aivat_nodes`` the
-    number of nodes corrected.
+    and the known move distributions (chance; the seats' ``policy``), ``aivat_nodes`` the number
+    of nodes corrected and ``spiel_history`` that history (OpenSpiel action ids, chance included).
 
     Returns:
         The record: each seat's return and score (by return: 1 to a sole best, 0.5 to each of
@@ -482,7 +482,7 @@ def play_game(
         {
             "returns": returns,
             "scores": scores,
-            **({"aivat": estimate[0], "aivat_nodes": estimate[1]} if estimate is not None else {}),
+            **({"aivat": estimate[0], "aivat_nodes": estimate[1], "spiel_history": estimate[2]} if estimate is not None else {}),
             "num_steps": len(steps),
             "invalid_actions": invalid,
             "truncated": truncated,
@@ -494,18 +494,21 @@ def play_game(
     return record
 
 
-def _aivat(aivat: Any, env: Any, seats: Sequence[_Seat], returns: Sequence[float]) -> tuple[list[float], int] | None:
-    """The seats' AIVAT estimates of ``returns`` and the nodes corrected, or ``None`` where the
+def _aivat(aivat: Any, env: Any, seats: Sequence[_Seat], returns: Sequence[float]) -> tuple[list[float], int, list[int]] | None:
+    """The seats' AIVAT estimates of ``returns``, the nodes corrected and the OpenSpiel history
+    (action ids, chance included: the game can be valued again with other values), or ``None`` where the
     env's state is not a game of ``aivat``'s OpenSpiel game, or a known policy cannot value it
     (the game's record then has no estimate, and the match is ranked by its raw chips)."""
     state = getattr(env, "state", None)
     if len(seats) != 2 or state is None or not hasattr(state, "history") or str(state.get_game()) != aivat.game:
         return None
+    history = [int(a) for a in state.history()]
     try:
-        return aivat.estimate(returns, [int(a) for a in state.history()], [s.policy for s in seats], [s.policy_key for s in seats])
+        estimate, nodes = aivat.estimate(returns, history, [s.policy for s in seats], [s.policy_key for s in seats])
     except Exception as err:  # noqa: BLE001 - an estimate is an extra: the game's result stands without it
         logger.warning("no AIVAT estimate for this game: %s: %s", type(err).__name__, err)
         return None
+    return estimate, nodes, history
 
 
 def aivat_estimator(spec: GameSpec, env: Any) -> Any:

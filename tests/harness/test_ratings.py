@@ -182,6 +182,13 @@ def test_a_match_without_aivat_estimates_ranks_by_raw_chips_and_says_so(tmp_path
     manifest = json.loads((tmp_path / "match.json").read_text())
     assert manifest["aivat"] == {"game": "kuhn_poker()", "baseline": "cfr"}
     assert all(len(r["aivat"]) == 2 and r["aivat_nodes"] >= 4 for r in records)
+    import pyspiel
+
+    for r in records:  # the OpenSpiel history recorded is the game played: it ends in its returns
+        state = pyspiel.load_game("kuhn_poker").new_initial_state()
+        for a in r["spiel_history"]:
+            state.apply_action(a)
+        assert state.is_terminal() and state.returns() == r["returns"] and r["aivat_nodes"] == len(r["spiel_history"])
     write_match_report(tmp_path)
     text = (tmp_path / "report.md").read_text()
     assert "Ranked by the AIVAT estimate" in text and "| chips per game (AIVAT) | 95% interval | raw chips |" in text
