@@ -766,13 +766,14 @@ def swiss_pairings(
     labels: Sequence[str], records: Sequence[Mapping[str, Any]], seed: int, *, chips: bool = False
 ) -> list[tuple[str, str, int]]:
     """One Swiss round on ``seed``: players ordered by points so far (ties in the order given;
-    with ``chips``, a chip game's, by chips won rather than games won), each paired with the next
+    with ``chips``, a chip game's, by chips won rather than games won: their AIVAT estimates where
+    the records hold them), each paired with the next
     one below it it has not met yet (or, having met all, the next one); with an odd number, the
     last player unpaired sits the round out. Both seat orders are played."""
     points = dict.fromkeys(labels, 0.0)
     met: set[frozenset[str]] = set()
     for r in records:
-        for label, score, chip in zip(r["players"], r["scores"], r["returns"], strict=True):
+        for label, score, chip in zip(r["players"], r["scores"], r.get("aivat") or r["returns"], strict=True):
             points[label] += float(chip) if chips else score
         met.add(frozenset(r["players"]))
     free = sorted(labels, key=lambda p: (-points[p], labels.index(p)))

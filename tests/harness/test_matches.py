@@ -572,3 +572,27 @@ def test_a_gzipped_policy_is_bounded_once_inflated(tmp_path: Path, monkeypatch: 
     (tmp_path / "cut.json.gz").write_bytes(gzip.compress(b'{"policy": {}}')[:-6])
     with pytest.raises(PolicyError, match="cannot read the policy file"):
         read_policy(tmp_path / "cut.json.gz")
+
+
+def test_a_game_names_its_aivat_baseline_and_any_baseline_keeps_known_seatings_exact(tmp_path: Path) -> None:
+    import dataclasses
+
+    from rl4vlm_gym.harness.expected import pair_values
+
+    with pytest.raises(ValueError, match="aivat='cfr' needs the chips payoff"):
+        matches.GameSpec("x", "m:f", players={"cfr": "m:g"}, aivat="cfr")  # a win-loss game
+    with pytest.raises(ValueError, match="aivat='nobody' needs the chips payoff and names a built-in"):
+        matches.GameSpec("x", "m:f", players={"cfr": "m:g"}, payoff="chips", aivat="nobody")
+    spec = dataclasses.replace(matches.game_spec("kuhn_poker"), aivat="uniform")
+    pool = [matches.parse_player(n, spec) for n in ("random", "cfr", "br", "prefer")]
+    records = matches.run_matches(spec, pool, range(20), tmp_path, game_kwargs=SMALL)
+    assert json.loads((tmp_path / "match.json").read_text())["aivat"] == {"game": "kuhn_poker()", "baseline": "uniform"}
+    exact = pair_values("kuhn_poker", {p.label: matches.player_policy(spec, p) for p in pool[:3]})
+    for r in records:
+        if "prefer" in r["players"]:  # an unknown seat: its decisions are not corrected
+            assert r["aivat_nodes"] < len(r["spiel_history"])
+        else:  # two known seats: the seating's exact value, whatever the baseline
+            assert r["aivat_nodes"] == len(r["spiel_history"]) and r["aivat"] == pytest.approx(exact[tuple(r["players"])], abs=1e-9)
+    none = dataclasses.replace(spec, aivat=None)
+    records = matches.run_matches(none, pool[:2], range(2), tmp_path / "none", game_kwargs=SMALL)
+    assert not any("aivat" in r for r in records) and "aivat" not in json.loads((tmp_path / "none" / "match.json").read_text())

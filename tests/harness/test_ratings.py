@@ -301,6 +301,9 @@ def test_a_swiss_round_of_a_chip_game_pairs_by_chips() -> None:
     labels = ["a", "b", "c", "d"]
     assert matches.swiss_pairings(labels, records, 1)[0] == ("b", "a", 1)  # by hands won: b leads
     assert matches.swiss_pairings(labels, records, 1, chips=True)[0] == ("a", "b", 1)  # by chips: a (+3) leads b (+2)
+    records[0]["aivat"], records[1]["aivat"] = [-0.5, 0.5], [0.5, -0.5]  # a's big pot was luck: AIVAT gives it -1
+    records[2]["aivat"], records[3]["aivat"] = [1.0, -1.0], [-1.0, 1.0]
+    assert matches.swiss_pairings(labels, records, 1, chips=True)[0] == ("b", "c", 1)  # b (+2) leads c (+1), a (-1)
 
 
 def test_a_shuffled_games_file_gives_the_same_ratings_file(tmp_path: Path) -> None:
