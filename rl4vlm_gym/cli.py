@@ -493,8 +493,8 @@ def match_command(
 ) -> None:
     """Play a round robin of agents on a multi-agent game (every seed from every seat), rank them and write a report.
 
-    Chip games (poker) rank by mean chips per game, win/draw/loss games by a Bradley-Terry fit, both with bootstrap
-    intervals over the seeds. With -p human you play a seat yourself: each turn shows your observation, the legal
+    Chip games (poker) rank by mean chips per game (AIVAT's estimate), win/draw/loss games by a Bradley-Terry
+    fit, both with bootstrap intervals over the seeds. With -p human you play a seat yourself: each turn shows your observation, the legal
     moves and where your image is saved, and reads your move from the terminal (end the input to forfeit and stop).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
