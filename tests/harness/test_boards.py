@@ -45,3 +45,23 @@ def test_balrog_boards_show_balrogs_figures():
         crafter = balrog["envs"]["crafter"]
         cell = f"{crafter['progression_percentage']:.1f} +- {crafter['standard_error']:.1f}"
         assert cell in board.split("\n## ")[0], folder.name
+
+
+def test_the_games_board_separates_oracle_always_raise_and_random_in_chips():
+    # Issue 34: on every task scored in chips the three reference rows' 95% intervals are disjoint
+    # and ordered oracle > always-raise > random (the summaries are the recomputed ones:
+    # test_committed_submission_is_valid re-scores each from its episodes).
+    rows = {}
+    for folder in (p for p in SUBMISSIONS if p.parent.name == "games"):
+        rows[folder.name.split("_", 1)[1]] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["score"]
+    assert {"oracle", "random", "always-raise"} <= set(rows)
+    chips = [name for name, task in rows["oracle"]["tasks"].items() if task["unit"] == "chips"]
+    assert chips == ["kuhn-random", "kuhn-cfr", "leduc-cfr"]
+    for task in chips:
+        best, middle, worst = (rows[agent]["tasks"][task]["value"]["ci95"] for agent in ("oracle", "always-raise", "random"))
+        assert best[0] > middle[1] and middle[0] > worst[1], task
+    ranked = sorted(rows, key=lambda agent: -rows[agent]["overall"]["mean"])
+    assert ranked.index("oracle") < ranked.index("always-raise") < ranked.index("random")
+    site = (ROOT / "site" / "LEADERBOARD.md").read_text(encoding="utf-8")
+    board = site[site.index("## games (in-distribution)") :].split("\n## ")[0]
+    assert "| # | name | tictactoe-random (points) |" in board and "| kuhn-cfr (chips) |" in board
