@@ -44,7 +44,13 @@ def _digest(*parts: Any) -> str:
 
 
 def _transition(obs: dict[str, Any], *rest: Any) -> str:
-    seen = (hashlib.sha256(obs["image"].tobytes()).hexdigest(), obs["image"].shape, obs["text"], obs["mission"], list(obs["actions"]))
+    seen = (
+        hashlib.sha256(obs["image"].tobytes()).hexdigest(),
+        obs["image"].shape,
+        obs["text"],
+        obs["mission"],
+        list(obs["actions"]),
+    )
     return _digest(seen, *rest)
 
 
