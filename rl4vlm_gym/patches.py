@@ -228,7 +228,10 @@ def fingerprint(value: Any) -> str:
 def _release(text: str) -> tuple[int, ...]:
     """``"2.1.0"`` -> ``(2, 1, 0)``, trailing zeros dropped (``2.1`` == ``2.1.0``); a pre- or post-release
     suffix is ignored."""
-    numbers = [int(part) for part in re.findall(r"\d+", re.match(r"\s*v?([\d.]+)", text).group(1))]  # type: ignore[union-attr]
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
+    if match is None:
+        raise ValueError(f"cannot read the version {text!r}")
+    numbers = [int(part) for part in match.group(1).split(".")]
     while numbers and numbers[-1] == 0:
         numbers.pop()
     return tuple(numbers)
@@ -279,8 +282,8 @@ def check(entry: Patch | str) -> list[str]:
 
 
 _verdicts: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], bool]] = {}
-"""guard's verdicts, by patch name and the identities of its targets (kept alive with the verdict,
-so an id is not reused): a target replaced by someone else is checked again."""
+"""guard's verdicts, by patch name and the identities of its targets (the objects are kept with the
+verdict, so their ids are not reused): a target replaced by someone else is checked again."""
 _lock = threading.Lock()
 
 
@@ -295,10 +298,11 @@ def guard(entry: Patch | str) -> bool:
     key = (entry.name, tuple(id(obj) for obj in objects))
     with _lock:
         known = _verdicts.get(key)
-        if known is not None and known[0] == objects and entry == _BY_NAME.get(entry.name):
+        listed = entry is _BY_NAME.get(entry.name)  # a changed copy (a test's) is checked, never remembered
+        if known is not None and listed:
             return known[1]
         differences = check(entry)
-        if entry == _BY_NAME.get(entry.name):
+        if listed:
             _verdicts[key] = (objects, not differences)
     if differences:
         warnings.warn(
