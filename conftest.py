@@ -53,3 +53,83 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001
             lines.append(f"  {report.nodeid or report.fspath}: {reason}")
         reporter.write_line("\n".join(lines), red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# -- The timing report: every run ends with each family's share of the summed test time (setup,
+# call and teardown of every test, on whichever worker ran it) against its budget, so a family that
+# adds ids sees what it costs. Tests are attributed by path (tests/envs/<family>/, tests/harness/,
+# ...) and, for the conformance kit, by the family of the env id in the test's parameters. -------
+
+TIMING_BUDGETS_S = {
+    # summed seconds of test time per family on a 2-core CI machine (scripts/test.sh); a family over
+    # its budget is flagged in the report: speed its tests up or argue for a larger budget in review
+    "core": 330,
+    "harness": 420,
+    "games": 260,
+    "balrog": 480,
+    "navigation": 240,
+    "webshop": 300,
+    "household": 200,
+    "cards": 60,
+    "sokoban": 40,
+    "frozenlake": 40,
+    "probe": 30,
+    "baselines": 200,
+    "server": 120,
+    "kit": 60,
+    "backends": 120,
+    "integrations": 90,
+    "agents": 60,
+}
+
+_ENV_ID = __import__("re").compile(r"(?:^|[\[\-])((?:rl4vlm|balrog)/[A-Za-z0-9_.+-]+?-v\d+)")
+_DIRS = {"harness", "baselines", "server", "kit", "backends", "integrations", "agents"}
+
+
+def _family(nodeid: str) -> str:
+    """The family a test's time counts against (see the section's comment)."""
+    parts = nodeid.split("::")[0].split("/")
+    if len(parts) > 3 and parts[:2] == ["tests", "envs"]:
+        return parts[2]
+    if len(parts) > 2 and parts[1] in _DIRS:
+        return parts[1]
+    match = _ENV_ID.search(nodeid.partition("[")[2])
+    if match:
+        try:
+            from rl4vlm_gym.registry import env_card
+
+            return env_card(match.group(1)).family
+        except Exception:  # an id that no longer resolves: counted in core rather than crash the report
+            return "core"
+    return "core"
+
+
+class TimingReport:
+    """Sums each test's setup, call and teardown durations by family; prints the table at the end."""
+
+    def __init__(self) -> None:
+        self.tallies: dict[str, list] = {}  # family -> [tests, seconds]
+
+    def pytest_runtest_logreport(self, report) -> None:  # noqa: ANN001
+        tally = self.tallies.setdefault(_family(report.nodeid), [0, 0.0])
+        tally[0] += report.when == "call"
+        tally[1] += float(getattr(report, "duration", 0.0) or 0.0)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:  # noqa: ANN001
+        total = sum(seconds for _, seconds in self.tallies.values())
+        if not total:
+            return
+        terminalreporter.write_sep("-", "test time per family (summed over workers; budget: conftest.TIMING_BUDGETS_S)")
+        terminalreporter.write_line(f"{'family':<14} {'tests':>6} {'seconds':>9} {'share':>6} {'budget':>7}")
+        for family, (tests, seconds) in sorted(self.tallies.items(), key=lambda item: -item[1][1]):
+            budget = TIMING_BUDGETS_S.get(family)
+            flag = "" if budget is None or seconds <= budget else "  OVER BUDGET"
+            shown = "-" if budget is None else str(budget)
+            line = f"{family:<14} {tests:>6} {seconds:>9.1f} {seconds / total:>6.1%} {shown:>7}{flag}"
+            terminalreporter.write_line(line, red=bool(flag))
+        terminalreporter.write_line(f"{'all':<14} {sum(t for t, _ in self.tallies.values()):>6} {total:>9.1f}")
+
+
+def pytest_configure(config) -> None:  # noqa: ANN001
+    if not hasattr(config, "workerinput"):  # the xdist controller (or a plain run) sees every report
+        config.pluginmanager.register(TimingReport(), "rl4vlm-timing-report")
