@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["NOT_COMPUTED", "REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = ["FACT_ATTRIBUTES", "NOT_COMPUTED", "REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
@@ -76,6 +76,33 @@ NOT_COMPUTED = -2
 """``info["optimal_steps"]`` of an env whose plan is expensive and was not asked for yet (see
 :attr:`VLMEnv.optimal_steps`); -1 means undefined, -2 means nobody asked: both ints, so vector envs
 batch them."""
+
+FACT_ATTRIBUTES = (
+    "DEFAULT_LEVEL", "CHANCE", "HAS_ORACLE", "CONTINUOUS", "FIXED_EPISODES", "EXPENSIVE_PLAN", "NEEDS_DATA",
+    "APPEARANCES", "WORDINGS", "MIN_IMAGE_SIDE", "MAX_IMAGE_SIDE", "DEFAULT_IMAGE_SIZE", "NUMBERED_ACTIONS",
+    "DEFAULT_ACTION", "INVALID_FEEDBACK", "REWARDS",
+)  # fmt: skip
+"""The class attributes :meth:`VLMEnv.facts` reports, each under its own name, as the env holds them."""
+
+
+def _plain_data(value: Any, where: str) -> Any:
+    """``value`` as JSON data (tuples as lists, NumPy scalars as numbers), or a ``TypeError`` naming
+    ``where``: a fact is sent as it is, never as its ``repr``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"{where} has keys that are not str: {sorted(map(repr, value))[:5]}")
+        return {k: _plain_data(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(f"{where} is a {type(value).__name__}, not JSON data (str, int, float, bool, None, list, dict)")
 
 
 # The base class's own state: a subclass that assigns one of these breaks the contract silently
@@ -554,6 +581,62 @@ class VLMEnv(gym.Env[ObsDict, str]):
     def elapsed_steps(self) -> int:
         """Steps taken in this episode, invalid ones included."""
         return self._elapsed
+
+    # Inspection: what the conformance kit, the server and rl4vlm/Remote-v0 read ---------------------
+
+    def facts(self) -> dict[str, Any]:
+        """The env's rules as JSON data, as they hold for this env now (a flag may depend on the
+        level: FrozenLake's ``CHANCE`` is true on slippery levels only).
+
+        Keys: ``name`` (the class), ``levels`` (how many), ``level``, ``obs_mode``,
+        ``reward_variant``, each attribute of :data:`FACT_ATTRIBUTES` under its own name
+        (``CHANCE``, ``HAS_ORACLE``, ``REWARDS``...; tuples as lists), and three facts of the
+        class's code: ``defines_oracle_action``, ``says_oracle_free`` (its docstring says
+        "oracle-free") and ``view_overridden`` (``render()`` shows another view than the
+        observation). The server sends them as they are (``state["facts"]``) and
+        ``rl4vlm/Remote-v0`` returns the served env's, so the kit reads one API either way.
+
+        Raises:
+            TypeError: a fact is not JSON data (say, a class attribute holding an object).
+        """
+        cls = type(self)
+        facts: dict[str, Any] = {
+            "name": cls.__name__,
+            "levels": len(self.LEVELS),
+            "level": self.level,
+            "obs_mode": self.obs_mode,
+            "reward_variant": self.reward_variant,
+            **{name: getattr(self, name) for name in FACT_ATTRIBUTES},
+            "defines_oracle_action": cls.oracle_action is not VLMEnv.oracle_action,
+            "says_oracle_free": "oracle-free" in (cls.__doc__ or ""),
+            "view_overridden": cls._view is not VLMEnv._view,
+        }
+        return _plain_data(facts, f"{cls.__name__}.facts()")
+
+    @property
+    def started(self) -> bool:
+        """Whether an episode has started (``reset`` was called): :meth:`describe` needs one."""
+        return self._started
+
+    def describe(self) -> str:
+        """The current state in words: the same information the image shows (``obs["text"]``
+        without the step's feedback, in every obs mode)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before describe()")
+        return self._describe()
+
+    def fresh_render(self) -> NDArray[np.uint8]:
+        """The current state drawn anew, past the frame cache (the kit checks that the observed,
+        possibly cached, frame equals it)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before fresh_render()")
+        return self._render()
+
+    @property
+    def computed_optimal_steps(self) -> int | None:
+        """:attr:`optimal_steps` if this episode has computed it, else ``None``: reading it never plans
+        (the server reports a plan without starting an ``EXPENSIVE_PLAN`` search)."""
+        return None if not self._started or self._optimal == NOT_COMPUTED else self._optimal
 
     def _observation(self, feedback: str) -> ObsDict:
         if self.obs_mode == "text":
