@@ -23,6 +23,7 @@ from openenv.core.env_server.http_server import HTTPEnvServer, create_fastapi_ap
 from openenv.core.env_server.types import ConcurrencyConfig
 from uvicorn.protocols.utils import ClientDisconnected
 
+from rl4vlm_gym import patches
 from rl4vlm_gym.server.environment import Catalog, ServedEnv
 from rl4vlm_gym.server.models import VLMAction, VLMObservation
 
@@ -136,7 +137,11 @@ def create_app(
 
 
 def _server_of(app: FastAPI) -> HTTPEnvServer | None:
-    """The ``HTTPEnvServer`` that registered the app's routes (its sessions are closed at shutdown)."""
+    """The ``HTTPEnvServer`` that registered the app's routes (its sessions are closed at shutdown),
+    found in their closure cells: the patch ``openenv-session-table`` of :mod:`rl4vlm_gym.patches`
+    (None where it is refused: another openenv-core than 0.3.0)."""
+    if not patches.guard("openenv-session-table"):
+        return None
     for route in app.routes:
         endpoint = getattr(route, "endpoint", None)
         for cell in getattr(endpoint, "__closure__", None) or ():
