@@ -22,8 +22,13 @@ envs included: register the card with :func:`rl4vlm_gym.registry.register` (its 
 ``"module:Class"`` string importable from ``sys.path``), and the checks that start processes
 (``determinism``, ``vector``) register it there too. ``tests/kit/`` does exactly that.
 
+The kit reads an env through its public inspection API (``facts()``, ``describe()``,
+``fresh_render()``, ``admissible_actions``, ``elapsed_steps``: :class:`~rl4vlm_gym.core.VLMEnv`), which
+``rl4vlm/Remote-v0`` offers too, so one code path checks a local and a served env. Its only private
+hook is ``_end_of_step``, traced locally to tie each reward to its event.
+
 A remote env (``rl4vlm/Remote-v0``, ``KIT_PROXY``) is checked with its ``url`` and ``env_id`` as
-``make`` arguments: the served id's card and class rules come from the server's ``state``, and what
+``make`` arguments: the served id's card and facts come from the server's ``state``, and what
 cannot be seen over the wire is said in the summary (``NOT CHECKED remotely: ...``) or, for a check
 that cannot run at all, reported as not checked (:class:`NotCheckable`, ``CheckResult.not_checked``).
 """
@@ -173,11 +178,14 @@ def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The card a remote env's server gives for the id it serves (a session is opened to ask)."""
     env = _make(env_id, **kwargs)
     try:
-        card = dict(_base(env).card)
-        card["served_id"], card["rewards"] = _base(env).served_id, _base(env).REWARDS
+        base = _base(env)
+        card = dict(base.card)
+        card["served_id"] = base.served_id
+        if "class" in card and "levels" in card:
+            card["facts"] = base.facts()
     finally:
         env.close()
-    if "class" not in card or "levels" not in card:
+    if "facts" not in card:
         raise NotCheckable(f"the server gives no card for {card['served_id']!r}: it is not an RL4VLM Gym env with a card")
     return card
 
@@ -205,11 +213,9 @@ def _rules(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
     if is_remote(env_id):
         card = _served(env_id, kwargs)
-        facts = dict(card["class"])
-        sections = facts.pop("doc_sections")
+        facts, sections = dict(card["facts"]), card["class"]["doc_sections"]
         facts.update(
             {k: tuple(facts[k]) for k in ("APPEARANCES", "WORDINGS")},
-            REWARDS=card["rewards"],
             missing_sections=[name for name in SECTIONS if not sections.get(name)],
             name=f"{facts['name']} (served as {card['served_id']})",
         )
@@ -227,14 +233,12 @@ def _rules(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _view_overridden(base: Any) -> bool:
-    if _is_proxy(base):
-        return bool(base.card.get("class", {}).get("view_overridden"))
-    return type(base)._view is not VLMEnv._view
+    return bool(base.facts()["view_overridden"])
 
 
 def _oracle(env: Any) -> bool:
     """Whether the kit may ask ``env`` for oracle moves (a remote env only if its server exposes them)."""
-    return bool(env.HAS_ORACLE) and (not _is_proxy(env) or env.ORACLE_EXPOSED)
+    return bool(env.facts()["HAS_ORACLE"]) and (not _is_proxy(env) or env.oracle_exposed)
 
 
 def _assert_fresh_frame(base: Any, image: np.ndarray, at: str) -> bool:
@@ -246,7 +250,7 @@ def _assert_fresh_frame(base: Any, image: np.ndarray, at: str) -> bool:
             return False
         same, where = hashlib.sha256(np.ascontiguousarray(image).tobytes()).hexdigest() == fresh_sha, "(the server's SHA-256)"
     else:
-        fresh = base._render()
+        fresh = base.fresh_render()
         same = np.array_equal(image, fresh)
         where = "" if same else f"({_pixels_differing(image, fresh)})"
     assert same, (
@@ -321,8 +325,8 @@ def _move(env: VLMEnv) -> str:
     the admissible actions in turn (deterministic, so clones and replays see the same moves)."""
     if _oracle(env):
         return env.oracle_action()
-    actions = env._admissible or ("look",)
-    return actions[env._elapsed % len(actions)]
+    actions = env.admissible_actions or ("look",)
+    return actions[env.elapsed_steps % len(actions)]
 
 
 def _state_lines(text: str) -> list[str]:
@@ -510,7 +514,7 @@ def _check_wordings(env_id: str, /, seeds: int = 2, steps: int = 3, **kwargs: An
         ended = False
         for t in range(steps + 1):
             obs, info = seen[train]
-            described = _base(envs[train])._describe()
+            described = _base(envs[train]).describe()
             for w in others:
                 at = f"wording={w!r}, seed {seed}, {'reset' if t == 0 else f'step {t}'}"
                 other, other_info = seen[w]
@@ -556,10 +560,10 @@ def _assert_level_plays(env: gym.Env, level: int, level0: list[tuple[Any, ...]],
 def _check_image_size(env_id: str, /, **kwargs: Any) -> None:
     """A non-default, non-square ``image_size`` shapes the observation and ``render()``."""
     made = _make(env_id, **kwargs)
-    base = _base(made)
-    side = max(base.MIN_IMAGE_SIDE, min(base.MAX_IMAGE_SIDE, 96))
+    facts = _base(made).facts()
+    side = max(facts["MIN_IMAGE_SIDE"], min(facts["MAX_IMAGE_SIDE"], 96))
     size = (side + 8, side + 24)
-    if size == base.DEFAULT_IMAGE_SIZE:
+    if list(size) == facts["DEFAULT_IMAGE_SIZE"]:
         size = (side + 16, side + 8)
     made.close()
     env = _make(env_id, **{**kwargs, "image_size": size, "render_mode": "rgb_array"})
@@ -567,12 +571,12 @@ def _check_image_size(env_id: str, /, **kwargs: Any) -> None:
     shapes = {"reset": obs["image"].shape}
     obs, *_ = env.step(_move(_base(env)))
     shapes["step"] = obs["image"].shape
-    frame = env.render()
+    frame, overridden = env.render(), _view_overridden(_base(env))
     env.close()
     expected = (*size, 3)
     for where, shape in shapes.items():
         assert shape == expected, f"image_size={size} ignored: the {where} observation is {shape}, not {expected}"
-    if not _view_overridden(_base(env)):
+    if not overridden:
         assert isinstance(frame, np.ndarray) and frame.shape == expected, f"image_size={size} ignored by render(): {getattr(frame, 'shape', frame)}"
 
 
@@ -650,7 +654,7 @@ def _local_twin_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, A
     env = _make(env_id, **kwargs)
     try:
         base = _base(env)
-        served, made, oracle = base.served_id, base._extra("make_kwargs") or {}, _oracle(base)
+        served, made, oracle = base.served_id, base.served_make_kwargs, _oracle(base)
     finally:
         env.close()
     try:
@@ -666,10 +670,11 @@ def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
     """Hostile outputs never raise; invalid ones cost a step, change nothing and say why."""
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
-    invalid_reward = float(base.REWARDS[base.reward_variant]["invalid"])
+    facts = base.facts()
+    invalid_reward = float(facts["REWARDS"][facts["reward_variant"]]["invalid"])
     for name, output in FUZZ_INPUTS.items():
         obs, info = env.reset(seed=0)
-        before, admissible, described = info["state_key"], obs["actions"], base._describe()
+        before, admissible, described = info["state_key"], obs["actions"], base.describe()
         steps = base.elapsed_steps
         try:
             obs, reward, terminated, truncated, info = env.step(output)  # type: ignore[arg-type]
@@ -684,11 +689,11 @@ def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
         if not action["valid"]:
             assert isinstance(action["error"], str) and action["error"], f"step({name}): invalid without an error"
             assert info["state_key"] == before, f"step({name}) was invalid but changed the state_key"
-            assert base._describe() == described, f"step({name}) was invalid but changed the state (its text description)"
+            assert base.describe() == described, f"step({name}) was invalid but changed the state (its text description)"
             assert obs["actions"] == admissible, f"step({name}) was invalid but changed the actions"
             if not (terminated or truncated):
                 assert reward == invalid_reward, f"step({name}) was invalid but paid {reward}, not the invalid reward {invalid_reward}"
-            feedback = base.INVALID_FEEDBACK or "Invalid action"
+            feedback = facts["INVALID_FEEDBACK"] or "Invalid action"
             assert feedback in obs["text"], f"step({name}): no feedback in text: {obs['text'][:200]!r}"
             assert len(obs["text"]) < 2000, f"step({name}) echoed {len(obs['text'])} characters into text"
         else:
@@ -786,14 +791,15 @@ def _checked_step(
     at: str,
 ) -> tuple[Mapping[str, Any], Mapping[str, Any], bool]:
     """One step with every law of ``check_rules`` asserted; returns the new obs, info and whether it ended."""
-    table = base.REWARDS[base.reward_variant]
-    before = (info["state_key"], base._describe(), obs["image"], obs["actions"], obs["mission"])
+    facts = base.facts()
+    table = facts["REWARDS"][facts["reward_variant"]]
+    before = (info["state_key"], base.describe(), obs["image"], obs["actions"], obs["mission"])
     obs, reward, terminated, truncated, info = env.step(action)
     counts["steps"] += 1
     pre, post = spy.take()
     if not info["action"]["valid"]:
         counts["invalid"] += 1
-        after = (info["state_key"], base._describe(), obs["image"], obs["actions"], obs["mission"])
+        after = (info["state_key"], base.describe(), obs["image"], obs["actions"], obs["mission"])
         for name, a, b in zip(("state_key", "state text", "image", "actions", "mission"), before, after, strict=True):
             same = np.array_equal(a, b) if name == "image" else a == b
             assert same, f"{at}: an invalid or refused move ({info['action']['error']}) changed the {name}"
@@ -867,11 +873,11 @@ def _assert_end_is_final(
     base: VLMEnv, obs: Mapping[str, Any], info: Mapping[str, Any], table: Mapping[str, float], at: str
 ) -> None:
     actions = obs["actions"] or ("look",)
-    key, described = info["state_key"], base._describe()
+    key, described = info["state_key"], base.describe()
     for action in (_move(base), actions[0]):
         _, reward, terminated, truncated, after = base.step(action)
         assert not after["action"]["valid"], f"{at}: a move ({action!r}) was accepted after the episode ended"
-        assert after["state_key"] == key and base._describe() == described, f"{at}: a move after the episode ended changed the state"
+        assert after["state_key"] == key and base.describe() == described, f"{at}: a move after the episode ended changed the state"
         assert terminated or truncated, f"{at}: a step after the episode ended did not report the end again"
         assert reward == table["invalid"], f"{at}: a step after the episode ended paid {reward}, not the invalid reward"
 
@@ -881,7 +887,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     the mission does not give the state away.
 
     Over the first ``steps`` steps of ``seeds`` episodes, two situations with one mission show the
-    same image exactly when they have the same state text (``_describe()``; for ``CONTINUOUS`` envs,
+    same image exactly when they have the same state text (``describe()``; for ``CONTINUOUS`` envs,
     whose text is coarser than the image, only equal images must have equal texts); the text of ``image``
     mode holds no line of the state text, at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
@@ -893,6 +899,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
         return "no image mode: nothing to compare"
     env = _make(env_id, **{**kwargs, "obs_mode": "image"})
     base = _base(env)
+    facts = base.facts()
     by_image: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     by_text: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     starts: dict[str, list[str]] = defaultdict(list)
@@ -904,7 +911,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
         starts[mission].append(info["state_key"])
         for t in range(steps + 1):
             at = f"seed {seed}, {'reset' if t == 0 else f'step {t}'}"
-            described = base._describe()
+            described = base.describe()
             leaked = set(_state_lines(described)) & set(_state_lines(obs["text"]))
             assert not leaked, f"{at}: obs_mode='image' carries state text in obs['text']: {sorted(leaked)}"
             assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
@@ -920,7 +927,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
                 )
             images = by_text[(mission, described)]
             images.setdefault(image, at)
-            if len(images) > 1 and not base.CONTINUOUS:
+            if len(images) > 1 and not facts["CONTINUOUS"]:
                 at_a, at_b = list(images.values())[:2]
                 raise AssertionError(
                     f"the text lacks information the image has: {at_a} and {at_b} have the same text "
@@ -934,7 +941,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
                 break
     env.close()
     repeated = {m: set(keys) for m, keys in starts.items() if len(keys) > 1}
-    if base.FIXED_EPISODES:
+    if facts["FIXED_EPISODES"]:
         mission_law = "missions of replayed games (FIXED_EPISODES) not checked"
     elif repeated and len({k for keys in starts.values() for k in keys}) > 1 and all(len(k) == 1 for k in repeated.values()):
         raise AssertionError(
@@ -986,8 +993,10 @@ def check_oracle(
         kwargs = {"optimal_steps_at_reset": True, **kwargs}  # the server plans only when asked, and cannot be asked
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
     base = _base(env)
+    facts = base.facts()  # CHANCE may depend on the level: read again at each reset
+    expensive = facts["EXPENSIVE_PLAN"]
     levels = list(range(len(card.levels)) if levels is None else levels)
-    if not base.HAS_ORACLE:
+    if not facts["HAS_ORACLE"]:
         return _check_oracle_free(env, base, levels, first_seed)
     if not _oracle(base):
         env.close()
@@ -996,11 +1005,12 @@ def check_oracle(
     solvable, solved, played, total, gave_up = (dict.fromkeys(levels, 0) for _ in range(5))
     searched = False
     if episodes is None:
-        episodes = ORACLE_EPISODES_EXPENSIVE if base.EXPENSIVE_PLAN else ORACLE_EPISODES
+        episodes = ORACLE_EPISODES_EXPENSIVE if expensive else ORACLE_EPISODES
     for i in range(first_seed, first_seed + episodes):
         for level in levels:
             seed = EVAL_SEEDS.start + i
             obs, info = env.reset(seed=seed, options={"level": level})
+            chance = base.facts()["CHANCE"]
             optimal, ret, steps, done = base.optimal_steps, 0.0, 0, False  # asked for: EXPENSIVE_PLAN envs plan now
             at = f"level {level} seed {seed}"
             assert info["optimal_steps"] in (NOT_COMPUTED, optimal), (
@@ -1009,12 +1019,12 @@ def check_oracle(
             assert isinstance(optimal, numbers.Integral) and not isinstance(optimal, bool), (
                 f"{at}: optimal_steps={optimal!r} is a {type(optimal).__name__}, not an int"
             )
-            if base.CHANCE:
+            if chance:
                 assert optimal == -1, f"{at}: a game of chance (CHANCE) reports optimal_steps={optimal}; it has no fixed plan"
-            if optimal > 1 and i == first_seed and level == card.default_level and search and not base.EXPENSIVE_PLAN and not proxy:
-                _assert_no_shorter_solution(base, optimal, search, at)
+            if optimal > 1 and i == first_seed and level == card.default_level and search and not expensive and not proxy:
+                _assert_no_shorter_solution(base, info["state_key"], optimal, search, at)
                 searched = True
-            if optimal < 0 and base.EXPENSIVE_PLAN:
+            if optimal < 0 and expensive:
                 played[level] += 1
                 gave_up[level] += 1  # a search that gave up (the contract's -1): nothing to hold its oracle to
                 continue  # (without a plan it searches again at every step: minutes, checking nothing)
@@ -1029,7 +1039,7 @@ def check_oracle(
                 assert info["success"], f"{at}: the oracle failed a solvable episode"
                 assert steps == optimal, f"{at}: the oracle took {steps} steps, but optimal_steps={optimal}"
                 solved[level] += 1
-            elif not base.CHANCE:
+            elif not chance:
                 assert not info["success"], (
                     f"{at}: optimal_steps is None (-1) but the oracle solved the episode in {steps} steps; "
                     "report that length (or set CHANCE for a game of chance)"
@@ -1048,19 +1058,19 @@ def check_oracle(
         report.append(f"L{level} {solved_text}, mean return {total[level] / max(played[level], 1):+.2f}")
     if searched:
         report.append("no shorter solution found")
-    elif proxy and search and not base.EXPENSIVE_PLAN:
+    elif proxy and search and not expensive:
         report.append(f"{REMOTE}shorter solutions (the search copies the env, which stays in the server)")
-    elif base.EXPENSIVE_PLAN and search:
+    elif expensive and search:
         report.append("shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the planner's length)")
     return "; ".join(report)
 
 
-def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str) -> None:
-    """Breadth-first search over copies of the env (its RNG copied too), trying at most ``budget``
-    moves, for a solution shorter than ``optimal``: sound (a find is a real action sequence),
-    complete only for small envs."""
+def _assert_no_shorter_solution(base: VLMEnv, start_key: str, optimal: int, budget: int, at: str) -> None:
+    """Breadth-first search over copies of the env (its RNG copied too) from the state ``start_key``
+    names, trying at most ``budget`` moves, for a solution shorter than ``optimal``: sound (a find is
+    a real action sequence), complete only for small envs."""
     frontier: deque[tuple[bytes, tuple[str, ...]]] = deque([(pickle.dumps(base), ())])
-    visited = {base._state_key()}
+    visited = {start_key}
     tried = 0
     while frontier and tried < budget:
         state, path = frontier.popleft()
@@ -1084,12 +1094,8 @@ def _assert_no_shorter_solution(base: VLMEnv, optimal: int, budget: int, at: str
 
 def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed: int) -> str:
     """An oracle-free env (``HAS_ORACLE = False``) reports no plan and defines no oracle to skip checks with."""
-    if _is_proxy(base):
-        facts = base.card.get("class", {})
-        name, defines, says = facts.get("name"), facts.get("defines_oracle_action"), facts.get("says_oracle_free")
-    else:
-        name, defines = type(base).__name__, type(base).oracle_action is not VLMEnv.oracle_action
-        says = "oracle-free" in (type(base).__doc__ or "")
+    facts = base.facts()
+    name, defines, says = facts["name"], facts["defines_oracle_action"], facts["says_oracle_free"]
     assert not defines, (
         f"{name} sets HAS_ORACLE = False but defines oracle_action: an env with an oracle may not claim to be oracle-free"
     )

@@ -50,11 +50,15 @@ as every frame in ``obs_mode="text"``, is ``"black"`` with empty data whatever f
 (``terminated or truncated``) sit beside it.
 
 STATE (:class:`~rl4vlm_gym.server.models.VLMState`): ``episode_id``, ``step_count``, ``env_id``,
-``make_kwargs``, ``reward_variant``, ``rewards`` (the reward tables), ``has_oracle``,
-``elapsed_steps``, ``admissible``, ``description`` (the state in words), ``served_id``, ``obs_mode``,
-``card`` (the served id's card and its class's rules and docstring sections, for a remote conformance
-kit) and, only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance
-kit), ``oracle_action``, ``optimal_steps`` and ``fresh_frame_sha256`` (a fresh render of the state).
+``make_kwargs``, ``facts`` (the env's :meth:`~rl4vlm_gym.core.VLMEnv.facts`: its rules as JSON data,
+as they hold at the current level), ``reward_variant``, ``rewards`` (the reward tables),
+``has_oracle``, ``invalid_feedback``, ``obs_mode`` (the same facts under their old names),
+``elapsed_steps``, ``admissible``, ``description`` (the state in words: ``describe()``),
+``served_id``, ``card`` (the served id's card and its class's name and docstring sections) and,
+only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance kit),
+``oracle_action``, ``optimal_steps`` and ``fresh_frame_sha256`` (a fresh render of the state).
+``rl4vlm/Remote-v0`` reads them through VLMEnv's public inspection API (``facts()``, ``describe()``,
+``admissible_actions``, ``elapsed_steps``), so the conformance kit checks a served env as a local one.
 A refused ``reset`` argument's error message starts with ``"ValueError: "``.
 """
 

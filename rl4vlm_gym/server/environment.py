@@ -24,7 +24,7 @@ import numpy as np
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from rl4vlm_gym.core import NOT_COMPUTED
+from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.server.models import IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
 
 __all__ = ["Catalog", "ServedEnv"]
@@ -206,37 +206,43 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             base = env.unwrapped
             extra = {
                 "make_kwargs": _plain(self._make_kwargs),
-                "has_oracle": bool(getattr(base, "HAS_ORACLE", False)),
-                "reward_variant": getattr(base, "reward_variant", None),
-                "rewards": _plain(getattr(base, "REWARDS", {})),
-                "invalid_feedback": getattr(base, "INVALID_FEEDBACK", None),
-                "elapsed_steps": getattr(base, "elapsed_steps", self._steps),
                 "served_id": self._env_id,
-                "obs_mode": getattr(base, "obs_mode", None),
                 "oracle_exposed": self.catalog.expose_oracle,
                 "card": self._card(),
+                "elapsed_steps": getattr(base, "elapsed_steps", self._steps),
             }
-            if getattr(base, "_started", False):
-                extra["admissible"] = list(getattr(base, "_admissible", ()))
-                extra["description"] = base._describe()
-                if self.catalog.expose_oracle:
-                    self._trusted_facts(base, extra)
+            if isinstance(base, VLMEnv):  # its rules through its public inspection API, as JSON data
+                facts = base.facts()
+                extra.update(
+                    facts=facts,
+                    has_oracle=facts["HAS_ORACLE"],
+                    reward_variant=facts["reward_variant"],
+                    rewards=facts["REWARDS"],
+                    invalid_feedback=facts["INVALID_FEEDBACK"],
+                    obs_mode=facts["obs_mode"],
+                )
+                if base.started:
+                    extra["admissible"] = list(base.admissible_actions)
+                    extra["description"] = base.describe()
+                    if self.catalog.expose_oracle:
+                        self._trusted_facts(base, extra)
         return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
 
     @staticmethod
-    def _trusted_facts(base: Any, extra: dict[str, Any]) -> None:
+    def _trusted_facts(base: VLMEnv, extra: dict[str, Any]) -> None:
         """What only a trusted client may see (``--expose-oracle``): the oracle's move, the plan's
-        length once computed (at reset, or always with ``optimal_steps_at_reset=True``) and the SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
+        length once computed (at reset, or always with ``optimal_steps_at_reset=True``) and the
+        SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
         if extra["has_oracle"]:
             try:
                 extra["oracle_action"] = base.oracle_action()
             except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
                 extra["oracle_error"] = f"{type(err).__name__}: {err}"
-        optimal = getattr(base, "_optimal", None)  # as computed: asking would plan, and change later infos
-        if isinstance(optimal, (int, float)) and not isinstance(optimal, bool) and optimal != NOT_COMPUTED:
+        optimal = base.computed_optimal_steps  # as computed: asking would plan, and change later infos
+        if optimal is not None:
             extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
-        if extra["obs_mode"] != "text" and hasattr(base, "_render"):
-            extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base._render()).tobytes()).hexdigest()
+        if extra["obs_mode"] != "text":
+            extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base.fresh_render()).tobytes()).hexdigest()
 
     def _card(self) -> dict[str, Any]:
         """The served env's card and class facts, for a remote conformance kit (computed once per env)."""
@@ -337,8 +343,8 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
 
 
 def _card_facts(env_id: str | None, env: gym.Env | None) -> dict[str, Any]:
-    """The registry card of ``env_id`` and its env class's rules, as bounded JSON data."""
-    from rl4vlm_gym.core import VLMEnv
+    """The registry card of ``env_id`` and, under ``"class"``, its env class's name and docstring
+    sections (bounded), as JSON data; the env's rules travel as ``state["facts"]`` (:meth:`VLMEnv.facts`)."""
     from rl4vlm_gym.docs import class_sections
     from rl4vlm_gym.registry import env_card
 
@@ -358,21 +364,7 @@ def _card_facts(env_id: str | None, env: gym.Env | None) -> dict[str, Any]:
     if cls is None or not issubclass(cls, VLMEnv):
         return facts
     sections = {name: body[:_MAX_DOC_SECTION_CHARS] for name, body in class_sections(cls).items()}
-    facts["class"] = {
-        "name": cls.__name__,
-        "doc_sections": sections,
-        "says_oracle_free": "oracle-free" in (cls.__doc__ or ""),
-        "defines_oracle_action": cls.oracle_action is not VLMEnv.oracle_action,
-        "view_overridden": cls._view is not VLMEnv._view,
-        "levels": len(cls.LEVELS),
-        **{
-            name: _plain(getattr(cls, name))
-            for name in (
-                "DEFAULT_LEVEL", "APPEARANCES", "WORDINGS", "CONTINUOUS", "FIXED_EPISODES", "EXPENSIVE_PLAN",
-                "CHANCE", "MIN_IMAGE_SIDE", "MAX_IMAGE_SIDE", "DEFAULT_IMAGE_SIZE",
-            )
-        },
-    }  # fmt: skip
+    facts["class"] = {"name": cls.__name__, "doc_sections": sections}
     return facts
 
 

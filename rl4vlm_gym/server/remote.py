@@ -100,10 +100,14 @@ class RemoteEnv(gym.Env):
 
     Pickling (and ``AsyncVectorEnv`` with ``spawn``) opens a new session and replays the episode
     from its seed, so a seeded episode continues identically; an unseeded one cannot be pickled.
+
+    It answers :class:`~rl4vlm_gym.core.VLMEnv`'s public inspection API (``facts()``, ``describe()``,
+    ``admissible_actions``, ``elapsed_steps``, ``optimal_steps``, ``oracle_action()``) from the
+    server's ``state``, so the conformance kit reads a served env as it reads a local one.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
-    KIT_PROXY = True  # rl4vlm_gym.testing reads the served env's rules through the proxy properties below
+    KIT_PROXY = True  # the kit checks it as a served env: its code and frames stay in the server
 
     def __init__(
         self,
@@ -180,11 +184,34 @@ class RemoteEnv(gym.Env):
         if not sys.is_finalizing():  # the client's loop thread cannot run any more
             self.close()
 
-    # -- the served env's rules, for the conformance kit (one state round trip each) ----------------
+    # -- the served env's public inspection API (VLMEnv's), one state round trip per reset or step --
 
     def server_state(self) -> VLMState:
         """OpenEnv's ``state`` of this session: the served env, its rules and the episode's position."""
         return self._connected().state()
+
+    def facts(self) -> dict[str, Any]:
+        """The served env's :meth:`~rl4vlm_gym.core.VLMEnv.facts`, as the server sent them (JSON data)."""
+        facts = self._extra("facts")
+        if facts is None:
+            raise RuntimeError(f"the server sends no facts for {self.served_id!r}: it is not an RL4VLM Gym env")
+        return dict(facts)
+
+    def describe(self) -> str:
+        """The served state in words (:meth:`~rl4vlm_gym.core.VLMEnv.describe`)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before describe()")
+        return self._extra("description")
+
+    @property
+    def admissible_actions(self) -> tuple[str, ...]:
+        """The served state's admissible actions."""
+        return tuple(self._extra("admissible") or ())
+
+    @property
+    def elapsed_steps(self) -> int:
+        """Steps taken in the served episode, invalid ones included."""
+        return int(self._extra("elapsed_steps"))
 
     @property
     def served_id(self) -> str | None:
@@ -192,19 +219,32 @@ class RemoteEnv(gym.Env):
         return self._extra("served_id")
 
     @property
+    def served_make_kwargs(self) -> dict[str, Any]:
+        """The ``gym.make`` arguments the server made the served env with (its catalog's and ours)."""
+        return dict(self._extra("make_kwargs") or {})
+
+    @property
     def card(self) -> dict[str, Any]:
         """The served id's card (``obs_modes``, ``levels``, ``default_level``, ``reward_variants``) and
-        under ``"class"`` its env class's rules and docstring sections, as the server describes them."""
+        under ``"class"`` its env class's name and docstring sections, as the server describes them."""
         return self._card
 
     @property
-    def ORACLE_EXPOSED(self) -> bool:  # noqa: N802
+    def oracle_exposed(self) -> bool:
         """Whether the server shows its oracle, plans and fresh frames (``--expose-oracle``)."""
         return bool(self._extra("oracle_exposed"))
 
     @property
+    def HAS_ORACLE(self) -> bool:  # noqa: N802 - the served class's flag, under its name
+        return bool(self._extra("has_oracle"))
+
+    @property
     def obs_mode(self) -> str | None:
         return self._extra("obs_mode")
+
+    @property
+    def reward_variant(self) -> str:
+        return self._extra("reward_variant")
 
     @property
     def optimal_steps(self) -> Any:
@@ -221,52 +261,12 @@ class RemoteEnv(gym.Env):
         """SHA-256 of a fresh render of the served state (``--expose-oracle`` servers; else None)."""
         return self._extra("fresh_frame_sha256")
 
-    def __getattr__(self, name: str) -> Any:
-        # The served class's rules (APPEARANCES, WORDINGS, CONTINUOUS, MIN_IMAGE_SIDE...) from its card.
-        if name.isupper() and not name.startswith("_"):
-            facts = self.__dict__.get("_card", {}).get("class", {})
-            if name in facts:
-                value = facts[name]
-                return tuple(value) if isinstance(value, list) else value
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    @property
-    def HAS_ORACLE(self) -> bool:  # noqa: N802 - the name the kit reads on envs
-        return bool(self._extra("has_oracle"))
-
     def oracle_action(self) -> str:
         """The served env's oracle move (only from a server started with ``--expose-oracle``)."""
         state = self.server_state().model_dump() if self._state is None else self._state
         if "oracle_action" not in state:
             raise RuntimeError(state.get("oracle_error") or "the server does not expose its oracle (--expose-oracle)")
         return state["oracle_action"]
-
-    @property
-    def REWARDS(self) -> dict[str, dict[str, float]]:  # noqa: N802
-        return self._extra("rewards")
-
-    @property
-    def INVALID_FEEDBACK(self) -> str | None:  # noqa: N802
-        return self._extra("invalid_feedback")
-
-    @property
-    def reward_variant(self) -> str:
-        return self._extra("reward_variant")
-
-    @property
-    def elapsed_steps(self) -> int:
-        return int(self._extra("elapsed_steps"))
-
-    @property
-    def _elapsed(self) -> int:
-        return self.elapsed_steps
-
-    @property
-    def _admissible(self) -> tuple[str, ...]:
-        return tuple(self._extra("admissible") or ())
-
-    def _describe(self) -> str:
-        return self._extra("description")
 
     # -- helpers ------------------------------------------------------------------------------------
 
