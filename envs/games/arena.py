@@ -2,9 +2,10 @@
 the OpenSpiel games (Kuhn, Leduc, Liar's dice), how OpenSpiel states look to an agent (``rl4vlm-gym match``,
 :mod:`rl4vlm_gym.harness.matches`).
 
-``register`` is this family's ``rl4vlm_gym.games`` entry point: the match harness calls it when a
-match needs the game registry, never on ``import rl4vlm_gym``. A new game is one more
-:class:`~rl4vlm_gym.harness.matches.GameSpec` in ``GAMES``; the harness itself needs no change.
+``register`` is this family's ``rl4vlm_gym.games`` entry point: the game registry
+(:mod:`rl4vlm_gym.games`, in the core) calls it on its first look-up, when a match needs it, never
+on ``import rl4vlm_gym``. A new game is one more :class:`~rl4vlm_gym.games.GameSpec` in ``GAMES``;
+the harness itself needs no change, and this family imports no harness.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.harness.matches import GameSpec, register_game
+from rl4vlm_gym.games import GameSpec, register_game
 
 _HERE = "rl4vlm_gym.envs.games.arena"
 

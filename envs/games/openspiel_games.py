@@ -1,16 +1,17 @@
 """The OpenSpiel adapter's games in the match harness (``rl4vlm-gym match``).
 
-:data:`GAMES` holds a :class:`~rl4vlm_gym.harness.matches.GameSpec` for each game of
+:data:`GAMES` holds a :class:`~rl4vlm_gym.games.GameSpec` for each game of
 :data:`rl4vlm_gym.envs.games.openspiel_adapter.TEXT_GAMES`, for the games family's entry point to
 register (``arena.register``). Like :mod:`~rl4vlm_gym.envs.games.arena`, this module is imported
-only by the match harness, never by the env registry: the adapter itself imports no harness.
+only when the game registry (:mod:`rl4vlm_gym.games`) loads its entry points, never by the env
+registry; neither imports the harness.
 Their players are the harness's own: ``random``, ``oracle`` (the adapter's expectimax against
 random opponents) and any agent; levels are the env's ``level`` (``-g level=1``).
 """
 
 from __future__ import annotations
 
-from rl4vlm_gym.harness.matches import GameSpec
+from rl4vlm_gym.games import GameSpec
 
 _HERE = "rl4vlm_gym.envs.games.openspiel_adapter"
 
