@@ -1,6 +1,6 @@
 """A run written in BALROG's result layout, so its files sit beside BALROG's and its leaderboard's.
 
-BALROG (``balrog/evaluator.py``, ``balrog/utils.py``; reference/balrog.md §4) writes, under one run
+BALROG (balrog-ai/BALROG at af7d1f1: ``balrog/evaluator.py``, ``balrog/utils.py``) writes, under one run
 folder::
 
     <env>/<task>/<task>_run_<NN>.json    one per episode (a task id with "/" nests folders)
