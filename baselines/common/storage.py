@@ -4,7 +4,7 @@ A :class:`Step` keeps the prompt the policy saw (messages with their images, and
 reply tokens, their log-probs under the acting policy (and the reference policy, when a method
 has a KL term), the value of the prompt, and what the env returned. Updates recompute log-probs
 from these stored prompts, never from a prompt rebuilt later (RL4VLM's released code scored
-replies under the first prompt of the run: ``reference/baselines.md`` section 2.9).
+replies under the first prompt of the run: RL4VLM/RL4VLM at b989b57, ``a2c_ppo_acktr/model.py``'s ``evaluate_actions``).
 
 Advantages and returns are written into the steps by each method's estimator.
 """
