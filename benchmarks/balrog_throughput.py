@@ -12,7 +12,7 @@ TextWorld's games are made at first use and cached
 (``rl4vlm_gym.envs.balrog.textworld_games``): the games the seeds pick are made before the timing,
 so a timed reset is the game's start (its interpreter, once per game and env) and the game's reset.
 BALROG publishes no speed figures (its repository holds no results; see
-shared/reference/balrog.md §6), so the BALROG column says so rather than inventing one.
+its README, balrog-ai/BALROG at af7d1f1), so the BALROG column says so rather than inventing one.
 """
 
 from __future__ import annotations
