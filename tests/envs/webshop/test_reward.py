@@ -1,6 +1,6 @@
 """WebShop's reward (``reward.py``, ``normalize.py``, ``nouns.py``) against WebShop's ``get_reward``.
 
-Worked examples from the reference notes (data-formats.md §1.4), and every threshold of the
+Worked examples of WebShop's ``get_reward`` (princeton-nlp/WebShop at d149d0d, ``web_agent_site/engine/goal.py``), and every threshold of the
 reward at, just above and just below it. Tests that need spaCy's ``en_core_web_sm`` skip without
 it (the ``webshop`` extra installs it; CI has it).
 """
