@@ -14,7 +14,7 @@ import rl4vlm_gym  # noqa: F401
 from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, png_base64, prompt_fingerprint, to_hf, to_openai
 from rl4vlm_gym.wrappers import RewordMission
 
-# RL4VLM's NumberLine and Blackjack prompts as rendered by running its get_prompt (reference notes).
+# RL4VLM's NumberLine and Blackjack prompts as rendered by running its get_prompt (RL4VLM/RL4VLM at b989b57, a2c_ppo_acktr/rl_utils.py).
 RL4VLM_NUMBERLINE = (
     'You are playing a game called number line. You will see a target number and a current number in the image. And '
     "your goal is to move the current number closer to the target by choosing either adding or subtracting one to the "
