@@ -1,6 +1,7 @@
-"""Kuhn poker on OpenSpiel's ``kuhn_poker``, hidden cards hidden: :class:`KuhnPoker` against a
-built-in opponent, and :data:`KUHN`, the game as the AEC env (:mod:`.kuhn_aec`) plays it, with two
-or three players (OpenSpiel's deck has one card more than players: Jack, Queen, King, Ace).
+"""Kuhn poker on OpenSpiel's ``kuhn_poker``, hidden cards hidden: :data:`KUHN`, the game as a
+:class:`~.spiel.SpielGame`, which the single-agent view :class:`KuhnPoker` (a :class:`~.spiel.SpielView`,
+as Leduc hold'em and Liar's dice are) and the AEC env (:mod:`.kuhn_aec`) play, with two or three
+players (OpenSpiel's deck has one card more than players: Jack, Queen, King, Ace).
 
 What a player may know is one record, :class:`KuhnSeen` (its card, the moves, the cards shown at
 a showdown); the text, the picture and the state key are drawn from it alone."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,8 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from PIL import Image, ImageDraw
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.spiel import ChipsScored, Policy, SpielGame, load
+from rl4vlm_gym.envs.games.spiel import Policy, SpielGame, SpielLevel, SpielView, load
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
@@ -45,13 +45,10 @@ def equilibrium(players: int = 2) -> dict[str, tuple[float, float]]:
 
 @dataclass(frozen=True)
 class KuhnOpponent:
-    """A level: the opponent's policy, ``random`` (uniform) or ``cfr`` (the equilibrium)."""
+    """An opponent's policy, ``random`` (uniform) or ``cfr`` (the equilibrium), with ``players`` players."""
 
     name: str
     players: int = 2
-
-    def describe(self) -> str:
-        return {"random": "uniformly random", "cfr": "equilibrium (CFR)"}[self.name] + " opponent; the seed draws seat and deal"
 
     def probs(self, info_state: str) -> tuple[float, float]:
         if self.name == "random":
@@ -171,8 +168,52 @@ def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
     return to_array(image)
 
 
+def expected_chips(pairs: list[tuple[Any, float]], seat: int, opponent: KuhnOpponent) -> float:
+    """Expected chips (unnormalised) of ``seat`` playing best from ``pairs``, states of one of its
+    information sets with their weights, against ``opponent``'s known policy."""
+    state = pairs[0][0]
+    if state.is_terminal():
+        return sum(w * s.returns()[seat] for s, w in pairs)
+    if state.current_player() == seat:
+        return max(expected_chips([(s.child(a), w) for s, w in pairs], seat, opponent) for a in (0, 1))
+    total = 0.0
+    for a in (0, 1):
+        branch = [(s.child(a), w * opponent.probs(s.information_state_string())[a]) for s, w in pairs]
+        total += expected_chips(branch, seat, opponent)
+    return total
+
+
+def beliefs(state: Any, seat: int, opponent: KuhnOpponent) -> list[tuple[Any, float]]:
+    """The states ``seat`` cannot tell from ``state`` (its card and the moves), each weighted by the
+    chance that ``opponent``'s policy made the moves with those cards (the deal's prior is uniform)."""
+    players = state.num_players()
+    dealt, history = state.history()[:players], state.history()[players:]
+    mine = dealt[seat]
+    pairs = []
+    for theirs in itertools.permutations([c for c in range(players + 1) if c != mine], players - 1):
+        cards = [*theirs[:seat], mine, *theirs[seat:]]
+        start, weight = state.get_game().new_initial_state(), 1.0
+        for action in cards:
+            start.apply_action(action)
+        for action in history:
+            if start.current_player() != seat:
+                weight *= opponent.probs(start.information_state_string())[action]
+            start.apply_action(action)
+        pairs.append((start, weight))
+    return pairs
+
+
+def best_response(state: Any, seat: int, opponent: KuhnOpponent) -> int:
+    """The exact best response of ``seat`` to ``opponent`` at ``state``: the move of the larger
+    expected chips over its beliefs (``pass`` on a tie)."""
+    pairs = beliefs(state, seat, opponent)
+    values = [expected_chips([(s.child(a), w) for s, w in pairs], seat, opponent) for a in (0, 1)]
+    return 1 if values[1] > values[0] + 1e-9 else 0
+
+
 class Kuhn(SpielGame):
-    """Kuhn poker as a :class:`~rl4vlm_gym.envs.games.spiel.SpielGame` (the AEC env plays it)."""
+    """Kuhn poker as a :class:`~rl4vlm_gym.envs.games.spiel.SpielGame`: the single-agent view
+    (:class:`KuhnPoker`) and the AEC env (:mod:`.kuhn_aec`) play it."""
 
     title = "Kuhn poker"
     synonyms: ClassVar[dict[str, str]] = SYNONYMS
@@ -198,6 +239,18 @@ class Kuhn(SpielGame):
     def mission(self, spec: str) -> str:
         return mission(load(spec).num_players())
 
+    def deal(self, rng: np.random.Generator, spec: str) -> tuple[int, ...]:
+        """The cards by OpenSpiel player, drawn as the view always drew them (with two players: the
+        first card of three, then one of the two left), so that a seed deals the same hand."""
+        players = load(spec).num_players()
+        if players == 2:
+            first = int(rng.integers(3))
+            return (first, (first + 1 + int(rng.integers(2))) % 3)
+        return tuple(int(c) for c in rng.permutation(players + 1)[:players])
+
+    def outcome_words(self, chips: float) -> str:
+        return f"You {'won' if chips > 0 else 'lost'} {abs(chips):g} chip{'s' if abs(chips) > 1 else ''}."
+
     def policy(self, name: str, spec: str) -> Policy:
         opponent = KuhnOpponent(name, load(spec).num_players())
 
@@ -205,6 +258,10 @@ class Kuhn(SpielGame):
             return list(opponent.probs(info_state))  # both moves are always legal
 
         return probs
+
+    def best_response(self, name: str, spec: str, seat: int) -> Callable[[Any], int]:
+        opponent = KuhnOpponent(name, load(spec).num_players())
+        return lambda state: best_response(state, seat, opponent)
 
     def stake(self, state: Any, seat: int) -> float:
         n = state.num_players()
@@ -214,7 +271,7 @@ class Kuhn(SpielGame):
 KUHN = Kuhn()
 
 
-class KuhnPoker(ChipsScored, VLMEnv):
+class KuhnPoker(SpielView):
     """Kuhn poker against built-in opponents, on OpenSpiel's ``kuhn_poker``.
 
     ## Description
@@ -271,153 +328,28 @@ class KuhnPoker(ChipsScored, VLMEnv):
     """
 
     GAME: ClassVar[SpielGame] = KUHN
-    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("random"), KuhnOpponent("random", 3))
+    LEVELS: ClassVar[tuple[SpielLevel, ...]] = (
+        SpielLevel(SPEC, "random", "one opponent, three cards"),
+        SpielLevel(SPEC_3, "random", "two opponents, four cards"),
+    )
     # the most a hand pays (4 chips, with three players); a hand that pays c scales it by c / 4
     REWARDS: ClassVar = {"native": {"move": 0.0, "won": 4.0, "lost": -4.0, "forfeit": -4.0, "invalid": 0.0}}
     STEP_LIMIT: ClassVar[int] = 10
     REWARD_ALIASES: ClassVar = {"openspiel": "native"}
-    CHANCE: ClassVar[bool] = True
-    DEFAULT_IMAGE_SIZE: ClassVar[tuple[int, int]] = (256, 256)
-    MIN_IMAGE_SIDE: ClassVar[int] = 64
-    SYNONYMS: ClassVar = SYNONYMS
-
-    @property
-    def players(self) -> int:
-        return self.opponent.players
-
-    @property
-    def game_spec(self) -> str:
-        """OpenSpiel's game string of the level."""
-        return SPEC if self.players == 2 else SPEC_3
-
-    def _new_episode(self, config: KuhnOpponent) -> None:
-        self.seat = self._seat_and_chance(self.players)  # OpenSpiel's player id: 0 acts first
-        deal = self.chance_rng
-        if self.players == 2:
-            first = int(deal.integers(3))
-            second = (first + 1 + int(deal.integers(2))) % 3
-            self.cards: tuple[int, ...] = (first, second)  # by OpenSpiel player
-        else:
-            self.cards = tuple(int(c) for c in deal.permutation(self.players + 1)[: self.players])
-        self.forfeited = False
-        self.history: tuple[int, ...] = ()
-        self._replay()
-        self._opponent_acts()  # the opponents' moves before ours: the moves in the text and image show them
-
-    def _replay(self) -> None:
-        state = load(self.game_spec).new_initial_state()
-        for action in (*self.cards, *self.history):
-            state.apply_action(action)
-        self.state = state
-
-    @property
-    def opponent(self) -> KuhnOpponent:
-        return self.LEVELS[self.level]
-
-    def _opponent_acts(self) -> str:
-        said = ""
-        while not self.state.is_terminal() and self.state.current_player() != self.seat:
-            who = KUHN.who(self.state.current_player(), self.seat, self.players)
-            p = self.opponent.probs(self.state.information_state_string())
-            action = int(self.np_random.random() >= p[0])
-            self.state.apply_action(action)
-            self.history += (action,)
-            said += f" {who} chose {ACTIONS[action]}."
-        return said
+    SYNONYMS: ClassVar = KUHN.synonyms
 
     def _actions(self) -> tuple[str, ...]:
-        return ACTIONS
-
-    def _apply(self, action: str) -> StepOutcome:
-        move = ACTIONS.index(action)
-        self.state.apply_action(move)
-        self.history += (move,)
-        feedback = f"You chose {action}." + self._opponent_acts()
-        if self.state.is_terminal():
-            chips = self.chips
-            event = "won" if chips > 0 else "lost"
-            chip_word = f"{abs(chips):g} chip{'s' if abs(chips) > 1 else ''}"
-            return StepOutcome(event, terminated=True, scale=abs(chips) / self.chips_unit, feedback=f"{feedback} You {event} {chip_word}.")
-        return StepOutcome("move", feedback=feedback)
-
-    def _seen(self) -> KuhnSeen:
-        return KUHN.view(self.state, self.seat)
-
-    def _describe(self) -> str:
-        return hand_text(self._seen())
-
-    def _mission(self) -> str:
-        return mission(self.players)
-
-    def _render(self) -> NDArray[np.uint8]:
-        return hand_image(self._seen(), self.image_size)
-
-    def _frame_key(self) -> Any:
-        return (self._seen(), self.image_size)  # the picture shows only what our seat knows
+        return ACTIONS  # both moves are always legal; listed after the hand too, as since v0
 
     def _state_key(self) -> str:
-        # our information state (and what the end reveals), never the opponents' hidden cards:
-        # GiGPO groups steps by the key, and one naming them would leak them into training
+        # our information state (and what the end reveals), never the opponents' hidden cards; the
+        # level is in it (the number of players), so the key is v0's, without SpielView's prefix
         return str(self._seen())
-
-    def _success(self) -> bool:
-        return self.state.is_terminal() and self.chips > 0  # the card's success: chips won
-
-    def _progress(self) -> float:
-        return float(self._success())
-
-    def _optimal_steps(self) -> int | None:
-        return None  # the deal and the opponents' moves are chance (CHANCE)
-
-    def _value(self, pairs: list[tuple[Any, float]]) -> float:
-        """Expected chips (unnormalised) of playing best from states of one information set of ours."""
-        state = pairs[0][0]
-        if state.is_terminal():
-            return sum(w * s.returns()[self.seat] for s, w in pairs)
-        if state.current_player() == self.seat:
-            return max(self._value([(s.child(a), w) for s, w in pairs]) for a in (0, 1))
-        total = 0.0
-        for a in (0, 1):
-            branch = [(s.child(a), w * self.opponent.probs(s.information_state_string())[a]) for s, w in pairs]
-            total += self._value(branch)
-        return total
-
-    def _beliefs(self) -> list[tuple[Any, float]]:
-        """The states consistent with what we see, weighted by the chance the opponents' policy
-        made their moves with those cards (the deal's prior is uniform)."""
-        pairs = []
-        mine = self.cards[self.seat]
-        rest = [c for c in range(self.players + 1) if c != mine]
-        for theirs in itertools.permutations(rest, self.players - 1):
-            cards = [*theirs[: self.seat], mine, *theirs[self.seat :]]
-            state, weight = load(self.game_spec).new_initial_state(), 1.0
-            for action in cards:
-                state.apply_action(action)
-            for action in self.history:
-                if state.current_player() != self.seat:
-                    weight *= self.opponent.probs(state.information_state_string())[action]
-                state.apply_action(action)
-            pairs.append((state, weight))
-        return pairs
-
-    def oracle_action(self) -> str:
-        if self.state.is_terminal():
-            return ACTIONS[0]  # the hand is over: any move is refused
-        pairs = self._beliefs()
-        values = [self._value([(s.child(a), w) for s, w in pairs]) for a in (0, 1)]
-        return ACTIONS[1] if values[1] > values[0] + 1e-9 else ACTIONS[0]
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state["state"] = None  # OpenSpiel states are rebuilt from the deal and the moves
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if "cards" in state:
-            self._replay()
 
 
 class KuhnPokerVsCFR(KuhnPoker):
     __doc__ = KuhnPoker.__doc__
-    LEVELS: ClassVar[tuple[KuhnOpponent, ...]] = (KuhnOpponent("cfr"), KuhnOpponent("cfr", 3))
+    LEVELS: ClassVar[tuple[SpielLevel, ...]] = (
+        SpielLevel(SPEC, "cfr", "one opponent, three cards"),
+        SpielLevel(SPEC_3, "cfr", "two opponents, four cards"),
+    )

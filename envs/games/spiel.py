@@ -97,6 +97,16 @@ class SpielGame:
     def mission(self, spec: str) -> str:
         raise NotImplementedError
 
+    def deal(self, rng: np.random.Generator, spec: str) -> tuple[int, ...] | None:
+        """The deal's chance outcomes drawn at once from ``rng``, in the game's own way, for the
+        first chance nodes; ``None`` (the default): every chance node is sampled as it comes, with
+        OpenSpiel's probabilities."""
+        return None
+
+    def outcome_words(self, chips: float) -> str:
+        """What the view says of the hand's result (``chips`` won by its seat) after the last move."""
+        return ""
+
     def chance_feedback(self, state: Any, action: int, seat: int) -> str:
         """What ``seat`` is told of a chance outcome (a public card), before it is applied."""
         return ""
@@ -269,6 +279,7 @@ class SpielView(ChipsScored, VLMEnv):
         while True:
             self.history: tuple[int, ...] = ()  # every action, chance included: the true state
             self.state = load(config.spec).new_initial_state()
+            self._dealt = list(self.GAME.deal(self.chance_rng, config.spec) or ())  # played by the first chance nodes
             self._advance()  # the deal, and the opponents' moves before ours: the view shows them
             # With three or more players the others can end the game before our first move (two
             # players call in Liar's dice): an episode must give us a move, so it is dealt again.
@@ -284,8 +295,11 @@ class SpielView(ChipsScored, VLMEnv):
         policy, said = self.GAME.policy(self.config.opponent, self.config.spec), []
         while not self.state.is_terminal() and self.state.current_player() != self.seat:
             if self.state.is_chance_node():
-                actions, probs = zip(*self.state.chance_outcomes(), strict=True)
-                action = sample(self.chance_rng, actions, probs)
+                if self._dealt:
+                    action = self._dealt.pop(0)
+                else:
+                    actions, probs = zip(*self.state.chance_outcomes(), strict=True)
+                    action = sample(self.chance_rng, actions, probs)
                 said.append(self.GAME.chance_feedback(self.state, action, self.seat))
             else:
                 legal = self.state.legal_actions()
@@ -308,6 +322,7 @@ class SpielView(ChipsScored, VLMEnv):
             chips = self.chips
             event = "won" if chips > 0 else "lost" if chips < 0 else "tie"
             scale = abs(chips) / self.chips_unit if chips else 1.0  # the reward is the chips (native)
+            feedback = f"{feedback.strip()} {self.GAME.outcome_words(chips)}"
             return StepOutcome(event, terminated=True, scale=scale, feedback=feedback.strip())
         return StepOutcome("move", feedback=feedback.strip())
 

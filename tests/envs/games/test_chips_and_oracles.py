@@ -43,8 +43,8 @@ def opponent_table(env_id: str, level: int) -> tuple[str, dict[str, list[tuple[i
     shipped equilibrium table: every information state of the game)."""
     base = gym.make(env_id, level=level).unwrapped
     if isinstance(base, kuhn.KuhnPoker):
-        keys = kuhn.equilibrium(base.players)
-        return base.game_spec, {k: [(0, p[0]), (1, p[1])] for k in keys for p in [base.opponent.probs(k)]}
+        opponent = kuhn.KuhnOpponent(base.config.opponent, base.players)
+        return base.config.spec, {k: [(0, p[0]), (1, p[1])] for k in kuhn.equilibrium(base.players) for p in [opponent.probs(k)]}
     game, spec = base.GAME, base.config.spec
     policy = game.policy(base.config.opponent, spec)
     states = leduc.equilibrium() if game is leduc.LEDUC else liars_dice.equilibrium()
@@ -159,8 +159,6 @@ def test_a_stalled_hand_loses_the_bets_put_in() -> None:
 def deal(env: gym.Env) -> tuple[int, ...]:
     """The chance outcomes of the episode so far (the cards or dice), in the order dealt."""
     base = env.unwrapped
-    if isinstance(base, kuhn.KuhnPoker):
-        return base.cards
     return tuple(h.action for h in base.state.full_history() if h.player < 0)
 
 
@@ -216,4 +214,4 @@ def test_without_duplicate_the_seed_draws_the_seat_and_the_deal_as_before() -> N
     env.reset(seed=3)
     rng = np.random.default_rng(np.random.SeedSequence(3))  # gymnasium's seeding of np_random
     seat, first = int(rng.integers(2)), int(rng.integers(3))
-    assert (env.unwrapped.seat, env.unwrapped.cards) == (seat, (first, (first + 1 + int(rng.integers(2))) % 3))
+    assert (env.unwrapped.seat, env.unwrapped.history[:2]) == (seat, (first, (first + 1 + int(rng.integers(2))) % 3))

@@ -12,8 +12,9 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
-from rl4vlm_gym.envs.games.kuhn import CARDS, POLICY_FILE, showdown
+from rl4vlm_gym.envs.games.kuhn import CARDS, POLICY_FILE, KuhnOpponent, expected_chips, showdown
 from rl4vlm_gym.envs.games.kuhn_aec import KuhnPokerAEC, kuhn_poker_env
+from rl4vlm_gym.envs.games.spiel import replay
 
 
 def hand(env_id: str, seat: int, cards: tuple[int, int], history: tuple[int, ...] = ()) -> gym.Env:
@@ -21,8 +22,8 @@ def hand(env_id: str, seat: int, cards: tuple[int, int], history: tuple[int, ...
     env = gym.make(env_id, image_size=64)
     env.reset(seed=0)
     base = env.unwrapped
-    base.seat, base.cards, base.history = seat, cards, history
-    base._replay()
+    base.seat, base.history = seat, (*cards, *history)  # every action, the deal's included
+    base.state = replay(base.config.spec, base.history)
     return env
 
 
@@ -69,12 +70,11 @@ def test_against_the_equilibrium_the_best_response_earns_the_game_value() -> Non
     """Exact expectation over every seat and deal: Kuhn poker's value is -1/18 for the first
     player, so a best response to the equilibrium averages 0 over the two seats."""
     game = pyspiel.load_game("kuhn_poker")
-    total = 0.0
+    total, cfr = 0.0, KuhnOpponent("cfr")
     for seat in (0, 1):
-        base = hand("rl4vlm/KuhnPoker-vs-CFR-v0", seat, (0, 1)).unwrapped
         for mine in range(3):  # our information set: our card, theirs unknown (each 1/2)
             deals = [(mine, theirs) if seat == 0 else (theirs, mine) for theirs in range(3) if theirs != mine]
-            total += base._value([(game.new_initial_state().child(a).child(b), 0.5) for a, b in deals]) / 3
+            total += expected_chips([(game.new_initial_state().child(a).child(b), 0.5) for a, b in deals], seat, cfr) / 3
     assert total / 2 == pytest.approx(0.0, abs=1e-3)
     assert total > -0.01  # not below the value: a best response never does worse than the equilibrium
 
