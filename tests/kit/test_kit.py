@@ -164,11 +164,11 @@ def test_a_refusal_pays_the_invalid_reward_whatever_event_it_names() -> None:
 
 
 def test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rl4vlm_gym import testing
+    from rl4vlm_gym.testing import vector  # the module whose checks read the timeout
 
-    monkeypatch.setattr(testing, "VECTOR_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(vector, "VECTOR_TIMEOUT_S", 3.0)
     with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='fork', shared_memory=True\) did not start within 3 s: a worker hangs"):
-        testing.check_vector(env_id(kit_walk.HangsInForkedWorkers))
+        vector.check_vector(env_id(kit_walk.HangsInForkedWorkers))
 
 
 def test_a_continuous_env_may_describe_its_state_more_coarsely_than_its_image(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,47 @@
+"""``api``: Gymnasium's ``check_env`` in every obs mode; ``pickle``: a pickled env continues identically."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium.utils.env_checker import check_env
+
+from rl4vlm_gym.testing.common import _base, _make, _move, _no_frame_wait
+from rl4vlm_gym.testing.remote import _card
+
+
+def check_api(env_id: str, /, **kwargs: Any) -> str:
+    """Gymnasium's ``check_env``, unmodified, in every obs mode; its warnings count as failures.
+
+    Its render-mode pass makes envs from the registered spec, whatever the obs mode, so it runs
+    once (with the first obs mode)."""
+    card = _card(env_id, kwargs)
+    for i, obs_mode in enumerate(card.obs_modes):
+        env = _make(env_id, **{**kwargs, "obs_mode": obs_mode})
+        cls = type(env.unwrapped)
+        with _no_frame_wait(cls), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env.unwrapped, skip_render_check=i > 0)
+        env.close()
+        assert not caught, f"check_env warned in obs_mode={obs_mode!r}: {[str(w.message) for w in caught]}"
+    return f"check_env passed in {', '.join(card.obs_modes)}"
+
+
+def check_pickle(env_id: str, /, **kwargs: Any) -> str:
+    """A pickled env continues exactly like the original."""
+    env = _make(env_id, **kwargs)
+    env.reset(seed=3)
+    base = _base(env)
+    env.step(_move(base))
+    clone = pickle.loads(pickle.dumps(env))
+    for _ in range(3):
+        action = _move(base)
+        a, b = env.step(action), clone.step(action)
+        assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"], "pickled env diverged"
+        assert a[1:] == b[1:], f"pickled env diverged: {a[1:]} != {b[1:]}"
+        if a[2] or a[3]:
+            break
+    return "pickled env continues identically"

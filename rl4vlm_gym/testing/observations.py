@@ -1,0 +1,88 @@
+"""``observations``: image and text carry the same information; the mission keeps the state to itself."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from rl4vlm_gym.testing.common import REMOTE, _assert_fresh_frame, _base, _digest, _make, _policy_action, _state_lines
+from rl4vlm_gym.testing.remote import _card
+
+
+def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs: Any) -> str:
+    """Image and text carry the same information, ``image`` mode keeps state out of ``text``, and
+    the mission does not give the state away.
+
+    Over the first ``steps`` steps of ``seeds`` episodes, two situations with one mission show the
+    same image exactly when they have the same state text (``describe()``; for ``CONTINUOUS`` envs,
+    whose text is coarser than the image, only equal images must have equal texts); the text of ``image``
+    mode holds no line of the state text, at reset or after any step; the mission stays fixed
+    through an episode, and missions seen at more than one reset do not each come with a single
+    start state (which would mean the mission tells the state; envs that replay recorded games,
+    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law).
+    A remote env's frames are compared with fresh renders only if its server exposes them."""
+    card = _card(env_id, kwargs)
+    if "image" not in card.obs_modes:
+        return "no image mode: nothing to compare"
+    env = _make(env_id, **{**kwargs, "obs_mode": "image"})
+    base = _base(env)
+    facts = base.facts()
+    by_image: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    by_text: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    starts: dict[str, list[str]] = defaultdict(list)
+    situations = unframed = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        obs, info = env.reset(seed=seed)
+        mission = obs["mission"]
+        starts[mission].append(info["state_key"])
+        for t in range(steps + 1):
+            at = f"seed {seed}, {'reset' if t == 0 else f'step {t}'}"
+            described = base.describe()
+            leaked = set(_state_lines(described)) & set(_state_lines(obs["text"]))
+            assert not leaked, f"{at}: obs_mode='image' carries state text in obs['text']: {sorted(leaked)}"
+            assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
+            unframed += not _assert_fresh_frame(base, obs["image"], at)
+            image = _digest(obs["image"])
+            texts = by_image[(mission, image)]
+            texts.setdefault(described, at)
+            if len(texts) > 1:
+                (text_a, at_a), (text_b, at_b) = list(texts.items())[:2]
+                raise AssertionError(
+                    f"the image lacks information the text has: {at_a} and {at_b} show the same image (and mission) "
+                    f"but their texts differ ({text_a!r} vs {text_b!r})"
+                )
+            images = by_text[(mission, described)]
+            images.setdefault(image, at)
+            if len(images) > 1 and not facts["CONTINUOUS"]:
+                at_a, at_b = list(images.values())[:2]
+                raise AssertionError(
+                    f"the text lacks information the image has: {at_a} and {at_b} have the same text "
+                    f"{described!r} (and mission) but different images"
+                )
+            situations += 1
+            if t == steps:
+                break
+            obs, _, terminated, truncated, info = env.step(_policy_action(base, obs, rng))
+            if terminated or truncated:
+                break
+    env.close()
+    repeated = {m: set(keys) for m, keys in starts.items() if len(keys) > 1}
+    if facts["FIXED_EPISODES"]:
+        mission_law = "missions of replayed games (FIXED_EPISODES) not checked"
+    elif repeated and len({k for keys in starts.values() for k in keys}) > 1 and all(len(k) == 1 for k in repeated.values()):
+        raise AssertionError(
+            f"the mission gives the state away: each of the {len(repeated)} missions seen at several resets comes "
+            f"with a single start state (e.g. {next(iter(repeated))!r}); if episodes replay a fixed set of recorded "
+            "games, set FIXED_EPISODES = True"
+        )
+    else:
+        mission_law = "mission apart from the state"
+    summary = f"{situations} situations over {seeds} seeds: image and text agree, no state text in image mode, {mission_law}"
+    if unframed:
+        summary += (
+            f"; {REMOTE}cached frames against fresh renders in {unframed} situations (the server hides them: --expose-oracle)"
+        )
+    return summary

@@ -1,0 +1,88 @@
+"""An env's card and class rules as the kit reads them: locally from the registry and the class, remotely
+from the server (``rl4vlm/Remote-v0``), and a served env's local twin."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rl4vlm_gym.registry import env_card, env_class
+from rl4vlm_gym.testing.common import NotCheckable, _base, _env_class, _make, _oracle, is_remote
+from rl4vlm_gym.testing.rollouts import _rollout_trace
+
+
+def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The card a remote env's server gives for the id it serves (a session is opened to ask)."""
+    env = _make(env_id, **kwargs)
+    try:
+        base = _base(env)
+        card = dict(base.card)
+        card["served_id"] = base.served_id
+        if "class" in card and "levels" in card:
+            card["facts"] = base.facts()
+    finally:
+        env.close()
+    if "facts" not in card:
+        raise NotCheckable(f"the server gives no card for {card['served_id']!r}: it is not an RL4VLM Gym env with a card")
+    return card
+
+
+@dataclass(frozen=True)
+class _Card:
+    """What the kit reads of an env card (the registry's, or the one a remote server gives)."""
+
+    obs_modes: tuple[str, ...]
+    levels: tuple[str, ...]
+    default_level: int
+    reward_variants: tuple[str, ...]
+
+
+def _card(env_id: str, kwargs: Mapping[str, Any]) -> Any:
+    if not is_remote(env_id):
+        return env_card(env_id)
+    card = _served(env_id, kwargs)
+    return _Card(tuple(card["obs_modes"]), tuple(card["levels"]), card["default_level"], tuple(card["reward_variants"]))
+
+
+def _rules(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The env class's rules the kit reads without an env: locally from the class, remotely from the server's card."""
+    from rl4vlm_gym.docs import SECTIONS, missing_sections
+
+    if is_remote(env_id):
+        card = _served(env_id, kwargs)
+        facts, sections = dict(card["facts"]), card["class"]["doc_sections"]
+        facts.update(
+            {k: tuple(facts[k]) for k in ("APPEARANCES", "WORDINGS")},
+            missing_sections=[name for name in SECTIONS if not sections.get(name)],
+            name=f"{facts['name']} (served as {card['served_id']})",
+        )
+        return facts
+    cls = _env_class(env_id, **kwargs)
+    return {
+        "name": cls.__name__,
+        "APPEARANCES": cls.APPEARANCES,
+        "WORDINGS": cls.WORDINGS,
+        "REWARDS": cls.REWARDS,
+        "levels": len(cls.LEVELS),
+        "DEFAULT_LEVEL": cls.DEFAULT_LEVEL,
+        "missing_sections": missing_sections(cls),
+    }
+
+
+def _local_twin_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]) -> dict[str, tuple[str, list[list[str]]]]:
+    """The rollout digest and trace of the served id made here with the server's make arguments, if it is registered
+    here (a remote env's twin: the same bytes, from a process with other str hashing)."""
+    env = _make(env_id, **kwargs)
+    try:
+        base = _base(env)
+        served, made, oracle = base.served_id, base.served_make_kwargs, _oracle(base)
+    finally:
+        env.close()
+    try:
+        if not oracle and env_class(served).HAS_ORACLE:
+            return {}  # the policies would differ: the remote one plays without the hidden oracle
+    except KeyError:
+        return {}  # not registered here (or without a card): no local twin
+    local = {k: tuple(v) if isinstance(v, list) else v for k, v in made.items()}
+    return {f"the local {served}": _rollout_trace(served, seed, steps, local)}
