@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+from rl4vlm_gym import patches
+
 __all__ = ["DEBIAN_PACKAGES", "GLForkError", "GLUnavailableError", "current", "ensure_context", "import_miniworld", "when_current"]
 
 DEBIAN_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1", "libgl1-mesa-dri", "libglu1-mesa")
@@ -78,15 +80,20 @@ def import_miniworld() -> ModuleType:
     except ImportError as err:
         raise ImportError("the navigation envs need the `nav` extra: pip install 'rl4vlm-gym[nav]'") from err
     global _context_pid
-    if "pyglet.gl" not in sys.modules:  # once pyglet.gl is imported, its display mode is fixed
-        pyglet.options["headless"] = True
-        pyglet.options["headless_device"] = int(os.environ.get(EGL_DEVICE_VARIABLE, "0"))
-        pyglet.options["debug_gl"] = False  # a glGetError after every GL call costs ~20% of a step
-        pyglet.options["shadow_window"] = False  # made by ensure_context, so importing leaves fork usable
-    elif getattr(sys.modules["pyglet.gl"], "_shadow_window", None) is not None:
-        _adopt()  # someone imported pyglet.gl before us
-        _context_pid = os.getpid()
+    made_at_import = False
     try:
+        if "pyglet.gl" not in sys.modules:  # once pyglet.gl is imported, its display mode is fixed
+            pyglet.options["headless"] = True
+            pyglet.options["headless_device"] = int(os.environ.get(EGL_DEVICE_VARIABLE, "0"))
+            pyglet.options["debug_gl"] = False  # a glGetError after every GL call costs ~20% of a step
+            pyglet.options["shadow_window"] = False  # made by ensure_context, so importing leaves fork usable
+            if not deferring_shadow_window():  # (imports pyglet.gl, without a window)
+                # pyglet's own way: importing pyglet.window makes the shadow window (as importing pyglet.gl does by default)
+                pyglet.options["shadow_window"] = made_at_import = True
+                importlib.import_module("pyglet.window")
+        elif getattr(sys.modules["pyglet.gl"], "_shadow_window", None) is not None and deferring_shadow_window():
+            _adopt()  # someone imported pyglet.gl before us
+            _context_pid = os.getpid()
         miniworld = importlib.import_module("miniworld")
     except ImportError as err:
         if err.name == "miniworld":
@@ -94,7 +101,18 @@ def import_miniworld() -> ModuleType:
         raise explain(err) from err
     except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
         raise explain(err) from err
+    if made_at_import:
+        _context_pid = os.getpid()  # pyglet made its shadow window (the GL context) when miniworld imported it
     return _with_fast_textures(miniworld)
+
+
+def deferring_shadow_window() -> bool:
+    """Whether pyglet's private start-up (``pyglet.gl._create_shadow_window``) and context switching are
+    the ones the deferred shadow window was written for (the patch ``pyglet-deferred-shadow-window`` of
+    :mod:`rl4vlm_gym.patches`; imports ``pyglet.gl``). When they are not, pyglet makes its shadow window
+    itself, at import, and a process that imported MiniWorld can no longer fork workers that render."""
+    importlib.import_module("pyglet.gl")  # here, so a missing GL stack is explained, not a refusal
+    return patches.guard("pyglet-deferred-shadow-window")
 
 
 def _with_fast_textures(miniworld: ModuleType) -> ModuleType:
@@ -122,6 +140,9 @@ def ensure_context() -> None:
             "before forking (making one without reset() is fine)."
         )
     import_miniworld()
+    if not deferring_shadow_window():  # refused: pyglet made its shadow window itself, at import
+        _context_pid = pid
+        return
     import pyglet
 
     gl = sys.modules["pyglet.gl"]

@@ -5,7 +5,9 @@ PNG with a regular expression over its bytes: 0.85 s for a 512x512 texture, 4 s 
 brick wall, 6-8 s at the first reset of every process (each vector worker, each spawned test).
 :func:`install` replaces that one conversion with numpy's and keeps everything else of MiniWorld's
 loader; the bytes given to GL are pyglet's own (its missing alpha is the red channel, and MiniWorld
-stores the texture as GL_RGB anyway), so frames do not change.
+stores the texture as GL_RGB anyway), so frames do not change. The replacement is the patch
+``miniworld-texture-load`` of :mod:`rl4vlm_gym.patches`: it is made only over MiniWorld 2.1.0's own
+loader, and refused (with a warning, MiniWorld's loader kept) over any other.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from rl4vlm_gym import patches
 
 __all__ = ["install", "rgba_bytes"]
 
@@ -27,13 +31,10 @@ def rgba_bytes(image: Any) -> bytes:
     return np.concatenate([rgb, rgb[..., :1]], axis=2).tobytes()  # pyglet fills alpha from red
 
 
-def install() -> None:
-    """Make MiniWorld's ``Texture.load`` convert pixels with :func:`rgba_bytes` (idempotent)."""
-    from miniworld import opengl
-
-    if getattr(opengl.Texture.load, "__func__", None) is _load:
-        return
-    opengl.Texture.load = classmethod(_load)
+def install() -> bool:
+    """Make MiniWorld's ``Texture.load`` convert pixels with :func:`rgba_bytes` (idempotent), if it is
+    the loader this was written for (:func:`rl4vlm_gym.patches.assign`). True when ours is in place."""
+    return patches.assign("miniworld-texture-load", {"miniworld.opengl:Texture.load": _LOAD})
 
 
 def _load(cls: Any, tex_path: str) -> Any:
@@ -53,3 +54,7 @@ def _load(cls: Any, tex_path: str) -> Any:
     gl.glTexParameteri(gl.GL_TEXTURE_2D, gl.GL_TEXTURE_MIN_FILTER, gl.GL_LINEAR_MIPMAP_LINEAR)
     gl.glBindTexture(gl.GL_TEXTURE_2D, 0)
     return tex
+
+
+_LOAD = classmethod(_load)
+"""What :func:`install` stores as ``Texture.load`` (one object, so a second install sees it there)."""

@@ -50,6 +50,10 @@ def test_miniworld_imported_before_us_gets_it_too(monkeypatch: pytest.MonkeyPatc
     gl.import_miniworld()
     from miniworld import opengl
 
-    monkeypatch.setattr(opengl.Texture, "load", classmethod(lambda cls, path: None))  # as if MiniWorld were imported by the user
+    from rl4vlm_gym import patches
+
+    # MiniWorld's own loader back, as if MiniWorld were imported by the user (another loader is refused: test_patches.py)
+    monkeypatch.setattr(opengl.Texture, "load", patches.original("miniworld.opengl:Texture.load"))
+    assert opengl.Texture.load.__func__ is not textures._load
     gl.import_miniworld()
     assert opengl.Texture.load.__func__ is textures._load
