@@ -32,50 +32,59 @@ _STEPS = 15  # verl-agent's and most LLM-agent harnesses' WebShop step budget
 _SKILLS = ("web-navigation", "search", "instruction-following", "reading")
 _SUCCESS = "the purchase scores 1.0: every attribute, option and the price cap matched, the right kind of product"
 
-
-def _card(name: str, summary: str, **fields: object) -> EnvCard:
-    base: dict[str, object] = {
-        "id": f"rl4vlm/{name}",
-        "entry_point": "rl4vlm_gym.envs.webshop.webshop:WebShop",
-        "family": "webshop",
-        "summary": summary,
-        "skills": _SKILLS,
-        "levels": tuple(level.describe() for level in LEVELS),
-        "default_level": 2,
-        "action_grammar": _GRAMMAR,
-        "action_examples": _EXAMPLES,
-        "reward_variants": _VARIANTS,
-        "success": _SUCCESS,
-        "max_episode_steps": _STEPS,
-        "obs_modes": ("image+text", "text"),
-        "references": (WEBSHOP, VLDAC, GIGPO),
-        # which noun tagger scores titles (spaCy's model or our approximation) enters each run's protocol
-        "protocol_facts": "rl4vlm_gym.envs.webshop.nouns:protocol_facts",
-    }
-    base.update(fields)
-    return EnvCard(**base)  # type: ignore[arg-type]
-
-
 CARDS = (
-    _card("WebShop-v1", "Search a procedural web shop and buy the product, options and price the instruction asks for."),
-    _card(
-        "WebShop-Browser-v2",
-        "WebShop-v1 seen through a real browser: screenshots of the shop's pages taken by headless Chromium; "
-        "the text is WebShop's text_rich, which names the chosen options the page highlights.",
-        obs_modes=("image+text", "image", "text"),
+    EnvCard(
+        id="rl4vlm/WebShop-v1",
+        entry_point="rl4vlm_gym.envs.webshop.webshop:WebShop",
+        family="webshop",
+        summary="Search a procedural web shop and buy the product, options and price the instruction asks for.",
+        skills=_SKILLS,
+        levels=tuple(level.describe() for level in LEVELS),
+        default_level=2,
+        action_grammar=_GRAMMAR,
+        action_examples=_EXAMPLES,
+        reward_variants=_VARIANTS,
+        success=_SUCCESS,
+        max_episode_steps=_STEPS,
+        obs_modes=("image+text", "text"),
+        references=(WEBSHOP, VLDAC, GIGPO),
+        protocol_facts="rl4vlm_gym.envs.webshop.nouns:protocol_facts",
+    ),
+    EnvCard(
+        id="rl4vlm/WebShop-Browser-v2",
+        entry_point="rl4vlm_gym.envs.webshop.webshop:WebShop",
+        family="webshop",
+        summary="WebShop-v1 seen through a real browser: screenshots of the shop's pages taken by headless Chromium; the text is WebShop's text_rich, which names the chosen options the page highlights.",
+        skills=("web-navigation", "search", "instruction-following", "reading", "gui-reading"),
+        levels=tuple(level.describe() for level in LEVELS),
+        default_level=2,
+        action_grammar=_GRAMMAR,
+        action_examples=_EXAMPLES,
+        reward_variants=_VARIANTS,
+        success=_SUCCESS,
+        max_episode_steps=_STEPS,
+        references=(WEBSHOP, VLDAC, GIGPO),
         extra="webshop",
         kwargs={"renderer": "browser", "text_format": "text_rich"},
-        skills=(*_SKILLS, "gui-reading"),
-        # a headless Chromium per env: about 450 MiB and a core while it renders (Ray's placement)
-        resources={"num_cpus": 1, "memory": 768 * 2**20},
+        protocol_facts="rl4vlm_gym.envs.webshop.nouns:protocol_facts",
+        resources={"num_cpus": 1, "memory": 805306368},
     ),
-    _card(
-        "WebShop-Amazon-v1",
-        "Shop WebShop's real scraped Amazon products for its human (or synthetic) instructions.",
+    EnvCard(
+        id="rl4vlm/WebShop-Amazon-v1",
         entry_point="rl4vlm_gym.envs.webshop.webshop:WebShopData",
+        family="webshop",
+        summary="Shop WebShop's real scraped Amazon products for its human (or synthetic) instructions.",
+        skills=("web-navigation", "search", "instruction-following", "reading", "transfer"),
         levels=("WebShop's real products and goals (split: test 0-499, eval 500-1499, train 1500+)",),
         default_level=0,
-        skills=(*_SKILLS, "transfer"),
+        action_grammar=_GRAMMAR,
+        action_examples=_EXAMPLES,
+        reward_variants=_VARIANTS,
+        success=_SUCCESS,
+        max_episode_steps=_STEPS,
+        obs_modes=("image+text", "text"),
+        references=(WEBSHOP, VLDAC, GIGPO),
+        protocol_facts="rl4vlm_gym.envs.webshop.nouns:protocol_facts",
     ),
 )
 

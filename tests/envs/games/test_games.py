@@ -413,9 +413,9 @@ def test_a_pickled_view_of_another_board_size_continues_the_game() -> None:
 
 
 def test_the_cards_list_the_board_sizes_of_the_levels() -> None:
-    from rl4vlm_gym.envs import games
-
-    assert games._C4_SIZES == CONNECT_FOUR_SIZES  # the cards' module imports no env module, so it keeps a copy
-    card = next(c for c in rl4vlm_gym.list_envs() if c.id == "rl4vlm/ConnectFour-vs-Search-v0")
-    assert [level.split(" (")[0] for level in card.levels] == [f"{r} rows x {c} columns" for r, c in CONNECT_FOUR_SIZES]
-    assert card.default_level == ConnectFourVsSearch.DEFAULT_LEVEL == 1
+    # the cards' module imports no env module, so each card writes the sizes out
+    cards = [c for c in rl4vlm_gym.list_envs() if c.id.startswith("rl4vlm/ConnectFour-")]
+    assert len(cards) == 3
+    for card in cards:
+        assert [level.split(" (")[0] for level in card.levels] == [f"{r} rows x {c} columns" for r, c in CONNECT_FOUR_SIZES]
+        assert card.default_level == ConnectFourVsSearch.DEFAULT_LEVEL == 1
