@@ -196,7 +196,7 @@ def play(
         if typed.isdigit() and typed not in obs["actions"] and int(typed) < len(obs["actions"]):
             typed = obs["actions"][int(typed)]
         obs, reward, terminated, truncated, info = env.step(typed)
-        episode_return += reward
+        episode_return += float(reward)
         console.print(
             f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}"
         )

@@ -211,7 +211,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
         harness and the conformance kit do); from then on every ``info`` of the episode carries it.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
+    observation_space: spaces.Dict
+    action_space: Unicode
 
     # Set these in every subclass
     LEVELS: ClassVar[tuple[Any, ...]]
@@ -640,7 +642,7 @@ class VLMEnv(gym.Env[ObsDict, str]):
 
     def _observation(self, feedback: str) -> ObsDict:
         if self.obs_mode == "text":
-            image = np.zeros(self.observation_space["image"].shape, np.uint8)
+            image = np.zeros((*self.image_size, 3), np.uint8)  # the "image" space's shape
         else:
             image = self._frame()
         return {"image": image, "text": self._text(feedback), "mission": self._mission(), "actions": self._admissible}

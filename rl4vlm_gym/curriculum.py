@@ -179,7 +179,7 @@ class CurriculumWrapper(gym.Wrapper):
         if (terminated or truncated) and self._level is not None:
             self.curriculum.update(self._level, bool(info["success"]))
             self._level = None
-        return obs, reward, terminated, truncated, info
+        return obs, float(reward), terminated, truncated, info
 
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ class MixtureEnv(gym.Env):
         if (terminated or truncated) and entry.curriculum is not None and self._level is not None:
             entry.curriculum.update(self._level, bool(info["success"]))
             self._level = None
-        return obs, reward, terminated, truncated, {**info, "env_id": entry.env_id}
+        return obs, float(reward), terminated, truncated, {**info, "env_id": entry.env_id}
 
     def oracle_action(self) -> str:
         """The oracle action of the current episode's env."""

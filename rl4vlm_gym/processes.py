@@ -227,12 +227,12 @@ def own(group: int | None = None, paths: Sequence[str | os.PathLike[str]] = (), 
     """Kill process group ``group`` and processes ``pids`` and delete ``paths`` when this process
     dies, until released. A process of ``pids`` that is already gone is left out; one that ends
     later is not confused with a process that reuses its pid (Linux: their start times differ)."""
-    for path in map(os.fspath, paths):
+    for path in (os.fspath(p) for p in paths):
         if "\n" in path:
             raise ValueError(f"a path with a newline cannot be watched: {path!r}")
     started = ((pid, _start_time(int(pid))) for pid in pids)
     owned = Owned(
-        group, tuple(os.path.abspath(p) for p in map(os.fspath, paths)), tuple(f"{pid} {t}" for pid, t in started if t is not None)
+        group, tuple(os.path.abspath(os.fspath(p)) for p in paths), tuple(f"{pid} {t}" for pid, t in started if t is not None)
     )
     if group is not None:
         _change(f"G {int(group)}", +1)

@@ -144,7 +144,7 @@ def register(card: EnvCard) -> None:
         if existing == card:
             return
         raise ValueError(f"{card.id} is already registered with a different card")
-    wrappers = ()
+    wrappers: tuple[WrapperSpec, ...] = ()
     if card.timeout_reward:
         wrappers = (WrapperSpec("TimeoutReward", "rl4vlm_gym.wrappers:TimeoutReward", {}),)
     gym.register(

@@ -88,7 +88,7 @@ class Unicode(Space[str]):
     def __hash__(self) -> int:
         return hash(("Unicode", self.max_length))
 
-    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+    def to_jsonable(self, sample_n: Iterable[str]) -> list[str]:
         """Strings are already JSON-able."""
         return list(sample_n)
 
@@ -131,9 +131,9 @@ class UnicodeTuple(Space[tuple[str, ...]]):
         """Tuples of strings have no fixed-size numeric form."""
         return False
 
-    def seed(self, seed: int | None = None) -> int | list[int]:  # type: ignore[override]
+    def seed(self, seed: int | None = None) -> int | list[int]:
         """Seed this space and its item space."""
-        return [super().seed(seed), self.item_space.seed(seed)]  # type: ignore[list-item]
+        return [super().seed(seed), self.item_space.seed(seed)]
 
     def sample(self, mask: Any = None, probability: Any = None) -> tuple[str, ...]:
         """A random tuple of random strings."""
@@ -163,7 +163,7 @@ class UnicodeTuple(Space[tuple[str, ...]]):
     def __hash__(self) -> int:
         return hash(("UnicodeTuple", self.max_items, self.max_length))
 
-    def to_jsonable(self, sample_n: Sequence[tuple[str, ...]]) -> list[list[str]]:
+    def to_jsonable(self, sample_n: Iterable[tuple[str, ...]]) -> list[list[str]]:
         """Tuples become lists."""
         return [list(x) for x in sample_n]
 

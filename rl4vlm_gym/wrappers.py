@@ -136,7 +136,8 @@ class BalrogActions(gym.Wrapper, RecordConstructorArgs):
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        parser = self.env.unwrapped.parser
+        base: Any = self.env.unwrapped  # a VLMEnv, or another env with its parser (checked in __init__)
+        parser = base.parser
         result = parser.parse(action, self._actions)
         if result.valid:  # a move the rules refuse stays our contract's invalid step (BALROG's envs refuse none)
             obs, reward, terminated, truncated, info = self.env.step(action)

@@ -150,7 +150,7 @@ class HFAgent(ModelAgent):
         defaults = {"max_new_tokens": 64, "temperature": 0.0, **self.protocol_defaults(self.prompt)}
         max_new_tokens = defaults["max_new_tokens"] if max_new_tokens is None else max_new_tokens
         temperature = defaults["temperature"] if temperature is None else temperature
-        self.settings = {"max_new_tokens": int(max_new_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        self.settings: dict[str, Any] = {"max_new_tokens": int(max_new_tokens), "temperature": float(temperature), "top_p": float(top_p)}
         self.seed, self.batch_size, self.device = int(seed), max(1, int(batch_size)), device
         self._calls = 0
 

@@ -96,7 +96,7 @@ class OpenAIAgent(ModelAgent):
         where = f"{self.base_url or 'https://api.openai.com/v1'} (model {self.model!r})"
         try:
             settings = {k: v for k, v in self.settings.items() if v is not None}
-            reply = self.client.chat.completions.create(model=self.model, messages=to_openai(conversation, self._png_level), **settings)  # type: ignore[arg-type]
+            reply = self.client.chat.completions.create(model=self.model, messages=to_openai(conversation, self._png_level), **settings)
         except openai.APITimeoutError:
             raise AgentError(f"{where} did not answer within {self.client.timeout} s ({self.client.max_retries} retries)") from None
         except openai.APIConnectionError as err:

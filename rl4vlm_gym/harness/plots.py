@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 __all__ = ["DPI", "cross_table", "learning_curves", "overall_bars", "save", "svg_inline", "task_bars", "transfer_matrix"]
 
 DPI = 110
 _BOUNDED = ("success", "progress", "normalised_steps")
 _STEP_COLUMNS = ("env_steps", "step")
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "rl4vlm-gym",  # clip-path ids from a fixed salt, not a random one
     "svg.fonttype": "none",  # text stays text: small, searchable, escaped by the SVG writer
     "font.size": 9,

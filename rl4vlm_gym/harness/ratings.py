@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -368,6 +368,14 @@ def wilson(successes: int, n: int, z: float = 1.96) -> list[float]:
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
+class _TeamTally(TypedDict):
+    games: int
+    successes: int
+    returns: float
+    forfeits: int
+    by_seat: list[list[int]]
+
+
 def team_rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> list[dict[str, Any]]:
     """Each player's team success in a cooperative game (a game's ``scores`` are the team's: 1 or 0).
 
@@ -377,7 +385,9 @@ def team_rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> l
         (Wilson), ``by_seat`` (``[successes, games]`` in each seat), ``mean_return`` and
         ``forfeits`` (games it lost the team by an error or stalling).
     """
-    tally = {p: {"games": 0, "successes": 0, "returns": 0.0, "forfeits": 0, "by_seat": [[0, 0], [0, 0]]} for p in players}
+    tally: dict[str, _TeamTally] = {
+        p: {"games": 0, "successes": 0, "returns": 0.0, "forfeits": 0, "by_seat": [[0, 0], [0, 0]]} for p in players
+    }
     for r in records:
         team = int(r["scores"][0] == 1)
         for seat, p in enumerate(r["players"]):
@@ -389,7 +399,7 @@ def team_rate(records: Sequence[Mapping[str, Any]], players: Sequence[str]) -> l
             t["by_seat"][seat][1] += 1
         if r.get("forfeit") is not None:
             tally[r["players"][r["forfeit"]]]["forfeits"] += 1
-    rows = []
+    rows: list[dict[str, Any]] = []
     for p in players:
         t = tally[p]
         n = t["games"]

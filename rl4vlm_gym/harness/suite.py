@@ -166,7 +166,10 @@ class _TaskSpec(BaseModel):
         if bad:
             raise ValueError(f"seeds must be in [0, 2**32); got {bad[:5]}")
         seen: set[int] = set()  # a set, not list.count: poker tasks list thousands of seeds
-        repeated = sorted({s for s in seeds if s in seen or seen.add(s)})
+        twice: set[int] = set()
+        for s in seeds:
+            (twice if s in seen else seen).add(s)
+        repeated = sorted(twice)
         if repeated:
             raise ValueError(f"seeds repeat: {repeated[:5]}")
         return seeds

@@ -137,7 +137,7 @@ class EnvRollout:
             make_kwargs = {"obs_mode": obs_mode, **dict(env_kwargs or {})}
             env_name = env
             self._make: Callable[[], gym.Env] = lambda: gym.make(env_name, **make_kwargs)
-            self.env_id = env_id or env
+            self.env_id: str | None = env_id or env
         elif callable(env):
             self._make = env
             self.env_id = env_id
@@ -275,7 +275,9 @@ class _Episode:
         self.completion_ids += ids
         self.mask += [mask] * len(ids)
         if self.logprobs is not None:
-            if mask and logprobs is None:
+            if not mask:
+                self.logprobs += [0.0] * len(ids)
+            elif logprobs is None:
                 self.logprobs = None  # the generator gave none (transformers): TRL then needs none
             else:
-                self.logprobs += logprobs if mask else [0.0] * len(ids)
+                self.logprobs += logprobs
