@@ -28,6 +28,10 @@ NLE copies ``nle.nethack.nethack.DLPATH`` into a memory file when a game is made
 again at each reset (to reset NetHack's globals), so the library must be chosen before the game
 exists: :func:`pinned_clock` points ``DLPATH`` at the copy while our envs make their game, and
 restores it after, so other NLE users in the process keep NLE's library.
+
+This is the patch ``nethack-pinned-clock`` of :mod:`rl4vlm_gym.patches`: where ``DLPATH`` names
+another build than balrog-nle 0.9.0's, :func:`pinned_clock` refuses it with a warning and the game
+loads NLE's own library (its calendar then follows the wall clock).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from pathlib import Path
 
 from nle.nethack import nethack as nle_nethack
 
-from rl4vlm_gym import cache
+from rl4vlm_gym import cache, patches
 
 CLOCK = 946_728_000  # 2000-01-01 12:00:00 UTC (see the module's docstring)
 NLE_LIBRARY = Path(nle_nethack.DLPATH)  # NLE's own, as installed
@@ -157,8 +161,13 @@ def pinned_clock() -> Iterator[Path]:
     """NLE games made inside load the patched library (NLE copies ``DLPATH`` when a game is made).
 
     ``DLPATH`` is a module global: our games are made one thread at a time under a lock, so each
-    gets the patched library (an NLE game of someone else's made meanwhile in another thread could too)."""
+    gets the patched library (an NLE game of someone else's made meanwhile in another thread could too).
+    Where ``DLPATH`` is not the build the patch was written for, it is left alone (a warning says so)
+    and the path yielded is NLE's."""
     with _dlpath_lock:
+        if not patches.guard("nethack-pinned-clock"):
+            yield Path(nle_nethack.DLPATH)
+            return
         library = pinned_library()
         saved, nle_nethack.DLPATH = nle_nethack.DLPATH, str(library)
         try:

@@ -17,6 +17,10 @@ and queries again, and deep-copies each derivation's context thousands of times:
 :func:`lighten_text_generation` keeps the parse trees, still building every caller its own objects
 from them, and copies the contexts' dicts, not the entities in them, which the generator only reads
 (an ALFWorld step 160 -> 83 ms, benchmarks/alfworld_step.py).
+
+Both are patches of :mod:`rl4vlm_gym.patches` (``textworld-parse-cache``,
+``textworld-pddl-translation-cache``), made only over TextWorld 1.7.0's own code: over any other,
+they are refused with a warning and TextWorld's code runs.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from textworld.envs import PddlEnv
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.logic import Proposition, Variable
 from textworld.utils import check_flag
+
+from rl4vlm_gym import patches
 
 T = TypeVar("T")
 
@@ -100,19 +106,27 @@ PARSES = 8192
 """How many parse trees of grammar strings and logic expressions a process keeps."""
 
 
-def lighten_text_generation() -> None:
+def lighten_text_generation() -> bool:
     """Cache the tatsu parse in TextWorld's two ``_parse_and_convert`` (its text generator's and its
     logic's), both pure functions of their arguments; the walk from the tree into TextWorld's objects
     runs on every call, as before, so no caller shares an object with another. And copy a
     derivation's context (``textgen.copy_context``) one level deep: its variables and mapping are
-    dicts the generator updates, of entity infos and variables it never changes. Idempotent."""
+    dicts the generator updates, of entity infos and variables it never changes. Idempotent; made only
+    over TextWorld 1.7.0's functions (:func:`rl4vlm_gym.patches.assign`). True when ours are in place."""
+    return patches.assign("textworld-parse-cache", _replacements())
+
+
+@functools.cache
+def _replacements() -> dict[str, Any]:
+    """Our three functions, made once (so a second :func:`lighten_text_generation` finds them in place)."""
     from textworld import logic
     from textworld.envs.pddl import textgen
 
-    for module, converter in ((textgen, textgen._Converter), (logic, logic._ModelConverter)):
-        if not getattr(module._parse_and_convert, "memoized", False):
-            module._parse_and_convert = _memoized(module._PARSER, converter)
-    textgen.copy_context = _copy_context
+    return {
+        "textworld.envs.pddl.textgen:_parse_and_convert": _memoized(textgen._PARSER, textgen._Converter),
+        "textworld.logic:_parse_and_convert": _memoized(logic._PARSER, logic._ModelConverter),
+        "textworld.envs.pddl.textgen:copy_context": _copy_context,
+    }
 
 
 def _copy_context(context: Mapping[str, Any]) -> dict[str, Any]:
@@ -185,13 +199,16 @@ class CachedPddlState(pddl_logic.PddlState):
 class CachedPddlEnv(PddlEnv):
     """``textworld.envs.PddlEnv`` whose ``load`` and ``reset`` reuse the game's parsed grammar and PDDL
     translation, and whose text is generated with memoized parsers (see the module's docstring);
-    everything else is TextWorld's."""
+    everything else is TextWorld's. Over another TextWorld than 1.7.0 (the patches refused), it is
+    TextWorld's ``PddlEnv``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107
         lighten_text_generation()
         super().__init__(*args, **kwargs)
 
     def load(self, filename_or_data: str | Mapping[str, Any]) -> None:
+        if not patches.guard("textworld-pddl-translation-cache"):
+            return super().load(filename_or_data)
         if isinstance(filename_or_data, Mapping):
             data, self._game_file = filename_or_data, None
         else:
@@ -208,6 +225,8 @@ class CachedPddlEnv(PddlEnv):
         self._entity_infos = self._get_entity_infos()
 
     def reset(self) -> GameState:
+        if not patches.guard("textworld-pddl-translation-cache"):
+            return super().reset()
         # PddlEnv.reset (textworld 1.7) with the cached state
         self._pddl_state = CachedPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic)
         self.prev_state = None
