@@ -12,7 +12,7 @@ card and dice games, :class:`~.referential.ReferentialAEC`), holds that contract
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -131,15 +131,51 @@ class VLMAgentsAEC(AECEnv):
     shows the view of the agent to move (``ansi``: its text; ``human``: a window named ``title``).
     """
 
-    observation_spaces: dict[str, spaces.Space]
-    action_spaces: dict[str, spaces.Space]
-    parser: ActionParser
-    obs_mode: str
-    image_size: int
-    render_mode: str | None
-    max_cycles: int
+    MIN_IMAGE_SIDE: ClassVar[int] = 64
+    REWARDS: ClassVar[Mapping[str, Mapping[str, float]]] = {}
+    """``{variant: {event: reward}}`` of an env with reward variants (``reward_variant`` picks
+    one); empty where the rewards are the game's returns."""
+
     title: str
     _window: HumanWindow | None = None
+
+    def __init__(
+        self,
+        agents: Sequence[str],
+        *,
+        obs_mode: str,
+        image_size: int,
+        render_mode: str | None,
+        max_cycles: int,
+        render_fps: int,
+        action_format: str = "auto",
+        action_match: str = "lenient",
+        reward_variant: str | None = None,
+        synonyms: Mapping[str, str] | None = None,
+        max_actions: int = 16,
+        max_length: int = 16,
+    ) -> None:
+        """The set-up every AEC env of the family shares. A subclass checks its own arguments (its
+        game, level...), names its ``agents`` and calls this, then starts a game.
+
+        It refuses the first bad common argument with a ``ValueError`` (:func:`check_arguments`;
+        images at least ``MIN_IMAGE_SIDE`` pixels, ``reward_variant`` one of ``REWARDS``), keeps
+        the arguments, sets ``render_fps`` in ``metadata``, builds the ``parser`` (with the game's
+        ``synonyms``), each agent's spaces (:func:`agent_spaces`: at most ``max_actions`` legal
+        moves of ``max_length`` characters) and an unseeded ``np_random`` (``reset(seed=...)``
+        seeds it)."""
+        super().__init__()
+        check_arguments(
+            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=self.MIN_IMAGE_SIDE, render_mode=render_mode,
+            max_cycles=max_cycles, reward_variant=reward_variant, rewards=self.REWARDS,
+        )
+        self.metadata = {**self.metadata, "render_fps": render_fps}
+        self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
+        self.render_mode, self.max_cycles = render_mode, max_cycles
+        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(synonyms or {}))  # type: ignore[arg-type]
+        self.possible_agents = list(agents)
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, max_actions, max_length)
+        self.np_random, _ = seeding.np_random(None)
 
     # Set these in every subclass -------------------------------------------------------------------
 
@@ -313,6 +349,9 @@ class BoardGameAEC(VLMAgentsAEC):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_board_game_v0", "is_parallelizable": False, "render_fps": 2}
+    MIN_IMAGE_SIDE: ClassVar[int] = 32
+    REWARDS: ClassVar[Mapping[str, Mapping[str, float]]] = REWARDS
+    reward_variant: str  # always one of REWARDS (the default "native")
 
     def __init__(
         self,
@@ -328,28 +367,20 @@ class BoardGameAEC(VLMAgentsAEC):
         max_cycles: int = 50,
         render_fps: int = 2,
     ) -> None:
-        super().__init__()
-        self.metadata = {**self.metadata, "render_fps": render_fps}
         if game not in GAMES:
             raise ValueError(f"game={game!r} is unknown; choose one of {sorted(GAMES)}")
-        check_arguments(
-            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=32, render_mode=render_mode,
-            max_cycles=max_cycles, reward_variant=reward_variant, rewards=REWARDS,
-        )
         self.level, self.game = self._board_game(game, level)
+        self.rules = self.game.rules()  # PettingZoo's env (OpenSpiel's off 6 x 7): plays the moves
+        super().__init__(
+            self.rules.possible_agents,  # PettingZoo's names, first mover first
+            obs_mode=obs_mode, image_size=image_size, render_mode=render_mode, max_cycles=max_cycles, render_fps=render_fps,
+            action_format=action_format, action_match=action_match, reward_variant=reward_variant,
+        )
         self.moves = self.game.moves  # the move names by PettingZoo's action id, named once
         self.title = self.game.title
-        self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
-        self.render_mode, self.max_cycles = render_mode, max_cycles
-        self.parser = ActionParser(format=action_format, match=action_match)  # type: ignore[arg-type]
-        self.rules = self.game.rules()  # PettingZoo's env (OpenSpiel's off 6 x 7): plays the moves
-        self.possible_agents = list(self.rules.possible_agents)  # PettingZoo's names, first mover first
         self._painter: Any = None  # PettingZoo's env in rgb_array mode: draws the frames
         self._frames: dict[Board, NDArray[np.uint8]] = {}
         self._oracle = exact_player(self.game)
-        side = self.image_size
-        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, side)
-        self.np_random, _ = seeding.np_random(None)
         self._reset_state()
 
     @staticmethod

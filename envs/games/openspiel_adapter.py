@@ -410,16 +410,18 @@ class _SpielAgents:
     possible_agents: list[str]
     _frames: dict[Any, NDArray[np.uint8]]
 
-    def _setup(self, game: str | TextGame, level: int, image_size: int) -> None:
+    def _pick(self, game: str | TextGame, level: int) -> list[str]:
+        """Resolve ``game`` at ``level`` (``ValueError`` if unknown); the players' names, OpenSpiel's order."""
         self.text_game = _resolve(game)
         self.level = _check_level(level, self.text_game)
         self.spec = self.text_game.levels[self.level].spec
-        spiel = load(self.spec)
-        self.possible_agents = [f"player_{p}" for p in range(spiel.num_players())]  # OpenSpiel's player order
-        self.observation_spaces, self.action_spaces = agent_spaces(
-            self.possible_agents, image_size, max_actions=max(spiel.num_distinct_actions(), 1), max_length=MAX_MOVE_LENGTH
-        )
         self._frames = {}
+        return [f"player_{p}" for p in range(load(self.spec).num_players())]
+
+    @property
+    def _move_sizes(self) -> dict[str, int]:
+        """The most legal moves an agent may have and the longest name (its action space's bounds)."""
+        return {"max_actions": max(load(self.spec).num_distinct_actions(), 1), "max_length": MAX_MOVE_LENGTH}
 
     @property
     def title(self) -> str:
@@ -502,19 +504,15 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
         max_cycles: int = 100,
         render_fps: int = 2,
     ) -> None:
-        super().__init__()
-        check_arguments(
-            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles
-        )
-        self._setup(game, level, image_size)
+        agents = self._pick(game, level)
         dynamics = load(self.spec).get_type().dynamics.name
         if dynamics != "SEQUENTIAL":
             raise ValueError(f"{self.spec!r} has {dynamics} dynamics: play it with OpenSpielParallel (openspiel_parallel_env)")
-        self.metadata = {**self.metadata, "render_fps": render_fps}
-        self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
-        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.text_game.synonyms))  # type: ignore[arg-type]
+        super().__init__(
+            agents, obs_mode=obs_mode, image_size=image_size, render_mode=render_mode, max_cycles=max_cycles, render_fps=render_fps,
+            action_format=action_format, action_match=action_match, synonyms=self.text_game.synonyms, **self._move_sizes,
+        )
         self._perfect = load(self.spec).get_type().information.name == "PERFECT_INFORMATION"
-        self.np_random, _ = seeding.np_random(None)
         self.reset()
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -627,7 +625,8 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         check_arguments(
             self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles
         )
-        self._setup(game, level, image_size)
+        self.possible_agents = self._pick(game, level)
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, **self._move_sizes)
         self.metadata = {**self.metadata, "render_fps": render_fps}
         self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.text_game.synonyms))  # type: ignore[arg-type]

@@ -24,8 +24,7 @@ from gymnasium.utils import seeding
 from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, check_arguments
-from rl4vlm_gym.parsing import ActionParser
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC
 from rl4vlm_gym.rendering import font, to_array
 
 if TYPE_CHECKING:
@@ -457,6 +456,7 @@ class ReferentialAEC(VLMAgentsAEC):
         "render_fps": 2,
     }
     REWARDS: ClassVar = _ReferentialView.REWARDS
+    MIN_IMAGE_SIDE: ClassVar[int] = 48
     title = "Referential game"
 
     def __init__(
@@ -472,22 +472,14 @@ class ReferentialAEC(VLMAgentsAEC):
         max_cycles: int = 10,
         render_fps: int = 2,
     ) -> None:
-        super().__init__()
         if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(LEVELS):
             raise ValueError(f"level={level!r} is not valid: give an int in 0..{len(LEVELS) - 1}")
-        check_arguments(
-            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=48, render_mode=render_mode,
-            max_cycles=max_cycles, reward_variant=reward_variant, rewards=self.REWARDS,
+        self.level = level
+        super().__init__(
+            ["speaker", "listener"],
+            obs_mode=obs_mode, image_size=image_size, render_mode=render_mode, max_cycles=max_cycles, render_fps=render_fps,
+            action_format=action_format, action_match=action_match, reward_variant=reward_variant, max_actions=128, max_length=32,
         )
-        self.metadata = {**self.metadata, "render_fps": render_fps}
-        self.level, self.obs_mode, self.image_size, self.reward_variant = level, obs_mode, image_size, reward_variant
-        self.render_mode, self.max_cycles = render_mode, max_cycles
-        self.parser = ActionParser(format=action_format, match=action_match)  # type: ignore[arg-type]
-        self.possible_agents = ["speaker", "listener"]
-        self.observation_spaces, self.action_spaces = agent_spaces(
-            self.possible_agents, image_size, max_actions=128, max_length=32
-        )
-        self.np_random, _ = seeding.np_random(None)
         self.reset()
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:

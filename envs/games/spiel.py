@@ -26,8 +26,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, cached_frame, check_arguments
-from rl4vlm_gym.parsing import ActionParser
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, cached_frame
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -421,23 +420,17 @@ class SpielAEC(VLMAgentsAEC):
         max_cycles: int = 100,
         render_fps: int = 2,
     ) -> None:
-        super().__init__()
         if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(self.SPECS):
             raise ValueError(f"level={level!r} is not valid: give an int in 0..{len(self.SPECS) - 1}")
         if isinstance(players, bool) or not isinstance(players, int) or players not in self.PLAYERS:
             raise ValueError(f"players={players!r} is not valid for {self.GAME.title}: give an int in {self.PLAYERS}")
-        check_arguments(
-            self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode,
-            max_cycles=max_cycles,
-        )
-        self.metadata = {**self.metadata, "render_fps": render_fps}
         self.level, self.players, self.spec = level, players, self.game_spec(level, players)
-        self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
-        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.GAME.synonyms))  # type: ignore[arg-type]
-        self.possible_agents = [f"player_{i}" for i in range(load(self.spec).num_players())]  # OpenSpiel's players, in order
-        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, self.MAX_ACTIONS)
+        super().__init__(
+            [f"player_{i}" for i in range(load(self.spec).num_players())],  # OpenSpiel's players, in order
+            obs_mode=obs_mode, image_size=image_size, render_mode=render_mode, max_cycles=max_cycles, render_fps=render_fps,
+            action_format=action_format, action_match=action_match, synonyms=self.GAME.synonyms, max_actions=self.MAX_ACTIONS,
+        )
         self._frames: dict[Any, NDArray[np.uint8]] = {}
-        self.np_random, _ = seeding.np_random(None)
         self.reset()
 
     @classmethod
