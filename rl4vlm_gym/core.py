@@ -34,7 +34,8 @@ subclass" block of the class body.
 from __future__ import annotations
 
 import dis
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import CodeType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -106,10 +107,26 @@ def _plain_data(value: Any, where: str) -> Any:
 
 
 # The base class's own state: a subclass that assigns one of these breaks the contract silently
-# (e.g. ``self._optimal`` is what ``info["optimal_steps"]`` reports), so defining such a class fails.
+# (e.g. ``self._optimal`` is what ``info["optimal_steps"]`` reports). Two guards keep it: defining a
+# class whose methods assign one fails (a scan of their bytecode, below), and so does any
+# assignment at run time that is not made by VLMEnv's own methods (a data descriptor per name,
+# :class:`_OwnState`), whatever the Python version or the way the name is set (``setattr``, ``exec``).
 _BASE_STATE = frozenset(
     {"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window", "appearance", "wording", "_wording_salt"}
 )
+
+# Instructions that leave a local variable (a closure's cell included) on top of the stack, by
+# CPython version: 3.11-3.12 load one at a time; 3.13's superinstructions load two (or store one
+# and load another), the last on top; 3.14 adds borrowed loads. Extend it for a new interpreter:
+# tests/test_base_state.py fails on one whose stores it cannot see.
+_LOCAL_LOADS = frozenset(
+    {
+        "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",  # 3.11-3.12
+        "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST",  # 3.13
+        "LOAD_FAST_BORROW", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",  # 3.14
+    }
+)  # fmt: skip
+_NO_STACK = frozenset({"EXTENDED_ARG", "CACHE", "NOP", "NOT_TAKEN"})  # prefixes and padding: they move nothing
 
 
 def _codes(code: CodeType) -> Iterator[CodeType]:
@@ -119,22 +136,98 @@ def _codes(code: CodeType) -> Iterator[CodeType]:
             yield from _codes(const)
 
 
+def _local_on_top(instruction: Any) -> str | None:
+    """The local variable ``instruction`` leaves on top of the stack, if it loads one."""
+    if instruction.opname not in _LOCAL_LOADS:
+        return None
+    value = instruction.argval  # a (first, second) pair for 3.13's two-variable instructions
+    return value[-1] if isinstance(value, tuple) else value
+
+
+def _store_owner(instructions: Sequence[Any], index: int) -> str | None:
+    """The local variable whose attribute the ``STORE_ATTR`` at ``index`` sets, where it can be told
+    from the instructions: the one loaded just before (``x.a = v``, ``x.a, y = v``, ``for x.a in``),
+    or, in an augmented assignment (``x.a += v``: load x, ``COPY 1``, ``LOAD_ATTR a``, ... ``SWAP 2``,
+    ``STORE_ATTR a``), the one loaded before the ``COPY``; ``None`` for any other owner."""
+    if index == 0:
+        return None
+    previous = instructions[index - 1]
+    if previous.opname != "SWAP":
+        return _local_on_top(previous)
+    name = instructions[index].argval
+    for j in range(index - 2, 1, -1):
+        load, copy = instructions[j], instructions[j - 1]
+        if load.opname == "LOAD_ATTR" and load.argval == name and copy.opname == "COPY" and copy.arg == 1:
+            return _local_on_top(instructions[j - 2])
+    return None
+
+
+def _stores_on(instructions: Iterable[Any], owner: str, names: Collection[str] = _BASE_STATE) -> set[str]:
+    """The ``names`` that ``instructions`` (``dis.Instruction``-like: ``opname``, ``arg``, ``argval``)
+    assign as attributes of the local variable ``owner``."""
+    steps = [i for i in instructions if i.opname not in _NO_STACK]
+    return {
+        step.argval
+        for k, step in enumerate(steps)
+        if step.opname == "STORE_ATTR" and step.argval in names and _store_owner(steps, k) == owner
+    }
+
+
 def _self_stores(function: Any) -> set[str]:
     """The base-state names that ``function`` (or a function nested in it) assigns on its first argument."""
     code = getattr(function, "__code__", None)
-    if code is None or not code.co_varnames:
+    if code is None or not code.co_argcount:
         return set()
-    found = set()
+    found: set[str] = set()
     for inner in _codes(code):
-        previous = None
-        for instruction in dis.get_instructions(inner):
-            if instruction.opname == "STORE_ATTR" and instruction.argval in _BASE_STATE and previous is not None:
-                # the first argument, read directly or (once a closure captures it) through its cell
-                loads_self = previous.opname.startswith("LOAD_FAST") or previous.opname == "LOAD_DEREF"
-                if loads_self and previous.argval == code.co_varnames[0]:
-                    found.add(instruction.argval)
-            previous = instruction
+        found |= _stores_on(dis.get_instructions(inner), code.co_varnames[0])
     return found
+
+
+def _functions(value: Any) -> Iterator[Any]:
+    """The functions a class attribute holds: a method's, a static or class method's, a property's."""
+    if isinstance(value, property):
+        yield from (f for f in (value.fget, value.fset, value.fdel) if f is not None)
+    else:
+        yield getattr(value, "__func__", value)
+
+
+class _OwnState:
+    """One name of VLMEnv's own state, as a data descriptor on the class: anyone reads it (from the
+    instance's ``__dict__``: pickling and copying see a plain attribute), and only VLMEnv's own
+    methods assign or delete it. The run-time half of the guard: it holds on any Python version,
+    whatever compiles the assignment."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, env: Any, owner: type | None = None) -> Any:
+        if env is None:
+            return self
+        try:
+            return env.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(f"{type(env).__name__!r} object has no attribute {self.name!r}") from None
+
+    def _refuse_foreign(self, env: Any, caller: CodeType) -> None:
+        if caller not in _OWN_CODE:
+            raise AttributeError(
+                f"{caller.co_qualname} assigns {type(env).__name__}.{self.name}, which is VLMEnv's own state "
+                f"(the base class keeps {sorted(_BASE_STATE)}); use another name"
+            )
+
+    def __set__(self, env: Any, value: Any) -> None:
+        self._refuse_foreign(env, sys._getframe(1).f_code)
+        env.__dict__[self.name] = value
+
+    def __delete__(self, env: Any) -> None:
+        self._refuse_foreign(env, sys._getframe(1).f_code)
+        del env.__dict__[self.name]
+
+
+_OWN_CODE: frozenset[CodeType] = frozenset()  # VLMEnv's methods' code: set once the class is defined
 
 
 class MissingDataError(FileNotFoundError):
@@ -286,19 +379,22 @@ class VLMEnv(gym.Env[ObsDict, str]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Refuse a subclass that would overwrite the base class's own state (:data:`_BASE_STATE`):
-        as a class attribute, or by assigning ``self.<name>`` in any of its methods. Checked once,
-        when the class is defined, so it costs nothing per step."""
+        as a class attribute, or by assigning ``self.<name>`` in any of its methods or its mixins'.
+        Checked once, when the class is defined; an assignment the scan cannot see (``setattr``,
+        code compiled later) is refused when it runs (:class:`_OwnState`)."""
         super().__init_subclass__(**kwargs)
-        for name, value in vars(cls).items():
-            if name in _BASE_STATE:
-                raise TypeError(f"{cls.__qualname__} defines {name!r}, which is VLMEnv's own state; rename it")
-            function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
-            clobbered = _self_stores(function)
-            if clobbered:
-                raise TypeError(
-                    f"{cls.__qualname__}.{name} assigns self.{sorted(clobbered)[0]}, which is VLMEnv's own state "
-                    f"(the base class keeps {sorted(_BASE_STATE)}); use another name"
-                )
+        # the class and the mixins it brings in before VLMEnv (a VLMEnv subclass was checked when defined)
+        mine = [cls, *(k for k in cls.__mro__[1:] if not issubclass(k, VLMEnv) and k not in VLMEnv.__mro__)]
+        for klass in mine:
+            for name, value in vars(klass).items():
+                if name in _BASE_STATE:
+                    raise TypeError(f"{klass.__qualname__} defines {name!r}, which is VLMEnv's own state; rename it")
+                clobbered = set().union(*(_self_stores(f) for f in _functions(value)))
+                if clobbered:
+                    raise TypeError(
+                        f"{klass.__qualname__}.{name} assigns self.{sorted(clobbered)[0]}, which is VLMEnv's own state "
+                        f"(the base class keeps {sorted(_BASE_STATE)}); use another name"
+                    )
 
     def __init__(
         self,
@@ -718,3 +814,9 @@ class VLMEnv(gym.Env[ObsDict, str]):
         state["_frames"] = {}  # a cache, rebuilt on demand
         state["_window"] = None  # a live window cannot cross processes
         return state
+
+
+_OWN_CODE = frozenset(code for value in vars(VLMEnv).values() for f in _functions(value) if hasattr(f, "__code__") for code in _codes(f.__code__))
+for _name in _BASE_STATE:
+    setattr(VLMEnv, _name, _OwnState(_name))
+del _name

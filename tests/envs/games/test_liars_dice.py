@@ -33,7 +33,7 @@ def game_at(env_id: str, seat: int, history: tuple[int, ...], level: int = 0, **
     base = env.unwrapped
     base.seat, base.history = seat, history
     base.state = replay(SPECS[level], history)
-    base._admissible = base._actions()  # the base class keeps the moves it offered at reset
+    vars(base)["_admissible"] = base._actions()  # as the base class would (it keeps the moves it offered; only it may set them)
     return env
 
 
