@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
+from minigrid.core.world_object import Door
 from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
@@ -227,8 +228,14 @@ class BabyAI(VLMEnv):
             return StepOutcome(outcome.event, truncated=True, feedback=outcome.feedback, error=outcome.error)
         return outcome
 
+    def _pov(self) -> tuple[Any, NDArray[Any], NDArray[Any]]:
+        """minigrid's egocentric view at the last observation: the grid, the visibility mask, the encoding."""
+        if self.game.pov is None:
+            raise RuntimeError("no observation yet: reset first")
+        return self.game.pov
+
     def _describe(self) -> str:
-        return _text_of(self.game.pov[2].tobytes())
+        return _text_of(self._pov()[2].tobytes())
 
     def _text(self, feedback: str) -> str:
         # BALROG's observation body (its short-term context is empty), after an invalid output's feedback
@@ -246,7 +253,7 @@ class BabyAI(VLMEnv):
         return instruction_prompt(self._mission())
 
     def _render(self) -> NDArray[np.uint8]:
-        grid, vis_mask, _ = self.game.pov
+        grid, vis_mask, _ = self._pov()
         frame = grid.render(TILE, agent_pos=_AGENT, agent_dir=3, highlight_mask=vis_mask)  # minigrid's get_pov_render
         height, width = self.image_size
         if frame.shape[:2] != (height, width):
@@ -261,8 +268,8 @@ class BabyAI(VLMEnv):
             x, y = obj.cur_pos
             where = "held" if obj is game.carrying else f"{x},{y}" if x >= 0 and game.grid.get(x, y) is obj else "gone"
             things.append(f"{obj.color} {obj.type}@{where}")
-        door = next((d for row in game.room_grid for room in row for d in room.doors if d), None)
-        if door is not None:
+        door = next((d for row in game.room_grid for room in row for d in room.doors if isinstance(d, Door)), None)
+        if door is not None and door.cur_pos is not None:
             things.append(
                 f"{'locked' if door.is_locked else 'open' if door.is_open else 'closed'} door@{door.cur_pos[0]},{door.cur_pos[1]}"
             )
@@ -270,7 +277,7 @@ class BabyAI(VLMEnv):
 
     def _frame_key(self) -> Any:
         # the egocentric image is a function of the encoded view alone (minigrid draws tiles from it)
-        return (self.game.pov[2].tobytes(), self.image_size)
+        return (self._pov()[2].tobytes(), self.image_size)
 
     def _success(self) -> bool:
         return self.won

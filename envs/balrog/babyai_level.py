@@ -122,11 +122,11 @@ class MixedLocalLevel(RoomGridLevel):
                     room.neighbors[1] = self.get_room(i, j + 1)
                     room.door_pos[1] = (self._rand_int(left + 1, left + width - 1), top + height - 1)
                 if i > 0:
-                    room.neighbors[2] = self.get_room(i - 1, j)
-                    room.door_pos[2] = room.neighbors[2].door_pos[0]
+                    left_room = room.neighbors[2] = self.get_room(i - 1, j)
+                    room.door_pos[2] = left_room.door_pos[0]
                 if j > 0:
-                    room.neighbors[3] = self.get_room(i, j - 1)
-                    room.door_pos[3] = room.neighbors[3].door_pos[1]
+                    upper_room = room.neighbors[3] = self.get_room(i, j - 1)
+                    room.door_pos[3] = upper_room.door_pos[1]
         self.agent_pos = (
             (cols // 2) * (self.room_size - 1) + self.room_size // 2,
             (rows // 2) * (self.room_size - 1) + self.room_size // 2,

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from minigrid.envs.babyai.core.verifier import BeforeInstr
+from minigrid.envs.babyai.core.verifier import BeforeInstr, GoToInstr, OpenInstr, PickupInstr
 
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)
 DIR_TO_VEC = ((1, 0), (0, 1), (-1, 0), (0, -1))  # minigrid's: 0 right, 1 down, 2 left, 3 up
@@ -77,7 +77,7 @@ def step(scene: Scene, state: State, action: int) -> tuple[State, str]:
         if carry >= 0 and not blocked:
             cells, carry = _set(cells, carry, front), -1
         # RoomGridLevel refreshes the verifier's positions on every drop: the named objects on the grid
-        targets = tuple(tuple(sorted(cells[i] for i in part if cells[i] is not None)) for part in scene.named)
+        targets = tuple(tuple(sorted(cell for i in part if (cell := cells[i]) is not None)) for part in scene.named)
     elif action == TOGGLE and holder >= 0 and scene.boxes[holder]:
         cells = _set(cells, holder, None)  # an empty box vanishes
     new_front = (x + DIR_TO_VEC[d][0], y + DIR_TO_VEC[d][1])
@@ -93,8 +93,8 @@ def step(scene: Scene, state: State, action: int) -> tuple[State, str]:
         done = (
             action == DROP
             and before in scene.named[0]
-            and cells[before] is not None
-            and any(_next_to(cells[before], t) for t in targets[1])
+            and (moved := cells[before]) is not None
+            and any(_next_to(moved, t) for t in targets[1])
         )
     else:  # pick_up_seq_go_to
         picked = picked or picked_now
@@ -269,9 +269,14 @@ def mission_parts(game: Any) -> list[Any]:
         return [instrs.desc]
     if game.task == "putnext":
         return [instrs.desc_move, instrs.desc_fixed]
-    if isinstance(instrs, BeforeInstr):  # "pick up A, then go to B"
-        return [instrs.instr_a.desc, instrs.instr_b.desc]
-    return [instrs.instr_b.desc, instrs.instr_a.desc]  # AfterInstr: "go to B after you pick up A"
+    first, then = (instrs.instr_a, instrs.instr_b) if isinstance(instrs, BeforeInstr) else (instrs.instr_b, instrs.instr_a)
+    # BeforeInstr: "pick up A, then go to B"; AfterInstr: "go to B after you pick up A". Both parts act on one object.
+    if not isinstance(first, _ONE_OBJECT) or not isinstance(then, _ONE_OBJECT):
+        raise TypeError(f"a sequence of single-object instructions was expected, got {instrs!r}")
+    return [first.desc, then.desc]
+
+
+_ONE_OBJECT = (GoToInstr, OpenInstr, PickupInstr)
 
 
 def objects_of(game: Any) -> list[Any]:

@@ -141,7 +141,8 @@ def boxoban_levels(level_set: str) -> tuple[str, ...]:
     each level its rows with their newlines, as minihack's ``load_boxoban_levels`` reads a file."""
     path = resources.files("rl4vlm_gym.envs.balrog") / "data" / "boxoban" / f"{level_set}.txt.gz"
     text = gzip.decompress(path.read_bytes()).decode("ascii")
-    levels, block = [], []
+    levels: list[str] = []
+    block: list[str] = []
     for line in text.splitlines(keepends=True):
         if line == "\n":  # a blank line ends a level; its first line is "; N"
             levels.append("".join(block[1:]))

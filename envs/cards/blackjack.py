@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -146,14 +147,14 @@ class Blackjack(VLMEnv):
         font_size = max(8, round(16 * min(sx, sy)))
         labels = (("Dealer", 5 * sx, 4 * sy, font_size), ("Player", 5 * sx, 129 * sy, font_size))
         frame = layout.labelled_table((width, height), labels, layout.LOOKS[self.appearance]).copy()
-        dealer = [(c.rank, c.suit) for c in self.dealer]
+        dealer: list[tuple[str, str] | None] = [(c.rank, c.suit) for c in self.dealer]
         if self.result is None:
             dealer = [dealer[0], None]  # the hole card lies face down
         self._lay_row(frame, dealer, round(25 * sy))
         self._lay_row(frame, [(c.rank, c.suit) for c in self.player], round(150 * sy))
         return frame
 
-    def _lay_row(self, frame: NDArray[np.uint8], cards: list[tuple[str, str] | None], top: int) -> None:
+    def _lay_row(self, frame: NDArray[np.uint8], cards: Sequence[tuple[str, str] | None], top: int) -> None:
         """Cards left to right at RL4VLM's size and spacing, shrunk (then overlapped) to fit."""
         height, width = self.image_size
         scale = min(width, height) / 300  # cards keep their aspect ratio on non-square images

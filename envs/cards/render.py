@@ -143,12 +143,12 @@ def _render_text(text: str, font_size: int, bold: bool) -> Image.Image:
     """
     face = font(font_size, bold)
     pad = font_size // 4 + 2
-    height = face.getbbox(text)[3] + 2 * pad
+    height = int(face.getbbox(text)[3]) + 2 * pad
     gap = round(0.08 * font_size)
     pieces = []
     for char in text:
         left, _, right, _ = face.getbbox(char)
-        piece = Image.new("L", (right - left + 2 * pad, height))
+        piece = Image.new("L", (int(right - left) + 2 * pad, height))
         ImageDraw.Draw(piece).text((pad - left, pad), char, font=face, fill=255)
         ink_left, _, ink_right, _ = piece.getbbox() or (0, 0, 1, 0)
         pieces.append(piece.crop((ink_left, 0, ink_right, height)))

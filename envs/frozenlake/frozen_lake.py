@@ -201,7 +201,7 @@ class FrozenLake(VLMEnv):
 
     def _value_policy(self) -> tuple[int, ...]:
         """The policy maximising the chance of reaching the goal (value iteration, no discount)."""
-        table = self.lake.unwrapped.P
+        table = self.lake.P
         states = len(table)
         moves, reward = np.zeros((states, 4, states)), np.zeros((states, 4))
         for s, by_action in table.items():

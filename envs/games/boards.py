@@ -232,13 +232,14 @@ _TTT_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), 
 @functools.cache
 def c4_lines(rows: int, cols: int) -> tuple[tuple[int, int, int, int], ...]:
     """Every line of four cells on a ``rows`` x ``cols`` board (69 on 6 x 7), as board indices."""
-    lines = []
+    lines: list[tuple[int, int, int, int]] = []
     for r in range(rows):
         for c in range(cols):
             for dr, dc in ((0, 1), (1, 0), (1, 1), (-1, 1)):
                 cells = [(r + k * dr, c + k * dc) for k in range(4)]
                 if all(0 <= rr < rows and 0 <= cc < cols for rr, cc in cells):
-                    lines.append(tuple(rr * cols + cc for rr, cc in cells))
+                    i0, i1, i2, i3 = (rr * cols + cc for rr, cc in cells)
+                    lines.append((i0, i1, i2, i3))
     return tuple(lines)
 
 

@@ -92,7 +92,7 @@ class DiceResponse:
 
     def _child(self, mine: tuple[int, ...], last: int | None, mover: int, action: int, belief: np.ndarray) -> np.ndarray:
         if action == self.liar:
-            return self._called(mine, last, mover)  # type: ignore[arg-type]  # Liar follows a bid
+            return self._called(mine, last, mover)  # Liar follows a bid
         return self._value(mine, action, (mover + 1) % self.players, belief)
 
     def _value(self, mine: tuple[int, ...], last: int | None, mover: int, belief: np.ndarray) -> np.ndarray:

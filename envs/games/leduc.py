@@ -85,7 +85,8 @@ class Leduc(SpielGame):
         return ACTIONS[action]
 
     def view(self, state: Any, seat: int) -> LeducSeen:
-        private, public, rounds, dealt = [], None, [[], []], 0
+        private, public, dealt = [], None, 0
+        rounds: list[list[tuple[int, int]]] = [[], []]
         for step in state.full_history():  # chance: the two private cards (player 0's first), then the public one
             if step.player < 0:
                 if dealt < 2:

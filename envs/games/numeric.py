@@ -99,7 +99,10 @@ GAMES: dict[str, str] = {
 class Encoder(Protocol):
     """What :class:`NumericAEC` needs to know of a game: its numbers and how to name a move."""
 
-    state_space: spaces.Box
+    @property
+    def state_space(self) -> spaces.Box:
+        """The space of :meth:`state`."""
+        ...
 
     def observation_box(self, agent: str) -> spaces.Box:
         """The space of ``agent``'s ``observation`` (fixed for the env's life)."""
@@ -373,7 +376,7 @@ class NumericAEC(BaseWrapper):
         return self.action_spaces[agent]
 
     def observe(self, agent: str) -> dict[str, NDArray[Any]]:
-        return numeric_observation(self.encoder, agent, self.action_spaces[agent].n)
+        return numeric_observation(self.encoder, agent, int(self.action_spaces[agent].n))
 
     def state(self) -> NDArray[np.float32]:
         return self.encoder.state()
@@ -424,7 +427,7 @@ class NumericParallel(BaseParallelWrapper):
         return self.action_spaces[agent]
 
     def _observations(self, agents: Any) -> dict[str, dict[str, NDArray[Any]]]:
-        return {a: numeric_observation(self.encoder, a, self.action_spaces[a].n) for a in agents}
+        return {a: numeric_observation(self.encoder, a, int(self.action_spaces[a].n)) for a in agents}
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         observations, infos = self.env.reset(seed=seed, options=options)

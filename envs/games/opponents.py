@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rl4vlm_gym.envs.games.boards import GAMES, Board, BoardGame, ConnectFourGame
+from rl4vlm_gym.envs.games.boards import GAMES, Board, BoardGame, ConnectFourGame, connect_four_game
 
 Distribution = dict[int, float]
 
@@ -210,7 +210,7 @@ class Bitboards:
         return False
 
 
-_CLASSIC = Bitboards.of(GAMES["connect_four"])  # type: ignore[arg-type]
+_CLASSIC = Bitboards.of(connect_four_game())
 
 
 def c4_evaluate(mine: int, theirs: int, bb: Bitboards = _CLASSIC) -> int:
@@ -269,7 +269,7 @@ def _root(game: ConnectFourGame, board: Board) -> tuple[Bitboards, int, int]:
 def c4_move_values(board: Board, depth: int, game: ConnectFourGame | None = None) -> dict[int, int]:
     """Each legal move's exact depth-limited negamax value (a full window per move, so equal
     values are true ties) on ``game``'s board (default: 6 x 7)."""
-    game = game or GAMES["connect_four"]  # type: ignore[assignment]
+    game = game or connect_four_game()
     bb, mine, theirs = _root(game, board)
     values = {}
     for col in game.legal(board):

@@ -79,6 +79,8 @@ class BoardGameView(VLMEnv):
     MIN_IMAGE_SIDE: ClassVar[int] = 32
     LEVELS: ClassVar[tuple[Level, ...]]
     SUCCESS_SCORE: ClassVar[float] = 1.0
+    _rules_game: BoardGame  # the game whose rules ``rules`` holds
+    _painted: tuple[BoardGame, int]  # the game and side ``_painter`` draws
     """The least ``info["score"]`` that counts as success (the cards say it in words)."""
 
     @property

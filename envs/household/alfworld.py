@@ -511,7 +511,7 @@ class ALFWorld(HouseholdBase):
         self._sync(state)
         # The place the agent looks at: the receptacle its last command here named ("go to R", "open R",
         # "take O from R", ... all end with R), as several receptacles can share a location.
-        here = self._layout.at.get(self._location(), ())
+        here = self._layout.at.get(self._location() or "", ())
         self._focus = next((r for r in here if action.endswith(f" {r}")), self._focus)
         if self._plan and action == self._plan[0]:
             self._plan.pop(0)
@@ -549,7 +549,7 @@ class ALFWorld(HouseholdBase):
                         cool=name in true_of["iscool"], sliced=name in true_of["issliced"], on=on)  # fmt: skip
 
         holding = item(min(true_of["holds"])) if true_of["holds"] else None
-        here = layout.at.get(self._location(), ())
+        here = layout.at.get(self._location() or "", ())
         if not here:
             return View(layout.receptacles, holding=holding, room=layout.room)
         place = self._focus if self._focus in here else here[0]

@@ -153,7 +153,7 @@ def _watch_resident(limit: int) -> None:
 
 def _read(fd: int, deadline: float) -> bytes | None:
     """Everything the child writes until it closes the pipe; None at the deadline."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:

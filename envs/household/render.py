@@ -163,7 +163,7 @@ def _text(text: str, px: int, bold: bool, max_w: int) -> Image.Image:
     face = font(px, bold)
     _, top, _, bottom = face.getbbox("Ag")
     left, _, right, _ = face.getbbox(text)
-    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)))
+    mask = Image.new("L", (max(1, int(right - left)), max(1, int(bottom - top))))
     ImageDraw.Draw(mask).text((-left, -top), text, font=face, fill=255)
     if mask.width > max_w > 0:
         mask = mask.resize((max_w, mask.height), Image.Resampling.LANCZOS)

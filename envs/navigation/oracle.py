@@ -182,12 +182,8 @@ class Planner:
                     continue
                 child = self._pose()
                 if phase.reached():
-                    path = [action]
-                    while parents[node][1] is not None:
-                        node, act = parents[node]
-                        path.append(act)  # type: ignore[arg-type]
                     self._set_pose(child)
-                    return path[::-1]
+                    return [*_walk_back(parents, node), action]
                 child_key = self._key(child)
                 if steps + 1 >= best.get(child_key, math.inf):
                     continue
@@ -198,11 +194,7 @@ class Planner:
                     nearest, nearest_h = len(parents) - 1, h
                 heapq.heappush(frontier, (steps + 1 + weight * h, steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
-        path = []
-        while parents[nearest][1] is not None:
-            nearest, act = parents[nearest]
-            path.append(act)
-        raise Unsolvable(f"no plan found ({expansions} poses expanded)", path[::-1])  # type: ignore[arg-type]
+        raise Unsolvable(f"no plan found ({expansions} poses expanded)", _walk_back(parents, nearest))
 
     def _distance_field(self, targets: Sequence[np.ndarray], rooms: Sequence[Any] | None) -> Callable[[tuple[np.ndarray, float]], float]:
         """Geodesic distance (in steps) from a floor point to the nearest target, on an occupancy grid
@@ -265,6 +257,16 @@ class Planner:
             return max(0.0, d - reach) / cells_per_step + turns
 
         return heuristic
+
+
+def _walk_back(parents: list[tuple[int, str | None]], node: int) -> list[str]:
+    """The actions from the search's root to ``node``, first to last (``parents[i]``: i's parent and the action to i)."""
+    path = []
+    parent, action = parents[node]
+    while action is not None:
+        path.append(action)
+        parent, action = parents[parent]
+    return path[::-1]
 
 
 def _segment_distance(points: np.ndarray, segs: np.ndarray) -> np.ndarray:

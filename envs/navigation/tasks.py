@@ -53,7 +53,7 @@ class NavigationEnv(VLMEnv):
     """Base of the navigation envs (see the module docstring); subclasses set ``TASK`` and the goal."""
 
     CONTINUOUS = True  # poses are continuous; the text gives distances and headings coarsely
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 10}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 10}
     TASK: ClassVar[str]
     ACTIONS: ClassVar[tuple[str, ...]] = MOVES
     """Admissible actions in MiniWorld's action order, so VL-DAC's ``"action": 2`` is ``move forward``."""
@@ -145,7 +145,7 @@ class NavigationEnv(VLMEnv):
     # VLMEnv hooks -------------------------------------------------------------------------------------
 
     def _new_episode(self, config: NavLevel) -> None:
-        self._episode = (config, self.np_random.bit_generator.state)
+        self._episode = (config, dict(self.np_random.bit_generator.state))
         self._log = []
         self._draw(config)
         self._done = False

@@ -87,7 +87,7 @@ def generate(height: int, width: int, boxes: int, depth: int, rng: np.random.Gen
     """A solvable room with ``boxes`` boxes, none on a target, drawn from ``rng`` only."""
     for _ in range(tries):
         floor = _topology(height, width, rng)
-        cells = [tuple(int(v) for v in cell) for cell in np.argwhere(floor)]
+        cells = [(int(r), int(c)) for r, c in np.argwhere(floor)]
         if len(cells) < boxes + 3:
             continue
         picks = rng.permutation(len(cells))[: boxes + 1]

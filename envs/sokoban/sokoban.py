@@ -124,7 +124,7 @@ class Sokoban(VLMEnv):
             self.room: Room = room
             self.boxes = room.boxes
             self.player = room.player
-            self._plan_state = None
+            self._plan_state: str | None = None
             plan = self._solution()  # the oracle's plan, kept for the episode
             if plan is not None and len(plan) >= config.min_moves:
                 return

@@ -42,6 +42,7 @@ from rl4vlm_gym import processes
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 __all__ = ["Browser", "BrowserError", "find_chromium"]
 
@@ -137,7 +138,7 @@ class Browser:
         except Exception as err:
             self._kill_leftovers()
             raise BrowserError(f"Chromium did not start ({binary}, {driver}): {err}") from err
-        self._driver.command_executor.client_config.timeout = COMMAND_TIMEOUT  # a hung browser raises, never hangs us
+        _command_timeout(self._driver, COMMAND_TIMEOUT)  # a hung browser raises, never hangs us
         self._driver.set_page_load_timeout(_TIMEOUT)
         self._driver.set_script_timeout(_TIMEOUT)
         self._driver.execute_cdp_cmd(
@@ -229,7 +230,7 @@ class Browser:
         with contextlib.suppress(Exception):
             # A hung browser is killed at once: quit() would end in the service's stop(), which waits
             # a minute for a driver that ignores its SIGTERM.
-            self._driver.command_executor.client_config.timeout = min(_QUIT_TIMEOUT, COMMAND_TIMEOUT)
+            _command_timeout(self._driver, min(_QUIT_TIMEOUT, COMMAND_TIMEOUT))
             self._driver.execute_script("return 1")
             self._driver.quit()
         self._kill(leftovers)
@@ -254,6 +255,14 @@ class Browser:
         deadline = time.monotonic() + 5
         while (processes := [proc for proc in processes if not _dead(proc)]) and time.monotonic() < deadline:
             time.sleep(0.005)
+
+
+def _command_timeout(driver: WebDriver, seconds: float) -> None:
+    """Bound each WebDriver command of ``driver`` to ``seconds`` (its client's timeout)."""
+    executor = driver.command_executor  # Selenium types it a URL or a RemoteConnection; Chrome's is the latter
+    if isinstance(executor, str):
+        raise TypeError(f"the WebDriver has no RemoteConnection: {executor!r}")
+    executor.client_config.timeout = seconds
 
 
 def _dead(proc: psutil.Process) -> bool:

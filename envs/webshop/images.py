@@ -374,7 +374,8 @@ def _chip_width(text: str, face: ImageFont.FreeTypeFont) -> float:
 
 def _wrap(text: str, face: ImageFont.FreeTypeFont, width: float, max_lines: int) -> list[str]:
     """The first words of ``text`` in at most ``max_lines`` lines, the last cut with an ellipsis."""
-    words, lines = text.split(), []
+    words = text.split()
+    lines: list[str] = []
     while words and len(lines) < max_lines:
         line = words.pop(0)
         while words and face.getlength(f"{line} {words[0]}") <= width:

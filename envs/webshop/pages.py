@@ -197,8 +197,8 @@ def build_page(shop: Shop, goal: Goal, route: Route, score: float | None = None)
         product = shop.catalog.by_asin[route.asin]
         b.add("info", "Thank you for shopping with us!")
         b.add("info", "Purchased", product.asin, product.title)
-        chosen = ", ".join(f"{k}: {v}" for k, v in route.options) or "none"
-        b.add("info", f"Options: {chosen}", f"Price: {price_text(product)}")
+        picked = ", ".join(f"{k}: {v}" for k, v in route.options) or "none"
+        b.add("info", f"Options: {picked}", f"Price: {price_text(product)}")
         b.add("info", "Your score (min 0.0, max 1.0)", f"{score if score is not None else 0.0:.4g}")
         b.add("image", asin=product.asin)
         return b.page()

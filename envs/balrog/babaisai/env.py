@@ -253,6 +253,7 @@ class BabaIsAI(VLMEnv):
 
     def _optimal_steps(self) -> int | None:
         # for the episode's start, even when asked after some steps (EXPENSIVE_PLAN)
+        assert self._start_world is not None, "reset first"
         moves = self._solve(self._start_world, MAX_STEPS)
         return None if moves is None else len(moves)
 

@@ -173,10 +173,12 @@ class _Builder:
         if isinstance(new_pos, dict):
             new_pos = self.place(None, **new_pos)
         if block_idx is None:
-            block_idx = int(self.rs.choice(len(positions)))
+            index = int(self.rs.choice(len(positions)))
         elif isinstance(block_idx, list):
-            block_idx = self.pick(block_idx)
-        self.world.move_top(positions[block_idx], new_pos)
+            index = int(self.pick(block_idx))
+        else:
+            index = block_idx
+        self.world.move_top(positions[index], new_pos)
 
     def pick(self, items: Any) -> Any:
         """One of ``items``, drawn as the original's ``items[np.random.choice(len(items))]``."""
@@ -213,7 +215,8 @@ def _make_win(rs: np.random.RandomState, *, break_win_rule: bool = True, distrac
     if distractor_rule_block:
         # cells along the edges from where the block can never complete a rule (baba/envs.py)
         cells = ((4, 6), (5, 6), (6, 6), (4, 1), (5, 1), (6, 1), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5), (6, 6))
-        b.world.put(*b.pick(cells), b.word(obj3[1] if irrelevant_rule_distractor else obj2[1]))
+        x, y = b.pick(cells)
+        b.world.put(x, y, b.word(obj3[1] if irrelevant_rule_distractor else obj2[1]))
     b.place(E.make(E.BABA), top=(1, 2))
     b.place(b.obj(obj1), top=(1, 2))
     if distractor_obj:
@@ -264,7 +267,8 @@ def _two_room(rs: np.random.RandomState, *, baba_pos: str = "left_pushable", obj
         if irrelevant_rule_distractor:
             b.place(b.word(obj3[1]), **areas["right_pushable"])
         elif distractor_obj:
-            b.world.put(*b.pick(areas["right_unpushable"]), b.word(obj2[1]))
+            x, y = b.pick(areas["right_unpushable"])
+            b.world.put(x, y, b.word(obj2[1]))
         else:
             b.place(b.word(obj2[1]), **areas["right_pushable"])
     if break_stop_rule:

@@ -213,9 +213,11 @@ class Solver:
 
     def _follow(self, parts: list[tuple[str, str]], budget: int) -> list[str] | None:
         """Moves reaching each part of a target plan in turn (a win on the way ends them)."""
-        world, moves = self.start, []
+        world = self.start
+        moves: list[str] = []
         for part, rule in parts:
-            goal, estimate = None, self.estimate
+            goal: Callable[[E.World], bool] | None = None
+            estimate: Callable[[E.World], int] = self.estimate
             if part in ("break", "make"):
                 noun_name, _, prop_name = rule.split(" ")
                 wanted = (E.NOUN_BY_NAME[noun_name], E.PROPERTY_BY_NAME[prop_name])
