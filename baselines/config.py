@@ -181,6 +181,8 @@ def make_env(env: EnvSpec) -> Any:
         entries = [MixtureEntry(m.id, weight=m.weight, kwargs=m.kwargs) for m in env.mixture]
         mixture = MixtureEnv(entries, **env.kwargs)
         return gym.wrappers.TimeLimit(mixture, env.max_steps) if env.max_steps else mixture
+    if env.id is None:
+        raise ValueError("the config's env needs an id or a mixture")
     kwargs = dict(env.kwargs)
     if env.max_steps:
         kwargs["max_episode_steps"] = env.max_steps

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS, Algorithm, Weights, padded, rescore
+from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS, Algorithm, Weights, reference_logprobs, rescore
 from rl4vlm_gym.baselines.common.losses import low_var_kl
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
@@ -177,7 +177,7 @@ class GiGPO(Algorithm):
         policy_loss = w.tokens_loss(clip_loss, mask)
         kl = torch.zeros_like(logprobs)
         if self.reference:
-            kl = low_var_kl(logprobs, padded([s.ref_logprobs for s in batch], logprobs.shape[1], device))
+            kl = low_var_kl(logprobs, reference_logprobs(batch, logprobs.shape[1], device))
         kl_loss = w.tokens_loss(kl, mask)
         entropy = w.tokens_loss(scores.entropy, mask) if scores.entropy is not None else torch.zeros((), device=device)
         stats = {

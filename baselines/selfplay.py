@@ -260,6 +260,8 @@ class SelfPlayEnv(gym.Env):
         """The snapshot moves while it is its turn (an invalid reply keeps the turn; ``max_cycles`` ends it)."""
         while not self._parked and not self._done() and self.aec.agent_selection == self.rival:
             obs = self.aec.observe(self.rival)
+            if self._snapshot is None:
+                raise RuntimeError("reset() draws the opponent first")
             reply = self.selfplay.reply(self._snapshot, self.builder.messages(obs), seed=int(self.np_random.integers(2**31)))
             self.builder.record(obs, reply)
             self.aec.step(reply)

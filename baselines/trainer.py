@@ -101,14 +101,14 @@ class Trainer:
                 raise ValueError(
                     "self-play needs one env (env.id) and rollout.vectorization: sync (the opponent runs in the driver)"
                 )
-            self.selfplay = SelfPlay(
+            selfplay = self.selfplay = SelfPlay(
                 config.opponent, self.policy, self.prompt, env_id=self.env_id, obs_mode=self.obs_mode,
                 max_new_tokens=config.generation.max_new_tokens, top_p=config.generation.top_p, out=self.out,
             )  # fmt: skip
             collector = SelfPlayCollector
 
             def make_env() -> gym.Env:
-                return self.selfplay.make_env(env.max_steps)
+                return selfplay.make_env(env.max_steps)
 
         self.collector = collector(
             make_env, config.rollout.num_envs if self.algo.collect == "steps" else _wave(config), self.policy, self.prompt,
@@ -276,7 +276,12 @@ class Trainer:
         if e.suite:
             return load_suite(e.suite)
         seeds = tuple(draw_seeds("eval", e.episodes, root=self.config.seed))
-        items = [(m.id, m.kwargs) for m in env.mixture] if env.mixture else [(env.id, {})]
+        if env.mixture:
+            items = [(m.id, m.kwargs) for m in env.mixture]
+        elif env.id is not None:
+            items = [(env.id, {})]
+        else:
+            raise ValueError("the config's env needs an id or a mixture")
         tasks = []
         for i, (env_id, extra) in enumerate(items):
             kwargs = {**env.kwargs, **extra}

@@ -52,7 +52,7 @@ from typing import Any
 import torch
 
 from rl4vlm_gym.baselines.common.advantages import step_gae
-from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS, Algorithm, Weights, padded, rescore, value_loss
+from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS, Algorithm, Weights, reference_logprobs, rescore, value_loss
 from rl4vlm_gym.baselines.common.losses import k3_kl
 from rl4vlm_gym.baselines.common.policy import Policy
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
@@ -121,7 +121,7 @@ class VLDAC(Algorithm):
         token_loss = clip_loss
         kl = torch.zeros_like(logprobs)
         if self.reference:
-            ref = padded([s.ref_logprobs for s in batch], logprobs.shape[1], device)
+            ref = reference_logprobs(batch, logprobs.shape[1], device)
             kl = k3_kl(logprobs, ref)
             token_loss = clip_loss + c.kl_beta * kl
         critic_loss = w.rows_loss(c.value_coef * value_loss(batch, values, c.value_clip))  # once per reply token

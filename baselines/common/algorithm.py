@@ -33,7 +33,7 @@ from rl4vlm_gym.baselines.common.losses import clipped_value_loss
 from rl4vlm_gym.baselines.common.policy import Policy, Scores
 from rl4vlm_gym.baselines.common.storage import RolloutBuffer, Step
 
-__all__ = ["AGGREGATIONS", "Algorithm", "Weights", "aggregation_weights", "padded", "rescore", "value_loss"]
+__all__ = ["AGGREGATIONS", "Algorithm", "Weights", "aggregation_weights", "padded", "reference_logprobs", "rescore", "value_loss"]
 
 AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum")
 
@@ -175,7 +175,8 @@ class Algorithm:
         """
         size = micro_batch or len(batch)
         weights = self.weights(batch)
-        total, stats = 0.0, {}
+        total = 0.0
+        stats: dict[str, float] = {}
         for k in range(0, len(batch), size):
             loss, chunk_stats = self.loss(policy, batch[k : k + size], update, weights[k : k + size])
             (loss * scale).backward()
@@ -183,6 +184,19 @@ class Algorithm:
             for key, value in chunk_stats.items():
                 stats[key] = stats.get(key, 0.0) + value
         return total, stats
+
+
+def reference_logprobs(batch: Sequence[Step], width: int, device: torch.device | str) -> torch.Tensor:
+    """``[B, width]``: the reference policy's stored log-probs of the mini-batch, zero-padded.
+
+    Raises:
+        ValueError: a step was collected without them (the collector's ``reference=True``).
+    """
+    rows = [s.ref_logprobs for s in batch]
+    present = [row for row in rows if row is not None]
+    if len(present) < len(rows):
+        raise ValueError("a KL penalty needs the reference log-probs of every step (collect with reference=True)")
+    return padded(present, width, device)
 
 
 def padded(rows: Sequence[torch.Tensor], width: int, device: torch.device | str) -> torch.Tensor:
@@ -205,9 +219,16 @@ def rescore(
     return scores, old, advantages
 
 
-def value_loss(batch: Sequence[Step], values: torch.Tensor, clip: float) -> torch.Tensor:
+def value_loss(batch: Sequence[Step], values: torch.Tensor | None, clip: float) -> torch.Tensor:
     """``[B]``: :func:`~rl4vlm_gym.baselines.common.losses.clipped_value_loss` of the current
-    ``values`` against the stored values and return targets of the mini-batch."""
-    old_values = torch.tensor([float(s.value) for s in batch], device=values.device)
+    ``values`` against the stored values and return targets of the mini-batch.
+
+    Raises:
+        ValueError: without current values (``rescore(..., values=True)``) or a step without its stored value.
+    """
+    stored = [s.value for s in batch]
+    if values is None or None in stored:
+        raise ValueError("the value loss needs a critic: current values (rescore with values=True) and each step's stored value")
+    old_values = torch.tensor([float(v) for v in stored if v is not None], device=values.device)
     returns = torch.tensor([s.ret for s in batch], device=values.device)
     return clipped_value_loss(values, old_values, returns, clip)

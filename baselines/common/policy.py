@@ -386,6 +386,6 @@ def _unpad(ids: torch.Tensor, mask: torch.Tensor) -> list[int]:
 
 
 def _hidden_size(model: nn.Module) -> int:
-    config = model.config
+    config: Any = model.config  # a transformers PretrainedConfig
     text = getattr(config, "text_config", None) or config
     return int(text.hidden_size)

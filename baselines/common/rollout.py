@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -35,6 +35,9 @@ from rl4vlm_gym.baselines.common.storage import Episode, RolloutBuffer, Step
 from rl4vlm_gym.curriculum import Curriculum
 from rl4vlm_gym.prompts import PromptBuilder, PromptConfig
 from rl4vlm_gym.registry import TRAIN_SEEDS
+
+if TYPE_CHECKING:
+    from rl4vlm_gym.backends.ray_vector import RayVectorEnv
 
 __all__ = ["GenerationSettings", "RolloutCollector"]
 
@@ -93,7 +96,12 @@ class RolloutCollector:
     ) -> None:
         if num_envs < 1 or group_size < 1 or num_envs % group_size:
             raise ValueError(f"num_envs={num_envs} must be a positive multiple of group_size={group_size}")
-        vector = {"sync": gym.vector.SyncVectorEnv, "async": gym.vector.AsyncVectorEnv, "ray": _ray_vector_env}.get(vectorization)
+        vectors: dict[str, Callable[..., gym.vector.SyncVectorEnv | gym.vector.AsyncVectorEnv | RayVectorEnv]] = {
+            "sync": gym.vector.SyncVectorEnv,
+            "async": gym.vector.AsyncVectorEnv,
+            "ray": _ray_vector_env,
+        }
+        vector = vectors.get(vectorization)
         if vector is None:
             raise ValueError(f"vectorization={vectorization!r} is unknown; choose 'sync', 'async' or 'ray'")
         extra = {"options": dict(ray_options or {})} if vectorization == "ray" else {}
@@ -129,16 +137,19 @@ class RolloutCollector:
         for _ in range(-(-n_steps // self.num_envs)):
             steps = self._step(list(range(self.num_envs)), buffer)
             for env, step in enumerate(steps):
-                if step.value is not None and last[env] is not None and not last[env].done:
-                    last[env].next_value = step.value
+                previous = last[env]
+                if step.value is not None and previous is not None and not previous.done:
+                    previous.next_value = step.value
                 last[env] = step
                 if step.done:
                     self._reset({env: self._draw_seed()})
         # Bootstrap every stream that the rollout cut mid-episode from its current observation.
-        cut = [e for e in range(self.num_envs) if last[e] is not None and not last[e].done]
+        cut = {e: step for e, step in enumerate(last) if step is not None and not step.done}
         if self.values and cut:
-            for env, value in zip(cut, self._values([self._obs[e] for e in cut], cut), strict=True):
-                last[env].next_value = value
+            observations = self._obs
+            assert observations is not None  # set by the reset above, kept by every step
+            for step, value in zip(cut.values(), self._values([observations[e] for e in cut], list(cut)), strict=True):
+                step.next_value = value
         return buffer
 
     def collect_episodes(self, n_groups: int) -> RolloutBuffer:
@@ -321,7 +332,7 @@ def _info_at(infos: Mapping[str, Any], i: int) -> dict[str, Any]:
     return out
 
 
-def _ray_vector_env(env_fns: list[Callable[[], gym.Env]], autoreset_mode: Any, options: dict[str, Any]) -> gym.vector.VectorEnv:
+def _ray_vector_env(env_fns: list[Callable[[], gym.Env]], autoreset_mode: Any, options: dict[str, Any]) -> RayVectorEnv:
     """A :class:`RayVectorEnv` (the ``ray`` extra), connecting to ``options["address"]`` first."""
     import ray
 
