@@ -50,7 +50,7 @@ class KuhnPokerAEC(SpielAEC):
     env's at reset.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {**SpielAEC.metadata, "name": "rl4vlm_kuhn_poker_v0"}
+    metadata: dict[str, Any] = {**SpielAEC.metadata, "name": "rl4vlm_kuhn_poker_v0"}
     GAME: ClassVar[SpielGame] = KUHN
     SPECS: ClassVar[tuple[str, ...]] = (SPEC,)
     EQUILIBRIUM: ClassVar[tuple[str, ...]] = ("cfr",)

@@ -342,7 +342,7 @@ class LeducAEC(SpielAEC):
     likely move alone would not be).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {**SpielAEC.metadata, "name": "rl4vlm_leduc_holdem_v0"}
+    metadata: dict[str, Any] = {**SpielAEC.metadata, "name": "rl4vlm_leduc_holdem_v0"}
     GAME: ClassVar[SpielGame] = LEDUC
     SPECS: ClassVar[tuple[str, ...]] = (SPEC,)
     EQUILIBRIUM: ClassVar[tuple[str, ...]] = ("cfr",)

@@ -488,7 +488,7 @@ class LiarsDiceAEC(SpielAEC):
     samples the heuristic player (not an equilibrium: exploitable).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {**SpielAEC.metadata, "name": "rl4vlm_liars_dice_v0"}
+    metadata: dict[str, Any] = {**SpielAEC.metadata, "name": "rl4vlm_liars_dice_v0"}
     GAME: ClassVar[SpielGame] = LIARS_DICE
     SPECS: ClassVar[tuple[str, ...]] = SPECS
     EQUILIBRIUM: ClassVar[tuple[str, ...]] = ("cfr", "heuristic")
