@@ -2,7 +2,7 @@
 
 Debian's ``chromium`` and ``chromium-driver`` are used as installed (``scripts/setup.sh``);
 Selenium is given the driver's path, so Selenium Manager never downloads anything. Pitfalls
-handled here (reference/platform.md §1):
+handled here (found with Debian's Chromium 156 and Selenium 4.51; ``benchmarks/webshop_latency.py`` times it):
 
 - ``--window-size`` leaves a smaller viewport; the CDP ``Emulation.setDeviceMetricsOverride``
   sets it exactly, so a screenshot is exactly ``image_size``. The window itself is never smaller
