@@ -50,7 +50,8 @@ import traceback
 import types
 from collections.abc import Callable, Sequence
 from copy import deepcopy
-from multiprocessing.connection import AuthenticationError, Client, Connection, Listener
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
 import gymnasium as gym
@@ -153,11 +154,13 @@ class _Runner:
     def serve(self) -> None:
         """Answer the driver's commands on the socket of :meth:`open_channel` until ``close`` or the
         driver hangs up. Each reply is ``("ok", result)`` or ``("error", exception)``."""
+        listener, self.listener = self.listener, None
+        if listener is None:
+            raise RuntimeError("serve() needs open_channel() first")
         try:
-            conn = self.listener.accept()
+            conn = listener.accept()
         finally:
-            self.listener.close()  # one driver only
-            self.listener = None
+            listener.close()  # one driver only
         with conn:
             while True:
                 try:
@@ -177,13 +180,19 @@ class _Runner:
                 if command[0] == "close":
                     return
 
+    def _made(self) -> list[gym.Env]:
+        """The envs: the first command makes them, before any method runs."""
+        if self.envs is None:
+            raise RuntimeError("the actor's envs are not made yet")
+        return self.envs
+
     def describe(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
-        env = self.envs[0]
+        env = self._made()[0]
         return env.observation_space, env.action_space, dict(env.metadata), env.render_mode
 
     def reset(self, seeds: Sequence[int | None], options: dict | None, mask: Sequence[bool] | None) -> list:
         out: list[tuple[Any, dict] | None] = []
-        for i, env in enumerate(self.envs):
+        for i, env in enumerate(self._made()):
             if mask is not None and not mask[i]:
                 out.append(None)
                 continue
@@ -194,7 +203,7 @@ class _Runner:
 
     def step(self, actions: Sequence[Any]) -> list:
         out = []
-        for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
+        for i, (env, action) in enumerate(zip(self._made(), actions, strict=True)):
             final = None
             lost = self.lost[i]
             if lost is not None:
@@ -211,7 +220,8 @@ class _Runner:
             else:
                 if self.mode == AutoresetMode.DISABLED and self.autoreset[i]:
                     raise RuntimeError(f"env {i} of this actor must be reset (autoreset_mode=disabled)")
-                obs, reward, terminated, truncated, info = env.step(action)
+                obs, raw_reward, terminated, truncated, info = env.step(action)
+                reward = float(raw_reward)
                 if self.mode == AutoresetMode.SAME_STEP and (terminated or truncated):
                     final = {"final_obs": obs, "final_info": info}
                     obs, info = env.reset()
@@ -221,13 +231,13 @@ class _Runner:
 
     def call(self, name: str, args: tuple, kwargs: dict) -> list:
         results = []
-        for env in self.envs:
+        for env in self._made():
             attr = env.get_wrapper_attr(name)
             results.append(attr(*args, **kwargs) if callable(attr) else attr)
         return results
 
     def set_attr(self, name: str, values: Sequence[Any]) -> None:
-        for env, value in zip(self.envs, values, strict=True):
+        for env, value in zip(self._made(), values, strict=True):
             env.set_wrapper_attr(name, value)
 
     def close(self) -> None:
@@ -354,9 +364,9 @@ class RayVectorEnv(VectorEnv):
 
     def _drop_channel(self, k: int) -> None:
         """Close actor ``k``'s socket, if it has one (its calls then go through Ray, or nowhere)."""
-        if self._channels[k] is not None:
-            self._channels[k].close()
-            self._channels[k] = None
+        channel, self._channels[k] = self._channels[k], None
+        if channel is not None:
+            channel.close()
 
     def _replace(self, k: int, err: Exception) -> None:
         """Actor ``k`` died (``err``): replace it if restarts are left, else raise :class:`ActorDiedError`."""
@@ -435,7 +445,9 @@ class RayVectorEnv(VectorEnv):
                 self._env_obs[i], info = result
                 self._autoreset_envs[i] = False
                 infos = self._add_info(infos, info, i)
-        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        # gymnasium's concatenate takes out=None for a space it cannot batch (its _concatenate_custom);
+        # its signature leaves None out.
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)  # type: ignore[arg-type]
         return (deepcopy(self._observations) if self.copy else self._observations), infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -451,7 +463,9 @@ class RayVectorEnv(VectorEnv):
                 if final is not None:
                     infos = self._add_info(infos, final, i)
                 infos = self._add_info(infos, info, i)
-        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        # gymnasium's concatenate takes out=None for a space it cannot batch (its _concatenate_custom);
+        # its signature leaves None out.
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)  # type: ignore[arg-type]
         self._autoreset_envs = terminations | truncations
         obs = deepcopy(self._observations) if self.copy else self._observations
         return obs, rewards, terminations, truncations, infos
