@@ -13,6 +13,7 @@ import ast
 import dataclasses
 import importlib.metadata
 import inspect
+import re
 import subprocess
 import sys
 import textwrap
@@ -29,7 +30,8 @@ NAMES = [entry.name for entry in PATCHES]
 
 
 def _ready(entry: patches.Patch | str) -> None:
-    """Import the targets' libraries the way our envs do (MiniWorld and pyglet headless, NLE quietly);
+    """Import the targets' libraries the way our envs do (MiniWorld and pyglet headless, NLE quietly,
+    openenv-core without Gradio);
     skip where the patched library is not installed (an extra left out: ``--no-skips`` fails the run)."""
     entry = patches.patch(entry) if isinstance(entry, str) else entry
     try:
@@ -42,6 +44,8 @@ def _ready(entry: patches.Patch | str) -> None:
         import_miniworld()
     elif entry.distribution == "balrog-nle":
         import rl4vlm_gym.envs.balrog.nethack  # noqa: F401
+    elif entry.distribution == "openenv-core":
+        import rl4vlm_gym.server  # noqa: F401 - openenv-core without its web UI (8 s of Gradio)
 
 
 # -- the list ----------------------------------------------------------------------------------------
@@ -378,6 +382,9 @@ def _assignments_over_imports(source: str) -> list[tuple[str, int]]:
             targets = []
             if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                while any(isinstance(t, (ast.Tuple, ast.List, ast.Starred)) for t in targets):  # a, b.c = ...
+                    targets = [u for t in targets for u in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+                    targets = [t.value if isinstance(t, ast.Starred) else t for t in targets]
                 targets = [t for t in targets if isinstance(t, ast.Attribute)]
             elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "setattr" and child.args:
                 targets = [child.args[0]]
@@ -389,6 +396,10 @@ def _assignments_over_imports(source: str) -> list[tuple[str, int]]:
     return found
 
 
+_MAYBE = re.compile(r"^[^#\n]*?\b(?!self\.|cls\.)[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?:[,:][^=\n]*)?[-+*/|&]?=(?!=)|\bsetattr\(", re.M)
+"""A line that may assign over an attribute: the AST scan below reads only files that have one."""
+
+
 def _third_party(module: str) -> bool:
     top = module.split(".")[0]
     return bool(top) and top not in sys.stdlib_module_names and top != "rl4vlm_gym"
@@ -396,7 +407,9 @@ def _third_party(module: str) -> bool:
 
 def test_the_scan_finds_a_replacement() -> None:
     source = "from miniworld import opengl\nimport pyglet.gl\n\ndef f():\n    opengl.Texture.load = 1\n    setattr(pyglet.gl, 'x', 2)\n"
-    assert _assignments_over_imports(source) == [("f", 5), ("f", 6)]
+    assert _assignments_over_imports(source) == [("f", 5), ("f", 6)] and _MAYBE.search(source)
+    swap = "from nle.nethack import nethack\n\nclass C:\n    def g(self):\n        saved, nethack.DLPATH = nethack.DLPATH, 'x'\n"
+    assert _assignments_over_imports(swap) == [("C.g", 5)] and _MAYBE.search(swap)
     assert _assignments_over_imports("import sys\nsys.argv = []\n") == []  # the standard library's are not patches
 
 
@@ -411,7 +424,10 @@ def test_no_third_party_object_is_replaced_outside_a_listed_site() -> None:
     for folder, package in folders:
         for path in sorted(folder.rglob("*.py")):
             module = ".".join((package, *path.relative_to(folder).with_suffix("").parts)).removesuffix(".__init__")
-            for where, line in _assignments_over_imports(path.read_text(encoding="utf-8")):
+            text = path.read_text(encoding="utf-8")
+            if not _MAYBE.search(text):  # no attribute assignment but self's or cls's, no setattr: nothing to parse
+                continue
+            for where, line in _assignments_over_imports(text):
                 if not any(
                     module == site_module and (where == site or where.startswith(site + ".")) for site_module, site in sites
                 ):
