@@ -206,8 +206,9 @@ class _Seat:
         # as player_policy also counts on); any other agent's is unknown
         self.policy: Callable[[Any], Mapping[int, float]] | None = None
         self.policy_key: str | None = None
-        if self.builtin is not None and getattr(self.builtin, "policy", None) is not None:
-            self.policy, self.policy_key = self.builtin.policy, game.players[spec.name]
+        policy = getattr(self.builtin, "policy", None)  # optional in BuiltinPlayer: read as data
+        if self.builtin is not None and policy is not None:
+            self.policy, self.policy_key = policy, game.players[spec.name]
         elif spec.kind == "agent" and spec.name == "random":
             from rl4vlm_gym.harness.aivat import uniform
 
@@ -583,7 +584,7 @@ def _play_all(
                 done[(record["task"], seed)] = record
                 if on_game is not None:
                     on_game(record, len(done), total)
-                quit = [p for p in seating if seats[p].human is not None and seats[p].human.quit]
+                quit = [p for p in seating if (human := seats[p].human) is not None and human.quit]
                 if quit:
                     raise MatchError(
                         f"{quit[0]} (human) ended the input: it forfeits {record['task']} on seed {seed}, and the match stops; "
