@@ -12,7 +12,7 @@ card and dice games, :class:`~.referential.ReferentialAEC`), holds that contract
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -78,7 +78,7 @@ def cached_frame(cache: dict[Any, NDArray[np.uint8]], key: Any, draw: Callable[[
 def agent_spaces(agents: list[str], side: int, max_actions: int = 16, max_length: int = 16) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
     """Each agent's observation space (our four keys, a ``side`` x ``side`` image) and action space
     (free text), built once: PettingZoo's api_test wants the same objects on every call."""
-    observation = {
+    observation: dict[str, spaces.Space] = {
         a: spaces.Dict(
             {
                 "image": spaces.Box(0, 255, (side, side, 3), np.uint8),
@@ -136,7 +136,7 @@ class VLMAgentsAEC(AECEnv):
     """``{variant: {event: reward}}`` of an env with reward variants (``reward_variant`` picks
     one); empty where the rewards are the game's returns."""
 
-    title: str
+    metadata: dict[str, Any]
     _window: HumanWindow | None = None
 
     def __init__(
@@ -151,7 +151,7 @@ class VLMAgentsAEC(AECEnv):
         action_format: str = "auto",
         action_match: str = "lenient",
         reward_variant: str | None = None,
-        synonyms: Mapping[str, str] | None = None,
+        synonyms: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         max_actions: int = 16,
         max_length: int = 16,
     ) -> None:
@@ -172,7 +172,7 @@ class VLMAgentsAEC(AECEnv):
         self.metadata = {**self.metadata, "render_fps": render_fps}
         self.obs_mode, self.image_size, self.reward_variant = obs_mode, image_size, reward_variant
         self.render_mode, self.max_cycles = render_mode, max_cycles
-        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(synonyms or {}))  # type: ignore[arg-type]
+        self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(synonyms))  # type: ignore[arg-type]
         self.possible_agents = list(agents)
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, max_actions, max_length)
         self.np_random, _ = seeding.np_random(None)
@@ -204,6 +204,11 @@ class VLMAgentsAEC(AECEnv):
 
     def _invalid_reward(self) -> float:
         return 0.0
+
+    @property
+    def title(self) -> str:
+        """The game's name (the ``human`` window's title)."""
+        raise NotImplementedError
 
     # AEC API ---------------------------------------------------------------------------------------
 
@@ -348,7 +353,7 @@ class BoardGameAEC(VLMAgentsAEC):
     truncated; ``render_fps``: the pace of the ``human`` window.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_board_game_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi", "human"], "name": "rl4vlm_board_game_v0", "is_parallelizable": False, "render_fps": 2}
     MIN_IMAGE_SIDE: ClassVar[int] = 32
     REWARDS: ClassVar[Mapping[str, Mapping[str, float]]] = REWARDS
     reward_variant: str  # always one of REWARDS (the default "native")
@@ -377,7 +382,6 @@ class BoardGameAEC(VLMAgentsAEC):
             action_format=action_format, action_match=action_match, reward_variant=reward_variant,
         )
         self.moves = self.game.moves  # the move names by PettingZoo's action id, named once
-        self.title = self.game.title
         self._painter: Any = None  # PettingZoo's env in rgb_array mode: draws the frames
         self._frames: dict[Board, NDArray[np.uint8]] = {}
         self._oracle = exact_player(self.game)
@@ -409,6 +413,10 @@ class BoardGameAEC(VLMAgentsAEC):
             self.np_random, _ = seeding.np_random(seed)
         self._reset_state()
         self._render_human()
+
+    @property
+    def title(self) -> str:
+        return self.game.title
 
     @property
     def board(self) -> Board:

@@ -155,7 +155,8 @@ def hand_image(view: KuhnSeen, size: tuple[int, int]) -> NDArray[np.uint8]:
     mine_x = width // 2 - card_w // 2 if n == 2 else width - width // 30 - card_w
     for k, p in enumerate(others):  # the opponents' cards side by side at the top, in player order
         x = mine_x if n == 2 else width - width // 30 - (len(others) - k) * card_w - (len(others) - k - 1) * (width // 30)
-        card(x, height // 20, CARDS[view.shown[p]][0] if view.shown[p] is not None else None)
+        shown = view.shown[p]
+        card(x, height // 20, CARDS[shown][0] if shown is not None else None)
         if n > 2:
             draw.text((x + card_w // 2, height // 20 + card_h + unit // 60), f"p{p}", fill=(255, 255, 255), font=small, anchor="mt")
     card(mine_x, height - height // 20 - card_h, CARDS[view.card][0])

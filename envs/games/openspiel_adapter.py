@@ -419,9 +419,9 @@ class _SpielAgents:
         return [f"player_{p}" for p in range(load(self.spec).num_players())]
 
     @property
-    def _move_sizes(self) -> dict[str, int]:
-        """The most legal moves an agent may have and the longest name (its action space's bounds)."""
-        return {"max_actions": max(load(self.spec).num_distinct_actions(), 1), "max_length": MAX_MOVE_LENGTH}
+    def _max_actions(self) -> int:
+        """The most legal moves an agent may have (its action space's bound; names have MAX_MOVE_LENGTH)."""
+        return max(load(self.spec).num_distinct_actions(), 1)
 
     @property
     def title(self) -> str:
@@ -484,7 +484,7 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
     truncated; ``render_fps``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {
         "render_modes": ["rgb_array", "ansi", "human"],
         "name": "rl4vlm_openspiel_v0",
         "is_parallelizable": False,
@@ -510,7 +510,8 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
             raise ValueError(f"{self.spec!r} has {dynamics} dynamics: play it with OpenSpielParallel (openspiel_parallel_env)")
         super().__init__(
             agents, obs_mode=obs_mode, image_size=image_size, render_mode=render_mode, max_cycles=max_cycles, render_fps=render_fps,
-            action_format=action_format, action_match=action_match, synonyms=self.text_game.synonyms, **self._move_sizes,
+            action_format=action_format, action_match=action_match, synonyms=self.text_game.synonyms,
+            max_actions=self._max_actions, max_length=MAX_MOVE_LENGTH,
         )
         self._perfect = load(self.spec).get_type().information.name == "PERFECT_INFORMATION"
         self.reset()
@@ -601,7 +602,7 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
     As :class:`OpenSpielAEC`; ``max_cycles`` counts steps of the Parallel API (each a cycle).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {
         "render_modes": ["rgb_array", "ansi", "human"],
         "name": "rl4vlm_openspiel_parallel_v0",
         "is_parallelizable": True,
@@ -626,7 +627,7 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
             self.metadata, obs_mode=obs_mode, image_size=image_size, min_side=64, render_mode=render_mode, max_cycles=max_cycles
         )
         self.possible_agents = self._pick(game, level)
-        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, **self._move_sizes)
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, image_size, self._max_actions, MAX_MOVE_LENGTH)
         self.metadata = {**self.metadata, "render_fps": render_fps}
         self.obs_mode, self.image_size, self.render_mode, self.max_cycles = obs_mode, image_size, render_mode, max_cycles
         self.parser = ActionParser(format=action_format, match=action_match, synonyms=dict(self.text_game.synonyms))  # type: ignore[arg-type]
@@ -792,7 +793,7 @@ class SimultaneousAEC(parallel_to_aec_wrapper):
         self.reset()  # as every AEC env of the family: usable (``agents``, ``infos``) once made
 
     @property
-    def state(self) -> Any:  # type: ignore[override]
+    def state(self) -> Any:
         """The ``pyspiel.State`` being played (as every OpenSpiel env of the family: the numeric
         interface reads it), not PettingZoo's global-state method."""
         return self.env.state
@@ -836,17 +837,17 @@ def openspiel_env(game: str | TextGame = "dots_and_boxes", **kwargs: Any) -> Ope
 
 def goofspiel_env(**kwargs: Any) -> SimultaneousAEC:
     """Goofspiel (OpenSpiel's ``goofspiel``; ``level`` 0..2: 4, 5 or 6 cards), AEC form."""
-    return openspiel_env("goofspiel", **{"max_cycles": 20, **kwargs})  # type: ignore[return-value]
+    return openspiel_env("goofspiel", **{"max_cycles": 20, **kwargs})
 
 
 def dots_and_boxes_env(**kwargs: Any) -> OpenSpielAEC:
     """Dots and Boxes (OpenSpiel's ``dots_and_boxes``; ``level`` 0..2: 2x2, 2x3, 3x3 boxes)."""
-    return openspiel_env("dots_and_boxes", **{"max_cycles": 60, **kwargs})  # type: ignore[return-value]
+    return openspiel_env("dots_and_boxes", **{"max_cycles": 60, **kwargs})
 
 
 def pig_env(**kwargs: Any) -> OpenSpielAEC:
     """Pig (OpenSpiel's ``pig``; ``level`` 0..2: first to 10, 20 or 30 points)."""
-    return openspiel_env("pig", **{"max_cycles": 200, **kwargs})  # type: ignore[return-value]
+    return openspiel_env("pig", **{"max_cycles": 200, **kwargs})
 
 
 # The single-agent view -------------------------------------------------------------------------------------

@@ -449,7 +449,7 @@ class ReferentialAEC(VLMAgentsAEC):
     the shortest description for the speaker, the one fitting candidate for the listener.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {
         "render_modes": ["rgb_array", "ansi", "human"],
         "name": "rl4vlm_referential_v0",
         "is_parallelizable": False,
@@ -457,7 +457,11 @@ class ReferentialAEC(VLMAgentsAEC):
     }
     REWARDS: ClassVar = _ReferentialView.REWARDS
     MIN_IMAGE_SIDE: ClassVar[int] = 48
-    title = "Referential game"
+    reward_variant: str  # always one of REWARDS (the default "native")
+
+    @property
+    def title(self) -> str:
+        return "Referential game"
 
     def __init__(
         self,

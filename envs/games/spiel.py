@@ -395,7 +395,7 @@ class SpielAEC(VLMAgentsAEC):
     be exploited; its most likely move alone could be.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {
         "render_modes": ["rgb_array", "ansi", "human"],
         "name": "rl4vlm_spiel_v0",
         "is_parallelizable": False,
