@@ -12,6 +12,10 @@ without resetting it (as ``AsyncVectorEnv`` does to read the spaces), can fork w
 A child forked after its parent made a context gets :class:`GLForkError` instead of a hang.
 
 Every GL call runs inside :func:`current`, which lets any thread render: see there why.
+
+Deferring the shadow window runs pyglet's private start-up step ourselves: the patch
+``pyglet-deferred-shadow-window`` of :mod:`rl4vlm_gym.patches`, made only over pyglet 1.5.31's
+(:func:`deferring_shadow_window`); refused, pyglet makes its window at import, as it does by itself.
 """
 
 from __future__ import annotations
@@ -27,7 +31,16 @@ from typing import Any
 
 from rl4vlm_gym import patches
 
-__all__ = ["DEBIAN_PACKAGES", "GLForkError", "GLUnavailableError", "current", "ensure_context", "import_miniworld", "when_current"]
+__all__ = [
+    "DEBIAN_PACKAGES",
+    "GLForkError",
+    "GLUnavailableError",
+    "current",
+    "deferring_shadow_window",
+    "ensure_context",
+    "import_miniworld",
+    "when_current",
+]
 
 DEBIAN_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1", "libgl1-mesa-dri", "libglu1-mesa")
 """What EGL rendering on Mesa needs on Debian/Ubuntu (``bash scripts/setup.sh nav`` installs them)."""
@@ -81,8 +94,12 @@ def import_miniworld() -> ModuleType:
         raise ImportError("the navigation envs need the `nav` extra: pip install 'rl4vlm-gym[nav]'") from err
     global _context_pid
     made_at_import = False
+    first = "pyglet.gl" not in sys.modules  # once pyglet.gl is imported, its display mode is fixed
+    if not first and getattr(sys.modules["pyglet.gl"], "_shadow_window", None) is not None and deferring_shadow_window():
+        _adopt()  # someone imported pyglet.gl before us
+        _context_pid = os.getpid()
     try:
-        if "pyglet.gl" not in sys.modules:  # once pyglet.gl is imported, its display mode is fixed
+        if first:
             pyglet.options["headless"] = True
             pyglet.options["headless_device"] = int(os.environ.get(EGL_DEVICE_VARIABLE, "0"))
             pyglet.options["debug_gl"] = False  # a glGetError after every GL call costs ~20% of a step
@@ -91,9 +108,6 @@ def import_miniworld() -> ModuleType:
                 # pyglet's own way: importing pyglet.window makes the shadow window (as importing pyglet.gl does by default)
                 pyglet.options["shadow_window"] = made_at_import = True
                 importlib.import_module("pyglet.window")
-        elif getattr(sys.modules["pyglet.gl"], "_shadow_window", None) is not None and deferring_shadow_window():
-            _adopt()  # someone imported pyglet.gl before us
-            _context_pid = os.getpid()
         miniworld = importlib.import_module("miniworld")
     except ImportError as err:
         if err.name == "miniworld":
@@ -102,7 +116,7 @@ def import_miniworld() -> ModuleType:
     except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
         raise explain(err) from err
     if made_at_import:
-        _context_pid = os.getpid()  # pyglet made its shadow window (the GL context) when miniworld imported it
+        _context_pid = os.getpid()  # pyglet made its shadow window (the GL context) as pyglet.window was imported
     return _with_fast_textures(miniworld)
 
 
