@@ -3,7 +3,10 @@ from the server (``rl4vlm/Remote-v0``), and a served env's local twin."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextvars
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +14,26 @@ from rl4vlm_gym.registry import env_card, env_class
 from rl4vlm_gym.testing.common import NotCheckable, _base, _env_class, _make, _oracle, is_remote
 from rl4vlm_gym.testing.rollouts import _rollout_trace
 
+_SERVED: contextvars.ContextVar[dict[str, dict[str, Any]] | None] = contextvars.ContextVar("served_cards", default=None)
+
+
+@contextmanager
+def served_cards_kept() -> Iterator[None]:
+    """Within it, each served card is asked of its server once: :func:`~rl4vlm_gym.testing.run_checks`
+    opens one session for the card of a remote id, not one per check (each makes the served env)."""
+    token = _SERVED.set({})
+    try:
+        yield
+    finally:
+        _SERVED.reset(token)
+
 
 def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The card a remote env's server gives for the id it serves (a session is opened to ask)."""
+    """The card a remote env's server gives for the id it serves (a session is opened to ask, unless
+    :func:`served_cards_kept` holds the answer)."""
+    kept, key = _SERVED.get(), json.dumps([env_id, kwargs], sort_keys=True, default=repr)
+    if kept is not None and key in kept:
+        return kept[key]
     env = _make(env_id, **kwargs)
     try:
         base = _base(env)
@@ -25,6 +45,8 @@ def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         env.close()
     if "facts" not in card:
         raise NotCheckable(f"the server gives no card for {card['served_id']!r}: it is not an RL4VLM Gym env with a card")
+    if kept is not None:
+        kept[key] = card
     return card
 
 

@@ -15,6 +15,7 @@ from rl4vlm_gym.testing.docs import check_docs
 from rl4vlm_gym.testing.fuzz import check_fuzz
 from rl4vlm_gym.testing.observations import check_observations
 from rl4vlm_gym.testing.oracle import check_oracle
+from rl4vlm_gym.testing.remote import served_cards_kept
 from rl4vlm_gym.testing.render import check_render
 from rl4vlm_gym.testing.rules import check_rules
 from rl4vlm_gym.testing.seeding import check_seeding
@@ -57,15 +58,17 @@ def run_checks(
         extra = sorted(set(opts) - accepted)
         if extra:
             raise ValueError(f"check {name!r} has no options {extra}; it takes {sorted(accepted)}")
-    results = []
-    for name in checks or list(CHECKS):
-        start = time.perf_counter()
-        try:
-            detail, passed = CHECKS[name](env_id, **options.get(name, {}), **make_kwargs), True
-        except NotCheckable as err:
-            results.append(CheckResult(env_id, name, False, f"{REMOTE}{err}", time.perf_counter() - start, not_checked=True))
-            continue
-        except Exception as err:  # noqa: BLE001 - a failing check is reported, not raised
-            detail, passed = f"{type(err).__name__}: {err}", False
-        results.append(CheckResult(env_id, name, passed, detail, time.perf_counter() - start))
-    return results
+    with served_cards_kept():  # a remote id's card: one session for all the checks
+        return [_run(env_id, name, options.get(name, {}), make_kwargs) for name in checks or list(CHECKS)]
+
+
+def _run(env_id: str, name: str, options: Mapping[str, Any], make_kwargs: Mapping[str, Any]) -> CheckResult:
+    """One check as a result: passed, failed (its exception named) or not checked."""
+    start = time.perf_counter()
+    try:
+        detail = CHECKS[name](env_id, **options, **make_kwargs)
+    except NotCheckable as err:
+        return CheckResult(env_id, name, False, f"{REMOTE}{err}", time.perf_counter() - start, not_checked=True)
+    except Exception as err:  # noqa: BLE001 - a failing check is reported, not raised
+        return CheckResult(env_id, name, False, f"{type(err).__name__}: {err}", time.perf_counter() - start)
+    return CheckResult(env_id, name, True, detail, time.perf_counter() - start)

@@ -94,6 +94,22 @@ def test_the_remote_kit_passes_on_served_envs(sample_url: str, env_id: str) -> N
     assert all(r.passed for r in results), {r.check: r.detail for r in results if not r.passed}
 
 
+def test_run_checks_asks_a_server_for_its_card_once(sample_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.testing import remote
+
+    asked = []
+
+    def counted_make(env_id: str, /, **kwargs: object) -> gym.Env:
+        asked.append(kwargs.get("env_id"))
+        return make(env_id, **kwargs)
+
+    make = remote._make
+    monkeypatch.setattr(remote, "_make", counted_make)  # the real maker, counted
+    results = run_checks(REMOTE_ID, ["docs", "oracle"], options={"oracle": {"episodes": 1}}, url=sample_url, env_id=SAMPLE[1])
+    assert all(r.passed for r in results), [r.detail for r in results]
+    assert asked == [SAMPLE[1]], f"{len(asked)} sessions opened for the card (both checks read it): {asked}"
+
+
 @pytest.mark.slow  # the oracle's default 50 episodes on each of FrozenLake's 5 levels, over the wire (about 40 s)
 def test_cli_check_oracle_passes_on_served_frozenlake(sample_url: str) -> None:
     args = [
