@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import configparser
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -79,8 +80,8 @@ def to_repository_paths(report: str, origin: dict[Path, Path]) -> str:
     return "\n".join(lines)
 
 
-def run_mypy(tree: Path, cache: Path) -> subprocess.CompletedProcess[str]:
-    """``mypy -p rl4vlm_gym`` over ``tree`` with the repository's mypy.ini, from ``tree``, cold."""
+def run_mypy(tree: Path) -> subprocess.CompletedProcess[str]:
+    """``mypy -p rl4vlm_gym`` over ``tree`` with the repository's mypy.ini, from ``tree``, cold (no cache is read or written)."""
     return subprocess.run(
         [
             sys.executable,
@@ -89,7 +90,7 @@ def run_mypy(tree: Path, cache: Path) -> subprocess.CompletedProcess[str]:
             "--config-file",
             str(ROOT / "mypy.ini"),
             "--cache-dir",
-            str(cache),
+            os.devnull,
             "--python-executable",
             sys.executable,
             "--no-color-output",
@@ -119,7 +120,7 @@ def test_mypy_finds_no_error_in_the_installed_package(tmp_path: Path) -> None:
     tree = tmp_path / "site"
     origin = lay_out_installed(tree)
     assert Path("rl4vlm_gym/envs/cards/__init__.py") in origin and Path("rl4vlm_gym/py.typed") in origin
-    done = run_mypy(tree, tmp_path / "cache")
+    done = run_mypy(tree)
     assert done.returncode == 0, to_repository_paths(done.stdout + done.stderr, origin)
 
 
@@ -140,7 +141,7 @@ def test_mypy_reports_an_error_at_its_repository_path(tmp_path: Path) -> None:
     (tmp_path / "repo" / "pkg" / "__init__.py").write_text("LIMIT: int = 4\n")
     tree = tmp_path / "site"
     origin = lay_out_installed(tree, setup_cfg)
-    done = run_mypy(tree, tmp_path / "cache")
+    done = run_mypy(tree)
     report = to_repository_paths(done.stdout, origin)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "families/one/__init__.py:5: error: Incompatible return value type" in report, report
