@@ -19,7 +19,7 @@ except ImportError as err:
     ) from err
 
 if "openenv.core.env_server" not in sys.modules and "gradio" not in sys.modules:
-    sys.modules["gradio"] = None  # type: ignore[assignment] - makes `import gradio` raise ModuleNotFoundError
+    sys.modules["gradio"] = None  # type: ignore[assignment]  # makes `import gradio` raise ModuleNotFoundError
     try:
         import openenv.core.env_client  # noqa: F401
         import openenv.core.env_server  # noqa: F401

@@ -143,7 +143,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
 
     # -- OpenEnv's Environment ---------------------------------------------------------------------
 
-    def reset(  # type: ignore[override]
+    def reset(
         self,
         seed: int | None = None,
         episode_id: str | None = None,
@@ -176,9 +176,9 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._steps = 0
         if self._encode_reset:
             return self._observation(obs, 0.0, False, False, info)
-        return None  # type: ignore[return-value] - step() from stateless HTTP does not send it
+        return None  # type: ignore[return-value]  # step() from stateless HTTP does not send it
 
-    def step(  # type: ignore[override]
+    def step(
         self, action: VLMAction, timeout_s: float | None = None, request_id: str | None = None, **reset: Any
     ) -> VLMObservation:
         """A step of the session's episode. Over stateless HTTP (a fresh env per request) the request

@@ -91,7 +91,7 @@ def encode_image(image: np.ndarray, fmt: str) -> EncodedImage:
     300x300 black image each step; scanning a frame costs far less than encoding it)."""
     array = np.ascontiguousarray(image, dtype=np.uint8)
     if not array.any():
-        return EncodedImage(format="black", shape=array.shape, data="")  # type: ignore[arg-type]
+        return EncodedImage(format="black", shape=array.shape, data="")
     if fmt == "raw":
         payload = array.tobytes()
     else:

@@ -15,7 +15,7 @@ import atexit
 import sys
 import weakref
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -79,10 +79,10 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
         response = await self._receive()
         if response.get("type") == "error":
             data = response.get("data") or {}
-            message, code = str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN"))
-            if message.startswith(ARGUMENT_ERROR):
-                raise RemoteArgumentError(message[len(ARGUMENT_ERROR) :], code)
-            raise RemoteError(message, code)
+            text, code = str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN"))
+            if text.startswith(ARGUMENT_ERROR):
+                raise RemoteArgumentError(text[len(ARGUMENT_ERROR) :], code)
+            raise RemoteError(text, code)
         return response
 
 
@@ -106,7 +106,7 @@ class RemoteEnv(gym.Env):
     server's ``state``, so the conformance kit reads a served env as it reads a local one.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
     KIT_PROXY = True  # the kit checks it as a served env: its code and frames stay in the server
 
     def __init__(

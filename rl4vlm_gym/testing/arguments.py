@@ -16,7 +16,7 @@ def check_arguments(env_id: str, /, **kwargs: Any) -> str:
     """Bad arguments raise ``ValueError`` naming themselves; ``image_size``, every level, every
     appearance and every wording are obeyed (an appearance changes the image and nothing else; a
     wording changes the words of the mission and the feedback and nothing else)."""
-    bad = {
+    bad: dict[str, list[Any]] = {
         "appearance": ["nope"],
         "wording": ["nope"],
         "level": [-1, 10_000, "hard", 1.5],
@@ -44,7 +44,7 @@ def check_arguments(env_id: str, /, **kwargs: Any) -> str:
         else:
             raise AssertionError(f"reset(options={options}) was accepted")
     card = _card(env_id, kwargs)
-    level0 = []
+    level0: list[tuple[Any, ...]] = []
     for level in range(len(card.levels)):
         _, info = env.reset(seed=0, options={"level": level})
         assert info["level"] == level, f"reset(options={{'level': {level}}}) reported level {info['level']}"
@@ -88,7 +88,7 @@ def _check_appearances(env_id: str, /, seeds: int = 3, steps: int = 2, **kwargs:
                 break
             action = _policy_action(_base(envs[default]), obs, rng)
             results = {look: env.step(action) for look, env in envs.items()}
-            rewards = {r[1] for r in results.values()}
+            rewards = {float(r[1]) for r in results.values()}
             assert len(rewards) == 1, f"seed {seed}, step {t + 1}: the appearances paid different rewards {sorted(rewards)}"
             seen = {look: (r[0], r[4]) for look, r in results.items()}
             if results[default][2] or results[default][3]:

@@ -173,13 +173,13 @@ def _state_lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _env_class(env_id: str, /, **kwargs: Any) -> type:
+def _env_class(env_id: str, /, **kwargs: Any) -> type[VLMEnv]:
     """The id's env class from its entry point, without building an env (a GL world, a game
     engine); a factory function's env is built to find its class."""
     found = env_class(env_id)
     if isinstance(found, type) and issubclass(found, VLMEnv):
         return found
     env = _make(env_id, **kwargs)
-    cls = type(env.unwrapped)
+    cls = type(_base(env))
     env.close()
     return cls

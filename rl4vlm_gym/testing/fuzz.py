@@ -54,7 +54,7 @@ def check_fuzz(env_id: str, /, **kwargs: Any) -> str:
         before, admissible, described = info["state_key"], obs["actions"], base.describe()
         steps = base.elapsed_steps
         try:
-            obs, reward, terminated, truncated, info = env.step(output)  # type: ignore[arg-type]
+            obs, reward, terminated, truncated, info = env.step(output)
         except Exception as err:  # noqa: BLE001 - the point is to report any exception
             raise AssertionError(f"step({name}) raised {type(err).__name__}: {err}") from err
         action = info["action"]

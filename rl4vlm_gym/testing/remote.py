@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl4vlm_gym.registry import env_card, env_class
-from rl4vlm_gym.testing.common import NotCheckable, _base, _env_class, _make, _oracle, is_remote
+from rl4vlm_gym.testing.common import NotCheckable, _env_class, _make, _oracle, is_remote
 from rl4vlm_gym.testing.rollouts import _rollout_trace
 
 _SERVED: contextvars.ContextVar[dict[str, dict[str, Any]] | None] = contextvars.ContextVar("served_cards", default=None)
@@ -36,7 +36,7 @@ def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return kept[key]
     env = _make(env_id, **kwargs)
     try:
-        base = _base(env)
+        base: Any = env.unwrapped  # a RemoteEnv: its card and served id come with the env API
         card = dict(base.card)
         card["served_id"] = base.served_id
         if "class" in card and "levels" in card:
@@ -97,7 +97,7 @@ def _local_twin_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, A
     here (a remote env's twin: the same bytes, from a process with other str hashing)."""
     env = _make(env_id, **kwargs)
     try:
-        base = _base(env)
+        base: Any = env.unwrapped  # a RemoteEnv
         served, made, oracle = base.served_id, base.served_make_kwargs, _oracle(base)
     finally:
         env.close()

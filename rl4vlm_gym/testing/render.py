@@ -31,7 +31,7 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
                         "render() differs from the observed image (and _view is not overridden)"
                     )
                 else:
-                    assert np.array_equal(out, env.render()), "render() of an overridden _view changes between calls"
+                    assert np.array_equal(out, np.asarray(env.render())), "render() of an overridden _view changes between calls"
             elif mode == "ansi":
                 assert isinstance(out, str) and obs["mission"] in out, "ansi render must hold the mission and state"
             else:

@@ -67,6 +67,8 @@ def check_rules(
             seen: dict[Any, tuple[Any, ...]] = {}
             for episode in range(episodes_per_seed if v == 0 else 1):
                 rng = np.random.default_rng([seed, episode])
+                obs: Mapping[str, Any]
+                info: Mapping[str, Any]
                 obs, info = env.reset(seed=seed)
                 where = f"reward_variant={variant!r}, seed {seed}, episode {episode}"
                 _assert_state(base, obs, info, seen, f"{where}, reset")
@@ -150,7 +152,7 @@ def _assert_state(
 
 def _assert_reward(
     table: Mapping[str, float],
-    reward: float,
+    reward: object,
     pre: StepOutcome | None,
     post: StepOutcome | None,
     info: Mapping[str, Any],

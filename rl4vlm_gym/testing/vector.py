@@ -100,17 +100,18 @@ def _vector_rollout(
 ) -> list[tuple[Any, ...]]:
     envs = _start(factory, [maker for _ in seeds], name)
     is_async = isinstance(envs, gym.vector.AsyncVectorEnv)
+    per_env: list[int | None] = list(seeds)  # a seed per env
     try:
-        if is_async:
-            envs.reset_async(seed=seeds)
+        if isinstance(envs, gym.vector.AsyncVectorEnv):
+            envs.reset_async(seed=per_env)
             obs, _ = _wait(envs.reset_wait, name, "reset")
         else:
-            obs, _ = envs.reset(seed=seeds)
+            obs, _ = envs.reset(seed=per_env)  # type: ignore[arg-type]  # VectorEnv.reset's annotation says one int
         trace: list[tuple[Any, ...]] = [(obs,)]
         rng = np.random.default_rng(0)
         for _ in range(steps):
             actions = tuple(a[int(rng.integers(len(a)))] if a else "" for a in obs["actions"])
-            if is_async:
+            if isinstance(envs, gym.vector.AsyncVectorEnv):
                 envs.step_async(actions)
                 obs, rewards, terminated, truncated, _ = _wait(envs.step_wait, name, "step")
             else:
