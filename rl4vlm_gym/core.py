@@ -112,7 +112,7 @@ def _plain_data(value: Any, where: str) -> Any:
 # assignment at run time that is not made by VLMEnv's own methods (a data descriptor per name,
 # :class:`_OwnState`), whatever the Python version or the way the name is set (``setattr``, ``exec``).
 _BASE_STATE = frozenset(
-    {"_started", "_elapsed", "_admissible", "_optimal", "_frames", "_window", "appearance", "wording", "_wording_salt"}
+    {"_started", "_elapsed", "_ended", "_admissible", "_optimal", "_frames", "_window", "appearance", "wording", "_wording_salt"}
 )
 
 # Instructions that leave a local variable (a closure's cell included) on top of the stack, by

@@ -329,7 +329,7 @@ class AcceptsAfterEnd(Walk):
     """``step`` forgets that the episode ended and plays on."""
 
     def step(self, action: str) -> Any:
-        self._ended = None
+        vars(self)["_ended"] = None  # past the base-state guard: this env is broken on purpose
         return super().step(action)
 
 
