@@ -156,10 +156,10 @@ class CachedPddlState(pddl_logic.PddlState):
         from collections import Counter, defaultdict
 
         # From here to the end: PddlState.__init__ (textworld 1.7) with the two pddl2sas calls cached.
-        self._facts = defaultdict(set)
-        self._vars_by_name = {}
-        self._vars_by_type = defaultdict(set)
-        self._var_counts = Counter()
+        self._facts: defaultdict[str, set[Any]] = defaultdict(set)
+        self._vars_by_name: dict[str, Any] = {}
+        self._vars_by_type: defaultdict[str, set[Any]] = defaultdict(set)
+        self._var_counts: Counter[str] = Counter()
         self._logic = logic
         self.downward_lib = downward_lib
         self.pddl_problem = pddl_problem

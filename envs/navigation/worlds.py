@@ -95,6 +95,10 @@ class LevelledWorld:
 
     level: NavLevel | None = None
     render_enabled: bool = True
+    # MiniWorldEnv's GL objects, set in its constructor (declared for the type checker)
+    shadow_window: Any
+    obs_fb: Any
+    vis_fb: Any
 
     def __init__(self, *args: Any, appearance: str = "default", **kwargs: Any) -> None:
         # Set before MiniWorld's constructor resets: it loads the textures once, at its first reset.
@@ -206,7 +210,7 @@ class LevelledWorld:
         """The object ``pick up`` would take now: MiniWorldEnv.step's own test (a wall in the way
         makes it fail)."""
         agent = self.agent  # type: ignore[attr-defined]
-        hit = self.intersect(agent, agent.pos + agent.dir_vec * 1.5 * agent.radius, 1.2 * agent.radius)  # type: ignore[attr-defined]
+        hit = self.intersect(agent, agent.pos + agent.dir_vec * 1.5 * agent.radius, 1.2 * agent.radius)
         return hit if isinstance(hit, Entity) and not hit.is_static else None
 
     def _render_static(self) -> None:
@@ -220,7 +224,7 @@ class LevelledWorld:
 
     def render_obs(self, frame_buffer: Any = None) -> np.ndarray:
         if not self.render_enabled and frame_buffer is None:
-            return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)  # type: ignore[attr-defined]
+            return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)
         with current(self.shadow_window):
             self._own_scene()
             return super().render_obs(frame_buffer)  # type: ignore[misc]
