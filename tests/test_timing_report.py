@@ -31,3 +31,7 @@ def test_every_family_of_the_registry_has_a_budget() -> None:
 
     budgets = _conftest().TIMING_BUDGETS_S
     assert {card.family for card in list_envs()} <= set(budgets)
+
+
+def test_the_budgets_add_up_to_twelve_minutes_on_two_cores() -> None:
+    assert sum(_conftest().TIMING_BUDGETS_S.values()) <= 12 * 60 * 2
