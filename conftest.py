@@ -5,6 +5,7 @@ optional extra at import time is left out when the extra is absent, and the head
 from __future__ import annotations
 
 import importlib.util
+import re
 
 OPTIONAL_MODULES = {
     "rl4vlm_gym/agents/tiny.py": ("transformers", "hf"),
@@ -84,7 +85,7 @@ TIMING_BUDGETS_S = {
     "probe": 5,
 }
 
-_ENV_ID = __import__("re").compile(r"(?:^|[\[\-])((?:rl4vlm|balrog)/[A-Za-z0-9_.+-]+?-v\d+)")
+_ENV_ID = re.compile(r"(?:^|[\[\-])((?:rl4vlm|balrog)/[A-Za-z0-9_.+-]+?-v\d+)")
 _DIRS = {"harness", "baselines", "server", "kit", "backends", "integrations", "agents"}
 
 

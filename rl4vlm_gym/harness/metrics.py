@@ -61,15 +61,10 @@ def summarize(records: Iterable[Mapping[str, Any]], task_order: Sequence[str] | 
     The result holds no timing, so resumed and uninterrupted runs of a deterministic agent have
     equal summaries; :func:`timing` reports latencies separately.
     """
-    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        by_task[r["task"]].append(r)
-    order = [t for t in (task_order or by_task) if t in by_task] + sorted(set(by_task) - set(task_order or by_task))
     rng = np.random.default_rng(_BOOTSTRAP_SEED)
     tasks: dict[str, Any] = {}
     samples: dict[str, list[np.ndarray]] = defaultdict(list)  # metric -> per-task bootstrap means
-    for name in order:
-        rows = sorted(by_task[name], key=lambda r: r["seed"])
+    for name, rows in _tasks(records, task_order):
         scores = [episode_scores(r) for r in rows]
         entry: dict[str, Any] = {
             "env_id": rows[0]["env_id"],
@@ -112,15 +107,10 @@ def scored(records: Iterable[Mapping[str, Any]], scores: Mapping[str, Any], task
     bootstrap interval stratified by task as in :func:`summarize` (same resamples, so the same
     records give the same figures). A duplicate task's intervals resample whole deals.
     """
-    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        by_task[r["task"]].append(r)
-    order = [t for t in (task_order or by_task) if t in by_task] + sorted(set(by_task) - set(task_order or by_task))
     rng = np.random.default_rng(_BOOTSTRAP_SEED)
     tasks: dict[str, Any] = {}
     samples = []
-    for name in order:
-        rows = sorted(by_task[name], key=lambda r: r["seed"])
+    for name, rows in _tasks(records, task_order):
         rule = scores[name]
         raw = np.array([float(bool(r["success"])) if rule.metric == "success" else float(r["return"]) for r in rows])
         normalised = np.array([rule.normalise(float(bool(r["success"])), float(r["return"])) for r in rows])
@@ -139,6 +129,15 @@ def scored(records: Iterable[Mapping[str, Any]], scores: Mapping[str, Any], task
         }
     overall = _estimate(np.mean([t["score"]["mean"] for t in tasks.values()]), np.mean(samples, axis=0)) if tasks else None
     return {"overall": overall, "tasks": tasks}
+
+
+def _tasks(records: Iterable[Mapping[str, Any]], task_order: Sequence[str] | None) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """Each task's records by seed, the tasks in ``task_order`` (those it omits after, by name)."""
+    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_task[r["task"]].append(r)
+    order = [t for t in (task_order or by_task) if t in by_task] + sorted(set(by_task) - set(task_order or by_task))
+    return [(name, sorted(by_task[name], key=lambda r: r["seed"])) for name in order]
 
 
 def _deal_means(values: np.ndarray, deal: np.ndarray) -> np.ndarray:
