@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["REWARDS", "BoardGameAEC", "VLMAgentsAEC", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
+__all__ = ["REWARDS", "BoardGameAEC", "VLMAgentsAEC", "VLMObservations", "check_arguments", "connect_four_env", "describe", "mission", "tictactoe_env"]
 
 REWARDS: dict[str, dict[str, float]] = {
     # PettingZoo's: +1 to the winner, -1 to the loser, 0 for a draw; an invalid move costs nothing
@@ -116,7 +116,37 @@ def check_arguments(
         raise ValueError(f"max_cycles={max_cycles!r} is not valid: give a positive int")
 
 
-class VLMAgentsAEC(AECEnv):
+class VLMObservations:
+    """An agent's observation in our four keys and its action space's vocabulary (its legal moves),
+    from the env's hooks: shared by the family's AEC envs (:class:`VLMAgentsAEC`) and its Parallel
+    env (``openspiel_adapter.OpenSpielParallel``)."""
+
+    feedback: dict[str, str]
+    obs_mode: str
+    image_size: int
+    possible_agents: list[str]
+    action_spaces: dict[str, spaces.Space]
+
+    if TYPE_CHECKING:  # the env's hooks
+
+        def legal_moves(self, agent: str) -> tuple[str, ...]: ...
+        def _text(self, agent: str) -> str: ...
+        def _image(self, agent: str) -> NDArray[np.uint8]: ...
+        def _mission(self, agent: str) -> str: ...
+
+    def _update_vocabulary(self) -> None:
+        for agent in self.possible_agents:
+            self.action_spaces[agent].vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        text = [self.feedback[agent]] if self.feedback.get(agent) else []
+        if self.obs_mode != "image":
+            text.append(self._text(agent))
+        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
+        return {"image": image, "text": "\n".join(text), "mission": self._mission(agent), "actions": self.legal_moves(agent)}
+
+
+class VLMAgentsAEC(VLMObservations, AECEnv):
     """The AEC envs of this family share their API here, so that each writes only its rules.
 
     Each agent observes ``{"image", "text", "mission", "actions"}``: its own view of the state
@@ -248,17 +278,6 @@ class VLMAgentsAEC(AECEnv):
         if self._cycle >= set(self.agents) or self.agent_selection in self._cycle:
             self.num_cycles += 1
             self._cycle = set()
-
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_spaces[agent].vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
-
-    def observe(self, agent: str) -> dict[str, Any]:
-        text = [self.feedback[agent]] if self.feedback.get(agent) else []
-        if self.obs_mode != "image":
-            text.append(self._text(agent))
-        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
-        return {"image": image, "text": "\n".join(text), "mission": self._mission(agent), "actions": self.legal_moves(agent)}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -40,7 +40,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, agent_spaces, cached_frame, check_arguments
+from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, VLMObservations, agent_spaces, cached_frame, check_arguments
 from rl4vlm_gym.envs.games.spiel import load, sample
 from rl4vlm_gym.envs.games.text_board import text_image
 from rl4vlm_gym.parsing import ActionParser
@@ -575,7 +575,7 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
 # The simultaneous-move Parallel env ----------------------------------------------------------------------
 
 
-class OpenSpielParallel(_SpielAgents, ParallelEnv):
+class OpenSpielParallel(_SpielAgents, VLMObservations, ParallelEnv):
     """A simultaneous-move OpenSpiel game (Goofspiel) with VLM observations behind PettingZoo's Parallel API.
 
     ## Description
@@ -673,17 +673,6 @@ class OpenSpielParallel(_SpielAgents, ParallelEnv):
         if agent not in self.agents or player not in self._movers():
             return ()
         return tuple(self._names(player))
-
-    def _update_vocabulary(self) -> None:
-        for agent in self.possible_agents:
-            self.action_spaces[agent].vocabulary = self.legal_moves(agent)  # type: ignore[attr-defined]
-
-    def observe(self, agent: str) -> dict[str, Any]:
-        text = [self.feedback[agent]] if self.feedback.get(agent) else []
-        if self.obs_mode != "image":
-            text.append(self._text(agent))
-        image = np.zeros((self.image_size, self.image_size, 3), np.uint8) if self.obs_mode == "text" else self._image(agent)
-        return {"image": image, "text": "\n".join(text), "mission": self._mission(agent), "actions": self.legal_moves(agent)}
 
     def step(
         self, actions: dict[str, Any]
