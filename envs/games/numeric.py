@@ -338,7 +338,33 @@ def _refused(action: Any, legal: dict[int, str]) -> str:
     return f"action {action} is not legal now (legal: {sorted(legal)}; see the action_mask)"
 
 
-class NumericAEC(BaseWrapper):
+class _Numeric:
+    """What both wrappers hold: the encoder, the numeric spaces, the metadata and ``state()``."""
+
+    encoder: Encoder
+    possible_agents: list[str]
+    observation_spaces: dict[str, spaces.Dict]
+    action_spaces: dict[str, spaces.Discrete]
+
+    def _numeric(self, env: AECEnv | ParallelEnv, pad_actions: bool, encoder_args: dict[str, Any]) -> None:
+        self.encoder = encoder_for(env, **encoder_args)
+        self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
+        self.render_mode = getattr(env, "render_mode", None)
+        self.possible_agents = list(env.possible_agents)
+        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents, pad_actions)
+        self.state_space = self.encoder.state_space
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def state(self) -> NDArray[np.float32]:
+        return self.encoder.state()
+
+
+class NumericAEC(_Numeric, BaseWrapper):
     """An AEC env of the family with PettingZoo ``classic``'s numeric interface (see the module docstring).
 
     ## Observation
@@ -362,24 +388,11 @@ class NumericAEC(BaseWrapper):
 
     def __init__(self, env: AECEnv, *, pad_actions: bool = False, **encoder_args: Any) -> None:
         super().__init__(env)
-        self.encoder = encoder_for(env, **encoder_args)
-        self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
-        self.render_mode = getattr(env, "render_mode", None)
-        self.possible_agents = list(env.possible_agents)
-        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents, pad_actions)
-        self.state_space = self.encoder.state_space
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        self._numeric(env, pad_actions, encoder_args)
 
     def observe(self, agent: str) -> dict[str, NDArray[Any]]:
         return numeric_observation(self.encoder, agent, int(self.action_spaces[agent].n))
 
-    def state(self) -> NDArray[np.float32]:
-        return self.encoder.state()
 
     def step(self, action: Any) -> None:
         agent = self.env.agent_selection
@@ -403,7 +416,7 @@ class NumericAEC(BaseWrapper):
         return f"NumericAEC<{self.env!s}>"
 
 
-class NumericParallel(BaseParallelWrapper):
+class NumericParallel(_Numeric, BaseParallelWrapper):
     """A Parallel API env of the family (a simultaneous-move OpenSpiel game: every live agent acts
     at every step) with the numeric interface of :class:`NumericAEC`: the same observations,
     ``Discrete`` actions, masks, infos and ``state()``, its encoder read from the Parallel env
@@ -413,18 +426,7 @@ class NumericParallel(BaseParallelWrapper):
 
     def __init__(self, env: ParallelEnv, *, pad_actions: bool = False, **encoder_args: Any) -> None:
         super().__init__(env)
-        self.encoder = encoder_for(env, **encoder_args)
-        self.metadata = {**env.metadata, "name": f"{env.metadata.get('name', type(env).__name__)}_numeric"}
-        self.render_mode = getattr(env, "render_mode", None)
-        self.possible_agents = list(env.possible_agents)
-        self.observation_spaces, self.action_spaces = numeric_spaces(self.encoder, self.possible_agents, pad_actions)
-        self.state_space = self.encoder.state_space
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        self._numeric(env, pad_actions, encoder_args)
 
     def _observations(self, agents: Any) -> dict[str, dict[str, NDArray[Any]]]:
         return {a: numeric_observation(self.encoder, a, int(self.action_spaces[a].n)) for a in agents}
@@ -450,8 +452,6 @@ class NumericParallel(BaseParallelWrapper):
                     infos[agent]["action"].update(valid=False, error=refused[agent])
         return self._observations(observations), rewards, terminations, truncations, infos
 
-    def state(self) -> NDArray[np.float32]:
-        return self.encoder.state()
 
     def __str__(self) -> str:
         return f"NumericParallel<{self.env!s}>"
