@@ -7,10 +7,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import gymnasium as gym
@@ -19,13 +17,14 @@ import pytest
 pytest.importorskip("openenv.core")
 from typer.testing import CliRunner  # noqa: E402
 
-from rl4vlm_gym import processes  # noqa: E402
 from rl4vlm_gym.cli import app  # noqa: E402
 from rl4vlm_gym.registry import unregister  # noqa: E402
 from rl4vlm_gym.testing import CHECKS, REMOTE, run_checks  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "kit"))
+sys.path.insert(0, str(HERE))
+_server = importlib.import_module("serving").served  # the server's block: started, its URL, killed
 kit_walk = importlib.import_module("kit_walk")
 kit_tests = importlib.import_module("test_kit")  # its table of broken envs, the checks that catch them and their messages
 
@@ -34,19 +33,6 @@ PROCESS_CHECKS = ("determinism", "vector")
 # Caught remotely by another law than locally: the breadth-first search for a shorter solution copies
 # the env, which stays in the server; the next episode then shows the oracle's detour.
 REMOTE_MESSAGES = {("DetourOracle", "oracle"): r"the oracle took \d+ steps, but optimal_steps=\d+"}
-
-
-@contextmanager
-def _server(command: list[str]) -> Iterator[str]:
-    proc, owned = processes.popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("serving "), f"the server did not start: {line!r}"
-        yield line.split(" on ")[1].split()[0]
-    finally:
-        processes.kill_group(proc.pid)
-        proc.wait()
-        owned.release()
 
 
 @pytest.fixture(scope="module", autouse=True)

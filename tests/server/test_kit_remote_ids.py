@@ -9,10 +9,10 @@ serves every registered id. Each module's server runs in a subprocess on a free 
 
 from __future__ import annotations
 
-import subprocess
+import importlib
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import gymnasium as gym
@@ -22,7 +22,6 @@ pytest.importorskip("openenv.core")
 from typer.testing import CliRunner  # noqa: E402
 
 import rl4vlm_gym  # noqa: E402
-from rl4vlm_gym import processes  # noqa: E402
 from rl4vlm_gym.cli import app  # noqa: E402
 from rl4vlm_gym.core import MissingDataError  # noqa: E402
 from rl4vlm_gym.testing import CHECKS, run_checks  # noqa: E402
@@ -39,17 +38,10 @@ SWEEP_CHECKS = ["docs", "oracle"]
 SWEEP = {"oracle": {"episodes": 1}}
 
 
-@contextmanager
-def _server(ids: list[str] | tuple[str, ...]) -> Iterator[str]:
-    proc, owned = processes.popen([sys.executable, str(HERE / "ids_server.py"), *ids], stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("serving "), f"the server did not start: {line!r}"
-        yield line.split(" on ")[1].split()[0]
-    finally:
-        processes.kill_group(proc.pid)
-        proc.wait()
-        owned.release()
+def _server(ids: list[str] | tuple[str, ...]) -> AbstractContextManager[str]:
+    """ids_server.py serving ``ids`` on a free port (serving.py's block)."""
+    sys.path.insert(0, str(HERE))
+    return importlib.import_module("serving").served([sys.executable, str(HERE / "ids_server.py"), *ids])
 
 
 @pytest.fixture(scope="module")
