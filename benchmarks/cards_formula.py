@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from rl4vlm_gym.envs.cards import formula
+from rl4vlm_gym.envs.cards import points_oracle
 
 
 def main() -> None:
@@ -22,15 +22,15 @@ def main() -> None:
     tokens = "( 1 + 2 ) * 3 - 4 / ( 5 + 6 ) * 7 + 8 - 9 / 10".split()
     start = time.perf_counter()
     for _ in range(args.calls):
-        formula.evaluate(tokens)
+        points_oracle.evaluate(tokens)
     print(f"evaluate, {len(tokens)} tokens: {(time.perf_counter() - start) / args.calls * 1e6:.1f} us per call")
     hands = ([3, 3, 8, 8], [1, 5, 5, 5], [4, 7, 9, 13], [2, 2, 11, 13])
     start = time.perf_counter()
     for hand in hands:
-        formula.solve(hand, 1009)
+        points_oracle.solve(hand, 1009)
     print(f"solve, four cards, uncached target: {(time.perf_counter() - start) / len(hands) * 1e3:.2f} ms per hand")
     start = time.perf_counter()
-    formula.solve([7, 9, 10, 11, 13], 100_003)
+    points_oracle.solve([7, 9, 10, 11, 13], 100_003)
     print(f"solve, five numbers, unsolvable (full search): {(time.perf_counter() - start) * 1e3:.1f} ms")
 
 

@@ -568,7 +568,7 @@ def exploitability_command(
         Path,
         typer.Option(
             help="JSON policy table, gzipped or not: {information state: [probability per action]} or [[action, probability], ...] "
-            "rows (or {\"policy\": {...}}, as the tables in envs/games/data)."
+            "rows (or {\"policy\": {...}}, as the tables in envs/games/assets)."
         ),
     ],
     table: Annotated[

@@ -1,4 +1,4 @@
-"""Pack BALROG's 75 TextWorld game definitions into ``envs/balrog/data/textworld/`` (maintainers).
+"""Pack BALROG's 75 TextWorld game definitions into ``envs/balrog/assets/textworld/`` (maintainers).
 
 BALROG (balrog-ai/BALROG af7d1f17, ``balrog/environments/textworld/base.py``) plays the games of
 conglu1997/intelligent-go-explore ``textworld/tw_games`` (MIT): 25 per task, each a textworld

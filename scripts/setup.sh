@@ -72,7 +72,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 # 4. BALROG's TextWorld games (balrog extra): its 75 game definitions ship compressed in
-# envs/balrog/data/textworld; textworld's Inform 7 compiles them here, two at a time (about 1 s of CPU
+# envs/balrog/assets/textworld; textworld's Inform 7 compiles them here, two at a time (about 1 s of CPU
 # each; a minute on 2 cores), into $RL4VLM_GYM_CACHE/textworld. A second run finds them there.
 case " ${extras[*]:-} " in *" balrog "*|*" all "*)
   log "compiling BALROG's 75 TextWorld games (about a minute on 2 cores the first time)"

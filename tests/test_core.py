@@ -567,11 +567,11 @@ ENV_MODULES = [
         "points24",
         "points",
         "blackjack",
-        "blackjack_strategy",
+        "blackjack_oracle",
         "deck",
-        "formula",
+        "points_oracle",
         "layout",
-        "render",
+        "renderer",
     )
 ]
 HEAVY_ROOTS = {"torch", "pyglet", "selenium", "pygame", "transformers", "miniworld"}

@@ -20,7 +20,7 @@ _BABYAI = (
 _CRAFTER = "Crafter (Hafner 2022, arXiv 2109.06780) on crafter 1.8.3 (danijar/crafter)"
 _NLE = "NLE (Kuettler et al. 2020, arXiv 2006.13760) 0.9.0 as balrog-nle 0.9.0 (balrog-ai/nle fix_dungeons), NetHack 3.6.6"
 _MINIHACK = "MiniHack (Samvelyan et al. 2021, arXiv 2109.13202) 0.1.6, the release of BALROG's fork (balrog-ai/minihack 3ecb6da4)"
-_BOXOBAN = "Boxoban levels (Guez et al. 2018, deepmind/boxoban-levels d5ca5614, Apache-2.0), shipped in envs/balrog/data/boxoban"
+_BOXOBAN = "Boxoban levels (Guez et al. 2018, deepmind/boxoban-levels d5ca5614, Apache-2.0), shipped in envs/balrog/assets/boxoban"
 _TEXTWORLD = (
     "TextWorld (Côté et al. 2018, arXiv 1806.11532) on textworld 1.7.0 (Microsoft); BALROG's 75 games from "
     "conglu1997/intelligent-go-explore bcb4052e textworld/tw_games (MIT), compiled to .z8 at set-up"

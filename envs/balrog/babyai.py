@@ -12,8 +12,8 @@ from minigrid.core.world_object import Door
 from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.balrog import babyai_planner
-from rl4vlm_gym.envs.balrog.babyai_level import TASKS, MixedLocalLevel
+from rl4vlm_gym.envs.balrog import babyai_oracle
+from rl4vlm_gym.envs.balrog.babyai_generator import TASKS, MixedLocalLevel
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -121,7 +121,7 @@ class BabyAI(VLMEnv):
     BartekCupial/Minigrid cf73dd14) with ``num_dists=0``: one 8x8 room (walls included) holding
     the one or two objects the mission draws from, or for ``open`` two rooms joined by a locked
     door whose key lies in the agent's room. The levels are the fork's, rewritten here
-    (:mod:`~rl4vlm_gym.envs.balrog.babyai_level`): ``reset(seed=s)`` builds the level, mission,
+    (:mod:`~rl4vlm_gym.envs.balrog.babyai_generator`): ``reset(seed=s)`` builds the level, mission,
     agent, text and image that BALROG's wrapper builds for ``env.reset(seed=s)``, the seed BALROG's
     evaluator draws per episode (below 2**32); ``reset()`` without a seed draws the next level from
     the env's generator. minigrid plays the rules and checks the mission (its verifier). Missions
@@ -130,7 +130,7 @@ class BabyAI(VLMEnv):
     grey key" or "go to the grey key after you pick up the purple ball" (reaching the second object
     first fails nothing); the fork never names a yellow box, red key, red door, green ball or grey
     door. The oracle plays a shortest plan, found by breadth-first search over an exact model of
-    minigrid's rules for these rooms (:mod:`~rl4vlm_gym.envs.balrog.babyai_planner`; for ``open``:
+    minigrid's rules for these rooms (:mod:`~rl4vlm_gym.envs.balrog.babyai_oracle`; for ``open``:
     fetch the key, unlock and open the door in one toggle), and ``optimal_steps`` is its length.
 
     Against BALROG (balrog-ai/BALROG af7d1f17): tests/envs/balrog/test_golden_babyai.py replays
@@ -204,7 +204,7 @@ class BabyAI(VLMEnv):
         self.hopeless: str | None = None  # the last state found to have no plan (a target box toggled away)
 
     def _shortest_plan(self) -> list[int] | None:
-        return babyai_planner.shortest_plan(*babyai_planner.read(self.game))
+        return babyai_oracle.shortest_plan(*babyai_oracle.read(self.game))
 
     def _actions(self) -> tuple[str, ...]:
         return ACTIONS
@@ -264,7 +264,7 @@ class BabyAI(VLMEnv):
         # walls are the task's; what changes is the agent, the objects and, for open, where the door is
         game = self.game
         things = []
-        for obj in babyai_planner.objects_of(game):
+        for obj in babyai_oracle.objects_of(game):
             x, y = obj.cur_pos
             where = "held" if obj is game.carrying else f"{x},{y}" if x >= 0 and game.grid.get(x, y) is obj else "gone"
             things.append(f"{obj.color} {obj.type}@{where}")

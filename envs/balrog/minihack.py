@@ -137,9 +137,9 @@ def minihack_instruction_prompt(task: str, names: tuple[str, ...]) -> str:
 
 @cache
 def boxoban_levels(level_set: str) -> tuple[str, ...]:
-    """The shipped Boxoban levels of ``level_set`` ("hard", "medium"), in order (data/boxoban/README.md):
+    """The shipped Boxoban levels of ``level_set`` ("hard", "medium"), in order (assets/boxoban/README.md):
     each level its rows with their newlines, as minihack's ``load_boxoban_levels`` reads a file."""
-    path = resources.files("rl4vlm_gym.envs.balrog") / "data" / "boxoban" / f"{level_set}.txt.gz"
+    path = resources.files("rl4vlm_gym.envs.balrog") / "assets" / "boxoban" / f"{level_set}.txt.gz"
     text = gzip.decompress(path.read_bytes()).decode("ascii")
     levels: list[str] = []
     block: list[str] = []
@@ -234,7 +234,7 @@ class MiniHack(NLEGame):
     Seeds: ``reset(seed=s)`` seeds NetHack with ``s`` as ``NetHack`` does (BALROG's core seed; the
     display RNG ``s`` too). Boxoban's level: ``random.Random(s).choice(levels)``, as BALROG's
     evaluator seeds ``random`` with ``s`` before MiniHack's ``random.choice``; the levels are
-    shipped in ``data/boxoban`` (Apache-2.0): Hard all 3,332 (BALROG's level for seed ``s``
+    shipped in ``assets/boxoban`` (Apache-2.0): Hard all 3,332 (BALROG's level for seed ``s``
     wherever ``os.listdir`` lists the files sorted), Medium 10,000 of BALROG's 450,000 (the first
     10 of its 450 files), each read in the order of its files' names.
 

@@ -12,7 +12,7 @@ NLE progression; :mod:`rl4vlm_gym.envs.balrog.minihack` the MiniHack tasks.
 
 Everything here was written from reading BALROG's sources and checked against recordings of them
 (``tests/envs/balrog/golden/nle``, ``.../minihack``): no code of BALROG's is in this module; its
-prompt texts and its progression table (``data/nle_progression.json``) are, as data.
+prompt texts and its progression table (``assets/nle_progression.json``) are, as data.
 """
 
 from __future__ import annotations
@@ -288,8 +288,8 @@ def nle_instruction_prompt() -> str:
 @cache
 def _progression_table() -> dict[str, float]:
     """BALROG's NLE achievements: "Dlvl:N" (N <= 50) and "Xp:N" (N <= 30) -> the share of human
-    games won after reaching it (data/nle_progression.json, from BALROG's achievements.json)."""
-    data = json.loads((resources.files("rl4vlm_gym.envs.balrog") / "data" / "nle_progression.json").read_text("utf-8"))
+    games won after reaching it (assets/nle_progression.json, from BALROG's achievements.json)."""
+    data = json.loads((resources.files("rl4vlm_gym.envs.balrog") / "assets" / "nle_progression.json").read_text("utf-8"))
     return {f"{kind}:{level}": value for kind in ("Dlvl", "Xp") for level, value in data[kind].items()}
 
 

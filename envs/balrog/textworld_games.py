@@ -6,8 +6,8 @@ each a textworld ``.json`` game definition (world, quests, text, walkthrough) wi
 compiled from it, Glulx ``.ulx`` for the treasure hunter and coin collector, z-machine ``.z8`` for
 the cooking game. It lists a task's games in sorted file order and plays index ``seed mod 25``.
 
-Here ``data/textworld/tw_games.tar.xz`` (0.15 MB) holds the 75 ``.json`` files byte for byte
-(``data/textworld/tw_games.json`` names the source and each file's SHA-256; LICENSE beside them).
+Here ``assets/textworld/tw_games.tar.xz`` (0.15 MB) holds the 75 ``.json`` files byte for byte
+(``assets/textworld/tw_games.json`` names the source and each file's SHA-256; LICENSE beside them).
 Each game is compiled to ``.z8`` by textworld 1.7.0's own Inform 7 (textworld 1.7 plays z-machine
 games only), once per machine into the cache; the set-up (``scripts/setup.sh``, balrog extra) does
 all 75 in about a minute on 2 cores, and an env compiles a missing one at its first reset (about
@@ -51,7 +51,7 @@ from rl4vlm_gym.cache import cache_dir
 POOL = 25  # games per task, as BALROG
 TASKS = ("treasure_hunter", "the_cooking_game", "coin_collector")
 GLULX_TASKS = frozenset({"treasure_hunter", "coin_collector"})  # BALROG plays their .ulx builds
-DATA = Path(__file__).parent / "data" / "textworld"
+DATA = Path(__file__).parent / "assets" / "textworld"
 ARCHIVE = DATA / "tw_games.tar.xz"
 MANIFEST = DATA / "tw_games.json"
 SERIAL = b"240517"  # the z-story serial of BALROG's cooking .z8 files (header bytes 0x12-0x17)
@@ -77,7 +77,7 @@ def _definitions() -> dict[str, bytes]:
 
 
 def reload() -> None:
-    """Forget what was read from ``data/textworld`` (after it was rewritten)."""
+    """Forget what was read from ``assets/textworld`` (after it was rewritten)."""
     for cached in (manifest, _archive_tag, _definitions):
         cached.cache_clear()
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.cards import layout, render, wording
-from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value, optimal_action
+from rl4vlm_gym.envs.cards import layout, renderer, wording
+from rl4vlm_gym.envs.cards.blackjack_oracle import BlackjackRules, hand_value, optimal_action
 from rl4vlm_gym.envs.cards.deck import Card, random_card
 from rl4vlm_gym.envs.cards.levels import BLACKJACK_LEVELS, BlackjackLevel
 
@@ -160,7 +160,7 @@ class Blackjack(VLMEnv):
         scale = min(width, height) / 300  # cards keep their aspect ratio on non-square images
         left, gap = round(5 * width / 300), max(1, round(4 * width / 300))
         room = width - 2 * left
-        card_w = max(render.MIN_SIZE, min(round(_CARD[0] * scale), (room - (len(cards) - 1) * gap) // len(cards)))
+        card_w = max(renderer.MIN_SIZE, min(round(_CARD[0] * scale), (room - (len(cards) - 1) * gap) // len(cards)))
         size = (card_w, round(card_w * _CARD[1] / _CARD[0]))
         step = card_w + gap
         if len(cards) > 1 and left + (len(cards) - 1) * step + card_w > width - left:

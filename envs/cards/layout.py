@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from rl4vlm_gym.envs.cards import render
+from rl4vlm_gym.envs.cards import renderer
 from rl4vlm_gym.rendering import font
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class Look(NamedTuple):
 
 
 LOOKS: dict[str, Look] = {
-    "default": Look(render.FELT, (255, 255, 255), False, (255, 255, 255), (0, 0, 0)),
+    "default": Look(renderer.FELT, (255, 255, 255), False, (255, 255, 255), (0, 0, 0)),
     # RL4VLM's green felt and sans lettering never change in training: a wine cloth, cream serif
     # lettering and a dark page are a look no training frame shows.
     "held-out": Look((0x5C, 0x22, 0x2E), (0xF2, 0xE3, 0xB6), True, (0x1E, 0x26, 0x33), (0xF2, 0xE3, 0xB6)),
@@ -51,23 +51,23 @@ def _frozen(array: NDArray[np.uint8]) -> NDArray[np.uint8]:
 @functools.lru_cache(maxsize=1024)
 def card_tile(rank: str, suit: str, size: Size, look: Look = DEFAULT) -> NDArray[np.uint8]:
     """The card face composited on felt: an opaque ``uint8[h, w, 3]`` tile (read-only)."""
-    tile = render.table(size, look.felt)
-    render.paste(tile, render.card_face(rank, suit, size), (0, 0))
+    tile = renderer.table(size, look.felt)
+    renderer.paste(tile, renderer.card_face(rank, suit, size), (0, 0))
     return _frozen(tile)
 
 
 @functools.lru_cache(maxsize=16)
 def back_tile(size: Size, look: Look = DEFAULT) -> NDArray[np.uint8]:
     """The card back composited on felt (read-only)."""
-    tile = render.table(size, look.felt)
-    render.paste(tile, render.card_back(size), (0, 0))
+    tile = renderer.table(size, look.felt)
+    renderer.paste(tile, renderer.card_back(size), (0, 0))
     return _frozen(tile)
 
 
 @functools.lru_cache(maxsize=4096)
 def text_tile(text: str, size: Size, font_size: int, bold: bool = False, look: Look = DEFAULT) -> NDArray[np.uint8]:
     """``text`` centred on a felt band of ``size``, in the look's lettering (read-only)."""
-    band = Image.fromarray(render.table(size, look.felt))
+    band = Image.fromarray(renderer.table(size, look.felt))
     draw = ImageDraw.Draw(band)
     draw.text((size[0] / 2, size[1] / 2), text, fill=look.lettering, font=font(font_size, bold, look.serif), anchor="mm")
     return _frozen(np.asarray(band).copy())
@@ -76,7 +76,7 @@ def text_tile(text: str, size: Size, font_size: int, bold: bool = False, look: L
 @functools.lru_cache(maxsize=64)
 def labelled_table(size: Size, labels: tuple[tuple[str, float, float, int], ...], look: Look = DEFAULT) -> NDArray[np.uint8]:
     """A felt frame with bold ``(text, x, y, font_size)`` labels in the look's lettering (read-only)."""
-    image = Image.fromarray(render.table(size, look.felt))
+    image = Image.fromarray(renderer.table(size, look.felt))
     draw = ImageDraw.Draw(image)
     for text, x, y, font_size in labels:
         draw.text((x, y), text, fill=look.lettering, font=font(font_size, bold=True, serif=look.serif))

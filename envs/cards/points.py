@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.cards import formula, layout, render, wording
+from rl4vlm_gym.envs.cards import layout, points_oracle, renderer, wording
 from rl4vlm_gym.envs.cards.deck import RANKS, Card, random_card
 from rl4vlm_gym.envs.cards.levels import PointsLevel
 
@@ -56,7 +56,7 @@ class PointsGame(VLMEnv):
         self.submitted = False
         self.won = False
         self._hand_cache: tuple[tuple[Card, ...], NDArray[np.uint8]] | None = None
-        self._plan = formula.solve(self.values, self.target, self._arithmetic(), self.PARENTHESES)
+        self._plan = points_oracle.solve(self.values, self.target, self._arithmetic(), self.PARENTHESES)
 
     @classmethod
     def _arithmetic(cls) -> str:
@@ -73,7 +73,7 @@ class PointsGame(VLMEnv):
             else:
                 low, high = config.target_range
                 target = int(rng.integers(low, high + 1))
-            if not config.solvable_only or formula.solvable(values, target, ops, self.PARENTHESES):
+            if not config.solvable_only or points_oracle.solvable(values, target, ops, self.PARENTHESES):
                 return cards, target
         raise RuntimeError(f"no solvable deal for {config} in {_MAX_DEAL_TRIES} tries")  # pragma: no cover
 
@@ -92,7 +92,7 @@ class PointsGame(VLMEnv):
             return self._submit()
         if action.isdigit():
             number = int(action)
-            used = Counter(formula.numbers_in(self.formula))[number]
+            used = Counter(points_oracle.numbers_in(self.formula))[number]
             if used >= self.values.count(number):
                 error = f"no unused card is worth {number}"
                 feedback = self._say("no_card", f"Invalid action: {error}. Nothing happened.", number=number)
@@ -103,8 +103,8 @@ class PointsGame(VLMEnv):
     def _submit(self) -> StepOutcome:
         self.submitted = True
         shown = "".join(self.formula) or "(empty)"
-        value = formula.evaluate(self.formula)
-        if sorted(formula.numbers_in(self.formula)) != sorted(self.values):
+        value = points_oracle.evaluate(self.formula)
+        if sorted(points_oracle.numbers_in(self.formula)) != sorted(self.values):
             feedback = self._say("wrong_cards", f"Wrong: {shown} does not use every card exactly once.", shown=shown)
             return StepOutcome("wrong", terminated=True, feedback=feedback)
         if value is None:
@@ -165,11 +165,11 @@ class PointsGame(VLMEnv):
         height, width = self.image_size
         n = len(cards)
         gap = max(2, round(0.02 * width))
-        card_w = max(render.MIN_SIZE, min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n))
+        card_w = max(renderer.MIN_SIZE, min(round(self.CARD_WIDTH * width), (width - (n + 1) * gap) // n))
         card_h = min(round(card_w * 1.4), round(0.62 * height))
         card_w = min(card_w, round(card_h / 1.4))
         look = layout.LOOKS[self.appearance]
-        frame = render.table((width, height), look.felt)
+        frame = renderer.table((width, height), look.felt)
         if self.LABEL_ON_OWN_LINE:
             font_size, band = self._text_band()
             label = layout.text_tile("Formula:", band, font_size, look=look)
@@ -204,7 +204,7 @@ class PointsGame(VLMEnv):
     def _progress(self) -> float:
         if self.won:
             return 1.0
-        used = Counter(formula.numbers_in(self.formula)) & Counter(self.values)
+        used = Counter(points_oracle.numbers_in(self.formula)) & Counter(self.values)
         return sum(used.values()) / (len(self.cards) + 1)
 
     def _optimal_steps(self) -> int | None:

@@ -30,8 +30,8 @@ SPEC_3 = "kuhn_poker(players=3)"
 CARDS = ("Jack", "Queen", "King", "Ace")  # OpenSpiel's cards 0, 1, 2 (and 3 with three players)
 ACTIONS = ("pass", "bet")  # OpenSpiel's actions 0, 1
 SYNONYMS = {"check": "pass", "fold": "pass", "call": "bet"}
-POLICY_FILE = Path(__file__).with_name("data") / "kuhn_cfr.json"
-POLICY_FILES = {2: POLICY_FILE, 3: Path(__file__).with_name("data") / "kuhn_3_cfr.json"}
+POLICY_FILE = Path(__file__).with_name("assets") / "kuhn_cfr.json"
+POLICY_FILES = {2: POLICY_FILE, 3: Path(__file__).with_name("assets") / "kuhn_3_cfr.json"}
 
 
 @cache
@@ -284,8 +284,8 @@ class KuhnPoker(SpielView):
     the deal (OpenSpiel's chance nodes, sampled with the env's RNG) and the opponents' moves. You
     see only your own card: the others' are drawn face down and named nowhere until a showdown.
     The opponents are random or the equilibrium policy (OpenSpiel's CFR, computed by
-    ``kuhn_cfr.py`` and shipped in ``data/kuhn_cfr.json``, exploitability below 1e-4; with three
-    players ``data/kuhn_3_cfr.json``, CFR's average policy, NashConv 1.9e-4).
+    ``kuhn_cfr.py`` and shipped in ``assets/kuhn_cfr.json``, exploitability below 1e-4; with three
+    players ``assets/kuhn_3_cfr.json``, CFR's average policy, NashConv 1.9e-4).
 
     The oracle is the exact best response to the opponents' known policy: it weighs their
     possible cards by how likely their policy made the moves seen, and maximises the expected

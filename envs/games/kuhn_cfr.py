@@ -1,4 +1,4 @@
-"""Compute the Kuhn poker equilibrium opponents shipped in ``data/kuhn_cfr.json`` and ``data/kuhn_3_cfr.json``.
+"""Compute the Kuhn poker equilibrium opponents shipped in ``assets/kuhn_cfr.json`` and ``assets/kuhn_3_cfr.json``.
 
     .venv/bin/python -m rl4vlm_gym.envs.games.kuhn_cfr [--iterations 20000]
     .venv/bin/python -m rl4vlm_gym.envs.games.kuhn_cfr --players 3 [--iterations 20000]
@@ -18,8 +18,8 @@ import json
 import logging
 from pathlib import Path
 
-DATA = Path(__file__).with_name("data") / "kuhn_cfr.json"
-DATA_BY_PLAYERS = {2: DATA, 3: Path(__file__).with_name("data") / "kuhn_3_cfr.json"}
+DATA = Path(__file__).with_name("assets") / "kuhn_cfr.json"
+DATA_BY_PLAYERS = {2: DATA, 3: Path(__file__).with_name("assets") / "kuhn_3_cfr.json"}
 
 
 def solve(iterations: int, players: int = 2) -> dict[str, object]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["LEDUC", "LeducAEC", "LeducHoldem", "LeducHoldemVsCFR", "leduc_env"]
 
 SPEC = "leduc_poker"
-POLICY_FILE = Path(__file__).with_name("data") / "leduc_cfr.json.gz"
+POLICY_FILE = Path(__file__).with_name("assets") / "leduc_cfr.json.gz"
 RANKS = ("Jack", "Queen", "King")  # OpenSpiel's card c has rank c // 2 and suit c % 2
 SUITS = ("spades", "hearts")
 SUIT_SIGNS = ("\u2660", "\u2665")
@@ -250,7 +250,7 @@ class LeducHoldem(SpielView):
     the opponent's is drawn face down and named nowhere until a showdown (a fold keeps it hidden).
 
     The opponent is uniformly random or the equilibrium policy: OpenSpiel's CFR+ average policy
-    after 2000 iterations (``spiel_cfr.py``, shipped in ``data/leduc_cfr.json.gz``), whose
+    after 2000 iterations (``spiel_cfr.py``, shipped in ``assets/leduc_cfr.json.gz``), whose
     exploitability (``pyspiel.exploitability``: the mean gain of the exact best responses) is
     8.6e-5 chips per hand. The oracle is OpenSpiel's exact best response to the opponent's policy
     (``pyspiel.TabularBestResponse``, computed once per process on the first oracle call): it

@@ -30,8 +30,8 @@ __all__ = ["LIARS_DICE", "LiarsDice", "LiarsDiceAEC", "LiarsDiceVsCFR", "LiarsDi
 
 SPECS = ("liars_dice(numdice=1)", "liars_dice(numdice=2)")  # the levels of two players: dice per player
 THREE_PLAYERS = liars_dice_rules.spec(3, 1)  # one die each, two opponents
-POLICY_FILE = Path(__file__).with_name("data") / "liars_dice_1_cfr.json.gz"
-BR_FILE = Path(__file__).with_name("data") / "liars_dice_1_br.json.gz"
+POLICY_FILE = Path(__file__).with_name("assets") / "liars_dice_1_cfr.json.gz"
+BR_FILE = Path(__file__).with_name("assets") / "liars_dice_1_br.json.gz"
 FACES = 6
 WILD = 6  # OpenSpiel's rule: the highest face counts as any other face
 
@@ -245,7 +245,7 @@ class Dice(SpielGame):
             return lambda state: actions[state.information_state_string()]
         if name not in MARKOV:
             return None
-        from rl4vlm_gym.envs.games.dice_response import DiceResponse
+        from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
 
         return DiceResponse.of(spec, seat, name).move
 
@@ -263,7 +263,7 @@ def uniform_probs(mine: tuple[int, ...], last: int | None, total: int) -> tuple[
 
 
 # The opponents whose move reads only their own dice and the standing bid, by name: the exact best
-# response to them (dice_response.py) needs no table of every information state.
+# response to them (liars_dice_oracle.py) needs no table of every information state.
 MARKOV: dict[str, Callable[[tuple[int, ...], int | None, int], Sequence[float]]] = {"random": uniform_probs, "heuristic": heuristic_probs}
 
 LIARS_DICE = Dice()
@@ -368,14 +368,14 @@ class LiarsDice(SpielView):
     calling by the chance the standing bid is false and each raise by the chance it is true, its
     own dice known and the others counted as fair dice, as if the game ended with its move, and
     plays the best: it never bluffs); and, with one die each, the equilibrium: OpenSpiel's CFR+
-    average policy after 1000 iterations (``spiel_cfr.py``, ``data/liars_dice_1_cfr.json.gz``,
+    average policy after 1000 iterations (``spiel_cfr.py``, ``assets/liars_dice_1_cfr.json.gz``,
     24576 information states), whose exploitability (``pyspiel.exploitability``) is 1.3e-4. With
     two dice no equilibrium is computed: the game has 2^24 bid sequences per roll.
 
     The oracle is the exact best response to the opponents' policy at every level, the move of
     the highest expected return at our information state. With one die and two players it is
     OpenSpiel's (``pyspiel.TabularBestResponse`` over the opponent's policy at every information
-    state, shipped in ``data/liars_dice_1_br.json.gz``); elsewhere :mod:`.dice_response`
+    state, shipped in ``assets/liars_dice_1_br.json.gz``); elsewhere :mod:`.liars_dice_oracle`
     computes it (the random and heuristic players read only their dice and the standing bid, so
     a search over the bids with our belief about their dice is exact; it gives OpenSpiel's values
     at one die). Its expected return, over the seats: one die, +0.781 against random, +0.437

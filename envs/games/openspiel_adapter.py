@@ -5,7 +5,7 @@ prints what a player knows as text (``observation_string`` or ``information_stat
 names its moves (``action_to_string``). That is enough for a VLM agent: this module plays any such
 game with our four observation keys (``image``, ``text``, ``mission``, ``actions``) and free-text
 moves read by :class:`rl4vlm_gym.parsing.ActionParser`, the image drawn from the text
-(:func:`~rl4vlm_gym.envs.games.text_board.text_image`) where the game has no renderer.
+(:func:`~rl4vlm_gym.envs.games.openspiel_renderer.text_image`) where the game has no renderer.
 
 - :class:`OpenSpielAEC`: a turn-based game (``SEQUENTIAL`` dynamics) behind PettingZoo's AEC API,
   any number of players, chance nodes sampled from the env's RNG.
@@ -42,7 +42,7 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, VLMObservations, agent_spaces, cached_frame, check_arguments
 from rl4vlm_gym.envs.games.spiel import load, sample
-from rl4vlm_gym.envs.games.text_board import text_image
+from rl4vlm_gym.envs.games.openspiel_renderer import text_image
 from rl4vlm_gym.parsing import ActionParser
 
 if TYPE_CHECKING:
@@ -463,7 +463,7 @@ class OpenSpielAEC(_SpielAgents, VLMAgentsAEC):
     last feedback, which player it is and OpenSpiel's ``observation_string`` for it (the
     game's ``information_state_string`` where it has no observation string, or where the
     ``TextGame`` asks for it), and the result once the game is over; ``image`` the same
-    words drawn in a grid of cells (:func:`~rl4vlm_gym.envs.games.text_board.text_image`);
+    words drawn in a grid of cells (:func:`~rl4vlm_gym.envs.games.openspiel_renderer.text_image`);
     ``mission`` the rules in brief; ``actions`` its legal moves (empty unless it is its turn).
     Other players' moves are named in the feedback only in games of perfect information.
 

@@ -1,4 +1,4 @@
-"""Compute the equilibrium opponents shipped in ``data/``: Leduc hold'em and one-die Liar's dice.
+"""Compute the equilibrium opponents shipped in ``assets/``: Leduc hold'em and one-die Liar's dice.
 
     .venv/bin/python -m rl4vlm_gym.envs.games.spiel_cfr leduc [--iterations 2000]
     .venv/bin/python -m rl4vlm_gym.envs.games.spiel_cfr liars_dice_1 [--iterations 1000]
@@ -13,7 +13,7 @@ responses (``pyspiel.TabularBestResponse``) to each one-die opponent (random, he
 view's oracle, with their values: building them takes seconds, too slow for a first oracle call.
 CFR+ on two-dice Liar's dice is out of reach (its tree holds 2^24 bid sequences per roll), so that
 level has no equilibrium opponent; its oracle, the exact best response to the random and
-heuristic players, needs no table (``dice_response.py``).
+heuristic players, needs no table (``liars_dice_oracle.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).with_name("data")
+DATA = Path(__file__).with_name("assets")
 # name: (OpenSpiel game string, output file, default iterations)
 GAMES = {
     "leduc": ("leduc_poker", "leduc_cfr.json.gz", 2000),

@@ -20,7 +20,7 @@ _EXAMPLES = ('{"thoughts": "the box is ahead", "action": 2}', "<action>turn left
 CARDS = (
     EnvCard(
         id="rl4vlm/MiniWorld-Hallway-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:Hallway",
+        entry_point="rl4vlm_gym.envs.navigation.envs:Hallway",
         family="navigation",
         summary="Walk down a hallway to the named object at its end.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -37,7 +37,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-OneRoom-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:OneRoom",
+        entry_point="rl4vlm_gym.envs.navigation.envs:OneRoom",
         family="navigation",
         summary="Find the named object in one big room.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -54,7 +54,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-FourRooms-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:FourRooms",
+        entry_point="rl4vlm_gym.envs.navigation.envs:FourRooms",
         family="navigation",
         summary="Find the named object in one of four connected rooms.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -71,7 +71,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-WallGap-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:WallGap",
+        entry_point="rl4vlm_gym.envs.navigation.envs:WallGap",
         family="navigation",
         summary="Go through the gap in a wall to the named object behind it.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -88,7 +88,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-TMaze-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:TMaze",
+        entry_point="rl4vlm_gym.envs.navigation.envs:TMaze",
         family="navigation",
         summary="Find the named object in one arm of a T junction.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -105,7 +105,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-YMaze-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:YMaze",
+        entry_point="rl4vlm_gym.envs.navigation.envs:YMaze",
         family="navigation",
         summary="Find the named object in one arm of a Y junction.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -122,7 +122,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-Maze-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:Maze",
+        entry_point="rl4vlm_gym.envs.navigation.envs:Maze",
         family="navigation",
         summary="Find the named object in a maze of rooms.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -139,7 +139,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-Sidewalk-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:Sidewalk",
+        entry_point="rl4vlm_gym.envs.navigation.envs:Sidewalk",
         family="navigation",
         summary="Walk along a sidewalk to the named object without stepping into the street.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -156,7 +156,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-Sign-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:Sign",
+        entry_point="rl4vlm_gym.envs.navigation.envs:Sign",
         family="navigation",
         summary="Read the sign and go to the box or key of the colour it names.",
         skills=("3d-navigation", "visual-reading", "instruction-following"),
@@ -173,7 +173,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-PickupObjects-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:PickupObjects",
+        entry_point="rl4vlm_gym.envs.navigation.envs:PickupObjects",
         family="navigation",
         summary="Pick up every object in the yard.",
         skills=("3d-navigation", "visual-search", "instruction-following"),
@@ -190,7 +190,7 @@ CARDS = (
     ),
     EnvCard(
         id="rl4vlm/MiniWorld-PutNext-v1",
-        entry_point="rl4vlm_gym.envs.navigation.tasks:PutNext",
+        entry_point="rl4vlm_gym.envs.navigation.envs:PutNext",
         family="navigation",
         summary="Carry the red box next to the yellow box.",
         skills=("3d-navigation", "object-manipulation", "instruction-following"),

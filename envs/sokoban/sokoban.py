@@ -10,7 +10,7 @@ from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS, GenerationError, Room, generate
-from rl4vlm_gym.envs.sokoban.solver import ACTIONS, solve
+from rl4vlm_gym.envs.sokoban.oracle import ACTIONS, solve
 from rl4vlm_gym.envs.sokoban.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import to_array
 

@@ -21,7 +21,7 @@ from rl4vlm_gym.harness.match_report import write_match_report
 from rl4vlm_gym.harness.ratings import bradley_terry, cross_table, rate
 
 SMALL = {"obs_mode": "text", "image_size": 64}
-CFR_FILE = Path(__file__).resolve().parents[2] / "envs" / "games" / "data" / "kuhn_cfr.json"
+CFR_FILE = Path(__file__).resolve().parents[2] / "envs" / "games" / "assets" / "kuhn_cfr.json"
 runner = CliRunner()
 
 
@@ -531,7 +531,7 @@ def test_liars_dice_exploitability_of_the_built_in_players(tmp_path: Path) -> No
     assert result["players"]["heuristic"] == pytest.approx(0.4375, abs=1e-6)  # it never bluffs: its bids are read
 
 
-SHIPPED_POLICIES = sorted((Path(__file__).resolve().parents[2] / "envs" / "games" / "data").glob("*_cfr.json*"))
+SHIPPED_POLICIES = sorted((Path(__file__).resolve().parents[2] / "envs" / "games" / "assets").glob("*_cfr.json*"))
 
 
 @pytest.mark.parametrize("path", SHIPPED_POLICIES, ids=lambda p: p.name)

@@ -11,9 +11,9 @@ from PIL import Image
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
-from rl4vlm_gym.envs.balrog.babaisai import levels, solver, wording
+from rl4vlm_gym.envs.balrog.babaisai import levels, oracle, wording
 from rl4vlm_gym.envs.balrog.babaisai.game import MAX_STEPS, TILE, Game
-from rl4vlm_gym.envs.balrog.babaisai.render import render
+from rl4vlm_gym.envs.balrog.babaisai.renderer import render
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -69,7 +69,7 @@ class BabaIsAI(VLMEnv):
     :mod:`~rl4vlm_gym.envs.balrog.babaisai.wording`); the episode goes on in the new level.
 
     The oracle plays a plan of A* over exact states of the engine
-    (:mod:`~rl4vlm_gym.envs.balrog.babaisai.solver`): a shortest plan where the search finishes
+    (:mod:`~rl4vlm_gym.envs.balrog.babaisai.oracle`): a shortest plan where the search finishes
     within 4,000 expansions, else the level's target plan followed part by part, which is short
     but not provably shortest; ``optimal_steps`` is the plan's length and ``shortest_proven`` says
     which. Measured on 20 evaluation seeds of every task: every level solved; shortest proven in 555
@@ -239,9 +239,9 @@ class BabaIsAI(VLMEnv):
         The episode's first plan tries for a shortest one; a plan from a state off that plan (after
         other moves) follows the level's target plan with small budgets, as fast as possible."""
         if replan:
-            moves, shortest = solver.plan(world, steps_left, self.game.target_plan, budget=0, part_budget=REPLAN_BUDGET)
+            moves, shortest = oracle.plan(world, steps_left, self.game.target_plan, budget=0, part_budget=REPLAN_BUDGET)
         else:
-            moves, shortest = solver.plan(world, steps_left, self.game.target_plan)
+            moves, shortest = oracle.plan(world, steps_left, self.game.target_plan)
         self._plan, self._plan_for = [], world.key(strip=True)
         if moves is not None:
             probe = world.copy()

@@ -12,7 +12,7 @@ import numpy as np
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
-from rl4vlm_gym.envs.balrog.babaisai import levels, solver, wording
+from rl4vlm_gym.envs.balrog.babaisai import levels, oracle, wording
 from rl4vlm_gym.envs.balrog.babaisai.game import Game
 
 # One character a cell: '#' the outer wall, '.' empty; objects B baba, W wall, O ball, K key, D door;
@@ -252,13 +252,13 @@ def test_the_solver_plans_are_shortest_and_win() -> None:
         ########
         """
     )
-    moves, shortest = solver.plan(world, 100)
+    moves, shortest = oracle.plan(world, 100)
     assert shortest and moves is not None
     # breadth-first search over the same moves finds nothing shorter
     start, frontier, seen, depth = world.copy(), deque([(world.copy(), 0)]), {world.key()}, None
     while frontier and depth is None:
         state, d = frontier.popleft()
-        for move in solver.MOVES:
+        for move in oracle.MOVES:
             nxt = state.copy()
             win, lose = nxt.step(move)
             if win and nxt.you_position() is not None:

@@ -15,9 +15,9 @@ import rl4vlm_gym  # noqa: F401  (registers the ids)
 
 pytest.importorskip("minigrid")
 
-from rl4vlm_gym.envs.balrog import babyai_planner  # noqa: E402
+from rl4vlm_gym.envs.balrog import babyai_oracle  # noqa: E402
 from rl4vlm_gym.envs.balrog.babyai import ACTIONS, describe_view  # noqa: E402
-from rl4vlm_gym.envs.balrog.babyai_level import EXCLUDED, LOCKED_DOOR_COLOURS  # noqa: E402
+from rl4vlm_gym.envs.balrog.babyai_generator import EXCLUDED, LOCKED_DOOR_COLOURS  # noqa: E402
 
 TASKS = {"GoTo": "goto", "Pickup": "pickup", "Open": "open", "PutNext": "putnext", "PickUpSeqGoTo": "pick_up_seq_go_to"}
 
@@ -73,15 +73,15 @@ def test_the_model_of_minigrid_follows_minigrid_under_random_play() -> None:
         for seed in range(10):
             env.reset(seed=seed)
             game = env.unwrapped.game
-            scene, state = babyai_planner.read(game)
+            scene, state = babyai_oracle.read(game)
             while True:
                 action = int(rng.choice(6, p=[0.15, 0.15, 0.3, 0.15, 0.15, 0.1]))
-                state, status = babyai_planner.step(scene, state, action)
+                state, status = babyai_oracle.step(scene, state, action)
                 _, reward, terminated, truncated, _ = game.step(action)
                 assert terminated == (status == "success") == (reward > 0), (name, seed, ACTIONS[action])
                 if terminated or truncated:
                     break
-                assert babyai_planner.read(game) == (scene, state), (name, seed, ACTIONS[action])
+                assert babyai_oracle.read(game) == (scene, state), (name, seed, ACTIONS[action])
 
 
 def _search_minigrid(game: Any, depth: int) -> int | None:
@@ -128,11 +128,11 @@ def test_a_star_plans_are_as_short_as_breadth_first_ones() -> None:
             env.reset(seed=seed)
             game = env.unwrapped.game
             for _ in range(3):
-                scene, state = babyai_planner.read(game)
-                plan, bfs = babyai_planner.shortest_plan(scene, state), babyai_planner.shortest_plan_bfs(scene, state)
+                scene, state = babyai_oracle.read(game)
+                plan, bfs = babyai_oracle.shortest_plan(scene, state), babyai_oracle.shortest_plan_bfs(scene, state)
                 assert (plan is None) == (bfs is None) and (plan is None or len(plan) == len(bfs)), (name, seed)
                 for i, action in enumerate(plan or []):
-                    state, status = babyai_planner.step(scene, state, action)
+                    state, status = babyai_oracle.step(scene, state, action)
                     assert (status == "success") == (i == len(plan) - 1), (name, seed)
                 ended = False
                 for _ in range(int(rng.integers(3, 20))):
@@ -159,7 +159,7 @@ def test_the_oracle_solves_every_task_in_optimal_steps() -> None:
 
 def test_putnext_plans_may_move_the_fixed_object_first() -> None:
     """The verifier tracks the fixed object where it was last dropped, so moving it can be shorter."""
-    from rl4vlm_gym.envs.balrog.babyai_planner import DROP, PICKUP, Scene, shortest_plan
+    from rl4vlm_gym.envs.balrog.babyai_oracle import DROP, PICKUP, Scene, shortest_plan
 
     walls = frozenset({(x, y) for x in range(8) for y in range(8) if x in (0, 7) or y in (0, 7)})
     scene = Scene("putnext", walls, None, (False, False), ((0,), (1,)))
@@ -227,9 +227,9 @@ def test_seq_does_not_fail_when_the_second_object_is_reached_first() -> None:
     env = make("PickUpSeqGoTo")
     env.reset(seed=3)  # "pick up the grey key, then go to the red box"
     game = env.unwrapped.game
-    first, second = (part.obj_set[0] for part in babyai_planner.mission_parts(game))
+    first, second = (part.obj_set[0] for part in babyai_oracle.mission_parts(game))
     # stand facing the second object without having picked up the first
-    for d, (dx, dy) in enumerate(babyai_planner.DIR_TO_VEC):
+    for d, (dx, dy) in enumerate(babyai_oracle.DIR_TO_VEC):
         cell = (second.cur_pos[0] - dx, second.cur_pos[1] - dy)
         if game.grid.get(*cell) is None:
             game.agent_pos, game.agent_dir = np.array(cell), (d + 1) % 4  # turning left then faces it
@@ -270,13 +270,13 @@ def test_a_state_with_no_plan_is_searched_once(monkeypatch: pytest.MonkeyPatch) 
     for seed in range(40):
         env.reset(seed=seed)
         game = env.unwrapped.game
-        moved = babyai_planner.mission_parts(game)[0].obj_set[0]
+        moved = babyai_oracle.mission_parts(game)[0].obj_set[0]
         if moved.type == "box":
             break
     game.grid.set(*moved.cur_pos, None)  # as if toggled away: nothing can succeed any more
     env.unwrapped.plan = None
     calls = []
-    real = babyai_planner.shortest_plan
-    monkeypatch.setattr(babyai_planner, "shortest_plan", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = babyai_oracle.shortest_plan
+    monkeypatch.setattr(babyai_oracle, "shortest_plan", lambda *a, **k: calls.append(1) or real(*a, **k))
     assert env.unwrapped.oracle_action() == env.unwrapped.oracle_action() == "turn left"
     assert len(calls) == 1

@@ -32,7 +32,7 @@ import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
 from rl4vlm_gym.envs.balrog.babaisai.env import BabaIsAI
 from rl4vlm_gym.envs.balrog.babaisai.levels import TASKS
-from rl4vlm_gym.envs.balrog.babaisai.render import tile
+from rl4vlm_gym.envs.balrog.babaisai.renderer import tile
 from rl4vlm_gym.wrappers import BalrogActions
 
 GOLDEN = Path(__file__).parent / "golden" / "babaisai"

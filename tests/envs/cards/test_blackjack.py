@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
-from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, deal_value
+from rl4vlm_gym.envs.cards.blackjack_oracle import BlackjackRules, deal_value
 from rl4vlm_gym.envs.cards.deck import RANKS, SUITS, Card
 
 ENV_ID = "rl4vlm/Blackjack-v0"
@@ -222,7 +222,7 @@ def test_natural_beats_a_dealers_drawn_21_at_level_2():
     env = make(level=2)
     deal(env, ("A", "K"), ("5", "6"), "10")  # dealer: 5 + 6 + 10 = 21 in three cards
     _, reward, _, _, _ = env.step("stand")
-    # blackjack_strategy values this natural at exactly 1.5 * (1 - P(dealer natural)) = 1.5,
+    # blackjack_oracle values this natural at exactly 1.5 * (1 - P(dealer natural)) = 1.5,
     # since a 5 up can never complete a dealer natural.
     assert deal_value([1, 10], 5, BlackjackRules(dealer_hits_soft_17=True, natural=True)) == 1.5
     assert reward == 1.5

@@ -4,7 +4,7 @@
   exactly ``info["optimal_steps"]`` steps.
 - Points24: every deal with ``optimal_steps >= 0`` is solved on every level (100 seeds each).
 - Blackjack: the oracle beats "stand on 17+" and a random policy on the same seeded hands, and
-  its mean return matches blackjack_strategy's exact expected value.
+  its mean return matches blackjack_oracle's exact expected value.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from rl4vlm_gym import EVAL_SEEDS
-from rl4vlm_gym.envs.cards import blackjack_strategy
-from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules, hand_value
+from rl4vlm_gym.envs.cards import blackjack_oracle
+from rl4vlm_gym.envs.cards.blackjack_oracle import BlackjackRules, hand_value
 from rl4vlm_gym.envs.cards.deck import Card
 from rl4vlm_gym.envs.cards.levels import EZPOINTS_LEVELS, NUMBERLINE_LEVELS, POINTS24_LEVELS
 
@@ -130,9 +130,9 @@ def test_blackjack_oracle_beats_stand_on_17_and_random(level_0_returns):
 def _stand_on_17_value(total: int, soft: bool, upcard: int) -> float:
     """Exact expected return of "hit below 17, then stand" from (total, soft)."""
     if total >= 17:
-        return blackjack_strategy.stand_value(total, upcard)
+        return blackjack_oracle.stand_value(total, upcard)
     value = 0.0
-    for card, probability in blackjack_strategy.CARD_PROBABILITIES.items():
+    for card, probability in blackjack_oracle.CARD_PROBABILITIES.items():
         raw = total - 10 * soft + card
         new_soft = (soft or card == 1) and raw + 10 <= 21
         new_total = raw + 10 * new_soft
@@ -141,7 +141,7 @@ def _stand_on_17_value(total: int, soft: bool, upcard: int) -> float:
 
 
 def test_stand_on_17_simulated_return_matches_its_exact_value(level_0_returns):
-    probabilities = blackjack_strategy.CARD_PROBABILITIES
+    probabilities = blackjack_oracle.CARD_PROBABILITIES
     exact = sum(
         float(probabilities[a] * probabilities[b] * probabilities[up])
         * _stand_on_17_value(*hand_value([a, b]), up)
@@ -149,7 +149,7 @@ def test_stand_on_17_simulated_return_matches_its_exact_value(level_0_returns):
         for b in probabilities
         for up in probabilities
     )
-    assert exact < blackjack_strategy.expected_return() - 0.02  # the oracle is strictly better
+    assert exact < blackjack_oracle.expected_return() - 0.02  # the oracle is strictly better
     returns = level_0_returns["stand_on_17"]
     se = returns.std(ddof=1) / np.sqrt(returns.size)
     assert abs(returns.mean() - exact) < 3.5 * se, (returns.mean(), exact, se)
@@ -157,7 +157,7 @@ def test_stand_on_17_simulated_return_matches_its_exact_value(level_0_returns):
 
 def test_blackjack_oracle_matches_the_exact_expected_return(level_0_returns):
     returns = level_0_returns["oracle"]
-    expected = blackjack_strategy.expected_return(BlackjackRules())
+    expected = blackjack_oracle.expected_return(BlackjackRules())
     assert -0.06 < expected < -0.03  # the optimal hit/stand policy loses ~4.7% in this game
     se = returns.std(ddof=1) / np.sqrt(returns.size)
     assert abs(returns.mean() - expected) < 3.5 * se, (returns.mean(), expected, se)
@@ -165,7 +165,7 @@ def test_blackjack_oracle_matches_the_exact_expected_return(level_0_returns):
 
 def test_blackjack_oracle_matches_the_exact_expected_return_at_level_1():
     returns = _mean_return(oracle, level=1, hands=4000)
-    expected = blackjack_strategy.expected_return(BlackjackRules(dealer_hits_soft_17=True))
+    expected = blackjack_oracle.expected_return(BlackjackRules(dealer_hits_soft_17=True))
     se = returns.std(ddof=1) / np.sqrt(returns.size)
     assert abs(returns.mean() - expected) < 3.5 * se, (returns.mean(), expected, se)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
-from rl4vlm_gym.envs.cards import formula
+from rl4vlm_gym.envs.cards import points_oracle
 from rl4vlm_gym.envs.cards.deck import RANKS, Card
 
 EZ = "rl4vlm/EZPoints-v0"
@@ -88,7 +88,7 @@ def test_ezpoints_level_0_deal_is_rl4vlms_over_500_seeds():
         assert sum(c.rank in ("J", "Q", "K") for c in u.cards) <= 1
         assert "A" not in (a.rank, b.rank)
         # Always solvable with + or * (and the oracle's plan has 3 tokens plus "=").
-        assert formula.solvable(u.values, 12, "+*", False)
+        assert points_oracle.solvable(u.values, 12, "+*", False)
         assert info["optimal_steps"] == 4
         va, vb = u.values
         products += va + vb != 12
@@ -269,7 +269,7 @@ def test_ezpoints_higher_levels_deal_solvable_hands(level, n_cards, targets):
         u = env.unwrapped
         assert len(u.cards) == n_cards
         assert u.target in targets
-        assert formula.solvable(u.values, u.target, "+*", False), f"seed {seed}"
+        assert points_oracle.solvable(u.values, u.target, "+*", False), f"seed {seed}"
         assert info["optimal_steps"] == 2 * n_cards  # n numbers, n - 1 operators and "="
         assert f"equals {u.target}" in u._mission()
         seen_targets.add(u.target)
@@ -375,7 +375,7 @@ def test_points24_level_1_can_deal_unsolvable_hands():
         _, info = env.reset(seed=seed)
         u = env.unwrapped
         assert len(u.cards) == 4
-        is_solvable = formula.solvable(u.values, 24)
+        is_solvable = points_oracle.solvable(u.values, 24)
         assert (info["optimal_steps"] >= 0) is is_solvable, f"seed {seed}"
         if is_solvable:
             solvable += 1
@@ -395,7 +395,7 @@ def test_points24_levels_0_2_3_deal_only_solvable_hands(level, n_cards, faces):
         assert len(u.cards) == n_cards
         values = [c.value(faces) for c in u.cards]
         assert u.values == values
-        assert formula.solvable(values, 24), f"seed {seed}: {values}"
+        assert points_oracle.solvable(values, 24), f"seed {seed}: {values}"
         assert info["optimal_steps"] >= 2 * n_cards
 
 

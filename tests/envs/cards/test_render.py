@@ -1,4 +1,4 @@
-"""Tests for the playing-card artwork and compositing in ``rl4vlm_gym.envs.cards.render``."""
+"""Tests for the playing-card artwork and compositing in ``rl4vlm_gym.envs.cards.renderer``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-from rl4vlm_gym.envs.cards import render
+from rl4vlm_gym.envs.cards import renderer
 
 SIZES = [(135, 189), (67, 93), (70, 98), (40, 56), (101, 141), (16, 16), (270, 378)]
-ALL_CARDS = list(itertools.product(render.RANKS, render.SUITS))
+ALL_CARDS = list(itertools.product(renderer.RANKS, renderer.SUITS))
 SAMPLE = [("A", "S"), ("10", "H"), ("Q", "D"), ("7", "C"), ("K", "S")]
 
 
@@ -39,8 +39,8 @@ def _gold_pixels(card: np.ndarray) -> int:
 def _digest(cards: list[tuple[str, str]], size: tuple[int, int]) -> str:
     sha = hashlib.sha256()
     for rank, suit in cards:
-        sha.update(render.card_face(rank, suit, size).tobytes())
-    sha.update(render.card_back(size).tobytes())
+        sha.update(renderer.card_face(rank, suit, size).tobytes())
+    sha.update(renderer.card_back(size).tobytes())
     return sha.hexdigest()
 
 
@@ -60,9 +60,9 @@ def _reference_paste(frame: np.ndarray, card: np.ndarray, xy: tuple[int, int]) -
 
 
 def test_constants() -> None:
-    assert render.RANKS == ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-    assert render.SUITS == ("C", "D", "H", "S")
-    assert render.FELT == (0x35, 0x65, 0x4D)
+    assert renderer.RANKS == ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+    assert renderer.SUITS == ("C", "D", "H", "S")
+    assert renderer.FELT == (0x35, 0x65, 0x4D)
 
 
 # --- shapes, dtypes, transparency ----------------------------------------------------------------
@@ -71,8 +71,8 @@ def test_constants() -> None:
 @pytest.mark.parametrize("size", SIZES)
 def test_face_and_back_shapes(size: tuple[int, int]) -> None:
     width, height = size
-    for card in (render.card_face("10", "H", size), render.card_face("K", "C", size),
-                 render.card_back(size)):
+    for card in (renderer.card_face("10", "H", size), renderer.card_face("K", "C", size),
+                 renderer.card_back(size)):
         assert card.shape == (height, width, 4)
         assert card.dtype == np.uint8
         # Rounded corners are transparent, the body is opaque.
@@ -82,18 +82,18 @@ def test_face_and_back_shapes(size: tuple[int, int]) -> None:
 
 
 def test_non_square_and_odd_sizes() -> None:
-    assert render.card_face("5", "D", (37, 91)).shape == (91, 37, 4)
-    assert render.card_face("5", "D", (91, 37)).shape == (37, 91, 4)
+    assert renderer.card_face("5", "D", (37, 91)).shape == (91, 37, 4)
+    assert renderer.card_face("5", "D", (91, 37)).shape == (37, 91, 4)
 
 
 @pytest.mark.parametrize("size", [(300, 300), (224, 224), (448, 300)])
 def test_table(size: tuple[int, int]) -> None:
-    frame = render.table(size)
+    frame = renderer.table(size)
     assert frame.shape == (size[1], size[0], 3) and frame.dtype == np.uint8
-    assert (frame == np.array(render.FELT, dtype=np.uint8)).all()
+    assert (frame == np.array(renderer.FELT, dtype=np.uint8)).all()
     assert frame.flags.writeable
     frame[0, 0] = 0  # callers own the frame: editing it must not leak into the next one
-    assert (render.table(size)[0, 0] == render.FELT).all()
+    assert (renderer.table(size)[0, 0] == renderer.FELT).all()
 
 
 # --- determinism ---------------------------------------------------------------------------------
@@ -101,22 +101,22 @@ def test_table(size: tuple[int, int]) -> None:
 
 def test_rendering_is_deterministic_in_process() -> None:
     size = (67, 93)
-    first = {card: render.card_face(*card, size).tobytes() for card in SAMPLE}
-    back = render.card_back(size).tobytes()
-    render.card_face.cache_clear()
-    render.card_back.cache_clear()
-    assert {card: render.card_face(*card, size).tobytes() for card in SAMPLE} == first
-    assert render.card_back(size).tobytes() == back
+    first = {card: renderer.card_face(*card, size).tobytes() for card in SAMPLE}
+    back = renderer.card_back(size).tobytes()
+    renderer.card_face.cache_clear()
+    renderer.card_back.cache_clear()
+    assert {card: renderer.card_face(*card, size).tobytes() for card in SAMPLE} == first
+    assert renderer.card_back(size).tobytes() == back
 
 
 def test_rendering_is_deterministic_across_processes() -> None:
     code = (
         "import hashlib\n"
-        "from rl4vlm_gym.envs.cards import render\n"
+        "from rl4vlm_gym.envs.cards import renderer\n"
         "sha = hashlib.sha256()\n"
         f"for rank, suit in {SAMPLE!r}:\n"
-        "    sha.update(render.card_face(rank, suit, (135, 189)).tobytes())\n"
-        "sha.update(render.card_back((135, 189)).tobytes())\n"
+        "    sha.update(renderer.card_face(rank, suit, (135, 189)).tobytes())\n"
+        "sha.update(renderer.card_back((135, 189)).tobytes())\n"
         "print(sha.hexdigest())\n"
     )
     result = subprocess.run(
@@ -130,33 +130,33 @@ def test_rendering_is_deterministic_across_processes() -> None:
 
 @pytest.mark.parametrize("size", [(67, 93), (40, 56), (135, 189)])
 def test_every_card_is_distinct(size: tuple[int, int]) -> None:
-    images = {render.card_face(rank, suit, size).tobytes() for rank, suit in ALL_CARDS}
+    images = {renderer.card_face(rank, suit, size).tobytes() for rank, suit in ALL_CARDS}
     assert len(images) == 52
-    assert render.card_back(size).tobytes() not in images
+    assert renderer.card_back(size).tobytes() not in images
 
 
 @pytest.mark.parametrize("size", [(135, 189), (67, 93), (40, 56)])
-@pytest.mark.parametrize("rank", render.RANKS)
+@pytest.mark.parametrize("rank", renderer.RANKS)
 def test_red_and_black_ink(rank: str, size: tuple[int, int]) -> None:
     for suit in ("D", "H"):
-        card = render.card_face(rank, suit, size)
+        card = renderer.card_face(rank, suit, size)
         assert _red_pixels(card) > 20, f"{rank}{suit} should be drawn in red ink"
         assert _dark_pixels(card) == 0, f"{rank}{suit} should have no black ink"
     for suit in ("C", "S"):
-        card = render.card_face(rank, suit, size)
+        card = renderer.card_face(rank, suit, size)
         assert _dark_pixels(card) > 20, f"{rank}{suit} should be drawn in black ink"
         assert _red_pixels(card) == 0, f"{rank}{suit} should have no red ink"
 
 
 @pytest.mark.parametrize("size", [(135, 189), (67, 93), (40, 56)])
-@pytest.mark.parametrize("suit", render.SUITS)
+@pytest.mark.parametrize("suit", renderer.SUITS)
 def test_ten_is_not_a_court_card(suit: str, size: tuple[int, int]) -> None:
-    ten = render.card_face("10", suit, size)
+    ten = renderer.card_face("10", suit, size)
     assert _gold_pixels(ten) == 0  # number cards are plain white
     # The top-left quarter holds the index (or the big centred rank on small cards).
     corner = (slice(0, size[1] // 2), slice(0, size[0] // 2))
     for court in ("J", "Q", "K"):
-        face = render.card_face(court, suit, size)
+        face = renderer.card_face(court, suit, size)
         assert _gold_pixels(face) > 0.05 * size[0] * size[1], f"{court}{suit} lacks its panel"
         assert not np.array_equal(ten[corner], face[corner])
 
@@ -167,15 +167,15 @@ def test_pip_count_matches_rank() -> None:
     size = (135, 189)
     band = (slice(4, -4), slice(round(0.25 * size[0]), round(0.75 * size[0])), slice(0, 3))
     per_pip = [
-        np.count_nonzero(render.card_face(rank, "S", size)[band].max(axis=-1) < 90) / int(rank)
-        for rank in render.RANKS[1:10]
+        np.count_nonzero(renderer.card_face(rank, "S", size)[band].max(axis=-1) < 90) / int(rank)
+        for rank in renderer.RANKS[1:10]
     ]
     assert max(per_pip) / min(per_pip) < 1.1, per_pip
 
 
 def test_index_is_point_symmetric_on_number_cards() -> None:
     # The bottom-right index is the top-left one rotated 180 degrees; pips of a 4 are symmetric.
-    card = render.card_face("4", "H", (135, 189)).astype(int)
+    card = renderer.card_face("4", "H", (135, 189)).astype(int)
     assert np.abs(card - card[::-1, ::-1]).max() <= 64  # only sub-pixel rounding differs
 
 
@@ -185,13 +185,13 @@ def test_index_is_point_symmetric_on_number_cards() -> None:
 @pytest.mark.parametrize("rank", ["T", "1", "11", "a", "", 10, None])
 def test_bad_rank(rank: object) -> None:
     with pytest.raises(ValueError, match=r"rank must be one of A, 2, .*10, J, Q, K"):
-        render.card_face(rank, "H", (67, 93))  # type: ignore[arg-type]
+        renderer.card_face(rank, "H", (67, 93))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("suit", ["X", "h", "hearts", "", None])
 def test_bad_suit(suit: object) -> None:
     with pytest.raises(ValueError, match=r"suit must be one of C, D, H, S"):
-        render.card_face("A", suit, (67, 93))  # type: ignore[arg-type]
+        renderer.card_face("A", suit, (67, 93))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -199,29 +199,29 @@ def test_bad_suit(suit: object) -> None:
 )
 def test_bad_size(size: object) -> None:
     with pytest.raises(ValueError, match=r"size must be a \(width, height\) pair .*>= 16"):
-        render.card_face("A", "S", size)  # type: ignore[arg-type]
+        renderer.card_face("A", "S", size)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"size must be a \(width, height\) pair"):
-        render.card_back(size)  # type: ignore[arg-type]
+        renderer.card_back(size)  # type: ignore[arg-type]
 
 
 def test_smallest_size_renders() -> None:
-    assert render.card_face("10", "D", (16, 16)).shape == (16, 16, 4)
+    assert renderer.card_face("10", "D", (16, 16)).shape == (16, 16, 4)
 
 
 @pytest.mark.parametrize("size", [(0, 10), (10, -1), "big", (3,)])
 def test_bad_table_size(size: object) -> None:
     with pytest.raises(ValueError, match="size must be a"):
-        render.table(size)  # type: ignore[arg-type]
+        renderer.table(size)  # type: ignore[arg-type]
 
 
 def test_paste_rejects_bad_arrays() -> None:
-    card = render.card_face("A", "S", (40, 56))
+    card = renderer.card_face("A", "S", (40, 56))
     with pytest.raises(ValueError, match=r"frame must be uint8\[H, W, 3\]"):
-        render.paste(np.zeros((50, 50, 4), np.uint8), card, (0, 0))
+        renderer.paste(np.zeros((50, 50, 4), np.uint8), card, (0, 0))
     with pytest.raises(ValueError, match=r"frame must be uint8\[H, W, 3\]"):
-        render.paste(np.zeros((50, 50, 3), np.float32), card, (0, 0))
+        renderer.paste(np.zeros((50, 50, 3), np.float32), card, (0, 0))
     with pytest.raises(ValueError, match=r"card_rgba must be uint8\[h, w, 4\]"):
-        render.paste(render.table((50, 50)), card[..., :3], (0, 0))
+        renderer.paste(renderer.table((50, 50)), card[..., :3], (0, 0))
 
 
 # --- paste ---------------------------------------------------------------------------------------
@@ -238,39 +238,39 @@ def _textured_frame(width: int, height: int) -> np.ndarray:
      (0, 300), (-135, 0), (-500, -500)],
 )
 def test_paste_matches_reference_with_clipping(xy: tuple[int, int]) -> None:
-    card = render.card_face("Q", "H", (135, 189))
+    card = renderer.card_face("Q", "H", (135, 189))
     frame = _textured_frame(300, 300)
     expected = _reference_paste(frame, card, xy)
-    render.paste(frame, card, xy)
+    renderer.paste(frame, card, xy)
     np.testing.assert_array_equal(frame, expected)
 
 
 def test_paste_fully_outside_leaves_frame_untouched() -> None:
-    frame = render.table((100, 100))
+    frame = renderer.table((100, 100))
     for xy in [(100, 0), (0, 100), (-40, 0), (0, -56), (1000, 1000)]:
-        render.paste(frame, render.card_face("2", "C", (40, 56)), xy)
-    assert (frame == np.array(render.FELT, dtype=np.uint8)).all()
+        renderer.paste(frame, renderer.card_face("2", "C", (40, 56)), xy)
+    assert (frame == np.array(renderer.FELT, dtype=np.uint8)).all()
 
 
 def test_paste_onto_frame_view_and_generic_cards() -> None:
-    card = render.card_back((70, 98))
+    card = renderer.card_back((70, 98))
     fast, generic = _textured_frame(200, 150), _textured_frame(200, 150)
-    render.paste(fast, card, (30, 20))
+    renderer.paste(fast, card, (30, 20))
     # A writable copy or a non-contiguous array takes the generic path: same pixels.
-    render.paste(generic, card.copy(), (30, 20))
+    renderer.paste(generic, card.copy(), (30, 20))
     np.testing.assert_array_equal(fast, generic)
     view = _textured_frame(200, 150)
-    render.paste(view[10:, 10:], np.asfortranarray(card), (20, 10))
+    renderer.paste(view[10:, 10:], np.asfortranarray(card), (20, 10))
     np.testing.assert_array_equal(view, fast)
 
 
 def test_paste_keeps_transparent_corners_and_card_intact() -> None:
-    card = render.card_face("9", "S", (67, 93))
+    card = renderer.card_face("9", "S", (67, 93))
     before = card.copy()
-    frame = render.table((100, 120))
-    render.paste(frame, card, (5, 5))
-    assert tuple(frame[5, 5]) == render.FELT  # alpha 0 at the corner keeps the felt
-    assert tuple(frame[5 + 46, 5 + 1]) != render.FELT  # the card's left edge is drawn
+    frame = renderer.table((100, 120))
+    renderer.paste(frame, card, (5, 5))
+    assert tuple(frame[5, 5]) == renderer.FELT  # alpha 0 at the corner keeps the felt
+    assert tuple(frame[5 + 46, 5 + 1]) != renderer.FELT  # the card's left edge is drawn
     np.testing.assert_array_equal(card, before)
 
 
@@ -278,14 +278,14 @@ def test_paste_keeps_transparent_corners_and_card_intact() -> None:
 
 
 def test_cache_returns_shared_read_only_arrays() -> None:
-    face = render.card_face("10", "S", (67, 93))
-    assert render.card_face("10", "S", (67, 93)) is face
-    assert render.card_back((67, 93)) is render.card_back((67, 93))
-    for card in (face, render.card_back((67, 93))):
+    face = renderer.card_face("10", "S", (67, 93))
+    assert renderer.card_face("10", "S", (67, 93)) is face
+    assert renderer.card_back((67, 93)) is renderer.card_back((67, 93))
+    for card in (face, renderer.card_back((67, 93))):
         assert not card.flags.writeable
         with pytest.raises(ValueError, match="read-only"):
             card[0, 0, 0] = 1
         with pytest.raises(ValueError):
             card.flags.writeable = True  # the cache cannot be unlocked and corrupted
-    frame = render.table((80, 100))
-    render.paste(frame, face, (5, 5))  # read-only cards paste fine
+    frame = renderer.table((80, 100))
+    renderer.paste(frame, face, (5, 5))  # read-only cards paste fine

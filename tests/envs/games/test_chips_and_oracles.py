@@ -15,7 +15,7 @@ import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.games import kuhn, leduc, liars_dice
-from rl4vlm_gym.envs.games.dice_response import DiceResponse
+from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
 from rl4vlm_gym.registry import env_card
 
 # id: the OpenSpiel game string of each level
@@ -57,7 +57,7 @@ def opponent_table(env_id: str, level: int) -> tuple[str, dict[str, list[tuple[i
 def exact_value(env_id: str, level: int) -> float:
     """The exact best response's expected chips against the view's opponent, over the two seats
     (OpenSpiel's TabularBestResponse), or over the seats and the games that give us a move
-    (dice_response, where the game has no table of every information state)."""
+    (liars_dice_oracle, where the game has no table of every information state)."""
     base = gym.make(env_id, level=level).unwrapped
     spec = VIEWS[env_id][level]
     if spec == liars_dice.SPECS[0]:  # OpenSpiel's TabularBestResponse values, shipped (seconds to recompute)

@@ -27,7 +27,7 @@ from rl4vlm_gym.envs.games.openspiel_adapter import (
     oracle_move,
     pig_env,
 )
-from rl4vlm_gym.envs.games.text_board import text_image
+from rl4vlm_gym.envs.games.openspiel_renderer import text_image
 
 TURN_BASED = {"dots_and_boxes": dots_and_boxes_env, "pig": pig_env}
 SMALL = {"obs_mode": "text", "image_size": 64}

@@ -12,7 +12,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 from rl4vlm_gym.envs.games import liars_dice_rules
-from rl4vlm_gym.envs.games.dice_response import DiceResponse
+from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
 from rl4vlm_gym.envs.games.kuhn import KUHN, contenders, equilibrium, showdown
 from rl4vlm_gym.envs.games.kuhn_aec import kuhn_poker_env
 from rl4vlm_gym.envs.games.leduc import LEDUC, leduc_env
@@ -65,7 +65,7 @@ def test_three_player_liars_dice_pays_the_challenge() -> None:
         pyspiel.load_game(liars_dice_rules.spec(7, 1))
 
 
-def test_the_dice_response_gives_openspiels_best_response_values() -> None:
+def test_the_liars_dice_oracle_gives_openspiels_best_response_values() -> None:
     """One die: the same values as OpenSpiel's TabularBestResponse (shipped), for each opponent and seat."""
     values = json.loads(gzip.decompress(BR_FILE.read_bytes()))["values"]
     for name in ("random", "heuristic"):

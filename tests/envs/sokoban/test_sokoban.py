@@ -10,7 +10,7 @@ import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.sokoban.generator import Room, generate
-from rl4vlm_gym.envs.sokoban.solver import live_squares, solve
+from rl4vlm_gym.envs.sokoban.oracle import live_squares, solve
 
 ENV_ID = "rl4vlm/Sokoban-v0"
 

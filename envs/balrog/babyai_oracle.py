@@ -285,7 +285,7 @@ def objects_of(game: Any) -> list[Any]:
 
 
 def read(game: Any) -> tuple[Scene, State]:
-    """The scene and state of a live :class:`~rl4vlm_gym.envs.balrog.babyai_level.MixedLocalLevel`."""
+    """The scene and state of a live :class:`~rl4vlm_gym.envs.balrog.babyai_generator.MixedLocalLevel`."""
     grid = game.grid
     walls = frozenset(
         (x, y) for x in range(grid.width) for y in range(grid.height) if (c := grid.get(x, y)) is not None and c.type == "wall"

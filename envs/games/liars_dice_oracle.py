@@ -1,7 +1,7 @@
 """The exact best response in Liar's dice to opponents who read only their dice and the standing bid.
 
 OpenSpiel's ``TabularBestResponse`` walks every information state: one-die two-player Liar's dice
-has 24,576 and its tables ship in ``data/``, but two dice have 2^24 bid sequences a roll, and
+has 24,576 and its tables ship in ``assets/``, but two dice have 2^24 bid sequences a roll, and
 three players 2^18 a roll for each of 216 rolls. The random and heuristic opponents
 (``liars_dice.MARKOV``) need less: their move depends only on their own dice and the standing
 bid, so the history changes nothing but our belief about their dice. :class:`DiceResponse`
@@ -19,7 +19,7 @@ calculation in large extensive games, IJCAI 2011):
   moves, and the search is over at most 25 bids times the players.
 
 Exact: checked equal to OpenSpiel's ``TabularBestResponse`` values on one-die Liar's dice
-(``tests/envs/games/test_dice_response.py``).
+(``tests/envs/games/test_spiel_players.py``).
 """
 
 from __future__ import annotations

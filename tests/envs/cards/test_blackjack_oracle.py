@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from gymnasium.envs.toy_text.blackjack import BlackjackEnv
 
-from rl4vlm_gym.envs.cards import blackjack_strategy as bs
-from rl4vlm_gym.envs.cards.blackjack_strategy import BlackjackRules
+from rl4vlm_gym.envs.cards import blackjack_oracle as bs
+from rl4vlm_gym.envs.cards.blackjack_oracle import BlackjackRules
 
 STANDARD = BlackjackRules()
 HITS_SOFT_17 = BlackjackRules(dealer_hits_soft_17=True)

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rl4vlm_gym.envs.cards import formula
+from rl4vlm_gym.envs.cards import points_oracle
 
 
 def toks(text: str) -> list[str]:
@@ -45,7 +45,7 @@ def toks(text: str) -> list[str]:
     ],
 )
 def test_evaluate_hand_worked(text: str, expected: Fraction) -> None:
-    value = formula.evaluate(toks(text))
+    value = points_oracle.evaluate(toks(text))
     assert value == expected
     assert type(value) is Fraction
 
@@ -81,19 +81,19 @@ def test_evaluate_hand_worked(text: str, expected: Fraction) -> None:
     ],
 )
 def test_evaluate_rejects_malformed(tokens: list[object]) -> None:
-    assert formula.evaluate(tokens) is None  # type: ignore[arg-type]
+    assert points_oracle.evaluate(tokens) is None  # type: ignore[arg-type]
 
 
 def test_evaluate_rejects_a_plain_string() -> None:
     with pytest.raises(TypeError, match="tokens"):
-        formula.evaluate("1+2")
+        points_oracle.evaluate("1+2")
 
 
 def test_evaluate_accepts_any_sequence_and_deep_nesting() -> None:
-    assert formula.evaluate(("6", "*", "4")) == 24
+    assert points_oracle.evaluate(("6", "*", "4")) == 24
     deep = ["("] * 5000 + ["7"] + [")"] * 5000
-    assert formula.evaluate(deep) == 7  # iterative: no RecursionError
-    assert formula.evaluate(deep[:-1]) is None
+    assert points_oracle.evaluate(deep) == 7  # iterative: no RecursionError
+    assert points_oracle.evaluate(deep[:-1]) is None
 
 
 Tree = int | tuple[str, "Tree", "Tree"]  # a number, or (operator, left, right)
@@ -143,20 +143,20 @@ def test_evaluate_matches_independent_tree_values() -> None:
     rng = random.Random(1)
     for _ in range(3000):
         tree = random_tree(rng, rng.randint(1, 8))
-        assert formula.evaluate(print_tree(tree, rng)) == tree_value(tree)
+        assert points_oracle.evaluate(print_tree(tree, rng)) == tree_value(tree)
 
 
 def test_evaluate_a_long_formula() -> None:
     # Its speed is measured by benchmarks/cards_formula.py.
     tokens = toks("( 1 + 2 ) * 3 - 4 / ( 5 + 6 ) * 7 + 8 - 9 / 10")
     assert len(tokens) == 23
-    assert formula.evaluate(tokens) == 9 - Fraction(28, 11) + 8 - Fraction(9, 10)
+    assert points_oracle.evaluate(tokens) == 9 - Fraction(28, 11) + 8 - Fraction(9, 10)
 
 
 def test_numbers_in() -> None:
-    assert formula.numbers_in(toks("( 10 + 3 ) * 13 - 1")) == [10, 3, 13, 1]
-    assert formula.numbers_in(["x", "+", "07", ")", "-1", "²"]) == [7]
-    assert formula.numbers_in([]) == []
+    assert points_oracle.numbers_in(toks("( 10 + 3 ) * 13 - 1")) == [10, 3, 13, 1]
+    assert points_oracle.numbers_in(["x", "+", "07", ")", "-1", "²"]) == [7]
+    assert points_oracle.numbers_in([]) == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ def test_numbers_in() -> None:
 def test_solve_examples(
     numbers: list[int], target: int, ops: str, parentheses: bool, expected: str
 ) -> None:
-    assert formula.solve(numbers, target, ops, parentheses) == tuple(toks(expected))
+    assert points_oracle.solve(numbers, target, ops, parentheses) == tuple(toks(expected))
 
 
 @pytest.mark.parametrize(
@@ -199,13 +199,13 @@ def test_solve_examples(
     ],
 )
 def test_unsolvable_hands(numbers: list[int], target: int, ops: str, parentheses: bool) -> None:
-    assert formula.solve(numbers, target, ops, parentheses) is None
-    assert not formula.solvable(numbers, target, ops, parentheses)
+    assert points_oracle.solve(numbers, target, ops, parentheses) is None
+    assert not points_oracle.solvable(numbers, target, ops, parentheses)
 
 
 def test_solvable() -> None:
-    assert formula.solvable([3, 3, 8, 8], 24)
-    assert formula.solvable([2, 2, 5], 12, ops="+*", parentheses=False)
+    assert points_oracle.solvable([3, 3, 8, 8], 24)
+    assert points_oracle.solvable([2, 2, 5], 12, ops="+*", parentheses=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,14 +226,14 @@ def paren_pairs(tokens: Sequence[str]) -> Iterator[tuple[int, int]]:
 def assert_valid_solution(
     solution: tuple[str, ...], numbers: Sequence[int], target: int, ops: str, parentheses: bool
 ) -> None:
-    assert formula.evaluate(solution) == target
-    assert sorted(formula.numbers_in(solution)) == sorted(numbers)
+    assert points_oracle.evaluate(solution) == target
+    assert sorted(points_oracle.numbers_in(solution)) == sorted(numbers)
     assert {t for t in solution if t in "+-*/"} <= set(ops)
     if not parentheses:
         assert "(" not in solution
     for start, end in paren_pairs(solution):  # every pair is needed
         lighter = [t for i, t in enumerate(solution) if i not in (start, end)]
-        assert formula.evaluate(lighter) != target, (solution, lighter)
+        assert points_oracle.evaluate(lighter) != target, (solution, lighter)
 
 
 @pytest.mark.parametrize(
@@ -254,8 +254,8 @@ def test_solutions_are_valid_and_order_independent(
     solved = 0
     for _ in range(150):
         numbers = [rng.randint(1, high) for _ in range(size)]
-        solution = formula.solve(numbers, target, ops, parentheses)
-        assert formula.solve(rng.sample(numbers, size), target, ops, parentheses) == solution
+        solution = points_oracle.solve(numbers, target, ops, parentheses)
+        assert points_oracle.solve(rng.sample(numbers, size), target, ops, parentheses) == solution
         if solution is not None:
             solved += 1
             assert_valid_solution(solution, numbers, target, ops, parentheses)
@@ -297,7 +297,7 @@ def brute_force(numbers: Sequence[int], ops: str, parentheses: bool) -> dict[Fra
     max_pairs = max(len(numbers) - 2, 0) if parentheses else 0
     best: dict[Fraction, tuple[str, ...]] = {}
     for tokens in all_formulas(numbers, ops, max_pairs):
-        value = formula.evaluate(tokens)
+        value = points_oracle.evaluate(tokens)
         if value is None:
             continue
         if value not in best or (len(tokens), tokens) < (len(best[value]), best[value]):
@@ -323,15 +323,15 @@ def test_solve_is_shortest_and_canonical(numbers: list[int], ops: str, parenthes
     integers = {int(value) for value in best if value.denominator == 1}
     for target in sorted(integers | set(range(-15, 40))):
         expected = best.get(Fraction(target))
-        assert formula.solve(numbers, target, ops, parentheses) == expected, target
+        assert points_oracle.solve(numbers, target, ops, parentheses) == expected, target
 
 
 def test_solve_is_deterministic_across_processes() -> None:
     hands = [[3, 3, 8, 8], [1, 5, 5, 5], [2, 7, 9, 12], [1, 2, 3, 4, 5]]
-    here = [formula.solve(hand, 24) for hand in hands]
+    here = [points_oracle.solve(hand, 24) for hand in hands]
     code = (
-        "from rl4vlm_gym.envs.cards import formula\n"
-        f"print([formula.solve(hand, 24) for hand in {hands!r}])"
+        "from rl4vlm_gym.envs.cards import points_oracle\n"
+        f"print([points_oracle.solve(hand, 24) for hand in {hands!r}])"
     )
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONHASHSEED": hash_seed}
@@ -342,21 +342,21 @@ def test_solve_is_deterministic_across_processes() -> None:
 
 
 def test_results_are_cached_on_the_sorted_hand() -> None:
-    first = formula.solve([2, 7, 9, 11], 24)
+    first = points_oracle.solve([2, 7, 9, 11], 24)
     assert first is not None
-    assert formula.solve([11, 9, 7, 2], 24, ops="/*-+") is first
+    assert points_oracle.solve([11, 9, 7, 2], 24, ops="/*-+") is first
 
 
 def test_accepts_numpy_integers() -> None:
     numbers = np.array([8, 3, 8, 3])
-    assert formula.solve(numbers, np.int64(24)) == tuple(toks("8 / ( 3 - 8 / 3 )"))
+    assert points_oracle.solve(numbers, np.int64(24)) == tuple(toks("8 / ( 3 - 8 / 3 )"))
 
 
 def test_five_and_six_numbers() -> None:
-    five = formula.solve([1, 2, 3, 4, 5], 24)
+    five = points_oracle.solve([1, 2, 3, 4, 5], 24)
     assert five is not None and len(five) == 9  # no parentheses needed
     assert_valid_solution(five, [1, 2, 3, 4, 5], 24, "+-*/", True)
-    six = formula.solve([13, 13, 13, 13, 13, 11], 24)
+    six = points_oracle.solve([13, 13, 13, 13, 13, 11], 24)
     assert six is not None
     assert_valid_solution(six, [13, 13, 13, 13, 13, 11], 24, "+-*/", True)
 
@@ -364,8 +364,8 @@ def test_five_and_six_numbers() -> None:
 def test_solve_finds_nothing_for_unreachable_targets() -> None:
     # Its speed (the whole search runs) is measured by benchmarks/cards_formula.py.
     for hand in ([3, 3, 8, 8], [1, 5, 5, 5], [4, 7, 9, 13], [2, 2, 11, 13]):
-        assert formula.solve(hand, 1009) is None, hand
-    assert formula.solve([7, 9, 10, 11, 13], 100_003) is None
+        assert points_oracle.solve(hand, 1009) is None, hand
+    assert points_oracle.solve([7, 9, 10, 11, 13], 100_003) is None
 
 
 @pytest.mark.parametrize(
@@ -385,4 +385,4 @@ def test_solve_finds_nothing_for_unreachable_targets() -> None:
 def test_solve_rejects_bad_arguments(kwargs: dict[str, object], message: str) -> None:
     arguments: dict[str, object] = {"numbers": [1, 2, 3, 4], "target": 24, **kwargs}
     with pytest.raises(ValueError, match=message):
-        formula.solve(**arguments)  # type: ignore[arg-type]
+        points_oracle.solve(**arguments)  # type: ignore[arg-type]
