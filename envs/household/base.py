@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rl4vlm_gym.core import VLMEnv
-from rl4vlm_gym.envs.household.render import LOOKS, render
+from rl4vlm_gym.envs.household.renderer import LOOKS, render
 from rl4vlm_gym.envs.household.view import View, describe, without_view
 from rl4vlm_gym.envs.household.wording import reword
 
@@ -36,7 +36,7 @@ class HouseholdBase(VLMEnv):
     REWARDS = REWARDS
     INVALID_FEEDBACK: ClassVar[str | None] = "Nothing happens."
     MAX_ACTIONS: ClassVar[int] = 512  # a large ALFWorld kitchen lists ~100 admissible commands
-    APPEARANCES: ClassVar[tuple[str, ...]] = LOOKS  # held-out: line-art icons, another palette (render.py)
+    APPEARANCES: ClassVar[tuple[str, ...]] = LOOKS  # held-out: line-art icons, another palette (renderer.py)
 
     def _view_state(self) -> View:
         """What the agent sees now."""

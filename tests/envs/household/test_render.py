@@ -1,4 +1,4 @@
-"""Tests for the household image, ``rl4vlm_gym.envs.household.render``."""
+"""Tests for the household image, ``rl4vlm_gym.envs.household.renderer``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rl4vlm_gym.envs.household.kinds import OBJECTS
-from rl4vlm_gym.envs.household.render import render
+from rl4vlm_gym.envs.household.renderer import render
 from rl4vlm_gym.envs.household.view import Item, View
 
 # Views built by code that a subprocess can run too, for the cross-process determinism test.
@@ -94,7 +94,7 @@ def test_same_bytes_in_another_process() -> None:
     # A different hash seed in the child catches any dependence on hash() or set order.
     script = VIEWS_CODE + (
         "import hashlib\n"
-        "from rl4vlm_gym.envs.household.render import render\n"
+        "from rl4vlm_gym.envs.household.renderer import render\n"
         "sha = hashlib.sha256()\n"
         "for view in VIEWS:\n"
         "    sha.update(render(view, (240, 320)).tobytes())\n"
@@ -270,7 +270,7 @@ def test_state_text_names_the_states_the_image_badges() -> None:
 
 
 def test_held_out_look_draws_every_view_otherwise() -> None:
-    from rl4vlm_gym.envs.household.render import LOOKS, _held_out_palette
+    from rl4vlm_gym.envs.household.renderer import LOOKS, _held_out_palette
 
     assert LOOKS == ("default", "held-out")
     for view in VIEWS:
@@ -285,7 +285,7 @@ def test_held_out_look_draws_every_view_otherwise() -> None:
 
 
 def test_held_out_palette_keeps_luma_and_turns_hue() -> None:
-    from rl4vlm_gym.envs.household.render import _held_out_palette
+    from rl4vlm_gym.envs.household.renderer import _held_out_palette
 
     colours = np.array([[[200, 40, 40], [40, 160, 60], [240, 230, 200], [128, 128, 128], [0, 0, 0], [255, 255, 255]]], np.uint8)
     turned = _held_out_palette(colours).astype(float)
