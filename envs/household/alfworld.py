@@ -305,7 +305,7 @@ class ALFWorld(HouseholdBase):
     ALFWorld's handcoded expert and ``optimal_steps`` is -1 (unknown).
 
     ## Observation
-    - ``image``: the View of the true state (``view.py``, drawn by ``render.py``): in the middle of the
+    - ``image``: the View of the true state (``view.py``, drawn by ``renderer.py``): in the middle of the
       room every receptacle; at a receptacle its kind, whether it is open, what is in or on it (with
       clean, hot, cool, sliced and switched-on badges), a lit lamp; always what the agent holds and the
       room kind. It is redrawn from the game's PDDL facts after every step.
