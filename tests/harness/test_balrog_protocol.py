@@ -166,7 +166,7 @@ def test_the_golden_scenarios_cover_the_protocols_edges() -> None:
 
 def test_a_break_in_the_template_fails_the_golden_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison sees one character: a changed agent instruction fails it."""
-    from rl4vlm_gym import prompts
+    from rl4vlm_gym.prompts import templates as prompts
 
     changed = dict(prompts._BALROG_AGENT_INSTRUCTIONS, **{"balrog-naive": prompts._BALROG_AGENT_INSTRUCTIONS["balrog-naive"] + " "})
     monkeypatch.setattr(prompts, "_BALROG_AGENT_INSTRUCTIONS", changed)
