@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rl4vlm_gym.harness import plots
-from rl4vlm_gym.harness.matches import load_matches
+from rl4vlm_gym.harness.match_store import load_matches
 from rl4vlm_gym.harness.ratings import standings
 from rl4vlm_gym.harness.report import _Figure, _Heading, _html, _markdown, _Table, _Text
 
