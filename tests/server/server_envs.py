@@ -1,9 +1,11 @@
-"""Test-only envs for the server's tests: NumberLine that sleeps in each step, and one that starts a
-process (as WebShop starts Chromium), registered with Gymnasium under ``servertest/...`` ids."""
+"""Test-only envs for the server's tests: NumberLine that sleeps in each step (or waits at a gate the test
+opens), and one that starts a process (as WebShop starts Chromium), registered with Gymnasium under
+``servertest/...`` ids."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -16,14 +18,22 @@ SLOW_ID = "servertest/SlowNumberLine-v0"
 PROC_ID = "servertest/ProcessNumberLine-v0"
 
 
-class SlowNumberLine(NumberLine):
-    """Each step takes ``delay`` seconds (a slow simulator)."""
+# A gated step (``gated=True``; the server in this process: Starlette's TestClient) sets STEPPING, then waits
+# until the test sets OPEN: a step that lasts exactly as long as the test needs, with no sleep.
+STEPPING, OPEN = threading.Event(), threading.Event()
 
-    def __init__(self, *, delay: float = 0.0, **kwargs: Any) -> None:
+
+class SlowNumberLine(NumberLine):
+    """Each step takes ``delay`` seconds (a slow simulator), or with ``gated`` waits for ``OPEN``."""
+
+    def __init__(self, *, delay: float = 0.0, gated: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.delay = delay
+        self.delay, self.gated = delay, gated
 
     def _apply(self, action: str):  # type: ignore[no-untyped-def]
+        if self.gated:
+            STEPPING.set()
+            assert OPEN.wait(60), "the test never opened the gate"
         time.sleep(self.delay)
         return super()._apply(action)
 

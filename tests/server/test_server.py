@@ -192,16 +192,22 @@ def test_sessions_are_capped_and_freed() -> None:
 
 
 def test_a_slow_env_does_not_hold_up_other_sessions() -> None:
+    server_envs.STEPPING.clear(), server_envs.OPEN.clear()
     with _client(server_envs.SLOW_ID, max_sessions=4) as client:
         with client.websocket_connect("/ws") as slow, client.websocket_connect("/ws") as fast:
-            _send(slow, {"type": "reset", "data": {"seed": 0, "make_kwargs": {**SMALL, "delay": 3.0}}})
+            _send(slow, {"type": "reset", "data": {"seed": 0, "make_kwargs": {**SMALL, "gated": True}}})
             _reset(fast, seed=0)
             slow.send_text(json.dumps({"type": "step", "data": {"text": "+"}}))
-            time.sleep(0.2)  # the slow step is running
-            start = time.perf_counter()
-            for _ in range(5):
-                assert _step(fast, "+")["type"] == "observation"
-            assert time.perf_counter() - start < 2.0
+            assert server_envs.STEPPING.wait(30)  # the slow step is running, and waits until the gate opens
+            timer = threading.Timer(10, server_envs.OPEN.set)  # a server that serialises sessions fails, not hangs
+            timer.start()
+            try:
+                for _ in range(5):
+                    assert _step(fast, "+")["type"] == "observation"
+                assert not server_envs.OPEN.is_set(), "the fast session was served only once the slow step ended"
+            finally:
+                server_envs.OPEN.set()
+                timer.cancel()
             assert json.loads(slow.receive_text())["type"] == "observation"
 
 
