@@ -1,4 +1,5 @@
-"""``python -m rl4vlm_gym.testing digest|trace ...``: a rollout's digest in a fresh process (``determinism``)."""
+"""``python -m rl4vlm_gym.testing digest|trace ...``: a rollout's digest in a new interpreter, to compare by hand
+(``determinism`` itself plays its fresh rollout in a child of the kit's fork server, :mod:`rl4vlm_gym.testing.fresh`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rl4vlm_gym.testing.rollouts import _rollout_trace
 
 def _main(argv: list[str]) -> None:
     """``python -m rl4vlm_gym.testing digest|trace ID SEED STEPS KWARGS_JSON [WHERE_JSON]``: a rollout's
-    digest, or (``trace``, used by ``check_determinism``) its digest and per-step digests as JSON.
+    digest, or (``trace``) its digest and per-step digests as JSON (see ``check_determinism``).
     ``WHERE_JSON`` holds the parent's ``sys.path`` and the id's spec, so test-only envs registered in
     the parent are found here too."""
     if len(argv) not in (5, 6) or argv[0] not in ("digest", "trace"):

@@ -3,30 +3,36 @@ local twin)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from typing import Any
 
-from rl4vlm_gym.testing.common import REMOTE, _spec_json, is_remote
+from rl4vlm_gym.testing.common import REMOTE, _ensure_registered, _spec_json, is_remote
+from rl4vlm_gym.testing.fresh import fork_server
 from rl4vlm_gym.testing.remote import _local_twin_trace
 from rl4vlm_gym.testing.rollouts import _first_difference, _rollout_trace
+
+DETERMINISM_TIMEOUT_S = 600.0
+"""How long the fresh process's rollout may take before the kit kills it and fails the check."""
 
 
 def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: Any) -> str:
     """The same seed gives byte-identical rollouts here and in a fresh process whose str hashing
-    (``PYTHONHASHSEED``) differs from this one's."""
-    here, trace = _rollout_trace(env_id, seed, steps, kwargs)
-    where = json.dumps({"spec": _spec_json(env_id), "path": sys.path})
-    command = [sys.executable, "-m", "rl4vlm_gym.testing", "trace", env_id, str(seed), str(steps), json.dumps(kwargs), where]
-    # Unset or "random", this process's hash seed is random, so "1" differs from it.
-    hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert done.returncode == 0, f"digest subprocess failed:\n{done.stderr[-2000:]}"
-    answer = json.loads(done.stdout.strip().splitlines()[-1])  # the last line: an env may print before it
-    rollouts = {"this process": (here, trace), f"a process with PYTHONHASHSEED={hash_seed}": (answer["digest"], answer["trace"])}
+    (``PYTHONHASHSEED``) differs from this one's.
+
+    The fresh process is a child of the kit's fork server (:mod:`rl4vlm_gym.testing.fresh`): it has
+    imported what a new interpreter running the kit imports, and made no env before this rollout.
+    It plays while this process plays its own rollout."""
+    server = fork_server()
+    hash_seed = server.hash_seed
+    job = server.start(
+        _trace_in_child, env_id, _spec_json(env_id), seed, steps, kwargs, what=f"{env_id}'s rollout in a fresh process"
+    )
+    try:
+        here, trace = _rollout_trace(env_id, seed, steps, kwargs)
+    except BaseException:
+        job.cancel()
+        raise
+    answer = job.result(DETERMINISM_TIMEOUT_S)
+    rollouts = {"this process": (here, trace), f"a process with PYTHONHASHSEED={hash_seed}": answer}
     if is_remote(env_id):
         rollouts.update(_local_twin_trace(env_id, seed, steps, kwargs))
     digests = {name: value[0] for name, value in rollouts.items()}
@@ -41,3 +47,11 @@ def check_determinism(env_id: str, /, seed: int = 0, steps: int = 40, **kwargs: 
             )
         summary += "; the same as the local env's rollout (the server plays in another process, with its own str hashing)"
     return summary
+
+
+def _trace_in_child(
+    env_id: str, spec_json: str | None, seed: int, steps: int, kwargs: dict[str, Any]
+) -> tuple[str, list[list[str]]]:
+    """:func:`_rollout_trace` in the fresh process (a test-only id registered there first)."""
+    _ensure_registered(env_id, spec_json)
+    return _rollout_trace(env_id, seed, steps, kwargs)

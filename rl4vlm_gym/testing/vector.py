@@ -12,6 +12,7 @@ import gymnasium as gym
 import numpy as np
 
 from rl4vlm_gym.testing.common import _Maker, _spec_json
+from rl4vlm_gym.testing.fresh import fork_server
 
 VECTOR_TIMEOUT_S = 120.0
 """How long an async vector env may take to reset or step before the kit calls it a hang."""
@@ -22,26 +23,33 @@ def check_vector(env_id: str, /, num_envs: int = 2, steps: int = 6, **kwargs: An
 
     Async envs run as users make them, with Gymnasium's default start method (``fork`` on Linux)
     and shared memory, and with ``spawn`` without shared memory; a worker that hangs fails the
-    check after ``VECTOR_TIMEOUT_S`` instead of hanging the kit."""
+    check after ``VECTOR_TIMEOUT_S`` instead of hanging the kit.
+
+    Both async envs are made in a fresh process (a child of the kit's fork server,
+    :mod:`rl4vlm_gym.testing.fresh`): as a user's script forks its workers, from a process that has
+    made an env but drawn nothing (this one has; MiniWorld refuses to fork a GL context, with an
+    error naming the fix). Spawned workers are new interpreters whatever their parent. They run
+    while this process plays the sync vector env and the single envs."""
     seeds = list(range(num_envs))
     maker = _Maker(env_id, _spec_json(env_id), dict(kwargs))
-    reference = _vector_rollout(lambda fns: gym.vector.SyncVectorEnv(fns), maker, seeds, steps)
-    singles = [maker() for _ in seeds]
-    for i, env in enumerate(singles):
-        obs, _ = env.reset(seed=seeds[i])
-        assert obs["text"] == reference[0][0]["text"][i], "SyncVectorEnv's first text differs from a single env's"
-        assert np.array_equal(obs["image"], reference[0][0]["image"][i]), "SyncVectorEnv's first image differs"
-        env.close()
     default = multiprocessing.get_start_method()
-    for context, shared in ((None, True), ("spawn", False)):
-        name = f"AsyncVectorEnv(context={context or default!r}, shared_memory={shared})"
-
-        if context is None:
-            # As a user's fresh script forks its workers: from a process that has drawn nothing yet
-            # (this one has; MiniWorld refuses to fork a GL context, with an error naming the fix).
-            result = _in_fresh_process(_default_context_rollout, maker, seeds, steps, name, VECTOR_TIMEOUT_S, default)
-        else:
-            result = _vector_rollout(functools.partial(_async_vector, context=context, shared=shared), maker, seeds, steps, name)
+    # Each async run may wait VECTOR_TIMEOUT_S to start, reset and at every step; then the whole job is stuck.
+    timeout_s = 2 * (steps + 2) * VECTOR_TIMEOUT_S + 60
+    job = fork_server().start(
+        _async_rollouts, maker, seeds, steps, VECTOR_TIMEOUT_S, default, what=f"{env_id}'s async vector envs"
+    )
+    try:
+        reference = _vector_rollout(lambda fns: gym.vector.SyncVectorEnv(fns), maker, seeds, steps)
+        singles = [maker() for _ in seeds]
+        for i, env in enumerate(singles):
+            obs, _ = env.reset(seed=seeds[i])
+            assert obs["text"] == reference[0][0]["text"][i], "SyncVectorEnv's first text differs from a single env's"
+            assert np.array_equal(obs["image"], reference[0][0]["image"][i]), "SyncVectorEnv's first image differs"
+            env.close()
+    except BaseException:
+        job.cancel()
+        raise
+    for name, result in job.result(timeout_s).items():
         for (obs_a, *rest_a), (obs_b, *rest_b) in zip(reference, result, strict=True):
             assert obs_a["text"] == obs_b["text"], f"{name} text differs from SyncVectorEnv's"
             assert obs_a["actions"] == obs_b["actions"], f"{name} actions differ from SyncVectorEnv's"
@@ -54,41 +62,22 @@ def _async_vector(fns: list[Callable[[], gym.Env]], context: str | None, shared:
     return gym.vector.AsyncVectorEnv(fns, shared_memory=shared, context=context)
 
 
-def _in_fresh_process(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` in a spawned (non-daemon, so it may start workers) process; its exception is re-raised here."""
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_send_result, args=(send, function, args))
-    process.start()
-    send.close()
-    try:
-        ok, value = receive.recv()
-    except EOFError:
-        value = AssertionError(f"the fresh process running {function.__name__} died (exit code {process.exitcode})")
-        ok = False
-    finally:
-        process.join()
-    if not ok:
-        raise value
-    return value
-
-
-def _send_result(connection: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    try:
-        connection.send((True, function(*args)))
-    except BaseException as err:  # noqa: BLE001 - handed to the parent, which raises it
-        connection.send((False, err))
-
-
-def _default_context_rollout(
-    maker: _Maker, seeds: list[int], steps: int, name: str, timeout_s: float, start_method: str
-) -> list[tuple[Any, ...]]:
-    """``_vector_rollout`` of AsyncVectorEnv with the default start method, run in a fresh process."""
-    global VECTOR_TIMEOUT_S  # noqa: PLW0603 - the kit's setting in the parent, carried into this process
+def _async_rollouts(
+    maker: _Maker, seeds: list[int], steps: int, timeout_s: float, start_method: str
+) -> dict[str, list[tuple[Any, ...]]]:
+    """``_vector_rollout`` of AsyncVectorEnv with the default start method and shared memory, then with
+    ``spawn`` without it, by name; run in a fresh process (the first failure is raised)."""
+    global VECTOR_TIMEOUT_S  # noqa: PLW0603 - the kit's setting in the owner, carried into this process
     VECTOR_TIMEOUT_S = timeout_s
-    multiprocessing.set_start_method(start_method, force=True)  # a spawned process defaults to spawn
+    multiprocessing.set_start_method(start_method, force=True)  # the owner's default, as a user's script has it
     maker().close()  # the env's modules imported before the fork, as in a user's script (made, never reset)
-    return _vector_rollout(functools.partial(_async_vector, context=None, shared=True), maker, seeds, steps, name)
+    results = {}
+    for context, shared in ((None, True), ("spawn", False)):
+        name = f"AsyncVectorEnv(context={context or start_method!r}, shared_memory={shared})"
+        results[name] = _vector_rollout(
+            functools.partial(_async_vector, context=context, shared=shared), maker, seeds, steps, name
+        )
+    return results
 
 
 def _vector_rollout(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
+import sys
 import time
 from typing import Any, ClassVar
 
@@ -446,6 +448,36 @@ class HangsInForkedWorkers(Walk):
         super().__init__(**kwargs)
 
 
+_MADE_HERE = [0]  # FirstOfItsProcess envs made in this process
+
+
+class FirstOfItsProcess(Walk):
+    """The first env made in a process plays other episodes than the next ones (state kept at module
+    level across envs): a rollout in a process that made an env before cannot see it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._first = _MADE_HERE[0] == 0
+        _MADE_HERE[0] += 1
+        super().__init__(**kwargs)
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        if self._first:
+            cells = [(r, c) for r in range(self.side) for c in range(self.side) if (r, c) != self.agent]
+            self.goal = cells[(cells.index(self.goal) + 1) % len(cells)]
+
+
+class CrashesInFreshProcess(Walk):
+    """Dies of SIGSEGV (as a native library can) when made in a process started with ``python -c``:
+    the kit's fresh processes (the children of its fork server), not the test process."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        if sys.argv[:1] == ["-c"]:
+            print("CrashesInFreshProcess: about to crash", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        super().__init__(**kwargs)
+
+
 class OracleFree(Walk):
     """Walk played as an oracle-free env (``HAS_ORACLE = False``): correct, so every check passes."""
 
@@ -479,6 +511,7 @@ BROKEN: tuple[type[Walk], ...] = (
     WordingChangesEpisode, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
     SaltedGoal, SaltedFeedback, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
+    FirstOfItsProcess, CrashesInFreshProcess,
 )  # fmt: skip
 
 

@@ -129,7 +129,8 @@ def test_the_oracle_check_does_not_play_episodes_whose_planner_gave_up() -> None
 
 
 def test_every_defect_is_caught_by_the_checks_it_names() -> None:
-    broken = {cls for cls, _, _ in DEFECTS} | {kit_walk.HangsInForkedWorkers}  # tested below
+    # tested below, and in test_fresh.py
+    broken = {cls for cls, _, _ in DEFECTS} | {kit_walk.HangsInForkedWorkers, kit_walk.FirstOfItsProcess, kit_walk.CrashesInFreshProcess}
     assert broken == set(kit_walk.BROKEN), "every broken env in kit_walk.py has a test above, and only those"
 
 
