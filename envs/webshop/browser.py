@@ -56,17 +56,28 @@ _FLAGS = (
     # rollouts of 33 (none in 30 without it).
     "--disable-partial-raster",
 )  # fmt: skip
-_READY_JS = "return [document.readyState, document.fonts ? document.fonts.status : 'loaded', location.href, !!window.rl4vlmLeft]"
+# One round trip per poll: the document's state, and once it is complete, its fonts loaded and not
+# the page being left, its images decoded (so that the next frame, the screenshot, draws them)
+# before the answer comes back. Python decides whether ``href`` is the page expected; an arrived
+# page that is not is only decoded for nothing. Each driver command is a round trip of tens of ms
+# on a loaded machine: the check once took one command and the decoding another.
+_READY_JS = (
+    "const done = arguments[arguments.length - 1];"
+    "const fonts = document.fonts ? document.fonts.status : 'loaded';"
+    "const seen = [document.readyState, fonts, location.href, !!window.rl4vlmLeft];"
+    "if (seen[0] !== 'complete' || seen[1] !== 'loaded' || seen[3]) { done(seen); } else {"
+    " Promise.all(Array.from(document.images, (image) => image.decode().catch(() => null)))"
+    " .then(() => done(seen)); }"
+)
 # Marks the page being left: a link to the page already shown (an option already chosen) reloads
 # the same URL, and until the new document replaces the marked one the old one looks arrived.
+# The element to click comes back from the same script (one round trip, not two).
 _LEAVE_JS = "window.rl4vlmLeft = true;"
-# Once a page has arrived: its images decoded, so that the next frame (the screenshot) draws them.
-_SETTLE_JS = (
-    "const done = arguments[arguments.length - 1];"
-    "Promise.all(Array.from(document.images, (image) => image.decode().catch(() => null)))"
-    ".then(() => done(true));"
+_LEAVE_AND_FIND_JS = _LEAVE_JS + "return document.getElementById(arguments[0]);"
+_SET_QUERY_JS = (
+    "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
+    "return document.getElementById('search-button');"
 )
-_SET_QUERY_JS = "const box = document.getElementById('search-input'); box.value = arguments[0]; box.blur();"
 _MIN_WINDOW = (600, 800)  # (height, width): see the module docstring
 _TIMEOUT = 20.0
 _QUIT_TIMEOUT = 5.0
@@ -126,6 +137,9 @@ class Browser:
         os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager go online
         binary, driver = find_chromium()
         self.size = size
+        self.arrived_at: str | None = None
+        """The URL of the page the last ``open``/``click``/``search`` arrived at, ``None`` while one is
+        under way or failed: only these move the browser, so the env knows where it is without asking."""
         self.profile = tempfile.mkdtemp(prefix="rl4vlm-webshop-chromium-")
         options = webdriver.ChromeOptions()
         options.binary_location = binary
@@ -150,25 +164,26 @@ class Browser:
 
     def open(self, url: str) -> None:
         """Load ``url`` and wait until it is shown."""
+        self.arrived_at = None
         self._driver.get(url)
         self._wait(lambda href: href == url)
 
     def click(self, element_id: str, arrived: Callable[[str], bool]) -> None:
         """Click the element ``element_id`` and wait for a page whose URL satisfies ``arrived``."""
-        from selenium.webdriver.common.by import By
+        from selenium.common.exceptions import NoSuchElementException
 
-        element = self._driver.find_element(By.ID, element_id)
-        self._driver.execute_script(_LEAVE_JS)
-        element.click()
+        self.arrived_at = None  # until the wait ends, the page shown is not known
+        element = self._driver.execute_script(_LEAVE_AND_FIND_JS, element_id)
+        if element is None:  # as find_element would say
+            raise NoSuchElementException(f"no element with id {element_id!r} on {self.url}")
+        element.click()  # a real click (mouse events at the element), not a script's
         self._wait(arrived)
 
     def search(self, query: str, arrived: Callable[[str], bool]) -> None:
         """Write ``query`` in the search box, press Search and wait for the results page."""
-        from selenium.webdriver.common.by import By
-
+        self.arrived_at = None
         # The value is set by script, not typed: typing 10 kB key by key takes seconds.
-        self._driver.execute_script(_LEAVE_JS + _SET_QUERY_JS, query)
-        self._driver.find_element(By.ID, "search-button").click()
+        self._driver.execute_script(_LEAVE_JS + _SET_QUERY_JS, query).click()
         self._wait(arrived)
 
     def screenshot(self) -> NDArray[np.uint8]:
@@ -181,18 +196,24 @@ class Browser:
 
     @property
     def url(self) -> str:
+        """The URL shown, asked of the browser (a round trip; see ``arrived_at``)."""
         return str(self._driver.current_url)
 
     def _wait(self, arrived: Callable[[str], bool]) -> None:
+        from selenium.common.exceptions import JavascriptException
         from selenium.webdriver.support.wait import WebDriverWait
 
-        def ready(driver: Any) -> bool:
-            state, fonts, href, left = driver.execute_script(_READY_JS)
-            return state == "complete" and fonts == "loaded" and arrived(href) and not left
+        def ready(driver: Any) -> str | None:
+            try:
+                state, fonts, href, left = driver.execute_async_script(_READY_JS)
+            except JavascriptException as err:
+                if "unloaded" in str(err):  # the poll met the page being replaced: not arrived yet
+                    return None
+                raise
+            return href if state == "complete" and fonts == "loaded" and arrived(href) and not left else None
 
         try:
-            WebDriverWait(self._driver, _TIMEOUT, poll_frequency=0.002).until(ready)
-            self._driver.execute_async_script(_SETTLE_JS)
+            self.arrived_at = WebDriverWait(self._driver, _TIMEOUT, poll_frequency=0.002).until(ready)
         except Exception as err:
             raise BrowserError(f"the page did not arrive within {_TIMEOUT:.0f} s (at {self.url})") from err
 
@@ -213,10 +234,14 @@ class Browser:
                     found[proc.pid] = proc
         return list(found.values())
 
+    def driver_running(self) -> bool:
+        """Whether the driver's process runs (asked of the OS, not of the driver: no round trip)."""
+        driver = self._service.process
+        return driver is not None and driver.poll() is None
+
     def alive(self) -> bool:
         """Whether the driver answers and Chromium still has a page."""
-        driver = self._service.process
-        if driver is None or driver.poll() is not None:
+        if not self.driver_running():
             return False
         try:
             self._driver.execute_script("return 1")

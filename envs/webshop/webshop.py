@@ -411,12 +411,15 @@ class WebShop(VLMEnv):
                 site.server.close()
             site.server = ShopServer(create_app(self._server_page, self._server_image, self.appearance))
             restarted = True
-        if site.browser is None or not site.browser.alive():
+        # No round trip to the browser here (it was two per call, 2 of a step's 5 browser calls): a
+        # browser whose driver runs is tried, and one that fails is restarted by _in_browser's retry.
+        if site.browser is None or not site.browser.driver_running():
             if site.browser is not None:
                 site.browser.close()
             site.browser = Browser(self.image_size)
             restarted = True
-        if at is not None and (restarted or Route.from_url(site.browser.url) != at):
+        shown = site.browser.arrived_at  # only the browser's own moves change it (None: unknown)
+        if at is not None and (restarted or shown is None or Route.from_url(shown) != at):
             site.browser.open(site.server.url(at))
         return site.browser, site.server
 
