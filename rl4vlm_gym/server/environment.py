@@ -210,6 +210,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 "oracle_exposed": self.catalog.expose_oracle,
                 "card": self._card(),
                 "elapsed_steps": getattr(base, "elapsed_steps", self._steps),
+                "max_episode_steps": _registered_limit(self._env_id),
             }
             if isinstance(base, VLMEnv):  # its rules through its public inspection API, as JSON data
                 facts = base.facts()
@@ -340,6 +341,14 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             done=terminated or truncated,
             reward=reward,
         )
+
+
+def _registered_limit(env_id: str | None) -> int | None:
+    """The time limit ``gym.make(env_id)`` wraps the env in (its spec's ``max_episode_steps``)."""
+    try:
+        return gym.spec(env_id).max_episode_steps  # type: ignore[arg-type]
+    except (gym.error.Error, TypeError):
+        return None
 
 
 def _card_facts(env_id: str | None, env: gym.Env | None) -> dict[str, Any]:

@@ -7,6 +7,11 @@ speaking the same OpenEnv messages), through openenv-core's own WebSocket client
 Keyword arguments other than the remote env's own are the served env's ``gym.make`` arguments
 (``level``, ``obs_mode``, ``image_size``, ``reward_variant``...). A seeded rollout is byte for byte
 the local env's (``tests/server/test_remote.py`` compares their digests).
+
+As ``gym.make(served_id)`` wraps the served class in a ``TimeLimit`` of its spec's ``max_episode_steps``,
+``gym.make("rl4vlm/Remote-v0", ...)`` (:func:`make_remote`) wraps a :class:`RemoteEnv` that plays the
+served env without its limit in a ``TimeLimit`` of the same length: ``env.unwrapped`` is the served env
+unwrapped, as the conformance kit reads a local env (Gymnasium's ``check_env`` runs on it).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.wrappers import TimeLimit
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
@@ -27,7 +33,7 @@ from rl4vlm_gym.server.environment import ARGUMENT_ERROR
 from rl4vlm_gym.server.models import IMAGE_FORMATS, EncodedImage, VLMState, decode_image
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
-__all__ = ["RemoteArgumentError", "RemoteEnv", "RemoteError", "VLMEnvClient"]
+__all__ = ["RemoteArgumentError", "RemoteEnv", "RemoteError", "VLMEnvClient", "make_remote"]
 
 # The local env's limits (rl4vlm_gym.core.VLMEnv), so a remote observation fits the same space.
 MAX_TEXT_LENGTH, MAX_ACTIONS, MAX_ACTION_LENGTH, MAX_OUTPUT_LENGTH = 1 << 16, 1 << 12, 1 << 10, 1 << 20
@@ -86,6 +92,15 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
         return response
 
 
+def make_remote(url: str, env_id: str | None = None, **kwargs: Any) -> gym.Env:
+    """``rl4vlm/Remote-v0``'s entry point: a :class:`RemoteEnv` (same arguments) playing the served env
+    without its time limit, in a ``TimeLimit`` of the served id's ``max_episode_steps`` (none if it has
+    none): the wrapping ``gym.make(served_id)`` gives, so ``env.unwrapped`` is the served env unwrapped."""
+    env = RemoteEnv(url, env_id, served_time_limit=False, **kwargs)
+    limit = env.served_max_episode_steps
+    return TimeLimit(env, limit) if limit is not None and limit > 0 else env
+
+
 class RemoteEnv(gym.Env):
     """A served env, played over OpenEnv's WebSocket protocol.
 
@@ -96,6 +111,8 @@ class RemoteEnv(gym.Env):
     - ``image_format``: ``"png"`` (default: small messages) or ``"raw"`` (no encoding cost).
     - ``connect_timeout_s``, ``message_timeout_s``: the client's timeouts.
     - ``render_mode``: ``"rgb_array"`` (the observed frame), ``"ansi"`` or None.
+    - ``served_time_limit``: True (default) plays the served env in its ``TimeLimit``; False without it
+      (:func:`make_remote`, ``gym.make("rl4vlm/Remote-v0")``, then wraps this env in one of its length).
     - any other keyword: the served env's ``gym.make`` arguments.
 
     Pickling (and ``AsyncVectorEnv`` with ``spawn``) opens a new session and replays the episode
@@ -118,6 +135,7 @@ class RemoteEnv(gym.Env):
         connect_timeout_s: float = 10.0,
         message_timeout_s: float = 120.0,
         render_mode: str | None = None,
+        served_time_limit: bool = True,
         **make_kwargs: Any,
     ) -> None:
         if image_format not in IMAGE_FORMATS:
@@ -126,6 +144,9 @@ class RemoteEnv(gym.Env):
             raise ValueError(f"render_mode={render_mode!r} is unknown; choose one of {self.metadata['render_modes']} or None")
         self.url, self.env_id, self.image_format = url, env_id, image_format
         self.make_kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in make_kwargs.items()}
+        self._unlimited = not served_time_limit and "max_episode_steps" not in self.make_kwargs
+        if self._unlimited:
+            self.make_kwargs["max_episode_steps"] = -1  # gym.make's "no TimeLimit"
         self.render_mode = render_mode
         self._timeouts = (connect_timeout_s, message_timeout_s)
         self._client: Any = None
@@ -142,7 +163,7 @@ class RemoteEnv(gym.Env):
                 "actions": UnicodeTuple(MAX_ACTIONS, MAX_ACTION_LENGTH),
             }
         )
-        self.action_space = Unicode(MAX_OUTPUT_LENGTH)
+        self.action_space = Unicode(MAX_OUTPUT_LENGTH, vocabulary=first.observation["actions"])
         self._started = False
         self._card: dict[str, Any] = self._extra("card") or {}  # fixed by env_id and make_kwargs; read after close too
 
@@ -220,8 +241,17 @@ class RemoteEnv(gym.Env):
 
     @property
     def served_make_kwargs(self) -> dict[str, Any]:
-        """The ``gym.make`` arguments the server made the served env with (its catalog's and ours)."""
-        return dict(self._extra("make_kwargs") or {})
+        """The ``gym.make`` arguments the server made the served env with (its catalog's and ours; not the
+        ``max_episode_steps=-1`` that asks for it without its time limit, which :func:`make_remote` applies)."""
+        made = dict(self._extra("make_kwargs") or {})
+        if self._unlimited:
+            made.pop("max_episode_steps", None)
+        return made
+
+    @property
+    def served_max_episode_steps(self) -> int | None:
+        """The time limit ``gym.make`` puts on the served id (its spec's ``max_episode_steps``)."""
+        return self._extra("max_episode_steps")
 
     @property
     def card(self) -> dict[str, Any]:
@@ -300,6 +330,7 @@ class RemoteEnv(gym.Env):
     def _unpack(self, result: StepResult[dict[str, Any]]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         data = result.observation
         obs = {"image": data["image"], "text": data["text"], "mission": data["mission"], "actions": tuple(data["actions"])}
+        self.action_space.vocabulary = obs["actions"]  # as VLMEnv keeps it: check_env samples admissible actions
         self._last = {**obs, "info": data["info"]}
         return obs, float(result.reward or 0.0), bool(data["terminated"]), bool(data["truncated"]), data["info"]
 
@@ -317,3 +348,6 @@ class RemoteEnv(gym.Env):
             self._call("reset", **kwargs)
             for action in actions:
                 self._call("step", action)
+
+
+make_remote.KIT_PROXY = True  # type: ignore[attr-defined]  # the kit checks what it makes as a served env (testing.is_remote)
