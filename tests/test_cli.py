@@ -4,13 +4,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gymnasium.envs.registration import load_env_creator
 from PIL import Image
 from typer.testing import CliRunner
 
 import rl4vlm_gym
 from rl4vlm_gym.cli import app
-from rl4vlm_gym.docs import SECTIONS, missing_sections, page_path, parse_sections
+from rl4vlm_gym.docs import SECTIONS, missing_sections, parse_sections
 
 runner = CliRunner()
 ENV_EXTRAS = sorted({card.extra for card in rl4vlm_gym.list_envs() if card.extra})
@@ -87,25 +86,6 @@ def test_play_with_the_oracle_finishes_a_points_game(tmp_path: Path) -> None:
 
 
 @pytest.mark.extra(*ENV_EXTRAS)  # it draws every env's example image
-def test_docs_writes_a_page_per_env_with_every_section_and_an_image(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["docs", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    index = (tmp_path / "index.md").read_text()
-    for card in rl4vlm_gym.list_envs():
-        path = Path(page_path(card.id))  # pages are keyed by the full id: <namespace>/<Name>-vN.md
-        assert f"]({path.as_posix()})" in index
-        page = (tmp_path / path).read_text()
-        assert all(f"## {section}" in page for section in SECTIONS)
-        name = path.stem
-        image = tmp_path / path.parent / "img" / f"{name}.png"
-        if load_env_creator(card.entry_point).NEEDS_DATA:  # its example would depend on the machine's data
-            assert "shows no example" in page and not image.exists()
-        else:
-            assert f"![{card.id}, seed 0](img/{name}.png)" in page
-            assert image.exists()
-        assert "| event |" in page and "| level |" in page
-
-
 def test_missing_docstring_sections_are_reported() -> None:
     class Undocumented:
         """Does something.

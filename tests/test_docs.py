@@ -1,13 +1,16 @@
-"""The committed env docs (docs/envs) are what `rl4vlm-gym docs` generates from the code."""
+"""The committed env docs (docs/envs) are what `rl4vlm-gym docs` generates from the code; each page has every section and its image."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from gymnasium.envs.registration import load_env_creator
+from typer.testing import CliRunner
 
 import rl4vlm_gym
-from rl4vlm_gym.docs import page_path, write_docs
+from rl4vlm_gym.cli import app
+from rl4vlm_gym.docs import SECTIONS, page_path, write_docs
 from rl4vlm_gym.registry import list_envs
 
 COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "envs"
@@ -17,7 +20,29 @@ OURS = [card.id for card in list_envs() if card.entry_point.startswith("rl4vlm_g
 
 @pytest.mark.extra(*sorted({card.extra for card in rl4vlm_gym.list_envs() if card.extra}))  # every env draws its image
 def test_committed_docs_match_the_code(tmp_path: Path) -> None:
-    generated = {page.relative_to(tmp_path).as_posix(): page.read_text(encoding="utf-8") for page in write_docs(tmp_path, OURS)}
+    # One run of `rl4vlm-gym docs` (it draws every env's image: ~5 s) serves both checks: its pages
+    # are the committed ones, and each page has every section and its image, linked from the index.
+    result = CliRunner().invoke(app, ["docs", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    index = (tmp_path / "index.md").read_text()
+    for card in rl4vlm_gym.list_envs():
+        path = Path(page_path(card.id))  # pages are keyed by the full id: <namespace>/<Name>-vN.md
+        assert f"]({path.as_posix()})" in index
+        page = (tmp_path / path).read_text()
+        assert all(f"## {section}" in page for section in SECTIONS)
+        name = path.stem
+        image = tmp_path / path.parent / "img" / f"{name}.png"
+        if load_env_creator(card.entry_point).NEEDS_DATA:  # its example would depend on the machine's data
+            assert "shows no example" in page and not image.exists()
+        else:
+            assert f"![{card.id}, seed 0](img/{name}.png)" in page
+            assert image.exists()
+        assert "| event |" in page and "| level |" in page
+    root = tmp_path
+    if sorted(card.id for card in list_envs()) != sorted(OURS):  # installed plugins add pages and index rows
+        root = tmp_path / "ours"
+        write_docs(root, OURS)
+    generated = {page.relative_to(root).as_posix(): page.read_text(encoding="utf-8") for page in root.rglob("*.md")}
     committed = {page.relative_to(COMMITTED).as_posix(): page.read_text(encoding="utf-8") for page in COMMITTED.rglob("*.md")}
     assert committed.keys() == generated.keys(), "regenerate with: rl4vlm-gym docs docs/envs"
     for name, text in generated.items():
