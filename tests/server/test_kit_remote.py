@@ -1,15 +1,18 @@
-"""The whole conformance kit through rl4vlm/Remote-v0, against `rl4vlm-gym serve` in subprocesses on free
-ports (they die with this process: rl4vlm_gym.processes): it passes on served envs, catches every broken
-kit env the local kit catches (tests/kit), and reports what a remote env cannot show as not checked."""
+"""The whole conformance kit through rl4vlm/Remote-v0, against servers in subprocesses on free ports (they
+die with this process: rl4vlm_gym.processes): it catches every broken kit env the local kit catches
+(tests/kit), reports what a remote env cannot show as not checked, and its process checks pass on a
+sample of served envs. The kit's test envs are served by the family's shared server (conftest.py's
+``registry_url``, with every registered id); a second server here hides its oracle.
+
+Which served ids run which checks (the in-process checks on one id per env class, facts, docs and the
+oracle on every id) is test_kit_remote_ids.py's; scripts/check_remote.py runs the whole kit on every id."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import re
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -21,10 +24,8 @@ from rl4vlm_gym.cli import app  # noqa: E402
 from rl4vlm_gym.registry import unregister  # noqa: E402
 from rl4vlm_gym.testing import CHECKS, REMOTE, run_checks  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "kit"))
-sys.path.insert(0, str(HERE))
-_server = importlib.import_module("serving").served  # the server's block: started, its URL, killed
+# tests/kit and tests/server are on sys.path (tests/server/conftest.py)
+serving = importlib.import_module("serving")  # the server's blocks: started, its URL, stopped
 kit_walk = importlib.import_module("kit_walk")
 kit_tests = importlib.import_module("test_kit")  # its table of broken envs, the checks that catch them and their messages
 
@@ -45,14 +46,19 @@ def _kit_envs() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def kit_url() -> Iterator[str]:
-    with _server([sys.executable, str(HERE / "kit_server.py"), "--expose-oracle"]) as url:
-        yield url
+def kit_url(registry_url: str) -> str:
+    """The kit's test envs (and every registered id) with the oracle exposed: the shared server."""
+    return registry_url
 
 
 @pytest.fixture(scope="module")
-def hidden_url() -> Iterator[str]:
-    with _server([sys.executable, str(HERE / "kit_server.py")]) as url:
+def hidden_url(_kit_envs: None) -> Iterator[str]:
+    """The kit's test envs served without ``--expose-oracle``, from a thread of this process (its tests
+    start no process)."""
+    from rl4vlm_gym.server.environment import Catalog
+
+    ids = [kit_walk.env_id(cls) for cls in (kit_walk.Walk, kit_walk.StaleFrameCache)]
+    with serving.served_here(Catalog({i: (i, {}) for i in ids}, title="kit test envs, oracle hidden")) as url:
         yield url
 
 
@@ -131,25 +137,23 @@ def test_cli_check_runs_the_kit_on_a_served_env(kit_url, hidden_url) -> None:
     assert done.exit_code == 2 and "give --url" in done.output, done.output
 
 
-# Served envs of the suite: a cards env, a grid env and (with the navigation extra) a MiniWorld room,
-# at small image sizes; each test runs one group of checks (under 60 s on 2 cores).
+# The process checks (a digest subprocess; vector workers, spawned ones importing openenv-core) on a sample
+# of served envs: a cards env, a grid env and (with the navigation extra) a MiniWorld room, at small image
+# sizes, from the shared server. Their in-process checks run in test_kit_remote_ids.py (one id per class).
 SERVED = [
     pytest.param("rl4vlm/NumberLine-v0", {"image_size": [72, 64]}, id="NumberLine"),
     pytest.param("rl4vlm/Sokoban-v0", {}, id="Sokoban"),
     pytest.param("rl4vlm/MiniWorld-OneRoom-v1", {"image_size": [64, 64]}, id="MiniWorld-OneRoom"),
 ]
-GROUPS = {"in-process": [c for c in CHECKS if c not in PROCESS_CHECKS], **{c: [c] for c in PROCESS_CHECKS}}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("group", list(GROUPS))
+@pytest.mark.parametrize("check", PROCESS_CHECKS)
 @pytest.mark.parametrize(("served", "kwargs"), SERVED)
-def test_the_whole_kit_passes_on_served_envs(served, kwargs, group) -> None:
+def test_the_process_checks_pass_on_served_envs(registry_url, served, kwargs, check) -> None:
     if "MiniWorld" in served and importlib.util.find_spec("miniworld") is None:
         pytest.skip("MiniWorld is not installed (extra nav)")
-    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", served, "--port", "0", "--expose-oracle"]
-    with _server(command) as url:
-        results = _remote(url, served, GROUPS[group], options={"oracle": {"episodes": 2}}, **kwargs)
-    assert all(r.passed for r in results.values()), {c: r.detail for c, r in results.items() if not r.passed}
-    if group == "determinism":
-        assert "the same as the local env's rollout" in results["determinism"].detail
+    [result] = _remote(registry_url, served, [check], **kwargs).values()
+    assert result.passed, result.detail
+    if check == "determinism":
+        assert "the same as the local env's rollout" in result.detail

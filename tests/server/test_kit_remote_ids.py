@@ -2,18 +2,32 @@
 ``facts()`` as JSON data and RemoteEnv returns them, so the kit reads a served env through the same
 public inspection API as a local one and passes it wherever it passes the local env.
 
-The inner loop serves a sample (FrozenLake, whose ``CHANCE`` is a per-level property that once
-arrived as the string ``'<property object ...>'``, and Blackjack, a game of chance); the slow sweep
-serves every registered id. Each module's server runs in a subprocess on a free port of its own.
+What the suite covers, from the family's shared server (conftest.py's ``registry_url``: every id served
+by one process, made per session), and why:
+
+- the inner loop: FrozenLake (whose ``CHANCE`` is a per-level property that once arrived as the string
+  ``'<property object ...>'``) and Blackjack (a game of chance): facts at every level, the in-process kit;
+- every registered id (slow): its facts, description and admissible actions equal the local env's at the
+  default level, and ``docs`` and ``oracle`` (one episode per level) pass remotely: what a served id adds
+  to its class is its kwargs (levels, tables, the card), which these read;
+- one id per env module (slow; 23 ids: the module of the id's entry point, so BabaIsAI's 40 tasks, the
+  11 MiniWorld rooms on one LevelledWorld, the games' opponents count once): the whole in-process kit
+  (api, arguments, seeding, fuzz, rules, observations, oracle, pickle, render, docs) with small counts.
+  RemoteEnv's transport is the same code for every id, so what can differ remotely is the data a module's
+  envs produce (their facts, infos, frames, texts, errors), which one of its ids shows; the counts of seeds
+  and episodes add states of the env, which the local kit checks at full counts (tests/test_conformance.py).
+  MiniWorld is checked on OneRoom (drawn at 64x64): each of its rooms costs a GL world per session;
+- the process checks (determinism, vector) on a sample (test_kit_remote.py): they start processes that
+  play the served env as the in-process checks do; what they add is the pickling and replay of a
+  RemoteEnv and the twin comparison, the same for every class.
+
+``scripts/check_remote.py`` runs the whole kit, at its default counts, on every id (the evidence for
+"``rl4vlm-gym check rl4vlm/Remote-v0 --env-id X`` passes for every X that passes locally").
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
-from collections.abc import Iterator
-from contextlib import AbstractContextManager
-from pathlib import Path
+import importlib.util
 
 import gymnasium as gym
 import pytest
@@ -26,7 +40,6 @@ from rl4vlm_gym.cli import app  # noqa: E402
 from rl4vlm_gym.core import MissingDataError  # noqa: E402
 from rl4vlm_gym.testing import CHECKS, run_checks  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 REMOTE_ID = "rl4vlm/Remote-v0"
 SAMPLE = ("rl4vlm/FrozenLake-v0", "rl4vlm/Blackjack-v0")
 ALL_IDS = [card.id for card in rl4vlm_gym.list_envs()]
@@ -36,24 +49,48 @@ SMALL = {"oracle": {"episodes": 3}, "rules": {"seeds": 1}, "seeding": {"n_seeds"
 # The sweep: what RemoteEnv reads through the inspection API (facts, docs, the oracle's laws), one episode each.
 SWEEP_CHECKS = ["docs", "oracle"]
 SWEEP = {"oracle": {"episodes": 1}}
+# The per-class kit's counts (one episode per level; fewer seeds) and make arguments (MiniWorld's GL
+# world drawn small, as test_kit_remote.py's sample does).
+PER_CLASS = {"oracle": {"episodes": 1}, "rules": {"seeds": 1}, "seeding": {"n_seeds": 6}, "observations": {"seeds": 4}}
+# Ids whose in-process kit ran remotely at the kit's default counts (the oracle's at 2 episodes) before this
+# sweep existed: they keep them.
+FULL_COUNTS = {"rl4vlm/NumberLine-v0": {"image_size": [72, 64]}, "rl4vlm/Sokoban-v0": {}, "rl4vlm/MiniWorld-OneRoom-v1": {}}
 
 
-def _server(ids: list[str] | tuple[str, ...]) -> AbstractContextManager[str]:
-    """ids_server.py serving ``ids`` on a free port (serving.py's block)."""
-    sys.path.insert(0, str(HERE))
-    return importlib.import_module("serving").served([sys.executable, str(HERE / "ids_server.py"), *ids])
+def _one_per_module() -> set[str]:
+    """One id per env module (the module of its entry point): its FULL_COUNTS id where it has one, else its first."""
+    chosen: dict[str, str] = {}
+    for card in rl4vlm_gym.list_envs():
+        module = card.entry_point.partition(":")[0]
+        if module not in chosen or card.id in FULL_COUNTS:
+            chosen[module] = card.id
+    return set(chosen.values())
+
+
+ONE_PER_MODULE = _one_per_module()
+
+
+def _make_kwargs(env_id: str) -> dict[str, object]:
+    if env_id in FULL_COUNTS:
+        return dict(FULL_COUNTS[env_id])
+    return {"image_size": [64, 64]} if "MiniWorld" in env_id else {}
+
+
+def _entry_is_make_remote() -> bool:
+    return gym.spec(REMOTE_ID).entry_point == "rl4vlm_gym.server.remote:make_remote"
 
 
 @pytest.fixture(scope="module")
-def sample_url() -> Iterator[str]:
-    with _server(SAMPLE) as url:
-        yield url
+def sample_url(registry_url: str) -> str:
+    return registry_url
 
 
-def _assert_facts_match(url: str, env_id: str, levels: range | list[int]) -> None:
+def _assert_facts_match(url: str, env_id: str, levels: range | list[int], **kwargs: object) -> None:
     """At each level, the served env's facts (JSON data over the wire) equal the local env's."""
-    local, remote = gym.make(env_id), gym.make(REMOTE_ID, url=url, env_id=env_id)
+    local = gym.make(env_id, **{k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()})
+    remote = None
     try:
+        remote = gym.make(REMOTE_ID, url=url, env_id=env_id, **kwargs)
         for level in levels:
             local.reset(seed=0, options={"level": level})
             remote.reset(seed=0, options={"level": level})
@@ -62,7 +99,8 @@ def _assert_facts_match(url: str, env_id: str, levels: range | list[int]) -> Non
             assert remote.unwrapped.admissible_actions == local.unwrapped.admissible_actions
     finally:
         local.close()
-        remote.close()
+        if remote is not None:
+            remote.close()
 
 
 @pytest.mark.parametrize("env_id", SAMPLE)
@@ -120,22 +158,34 @@ def test_cli_check_oracle_passes_on_served_frozenlake(sample_url: str) -> None:
     assert done.exit_code == 0 and "all checks passed" in done.output, done.output
 
 
-@pytest.fixture(scope="module")
-def every_url() -> Iterator[str]:
-    with _server(ALL_IDS) as url:
-        yield url
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", ALL_IDS)
-def test_every_registered_id_served_passes_where_the_local_env_passes(every_url: str, env_id: str) -> None:
+def test_every_registered_id_served_passes_where_the_local_env_passes(registry_url: str, env_id: str) -> None:
+    """Facts, docs and the oracle on every id; the whole in-process kit on one id per env module."""
+    kwargs = _make_kwargs(env_id)
+    if "MiniWorld" in env_id and importlib.util.find_spec("miniworld") is None:
+        pytest.skip("MiniWorld is not installed (extra nav)")
     try:
-        gym.make(env_id).close()
+        _assert_facts_match(registry_url, env_id, [rl4vlm_gym.registry.env_card(env_id).default_level], **kwargs)
     except MissingDataError as err:  # envs on downloaded data (conftest points at the samples)
         pytest.skip(f"{env_id} has no data on this machine: {err}")
-    _assert_facts_match(every_url, env_id, [rl4vlm_gym.registry.env_card(env_id).default_level])
-    remote = {r.check: r for r in run_checks(REMOTE_ID, SWEEP_CHECKS, options=SWEEP, url=every_url, env_id=env_id)}
+    if env_id in FULL_COUNTS:
+        checks, options = IN_PROCESS, {"oracle": {"episodes": 2}}
+    elif env_id in ONE_PER_MODULE:
+        checks, options = IN_PROCESS, PER_CLASS
+    else:
+        checks, options = SWEEP_CHECKS, SWEEP
+    remote = {r.check: r for r in run_checks(REMOTE_ID, checks, options=options, url=registry_url, env_id=env_id, **kwargs)}
+    assert list(remote) == checks
     failed = [c for c, r in remote.items() if not r.passed]
+    if failed == ["api"] and gym.spec(env_id).max_episode_steps == 1 and not _entry_is_make_remote():
+        # check_env on the served env inside its one-step TimeLimit: make_remote plays it unwrapped, once
+        # rl4vlm_gym/__init__.py registers rl4vlm/Remote-v0 with it (test_remote.py tests make_remote)
+        pytest.xfail(f"{env_id}: rl4vlm/Remote-v0 is not yet registered with make_remote: {remote['api'].detail}")
     if failed:  # held to the local env's verdict: a check the local env fails is test_conformance's to report
-        local = {r.check: r for r in run_checks(env_id, failed, options=SWEEP)}
+        local_kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+        local = {
+            r.check: r
+            for r in run_checks(env_id, failed, options={c: options[c] for c in failed if c in options}, **local_kwargs)
+        }
         assert all(not local[c].passed for c in failed), {c: remote[c].detail for c in failed if local[c].passed}
