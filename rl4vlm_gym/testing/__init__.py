@@ -35,9 +35,9 @@ that cannot run at all, reported as not checked (:class:`NotCheckable`, ``CheckR
 The kit is a package, one module per check family (``api``, ``arguments``, ``seeding``,
 ``determinism``, ``fuzz``, ``rules``, ``observations``, ``oracle``, ``vector``, ``render``, ``docs``),
 beside ``common`` (what every check shares), ``remote`` (cards and rules, local or served),
-``rollouts`` (digests and traces), ``runner`` (``CHECKS`` and :func:`run_checks`), ``throughput``
-and ``__main__`` (the rollout digest a fresh process computes). Every public name is importable
-from here.
+``rollouts`` (digests and traces), ``runner`` (``CHECKS`` and :func:`run_checks`), ``fresh`` (the
+long-lived fork server whose children are the process checks' fresh processes), ``throughput`` and
+``__main__`` (the rollout digest a fresh process computes). Every public name is importable from here.
 """
 
 from __future__ import annotations
