@@ -51,6 +51,28 @@ def one_thread():
     torch.set_rng_state(torch_state)
 
 
+def test_tianshous_wrapper_reads_each_turn_of_numeric_kuhn_poker() -> None:
+    """The inner loop's check (the DQN run below is slow: Numba first compiles Tianshou's return
+    kernels, ~8 s): Tianshou's PettingZooEnv reads each turn's seat, observation vector and legal-move
+    mask from our env, and whole hands play out, zero-sum."""
+    env = kuhn()
+    assert env.agents == ["player_0", "player_1"] and env.action_space.n == 2
+    rng = np.random.default_rng(0)
+    seats = set()
+    for seed in range(20):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            assert obs["obs"].shape == env.observation_space["observation"].shape
+            assert list(obs["mask"]) == [bool(m) for m in env.env.observe(obs["agent_id"])["action_mask"]]
+            seats.add(obs["agent_id"])
+            obs, rewards, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(obs["mask"]))))
+            done = terminated or truncated
+        assert sum(rewards) == 0 and max(abs(r) for r in rewards) >= 1, rewards  # the antes change hands
+    assert seats == set(env.agents)
+
+
+@pytest.mark.slow  # Numba compiles Tianshou's kernels (~8 s of 9); the test above is the quick check
 def test_tianshou_dqn_self_play_trains_on_numeric_kuhn_poker(one_thread: None) -> None:
     env = kuhn()
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[learner(env), learner(env)], env=env)
