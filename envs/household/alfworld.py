@@ -17,7 +17,7 @@ import os
 import random
 import re
 import zlib
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +62,8 @@ _TASK_MARKER = "Your task is to: "
 _scans: dict[str, tuple[str, ...]] = {}  # solvable games per scanned folder (real path), for this process
 _plans: dict[tuple[str, int, int], tuple[str, ...]] = {}  # the expert's plan from the start per game file
 _gave_up: dict[tuple[str, int, int], tuple[float, int]] = {}  # games whose first plan hit these bounds
+_replans: OrderedDict[tuple[tuple[str, int, int], str], tuple[str, ...]] = OrderedDict()  # see ALFWorld._bounded_plan
+_REPLANS = 4096  # how many mid-episode plans a process keeps (a few hundred bytes each)
 
 
 # -- Discovering games -----------------------------------------------------------------------------
@@ -245,6 +247,30 @@ def _start(game: str, data_dir: Path) -> Any:
     env = AlfredDemangler(shuffle=False)(CachedPddlEnv(textworld.EnvInfos(won=True, admissible_commands=True, facts=True)))
     env.load(data)
     return env
+
+
+def _file_key(game: str | None) -> tuple[str, int, int]:
+    """A game file as the plan caches know it: its real path, modification time and size."""
+    assert game is not None, "call reset() first"
+    stat = os.stat(game)
+    return os.path.realpath(game), stat.st_mtime_ns, stat.st_size
+
+
+def _planner_state(env: Any) -> str:
+    """A digest of the state Fast Downward's ``replan`` starts from: the value of each of the SAS
+    task's variables in the live game (its atom's name, blank for "none of those"), read from the
+    library as ``PddlState`` reads its first facts. With the game's SAS task (fixed per game file)
+    this is all the search reads: its options fix the seed and never randomize."""
+    from textworld.envs.pddl.logic import Atom
+
+    lib = env.unwrapped._pddl_state.downward_lib
+    values = (Atom * lib.get_state_size())()
+    lib.get_state(values)
+    hasher = hashlib.sha256()
+    for value in values:
+        hasher.update(value._name)  # the raw C string: names are ASCII PDDL atoms
+        hasher.update(b"\0")
+    return hasher.hexdigest()
 
 
 def _expert_plan(env: Any, from_start: bool = False) -> list[str]:
@@ -457,8 +483,7 @@ class ALFWorld(HouseholdBase):
         """The planner's plan from the game's start (None: it hit its bound). Planning costs seconds
         to minutes, and a game's first plan never changes: cached per game file for the process."""
         assert self.game is not None
-        stat = os.stat(self.game)
-        key = (os.path.realpath(self.game), stat.st_mtime_ns, stat.st_size)
+        key = _file_key(self.game)
         bounds = (self.planner_timeout, self.planner_memory_mb)
         if key not in _plans:
             if key in _gave_up and all(old >= new for old, new in zip(_gave_up[key], bounds, strict=True)):
@@ -472,14 +497,29 @@ class ALFWorld(HouseholdBase):
         return _plans[key]
 
     def _bounded_plan(self, from_start: bool = False) -> list[str] | None:
-        """The planner's plan in a bounded child process (see ``bounded.py``); None past the bound."""
+        """The planner's plan in a bounded child process (see ``bounded.py``); None past the bound.
+
+        Fast Downward's replan is a pure function of the game's SAS task and the state it starts
+        from, and the oracle replans whenever the agent leaves the plan (often by a command that
+        changes nothing, such as ``look``): a plan found mid-episode is kept for the process, keyed
+        by the game file and the planner's own state (:func:`_planner_state`), and a later call from
+        that exact state takes it instead of planning again. Plans that hit the bound are not kept."""
         game = self._game_env()
+        key = (_file_key(self.game), _planner_state(game)) if self._log and not from_start else None  # the start's: _plans
+        if key is not None and key in _replans:
+            _replans.move_to_end(key)
+            return list(_replans[key])
         try:
-            return call_bounded(lambda: _expert_plan(game, from_start), seconds=self.planner_timeout, memory_mb=self.planner_memory_mb)
+            plan = call_bounded(lambda: _expert_plan(game, from_start), seconds=self.planner_timeout, memory_mb=self.planner_memory_mb)
         except BoundExceeded as err:
             logger.warning("ALFWorld's planner on %s: %s; the handcoded expert plays instead", self.game, err)
             self._gave_up = True
             return None
+        if key is not None:
+            _replans[key] = tuple(plan)
+            while len(_replans) > _REPLANS:
+                _replans.popitem(last=False)
+        return plan
 
     def _game_env(self) -> Any:
         """The live TextWorld game; after unpickling, rebuilt by replaying the episode's commands."""

@@ -165,6 +165,42 @@ def test_planner_runs_once_and_only_when_asked(monkeypatch: pytest.MonkeyPatch) 
     env.close()
 
 
+def test_a_replan_from_a_state_planned_before_is_the_planners_own_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections import OrderedDict
+
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    calls = []
+    real = module.call_bounded
+    monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
+    monkeypatch.setattr(module, "_replans", OrderedDict())
+    env = make()
+    play(env)
+    places = [a for a in env.admissible_actions if a.startswith("go to ")][:2]
+    answers, states = [], set()
+    for path in (["look"], ["look", "look"], ["look"]):  # one state by two paths (and the first path again)
+        play(env)
+        for command in path:
+            env.step(command)
+        states.add(module._planner_state(env._tw))
+        answers.append(env.oracle_action())
+    assert len(states) == 1, "both paths lead to one state"
+    assert answers[0] == answers[1] == answers[2] and len(calls) == 1, "the same state is planned once"
+    cached = {}
+    for place in (*places, *places):  # two other states: planned once each
+        play(env)
+        env.step(place)
+        cached[place] = env.oracle_action()
+    assert len(calls) == 3, "each new state is planned, each seen one is not"
+    for place in places:  # the planner's own answer, in a process that never planned from there
+        monkeypatch.setattr(module, "_replans", OrderedDict())
+        play(env)
+        env.step(place)
+        assert env.oracle_action() == cached[place]
+    assert len(calls) == 5
+    env.close()
+
+
 def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(monkeypatch: pytest.MonkeyPatch) -> None:
     import textworld
     import textworld.gym
