@@ -284,6 +284,16 @@ def _start(path: str, infos: Any) -> Any:
         return textworld.start(path, request_infos=infos)
 
 
+@dataclass
+class _Planner:
+    """A game that tracks the quest (textworld's ``policy_commands``), its last state, and the
+    episode's commands it has played."""
+
+    game: Any
+    state: Any
+    commands: list[str]
+
+
 @dataclass(frozen=True)
 class CommandParser(ActionParser):
     """Our parser, then any other one-line command of at most ``MAX_COMMAND`` characters exactly as
@@ -432,6 +442,7 @@ class TextWorld(VLMEnv):
         self.regions: dict[int, tuple[int, int, NDArray[np.uint8]]] = {}  # per game: what state_key hashes
         self.index = -1
         self._seeded_game: int | None = None  # the game reset(seed) names (seed mod 25)
+        self._planner: _Planner | None = None  # the game _replan keeps for the episode's next replan
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         """Start an episode; with a ``seed``, of game ``seed mod 25`` (see Description)."""
@@ -447,6 +458,7 @@ class TextWorld(VLMEnv):
         self.reply = self._balrog_text(self.state.feedback)
         self.walkthrough = tuple(self.state["extra.walkthrough"])
         self.plan: list[str] | None = None  # the oracle's next commands, planned when first asked
+        self._close_planner()  # its commands are another episode's
         self.ended_progression = 0.0  # BALROG's get_stats(): set when the episode ends
 
     def _restart(self) -> Any:
@@ -614,26 +626,38 @@ class TextWorld(VLMEnv):
 
     def _replan(self) -> list[str]:
         """textworld's plan from the current state: the episode's commands replayed in a game that
-        tracks the quest (seconds; only when the episode left the walkthrough)."""
-        infos = textworld.EnvInfos(**GAME_INFOS, policy_commands=True)
-        planner = _start(str(make_game(self.task, self.index)), infos)
-        try:
-            state = planner.reset()
-            for command in self.commands:
-                state, _, _ = planner.step(command)
-            return list(state.policy_commands or ())
-        finally:
-            planner.close()
+        tracks the quest (seconds; only when the episode left the walkthrough). The game is kept for
+        the episode's next replan, which then plays only the commands sent since: the same
+        commands in the same order on the same game as a replay from the start, so the same plan,
+        without replaying the whole episode at each replan (a policy mixing random and oracle
+        moves replans after every random move)."""
+        planner = self._planner
+        if planner is None or planner.commands != self.commands[: len(planner.commands)]:
+            self._close_planner()
+            infos = textworld.EnvInfos(**GAME_INFOS, policy_commands=True)
+            game = _start(str(make_game(self.task, self.index)), infos)
+            planner = self._planner = _Planner(game, game.reset(), [])
+        for command in self.commands[len(planner.commands) :]:
+            planner.state, _, _ = planner.game.step(command)
+            planner.commands.append(command)
+        return list(planner.state.policy_commands or ())
+
+    def _close_planner(self) -> None:
+        if self._planner is not None:
+            self._planner.game.close()
+            self._planner = None
 
     def close(self) -> None:
         for game in self.games.values():
             game.close()
         self.games.clear()
+        self._close_planner()
         super().close()
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["games"], state["state"] = {}, None  # an interpreter cannot be pickled: rebuilt by replay
+        state["_planner"] = None  # nor the planner's: the copy starts its own when it replans
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

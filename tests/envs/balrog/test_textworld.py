@@ -328,6 +328,45 @@ def test_the_oracle_replans_when_the_episode_leaves_the_walkthrough() -> None:
     assert info["success"] and steps <= base.optimal_steps + 3
 
 
+def _replayed_plan(env: TextWorld) -> list[str]:
+    """textworld's plan after the episode's commands replayed from the start in a fresh game."""
+    import textworld
+
+    from rl4vlm_gym.envs.balrog.textworld_env import _start
+
+    game = _start(str(textworld_games.make_game(env.task, env.index)), textworld.EnvInfos(**GAME_INFOS, policy_commands=True))
+    try:
+        state = game.reset()
+        for command in env.commands:
+            state, _, _ = game.step(command)
+        return list(state.policy_commands or ())
+    finally:
+        game.close()
+
+
+def test_a_replan_that_plays_only_the_new_commands_plans_as_a_replay_from_the_start() -> None:
+    """The oracle keeps its planning game through an episode and plays it only the commands sent
+    since the last replan: at every replan of an episode that leaves the walkthrough often, the plan
+    is the one of a fresh game that replays the episode from the start."""
+    env = TextWorld(task="coin_collector", obs_mode="text")
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    replans = 0
+    for _ in range(8):
+        if rng.random() < 0.5:  # off the plan: the next oracle move replans
+            env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+            if env.plan == [] and not (env.state.won or env.state.lost):
+                kept = env._planner
+                assert env._replan() == _replayed_plan(env), env.commands
+                assert env._planner is kept or kept is None, "the planning game was not kept"
+                replans += 1
+        obs, _, terminated, truncated, _ = env.step(env.oracle_action())
+        if terminated or truncated:
+            break
+    assert replans >= 2
+    env.close()
+
+
 def oracle_wins(task: str, index: int, free_commands: bool = True) -> tuple[bool, int, int]:
     env = TextWorld(
         task=task, free_commands=free_commands, obs_mode="text"
