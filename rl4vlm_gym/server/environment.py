@@ -138,6 +138,11 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._make_kwargs: dict[str, Any] = {}
         self._closed = False
         self._encode_reset = True
+        # state's extras, computed in the session's thread after each reset and step once the client has
+        # read state (openenv-core reads the property on its event loop: an oracle's plan or a fresh
+        # render there would hold up every session's messages and keepalive pings)
+        self._extra: dict[str, Any] | None = None
+        self._reads_state = False
         self._card_of: tuple[str | None, dict[str, Any]] = (None, {})
         self._lock = threading.Lock()  # close() may come from the reaper while a step runs
 
@@ -174,6 +179,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 raise ValueError(f"{ARGUMENT_ERROR}{err}") from None
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
+        self._refresh_extra()
         if self._encode_reset:
             return self._observation(obs, 0.0, False, False, info)
         return None  # type: ignore[return-value]  # step() from stateless HTTP does not send it
@@ -196,10 +202,27 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             env = self._require_env()
             obs, reward, terminated, truncated, info = env.step(action.text)
         self._steps += 1
+        self._refresh_extra()
         return self._observation(obs, float(reward), bool(terminated), bool(truncated), info)
 
     @property
     def state(self) -> VLMState:
+        self._reads_state = True
+        extra = self._extra
+        if extra is None:  # the session's first read (later ones are ready: _refresh_extra)
+            extra = self._extra = self._state_extra()
+        return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
+
+    def _refresh_extra(self) -> None:
+        """After a reset or step, in the session's thread: state's extras, if the client reads state."""
+        self._extra = None
+        if self._reads_state:
+            try:
+                self._extra = self._state_extra()
+            except Exception:  # noqa: BLE001 - the next read of state computes it again, and reports the error
+                self._extra = None
+
+    def _state_extra(self) -> dict[str, Any]:
         extra: dict[str, Any] = {}
         env = self.env
         if env is not None and not self._closed:
@@ -227,7 +250,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                     extra["description"] = base.describe()
                     if self.catalog.expose_oracle:
                         self._trusted_facts(base, extra)
-        return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
+        return extra
 
     @staticmethod
     def _trusted_facts(base: VLMEnv, extra: dict[str, Any]) -> None:
@@ -267,6 +290,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            self._extra = None
             env, self.env = self.env, None
             if env is not None:
                 env.close()

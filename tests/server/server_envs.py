@@ -24,11 +24,19 @@ STEPPING, OPEN = threading.Event(), threading.Event()
 
 
 class SlowNumberLine(NumberLine):
-    """Each step takes ``delay`` seconds (a slow simulator), or with ``gated`` waits for ``OPEN``."""
+    """Each step takes ``delay`` seconds (a slow simulator), or with ``gated`` waits for ``OPEN``; with
+    ``gated_describe``, ``describe()`` waits for ``OPEN`` once a step was taken (a slow oracle or render:
+    what the server's state computes)."""
 
-    def __init__(self, *, delay: float = 0.0, gated: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *, delay: float = 0.0, gated: bool = False, gated_describe: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.delay, self.gated = delay, gated
+        self.delay, self.gated, self.gated_describe = delay, gated, gated_describe
+
+    def describe(self) -> str:
+        if self.gated_describe and self.elapsed_steps:
+            STEPPING.set()
+            assert OPEN.wait(60), "the test never opened the gate"
+        return super().describe()
 
     def _apply(self, action: str):  # type: ignore[no-untyped-def]
         if self.gated:

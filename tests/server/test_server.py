@@ -92,7 +92,13 @@ def test_a_black_frame_travels_as_its_shape_and_decodes_to_the_local_env_s() -> 
     assert obs["image"].shape == (72, 64, 3) and not obs["image"].any()  # text mode: a black frame
     with _client() as client, client.websocket_connect("/ws") as ws:
         for image_format in ("png", "raw"):
-            got = _send(ws, {"type": "reset", "data": {"make_kwargs": {**SMALL, "obs_mode": "text"}, "seed": 4, "image_format": image_format}})
+            got = _send(
+                ws,
+                {
+                    "type": "reset",
+                    "data": {"make_kwargs": {**SMALL, "obs_mode": "text"}, "seed": 4, "image_format": image_format},
+                },
+            )
             image = got["data"]["observation"]["image"]
             assert image == {"format": "black", "shape": [72, 64, 3], "data": ""}
             decoded = decode_image(image)
@@ -209,6 +215,31 @@ def test_a_slow_env_does_not_hold_up_other_sessions() -> None:
                 server_envs.OPEN.set()
                 timer.cancel()
             assert json.loads(slow.receive_text())["type"] == "observation"
+
+
+def test_a_slow_state_does_not_hold_up_other_sessions() -> None:
+    # openenv-core reads state on its event loop: the server computes it in the session's thread after each
+    # step instead (once the client reads state), so a slow oracle or render there holds up no one else.
+    server_envs.STEPPING.clear(), server_envs.OPEN.clear()
+    with _client(server_envs.SLOW_ID, max_sessions=4) as client:
+        with client.websocket_connect("/ws") as slow, client.websocket_connect("/ws") as fast:
+            _send(slow, {"type": "reset", "data": {"seed": 0, "make_kwargs": {**SMALL, "gated_describe": True}}})
+            assert _send(slow, {"type": "state"})["type"] == "state"  # the client reads state
+            slow.send_text(json.dumps({"type": "step", "data": {"text": "+"}}))
+            slow.send_text(json.dumps({"type": "state"}))
+            assert server_envs.STEPPING.wait(30)  # the state after the step is being computed
+            timer = threading.Timer(10, server_envs.OPEN.set)  # a server computing it on its loop fails, not hangs
+            timer.start()
+            try:
+                _reset(fast, seed=0)
+                assert _step(fast, "+")["type"] == "observation" and _send(fast, {"type": "state"})["type"] == "state"
+                assert not server_envs.OPEN.is_set(), "the other session was served only once the slow state was done"
+            finally:
+                server_envs.OPEN.set()
+                timer.cancel()
+            assert json.loads(slow.receive_text())["type"] == "observation"
+            state = json.loads(slow.receive_text())
+            assert state["type"] == "state" and state["data"]["elapsed_steps"] == 1 and state["data"]["description"]
 
 
 def _children() -> set[int]:
