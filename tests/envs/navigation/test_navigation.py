@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections import OrderedDict
 
 import gymnasium as gym
 import numpy as np
@@ -18,6 +19,8 @@ from rl4vlm_gym.testing import check_oracle
 
 if importlib.util.find_spec("miniworld") is None:  # importing it here would open an X display
     pytest.skip("the nav extra is not installed", allow_module_level=True)
+
+from rl4vlm_gym.envs.navigation import envs  # noqa: E402 - after the skip, as the nav extra's module
 
 NAV_IDS = [card.id for card in rl4vlm_gym.list_envs(family="navigation")]
 LEVELS = [(card.id, level) for card in rl4vlm_gym.list_envs(family="navigation") for level in range(len(card.levels))]
@@ -57,6 +60,7 @@ def test_planner_runs_only_when_asked_and_gives_the_eager_values(env_id: str, mo
     calls = []
     real = oracle.Planner.plan
     monkeypatch.setattr(oracle.Planner, "plan", lambda self, *args, **kwargs: calls.append(1) or real(self, *args, **kwargs))
+    monkeypatch.setattr(envs, "_searches", OrderedDict())  # searched here, not taken from another test's
     eager = EAGER[env_id.removeprefix("rl4vlm/MiniWorld-").removesuffix("-v1")]
     env = gym.make(env_id, image_size=(60, 80), obs_mode="text")
     base = env.unwrapped
@@ -82,6 +86,37 @@ def test_planner_runs_only_when_asked_and_gives_the_eager_values(env_id: str, mo
         steps, done = steps + 1, terminated or truncated
     assert info["success"] and steps == eager[1]
     env.close()
+
+
+def test_a_search_from_a_state_searched_before_is_the_planners_own_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = envs.NavigationEnv._searched
+    monkeypatch.setattr(envs.NavigationEnv, "_searched", lambda self: calls.append(1) or real(self))
+    monkeypatch.setattr(envs, "_searches", OrderedDict())
+    first, second = (gym.make("rl4vlm/MiniWorld-OneRoom-v1", obs_mode="text", image_size=size) for size in ((60, 80), (48, 64)))
+    plans = []
+    for env in (first, second):  # the same episode in two envs: searched once
+        env.reset(seed=0)
+        optimal = env.unwrapped.optimal_steps
+        plans.append((optimal, list(env.unwrapped._plan)))
+    assert plans[0] == plans[1] and len(calls) == 1
+    for env in (first, second):  # another state: searched once more
+        env.step("move forward")
+        env.unwrapped._plan = []  # as if the agent had left the plan
+        env.unwrapped.oracle_action()
+        plans.append(list(env.unwrapped._plan))
+    assert plans[2] == plans[3] and len(calls) == 2
+    monkeypatch.setattr(envs, "_searches", OrderedDict())  # the planner's own answer there, searched cold
+    first.reset(seed=0)
+    first.step("move forward")
+    first.unwrapped.oracle_action()
+    assert list(first.unwrapped._plan) == plans[2] and len(calls) == 3
+    base = second.unwrapped
+    key = base._search_key()
+    base.planner.max_expansions = 3  # the budget is part of what a search reads
+    assert base._search_key() != key
+    for env in (first, second):
+        env.close()
 
 
 def test_close_frees_the_worlds_gl_objects() -> None:
