@@ -259,8 +259,11 @@ class _RenderThreads(gym.Wrapper):
     "options, value, threads",
     [
         ({}, "0", 0),  # one CPU: Mesa draws on the actor's own thread
-        ({"num_cpus": 2}, "2", 2),
-        ({"num_cpus": 1, "runtime_env": {"env_vars": {"LP_NUM_THREADS": "1"}}}, "1", 1),  # the user's value stays
+        # Each case starts a Ray worker that imports MiniWorld (2-6 s): the inner loop keeps the first.
+        pytest.param({"num_cpus": 2}, "2", 2, marks=pytest.mark.slow),
+        pytest.param(
+            {"num_cpus": 1, "runtime_env": {"env_vars": {"LP_NUM_THREADS": "1"}}}, "1", 1, marks=pytest.mark.slow
+        ),  # the user's value stays
     ],
 )
 def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, threads: int) -> None:
