@@ -93,14 +93,31 @@ def test_repository_layout(tmp_path: Path) -> None:
         new_env(Scaffold("other", "GridWalk"), tmp_path)
 
 
-def test_plugin_installs_and_passes_the_kit_the_tests_and_the_docs_build(tmp_path: Path) -> None:
-    runner = CliRunner()
+def _new_plugin(tmp_path: Path) -> Path:
+    """``new-env --plugin`` into ``tmp_path/plugin``: the command says how to install it, and ruff passes."""
     plugin = tmp_path / "plugin"
-    result = runner.invoke(app, ["new-env", "tinygrid", "--plugin", "--dest", str(plugin), "--name", "TinyWalk"])
+    result = CliRunner().invoke(app, ["new-env", "tinygrid", "--plugin", "--dest", str(plugin), "--name", "TinyWalk"])
     assert result.exit_code == 0, result.output
     assert "pip install -e ." in result.output
     done = _ruff(plugin, cwd=plugin, isort_first_party="[]")
     assert done.returncode == 0, done.stdout + done.stderr
+    return plugin
+
+
+def test_a_plugin_is_written_lint_clean_with_its_entry_point_and_docs(tmp_path: Path) -> None:
+    # The inner loop's check of `new-env --plugin` (installing it and running the kit, its tests and the
+    # docs build, below, is slow: seven processes). Its entry point names its register(), and its docs
+    # page has the rewards table.
+    plugin = _new_plugin(tmp_path)
+    assert 'tinygrid = "rl4vlm_tinygrid:register"' in (plugin / "pyproject.toml").read_text()
+    page = (plugin / "docs" / "tinygrid" / "TinyWalk-v0.md").read_text()
+    assert page.startswith("# tinygrid/TinyWalk-v0") and "## Rewards" in page and "| goal | +1 | +1 |" in page
+    assert (plugin / "docs" / "tinygrid" / "img" / "TinyWalk-v0.png").is_file()
+
+
+@pytest.mark.slow  # pip installs the plugin, then the CLI, the kit, pytest and the docs build each run in a process (~13 s)
+def test_plugin_installs_and_passes_the_kit_the_tests_and_the_docs_build(tmp_path: Path) -> None:
+    plugin = _new_plugin(tmp_path)
 
     # Install for real, without network or build isolation, into a folder only the children see:
     # the test's own environment (and its rl4vlm-gym) is left as it was.
