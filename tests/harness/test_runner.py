@@ -150,6 +150,7 @@ def test_interrupted_run_resumes_to_the_same_summary(tmp_path):
     assert len(lines) == len(suite.episodes)  # nothing lost, nothing repeated
 
 
+@pytest.mark.slow  # three CLI processes, one SIGKILLed (~6 s); the inner loop has the in-process cut above and the torn-line repair below
 def test_killed_run_resumes_to_the_same_summary(tmp_path, agents_module):
     """SIGKILL the CLI half-way (a torn last line included), re-run it, compare with a clean run."""
     out = tmp_path / "killed"
