@@ -124,6 +124,7 @@ class RemoteEnv(gym.Env):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
+    action_space: Unicode  # as VLMEnv declares it: its vocabulary is the served state's admissible actions
     KIT_PROXY = True  # the kit checks it as a served env: its code and frames stay in the server
 
     def __init__(
