@@ -19,7 +19,7 @@ from rl4vlm_gym.rendering import font
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-Size = tuple[int, int]  # (width, height), as Pillow and render.py use
+Size = tuple[int, int]  # (width, height), as Pillow and renderer.py use
 RGB = tuple[int, int, int]
 
 

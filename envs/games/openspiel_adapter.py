@@ -41,8 +41,8 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, VLMObservations, agent_spaces, cached_frame, check_arguments
-from rl4vlm_gym.envs.games.spiel import load, sample
 from rl4vlm_gym.envs.games.openspiel_renderer import text_image
+from rl4vlm_gym.envs.games.spiel import load, sample
 from rl4vlm_gym.parsing import ActionParser
 
 if TYPE_CHECKING:

@@ -12,11 +12,11 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 from rl4vlm_gym.envs.games import liars_dice_rules
-from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
 from rl4vlm_gym.envs.games.kuhn import KUHN, contenders, equilibrium, showdown
 from rl4vlm_gym.envs.games.kuhn_aec import kuhn_poker_env
 from rl4vlm_gym.envs.games.leduc import LEDUC, leduc_env
 from rl4vlm_gym.envs.games.liars_dice import BR_FILE, LIARS_DICE, SPECS, THREE_PLAYERS, liars_dice_env
+from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
 
 
 @pytest.mark.parametrize("numdice", [1, 2])
