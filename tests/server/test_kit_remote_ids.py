@@ -10,8 +10,9 @@ by one process, made per session), and why:
 - every registered id (slow): its facts, description and admissible actions equal the local env's at the
   default level, and ``docs`` and ``oracle`` (one episode per level) pass remotely: what a served id adds
   to its class is its kwargs (levels, tables, the card), which these read;
-- one id per env module (slow; 23 ids: the module of the id's entry point, so BabaIsAI's 40 tasks, the
-  11 MiniWorld rooms on one LevelledWorld, the games' opponents count once): the whole in-process kit
+- one id per env module (slow; 17 of the 23 modules: the module of the id's entry point, so BabaIsAI's 40
+  tasks, the 11 MiniWorld rooms on one LevelledWorld, the games' opponents count once; not the six on an
+  outside simulator, HEAVY_MODULES, which scripts/check_remote.py covers): the whole in-process kit
   (api, arguments, seeding, fuzz, rules, observations, oracle, pickle, render, docs) with small counts.
   RemoteEnv's transport is the same code for every id, so what can differ remotely is the data a module's
   envs produce (their facts, infos, frames, texts, errors), which one of its ids shows; the counts of seeds
@@ -57,12 +58,27 @@ PER_CLASS = {"oracle": {"episodes": 1}, "rules": {"seeds": 1}, "seeding": {"n_se
 FULL_COUNTS = {"rl4vlm/NumberLine-v0": {"image_size": [72, 64]}, "rl4vlm/Sokoban-v0": {}, "rl4vlm/MiniWorld-OneRoom-v1": {}}
 
 
+# Modules on an outside simulator whose whole in-process kit costs tens of seconds remotely (a game engine,
+# a browser, a text-game compiler per session: ALFWorld 260 s, Crafter 60 s, WebShop 50 s, TextWorld 40 s,
+# MiniHack 35 s, NetHack 16 s on a loaded 2-core machine): facts, docs and the oracle here; the whole kit
+# from scripts/check_remote.py.
+HEAVY_MODULES = {
+    "rl4vlm_gym.envs.household.alfworld",
+    "rl4vlm_gym.envs.balrog.crafter",
+    "rl4vlm_gym.envs.webshop.webshop",
+    "rl4vlm_gym.envs.balrog.textworld_env",
+    "rl4vlm_gym.envs.balrog.minihack",
+    "rl4vlm_gym.envs.balrog.nethack",
+}
+
+
 def _one_per_module() -> set[str]:
-    """One id per env module (the module of its entry point): its FULL_COUNTS id where it has one, else its first."""
+    """One id per env module (the module of its entry point) but HEAVY_MODULES: its FULL_COUNTS id where it
+    has one, else its first."""
     chosen: dict[str, str] = {}
     for card in rl4vlm_gym.list_envs():
         module = card.entry_point.partition(":")[0]
-        if module not in chosen or card.id in FULL_COUNTS:
+        if module not in HEAVY_MODULES and (module not in chosen or card.id in FULL_COUNTS):
             chosen[module] = card.id
     return set(chosen.values())
 
