@@ -203,14 +203,16 @@ def test_oracle_solves_200_seeds_per_level_in_optimal_steps(env_id: str) -> None
 
 
 def shortest_by_search(house: House, limit: int) -> int | None:
-    """Breadth-first search over every state-changing admissible command, up to ``limit`` steps."""
-    start = house.key()
+    """Breadth-first search over every state-changing admissible command, up to ``limit`` steps. The goal
+    is tested as each state is made, so the search ends at the first goal state of the shallowest depth
+    that has one (every shallower state was tested when it was made) without expanding the rest of the
+    layer above it."""
+    if house.goal.satisfied(house):
+        return 0
     frontier: deque[tuple[House, int]] = deque([(house, 0)])
-    seen = {start}
+    seen = {house.key()}
     while frontier:
         state, depth = frontier.popleft()
-        if state.goal.satisfied(state):
-            return depth
         if depth == limit:
             continue
         for command, (op, *_) in state.admissible().items():
@@ -220,6 +222,8 @@ def shortest_by_search(house: House, limit: int) -> int | None:
             child.apply(command)
             key = child.key()
             if key not in seen:
+                if child.goal.satisfied(child):
+                    return depth + 1
                 seen.add(key)
                 frontier.append((child, depth + 1))
     return None
