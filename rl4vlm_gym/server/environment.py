@@ -179,7 +179,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 raise ValueError(f"{ARGUMENT_ERROR}{err}") from None
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
-        self._refresh_extra()
+        self._refresh_extra(at_reset=True)
         if self._encode_reset:
             return self._observation(obs, 0.0, False, False, info)
         return None  # type: ignore[return-value]  # step() from stateless HTTP does not send it
@@ -213,10 +213,12 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             extra = self._extra = self._state_extra()
         return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
 
-    def _refresh_extra(self) -> None:
-        """After a reset or step, in the session's thread: state's extras, if the client reads state."""
+    def _refresh_extra(self, at_reset: bool = False) -> None:
+        """After a reset or step, in the session's thread: state's extras, if the client reads state (or, at
+        a reset, if the server exposes its oracle: its clients, the kit, read state right after their first
+        reset, and the oracle's first plan would hold up the event loop there)."""
         self._extra = None
-        if self._reads_state:
+        if self._reads_state or (at_reset and self.catalog.expose_oracle):
             try:
                 self._extra = self._state_extra()
             except Exception:  # noqa: BLE001 - the next read of state computes it again, and reports the error
