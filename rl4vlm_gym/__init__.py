@@ -53,4 +53,4 @@ load_plugins()
 
 # A served env played over OpenEnv's protocol (extra `server`): no card, it is whichever env the server plays.
 if "rl4vlm/Remote-v0" not in gymnasium.registry:
-    gymnasium.register("rl4vlm/Remote-v0", entry_point="rl4vlm_gym.server.remote:RemoteEnv")
+    gymnasium.register("rl4vlm/Remote-v0", entry_point="rl4vlm_gym.server.remote:make_remote")
