@@ -54,7 +54,8 @@ STATE (:class:`~rl4vlm_gym.server.models.VLMState`): ``episode_id``, ``step_coun
 as they hold at the current level), ``reward_variant``, ``rewards`` (the reward tables),
 ``has_oracle``, ``invalid_feedback``, ``obs_mode`` (the same facts under their old names),
 ``elapsed_steps``, ``admissible``, ``description`` (the state in words: ``describe()``),
-``served_id``, ``card`` (the served id's card and its class's name and docstring sections) and,
+``served_id``, ``max_episode_steps`` (the served id's registered time limit, in which
+``rl4vlm/Remote-v0`` wraps the served env), ``card`` (the served id's card and its class's name and docstring sections) and,
 only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance kit),
 ``oracle_action``, ``optimal_steps`` and ``fresh_frame_sha256`` (a fresh render of the state).
 ``rl4vlm/Remote-v0`` reads them through VLMEnv's public inspection API (``facts()``, ``describe()``,
