@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -31,22 +30,10 @@ ENV = "rl4vlm/NumberLine-v0"
 SMALL = {"image_size": (72, 64)}
 
 
-@contextlib.contextmanager
-def _serve(env_id: str) -> Iterator[str]:
-    """The URL of `rl4vlm-gym serve env_id` on a free port, served for the block."""
-    proc, owned = processes.popen(
-        [sys.executable, "-m", "rl4vlm_gym.cli", "serve", env_id, "--port", "0", "--expose-oracle", "--max-sessions", "32"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("serving "), f"the server did not start: {line!r}"
-        yield line.split(" on ")[1].split()[0]
-    finally:
-        processes.kill_group(proc.pid)
-        proc.wait()
-        owned.release()
+def _serve(env_id: str) -> contextlib.AbstractContextManager[str]:
+    """The URL of `rl4vlm-gym serve env_id` on a free port, served for the block (serving.py's block)."""
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", env_id, "--port", "0", "--expose-oracle", "--max-sessions", "32"]
+    return importlib.import_module("serving").served(command)
 
 
 @pytest.fixture(scope="module")
