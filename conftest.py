@@ -133,6 +133,21 @@ class TimingReport:
         terminalreporter.write_line(f"{'all':<14} {sum(t for t, _ in self.tallies.values()):>6} {total:>9.1f}")
 
 
+def pytest_collection_modifyitems(items) -> None:  # noqa: ANN001
+    """The modules holding a ``slow`` test run first, each module's tests kept together and in order.
+
+    pytest-xdist hands the long tests out as they come, so a long test near the end keeps one worker
+    busy while the other idles; started first, they pack with the short ones after them (longest
+    first is the classic rule for spreading jobs over machines). A module's tests stay contiguous so
+    that its module-scoped fixtures are set up once per worker, as before. Every worker sorts the
+    same collection the same way, as xdist requires."""
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    ordered = sorted(modules.values(), key=lambda group: not any(item.get_closest_marker("slow") for item in group))
+    items[:] = [item for group in ordered for item in group]
+
+
 def pytest_configure(config) -> None:  # noqa: ANN001
     if not hasattr(config, "workerinput"):  # the xdist controller (or a plain run) sees every report
         config.pluginmanager.register(TimingReport(), "rl4vlm-timing-report")

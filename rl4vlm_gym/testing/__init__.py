@@ -15,7 +15,8 @@ keep their laws, ``state_key`` names one state, cached frames equal fresh ones, 
 is final), ``observations`` (image and text carry the same information, ``image`` mode puts no
 state in text, the mission does not give the state away), ``oracle`` (every solvable level solved
 in exactly ``optimal_steps``, an int that no shorter solution beats), ``vector`` (sync and async
-with Gymnasium's default start method and with ``spawn``), ``pickle``, ``render`` and ``docs``.
+with Gymnasium's default start method and with workers that inherit nothing of their owner, as
+``spawn``'s), ``pickle``, ``render`` and ``docs``.
 
 The kit checks any env registered with Gymnasium under an id that has an env card, test-only
 envs included: register the card with :func:`rl4vlm_gym.registry.register` (its entry point a

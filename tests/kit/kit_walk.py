@@ -482,6 +482,21 @@ class CrashesInFreshProcess(Walk):
         super().__init__(**kwargs)
 
 
+_OWNER_SETTING: list[str] = []  # set at run time by register_all() in the process that registers the envs
+
+
+class NeedsItsOwnersMemory(Walk):
+    """Plays other episodes where its owner's run-time setting is missing: in a worker that inherited
+    nothing of the process that made the vector env (spawn's, forkserver's), which imports this module
+    anew."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        if not _OWNER_SETTING:
+            cells = [(r, c) for r in range(self.side) for c in range(self.side) if (r, c) != self.agent]
+            self.goal = cells[(cells.index(self.goal) + 1) % len(cells)]
+
+
 class OracleFree(Walk):
     """Walk played as an oracle-free env (``HAS_ORACLE = False``): correct, so every check passes."""
 
@@ -515,7 +530,7 @@ BROKEN: tuple[type[Walk], ...] = (
     WordingChangesEpisode, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
     SaltedGoal, SaltedFeedback, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
-    FirstOfItsProcess, CrashesInFreshProcess,
+    FirstOfItsProcess, CrashesInFreshProcess, NeedsItsOwnersMemory,
 )  # fmt: skip
 
 
@@ -526,6 +541,7 @@ def env_id(cls: type[Walk]) -> str:
 def register_all() -> list[str]:
     """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
     Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
+    _OWNER_SETTING[:] = ["set"]
     ids = []
     for cls in (Walk, PlannedWalk, PlannerGivesUpOnSome, ReplayedGames, OracleFree, *BROKEN):
         ids.append(env_id(cls))

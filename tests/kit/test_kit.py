@@ -131,6 +131,7 @@ def test_the_oracle_check_does_not_play_episodes_whose_planner_gave_up() -> None
 def test_every_defect_is_caught_by_the_checks_it_names() -> None:
     # tested below, and in test_fresh.py
     broken = {cls for cls, _, _ in DEFECTS} | {kit_walk.HangsInForkedWorkers, kit_walk.FirstOfItsProcess, kit_walk.CrashesInFreshProcess}
+    broken |= {kit_walk.NeedsItsOwnersMemory}
     assert broken == set(kit_walk.BROKEN), "every broken env in kit_walk.py has a test above, and only those"
 
 
@@ -170,6 +171,12 @@ def test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it(monkey
     monkeypatch.setattr(vector, "VECTOR_TIMEOUT_S", 3.0)
     with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='fork', shared_memory=True\) did not start within 3 s: a worker hangs"):
         vector.check_vector(env_id(kit_walk.HangsInForkedWorkers))
+
+
+def test_an_env_that_needs_its_owners_memory_fails_in_workers_that_inherit_nothing() -> None:
+    # The run that stands for spawn: forkserver's workers import the env's module anew, as spawned ones do.
+    with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='forkserver', shared_memory=False\) text differs"):
+        CHECKS["vector"](env_id(kit_walk.NeedsItsOwnersMemory))
 
 
 def test_a_continuous_env_may_describe_its_state_more_coarsely_than_its_image(monkeypatch: pytest.MonkeyPatch) -> None:
