@@ -15,17 +15,19 @@ explicitly.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any
-
-import transformers
-from transformers import Qwen2VLProcessor
+from typing import TYPE_CHECKING, Any
 
 from rl4vlm_gym.cache import cache_dir
+
+if TYPE_CHECKING:  # the class is made on first use (see image_only_processor_class)
+    from transformers import Qwen2VLProcessor as ImageOnlyQwen2VLProcessor
 
 __all__ = ["ImageOnlyQwen2VLProcessor", "build_tiny_vlm", "default_tiny_model", "load_vlm"]
 
@@ -48,15 +50,34 @@ CHAT_TEMPLATE = (
 )
 
 
-class ImageOnlyQwen2VLProcessor(Qwen2VLProcessor):
-    """Qwen2-VL's processor without its video processor (which needs torchvision).
+@functools.cache
+def image_only_processor_class() -> type:
+    """The class ``ImageOnlyQwen2VLProcessor``, made on first use (it is also this module's attribute of that name).
 
-    ``ProcessorMixin`` derives its attributes from the ``__init__`` signature, so leaving
-    ``video_processor`` out of it removes the attribute.
+    Importing transformers' processors takes seconds, and every process that imports this module would pay
+    them (each test worker does, collecting the doctests), most of them without ever loading a model.
     """
+    from transformers import Qwen2VLProcessor
 
-    def __init__(self, image_processor: Any = None, tokenizer: Any = None, chat_template: str | None = None, **kwargs: Any) -> None:
-        super().__init__(image_processor=image_processor, tokenizer=tokenizer, video_processor=None, chat_template=chat_template, **kwargs)
+    class ImageOnlyQwen2VLProcessor(Qwen2VLProcessor):
+        """Qwen2-VL's processor without its video processor (which needs torchvision).
+
+        ``ProcessorMixin`` derives its attributes from the ``__init__`` signature, so leaving
+        ``video_processor`` out of it removes the attribute.
+        """
+
+        def __init__(self, image_processor: Any = None, tokenizer: Any = None, chat_template: str | None = None, **kwargs: Any) -> None:
+            super().__init__(image_processor=image_processor, tokenizer=tokenizer, video_processor=None, chat_template=chat_template, **kwargs)
+
+    ImageOnlyQwen2VLProcessor.__module__ = __name__
+    ImageOnlyQwen2VLProcessor.__qualname__ = ImageOnlyQwen2VLProcessor.__name__
+    return ImageOnlyQwen2VLProcessor
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ImageOnlyQwen2VLProcessor":
+        return image_only_processor_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _corpus() -> list[str]:
@@ -82,6 +103,7 @@ def build_tiny_vlm(path: str | Path) -> Path:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessorPil
+    from transformers.utils import logging as hf_logging
 
     bpe = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -99,7 +121,7 @@ def build_tiny_vlm(path: str | Path) -> Path:
     tokenizer.padding_side = "left"
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     image_processor = Qwen2VLImageProcessorPil(min_pixels=56 * 56, max_pixels=224 * 224)
-    processor = ImageOnlyQwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE)
+    processor = image_only_processor_class()(image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE)
     text = dict(
         vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=4096,
@@ -112,7 +134,7 @@ def build_tiny_vlm(path: str | Path) -> Path:
         text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=True,
     )  # fmt: skip
-    transformers.utils.logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()
     torch.manual_seed(0)
     model = Qwen2VLForConditionalGeneration(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]
@@ -126,7 +148,7 @@ def build_tiny_vlm(path: str | Path) -> Path:
 def default_tiny_model() -> Path:
     """The tiny model in the cache (``$RL4VLM_GYM_CACHE``, default ``~/.cache/rl4vlm_gym``), built on
     first use. Concurrent first uses (test workers) each build into a temporary folder and rename."""
-    versions = f"{transformers.__version__}"
+    versions = version("transformers")
     cache = cache_dir()
     target = cache / f"tiny-qwen2-vl-{hashlib.sha256(versions.encode()).hexdigest()[:8]}"
     if (target / "config.json").exists():
@@ -168,8 +190,8 @@ def load_vlm(model: str | Path, device: str = "cpu", dtype: Any = None) -> tuple
         raise FileNotFoundError(f"no model folder at {str(model)!r} (give a folder saved with save_pretrained, or a hub id)")
     config_path = Path(model) / "processor_config.json"
     processor_class = json.loads(config_path.read_text()).get("processor_class") if config_path.exists() else None
-    if processor_class == ImageOnlyQwen2VLProcessor.__name__:
-        processor = ImageOnlyQwen2VLProcessor.from_pretrained(model, local_files_only=True)
+    if processor_class == "ImageOnlyQwen2VLProcessor":
+        processor = image_only_processor_class().from_pretrained(model, local_files_only=True)
     else:
         processor = AutoProcessor.from_pretrained(model)
     if getattr(processor, "image_processor", None) is None:

@@ -12,20 +12,17 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("transformers", reason="the hf extra is not installed")
+import rl4vlm_gym  # noqa: F401
+from rl4vlm_gym.agents.hf import HFAgent
+from rl4vlm_gym.agents.openai_api import AgentError, OpenAIAgent
+from rl4vlm_gym.agents.tiny import build_tiny_vlm, load_vlm
+from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, to_hf
+
+# torch and transformers are imported by the tests that use them, not here: every test worker imports
+# this module to collect it, and they take seconds to import (the extra's absence is a skip, below).
+pytestmark = pytest.mark.extra("hf")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-import torch  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
-
-import rl4vlm_gym  # noqa: E402,F401
-from rl4vlm_gym.agents.hf import HFAgent  # noqa: E402
-from rl4vlm_gym.agents.openai_api import AgentError, OpenAIAgent  # noqa: E402
-from rl4vlm_gym.agents.serve import ModelServer  # noqa: E402
-from rl4vlm_gym.agents.tiny import ImageOnlyQwen2VLProcessor, build_tiny_vlm, load_vlm  # noqa: E402
-from rl4vlm_gym.cli import app  # noqa: E402
-from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, to_hf  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +32,8 @@ def tiny(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def server(tiny):
+    from rl4vlm_gym.agents.serve import ModelServer
+
     with ModelServer(tiny, model_name="tiny") as running:
         yield running
 
@@ -46,6 +45,10 @@ def _obs(env_id="rl4vlm/NumberLine-v0", obs_mode="image+text", seed=1):
 
 
 def test_build_is_deterministic_and_reloads_exactly(tiny, tmp_path):
+    import torch
+
+    from rl4vlm_gym.agents.tiny import ImageOnlyQwen2VLProcessor
+
     again = build_tiny_vlm(tmp_path / "again")
     for name in ("model.safetensors", "tokenizer.json"):
         assert (again / name).read_bytes() == (Path(tiny) / name).read_bytes(), name
@@ -180,6 +183,10 @@ def test_garbage_answers_are_named():
 @pytest.mark.slow
 def test_eval_smoke_suite_with_the_model_agents(tiny, server, tmp_path):
     """`rl4vlm-gym eval` over the smoke suite with the local VLM and with the HTTP agent."""
+    from typer.testing import CliRunner
+
+    from rl4vlm_gym.cli import app
+
     runner = CliRunner()
     for agent, args in (
         ("hf", ["-a", f"model={tiny}", "-a", "max_new_tokens=12", "-a", "temperature=1.0"]),

@@ -7,9 +7,10 @@ import csv
 import numpy as np
 import pytest
 
-pytest.importorskip("peft", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
+# peft (and the transformers it imports) is loaded by the trainer when a test builds one, not at collection:
+# every test worker imports this module to collect it, and importing peft takes seconds.
+pytestmark = pytest.mark.extra("train", "games")  # Kuhn poker needs the games extra (open-spiel)
 torch = pytest.importorskip("torch", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
-pytest.importorskip("pyspiel", reason="Kuhn poker needs the games extra (open-spiel)")
 
 from rl4vlm_gym.baselines.config import CONFIGS_DIR, load_config  # noqa: E402
 from rl4vlm_gym.baselines.selfplay import SelfPlayCollector, SelfPlayEnv, SnapshotPool, make_game  # noqa: E402

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("peft", reason="the study trains baselines: the train extra (torch, transformers, peft)")
+# peft (and the transformers it imports) is loaded by the trainer when a study trains, not at collection:
+# every test worker imports this module to collect it, and importing peft takes seconds.
+pytestmark = pytest.mark.extra("train")
+pytest.importorskip("torch", reason="the study trains baselines: the train extra (torch, transformers, peft)")
 
 from rl4vlm_gym.baselines.config import default_config_path, load_config  # noqa: E402
 from rl4vlm_gym.baselines.study import FAMILIES, StudySpec, _analyse, run_study  # noqa: E402

@@ -7,7 +7,9 @@ import csv
 import numpy as np
 import pytest
 
-pytest.importorskip("peft", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
+# peft (and the transformers it imports) is loaded by the trainer when a test builds one, not at collection:
+# every test worker imports this module to collect it, and importing peft takes seconds.
+pytestmark = pytest.mark.extra("train")
 torch = pytest.importorskip("torch", reason="the baselines' trainer needs the train extra (torch, transformers, peft)")
 
 from rl4vlm_gym.baselines.common.algorithm import AGGREGATIONS  # noqa: E402

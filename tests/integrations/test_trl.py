@@ -10,13 +10,14 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("trl", reason="needs the trl extra: pip install 'rl4vlm-gym[trl]'")
-torch = pytest.importorskip("torch")
+import rl4vlm_gym  # noqa: F401 - registers the envs
+from rl4vlm_gym.agents.tiny import default_tiny_model, load_vlm
+from rl4vlm_gym.integrations.trl import EnvRollout, env_reward, episode_dataset, episode_spec, parse_episode_spec
+from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, to_hf
 
-import rl4vlm_gym  # noqa: E402, F401 - registers the envs
-from rl4vlm_gym.agents.tiny import default_tiny_model, load_vlm  # noqa: E402
-from rl4vlm_gym.integrations.trl import EnvRollout, env_reward, episode_dataset, episode_spec, parse_episode_spec  # noqa: E402
-from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, to_hf  # noqa: E402
+# trl and torch are imported where they are used: every test worker imports this module to collect it,
+# and they take seconds to import. Without the extra, the tests skip.
+pytestmark = pytest.mark.extra("trl")
 
 ENV = "rl4vlm/NumberLine-v0"
 PROMPT = PromptConfig(output_format="plain")
@@ -27,6 +28,8 @@ ENV_KWARGS = {"action_match": "lenient"}
 def one_thread():
     """One torch thread: the tiny model gains nothing from more, and on a shared 2-core machine
     torch's threads waiting on each other made a step 10x slower."""
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -140,6 +143,8 @@ def test_rollout_tokens_are_the_episode_conversation(tmp_path):
 def test_grpo_trains_on_the_env_reward(tmp_path):
     """Three real GRPO steps: each logged reward is the mean return the env paid for the batch's
     replies (replayed in fresh envs), the rewards vary, the weights move, a checkpoint is written."""
+    import torch
+
     rollout = EnvRollout(ENV, prompt=PROMPT, max_turns=4, env_kwargs=ENV_KWARGS)
     recorder = Recorder(rollout)
     trainer = make_trainer(tmp_path, recorder, steps=3)

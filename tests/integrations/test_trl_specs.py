@@ -3,15 +3,18 @@ tests/integrations/test_trl.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("datasets", reason="needs the trl extra: pip install 'rl4vlm-gym[trl]'")
+import rl4vlm_gym  # noqa: F401 - registers the envs
+from rl4vlm_gym.integrations.trl import EnvRollout, episode_dataset, episode_spec, parse_episode_spec
 
-import rl4vlm_gym  # noqa: E402, F401 - registers the envs
-from rl4vlm_gym.integrations.trl import EnvRollout, episode_dataset, episode_spec, parse_episode_spec  # noqa: E402
+# datasets is imported by episode_dataset when a test calls it, not here (every test worker imports this
+# module to collect it, and datasets takes half a second).
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("datasets") is None, reason="needs the trl extra: pip install 'rl4vlm-gym[trl]'")
 
 ENV = "rl4vlm/NumberLine-v0"
 
