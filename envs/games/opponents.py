@@ -271,11 +271,44 @@ def c4_move_values(board: Board, depth: int, game: ConnectFourGame | None = None
     values are true ties) on ``game``'s board (default: 6 x 7)."""
     game = game or connect_four_game()
     bb, mine, theirs = _root(game, board)
-    values = {}
-    for col in game.legal(board):
+    return dict(_c4_move_values(bb, mine, theirs, depth, tuple(game.legal(board))))
+
+
+# The searches are pure functions of the position, so they are memoised (bounded): episodes of one
+# seed stream meet the same openings, and an opponent and the oracle search the same boards (in the
+# kit's oracle check about half of Connect Four's searches repeat one already made).
+_SEARCHES_KEPT = 16_384
+
+
+@functools.lru_cache(maxsize=_SEARCHES_KEPT)
+def _c4_move_values(bb: Bitboards, mine: int, theirs: int, depth: int, legal: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    def value(col: int) -> int:
         bit = bb.drop(mine | theirs, col)
-        values[col] = _WIN + depth + 1 if bb.wins(mine | bit, bit) else -c4_negamax(theirs, mine | bit, depth - 1, -_WIN - 200, _WIN + 200, bb)
-    return values
+        return (
+            _WIN + depth + 1
+            if bb.wins(mine | bit, bit)
+            else -c4_negamax(theirs, mine | bit, depth - 1, -_WIN - 200, _WIN + 200, bb)
+        )
+
+    return tuple((col, value(col)) for col in legal)
+
+
+@functools.lru_cache(maxsize=_SEARCHES_KEPT)
+def _c4_best(bb: Bitboards, mine: int, theirs: int, depth: int) -> int:
+    # Alpha-beta with the first-best move: cheaper than exact ties, the same top value.
+    best, best_value, alpha = None, -_WIN - 300, -_WIN - 200
+    for col in bb.order:
+        bit = bb.drop(mine | theirs, col)
+        if not bit:
+            continue
+        if bb.wins(mine | bit, bit):
+            return col
+        value = -c4_negamax(theirs, mine | bit, depth - 1, -_WIN - 200, -alpha, bb)
+        if value > best_value:
+            best, best_value = col, value
+            alpha = max(alpha, value)
+    assert best is not None, "no legal move"
+    return best
 
 
 @dataclass(frozen=True)
@@ -293,22 +326,8 @@ class SearchPlayer(Player):
         return _softmax({m: float(v) for m, v in c4_move_values(board, self.depth, game).items()}, self.temperature)
 
     def best(self, game: BoardGame, board: Board) -> int:
-        # Alpha-beta with the first-best move: cheaper than exact ties, the same top value.
         assert isinstance(game, ConnectFourGame), "the search plays Connect Four"
-        bb, mine, theirs = _root(game, board)
-        best, best_value, alpha = None, -_WIN - 300, -_WIN - 200
-        for col in bb.order:
-            bit = bb.drop(mine | theirs, col)
-            if not bit:
-                continue
-            if bb.wins(mine | bit, bit):
-                return col
-            value = -c4_negamax(theirs, mine | bit, self.depth - 1, -_WIN - 200, -alpha, bb)
-            if value > best_value:
-                best, best_value = col, value
-                alpha = max(alpha, value)
-        assert best is not None, "no legal move"
-        return best
+        return _c4_best(*_root(game, board), self.depth)
 
 
 PLAYERS: dict[str, Callable[[], Player]] = {
