@@ -147,11 +147,28 @@ def text_game(spec: str) -> TextGame:
     )
 
 
+def _parameters(state: Any) -> dict[str, Any]:
+    """The game's parameters, read once per game: the evaluations below run at every leaf of the
+    oracle's searches. pyspiel gives a state's game back as the one Python object (unhashable, so
+    kept by id, with the game held so that its id is not reused)."""
+    game = state.get_game()
+    kept = _PARAMETERS.get(id(game))
+    if kept is None or kept[0] is not game:
+        if len(_PARAMETERS) >= 64:
+            _PARAMETERS.clear()
+        kept = _PARAMETERS[id(game)] = (game, game.get_parameters())
+    return kept[1]
+
+
+_PARAMETERS: dict[int, tuple[Any, dict[str, Any]]] = {}
+_POINTS = re.compile(r"Points: ([\d ]+)")
+
+
 def _goofspiel_points(state: Any, player: int) -> float:
     """Points won so far, the player's minus the others' best, over the points still to win and won."""
-    match = re.search(r"Points: ([\d ]+)", str(state))
+    match = _POINTS.search(str(state))
     points = [int(p) for p in match.group(1).split()] if match else [0]
-    total = sum(range(1, state.get_game().get_parameters()["num_cards"] + 1))
+    total = sum(range(1, _parameters(state)["num_cards"] + 1))
     return (points[player] - max(p for i, p in enumerate(points) if i != player)) / total
 
 
@@ -162,14 +179,14 @@ def _pig_lead(state: Any, player: int) -> float:
     mover = state.current_player()
     if 0 <= mover < len(scores):
         scores[mover] += turn
-    target = state.get_game().get_parameters()["winscore"]
+    target = _parameters(state)["winscore"]
     return float(np.clip((scores[player] - max(s for i, s in enumerate(scores) if i != player)) / target, -1.0, 1.0))
 
 
 def _boxes_lead(state: Any, player: int) -> float:
     """Boxes owned (drawn as the owner's number, 1 or 2), the player's lead over all boxes."""
     text = state.observation_string(0)
-    params = state.get_game().get_parameters()
+    params = _parameters(state)
     owned = [text.count(str(p + 1)) for p in range(2)]
     return (owned[player] - owned[1 - player]) / (params["num_rows"] * params["num_cols"])
 
@@ -369,7 +386,7 @@ class _Expectimax:
         if mover == _SIMULTANEOUS:
             return max(self._joint_mean(state, depth, fixed=a) for a in state.legal_actions(self.player))
         values = [self.move_value(state, a, depth) for a in state.legal_actions(mover)]
-        return max(values) if mover == self.player else float(np.mean(values))
+        return max(values) if mover == self.player else _mean(values)
 
     def _joint_mean(self, state: Any, depth: int, fixed: int) -> float:
         players = range(state.num_players())
@@ -380,7 +397,13 @@ class _Expectimax:
             child.apply_actions(list(joint))
             self._visit()
             values.append(self.value(child, depth - 1))
-        return float(np.mean(values))
+        return _mean(values)
+
+
+def _mean(values: list[float]) -> float:
+    """``np.mean(values)``, the same arithmetic (numpy's pairwise sum, one division) without the
+    overhead of its wrapper, a third of the search's time on small lists."""
+    return float(np.add.reduce(np.asarray(values)) / len(values))
 
 
 def _product(choices: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
