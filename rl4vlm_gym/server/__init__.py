@@ -38,7 +38,9 @@ Reset keywords (all optional; unknown ones are refused by name): ``seed`` (int >
 (Gymnasium's, e.g. ``{"level": 2}``), ``env_id`` (a served id or suite task; required when the
 server serves several), ``make_kwargs`` (the env's ``gym.make`` arguments, e.g. ``{"image_size":
 [224, 224], "obs_mode": "image"}``; a change remakes the session's env), ``image_format``
-(``"png"``, the default, or ``"raw"``; kept for the session), ``episode_id``.
+(``"png"``, the default, or ``"raw"``; kept for the session), ``episode_id``, ``state_extras`` (groups
+of STATE's extras to get with the observation, below; a step asks with ``{"text": ..., "metadata":
+{"state_extras": [...]}}``).
 
 OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format": "png"|"raw"|"black",
 "shape": [H, W, 3], "data": base64}``; raw is the ``uint8`` bytes in C order; an all-black frame,
@@ -46,8 +48,10 @@ as every frame in ``obs_mode="text"``, is ``"black"`` with empty data whatever f
 :func:`~rl4vlm_gym.server.models.decode_image` turns each into an array), ``text``, ``mission``,
 ``actions`` (the admissible actions), ``info`` (``success``, ``progress``, ``level``,
 ``state_key``, ``optimal_steps`` and, after a step, ``action``: the parse result ``{"raw",
-"parsed", "valid", "error"}``), ``terminated``, ``truncated``; ``reward`` and ``done``
-(``terminated or truncated``) sit beside it.
+"parsed", "valid", "error"}``), ``terminated``, ``truncated``, ``state`` (null, or STATE with the groups
+of extras the reset or step asked for in ``state_extras``: ``"rules"``, ``"oracle"``, ``"frame"``, computed
+after it in the session's thread, named in its ``extras``; only those are computed, so no plan and no
+fresh render is made unasked); ``reward`` and ``done`` (``terminated or truncated``) sit beside it.
 
 STATE (:class:`~rl4vlm_gym.server.models.VLMState`): ``episode_id``, ``step_count``, ``env_id``,
 ``make_kwargs``, ``facts`` (the env's :meth:`~rl4vlm_gym.core.VLMEnv.facts`: its rules as JSON data,
@@ -59,7 +63,9 @@ as they hold at the current level), ``reward_variant``, ``rewards`` (the reward 
 only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance kit),
 ``oracle_action``, ``optimal_steps`` and ``fresh_frame_sha256`` (a fresh render of the state).
 ``rl4vlm/Remote-v0`` reads them through VLMEnv's public inspection API (``facts()``, ``describe()``,
-``admissible_actions``, ``elapsed_steps``), so the conformance kit checks a served env as a local one.
+``admissible_actions``, ``elapsed_steps``), so the conformance kit checks a served env as a local one;
+a group it read once comes with each later reset and step (``state_extras``): one round trip a step.
+A ``state`` message answers every group (``extras`` names them).
 A refused ``reset`` argument's error message starts with ``"ValueError: "``.
 """
 

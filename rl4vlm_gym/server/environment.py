@@ -25,7 +25,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from rl4vlm_gym.core import VLMEnv
-from rl4vlm_gym.server.models import IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
+from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
 
 __all__ = ["Catalog", "ServedEnv"]
 
@@ -121,7 +121,12 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
     - ``make_kwargs``: keyword arguments of ``gym.make`` (``level``, ``obs_mode``, ``image_size``,
       ``reward_variant``...); a change remakes the env;
     - ``image_format``: ``"png"`` (default) or ``"raw"``, kept for the session;
-    - ``episode_id``: OpenEnv's episode label, echoed in ``state``.
+    - ``episode_id``: OpenEnv's episode label, echoed in ``state``;
+    - ``state_extras``: groups of ``state``'s extras (:data:`~rl4vlm_gym.server.models.EXTRA_GROUPS`) to
+      compute after the reset and send with its observation (``observation.state``); a step asks the same
+      way with ``{"text": ..., "metadata": {"state_extras": [...]}}``. A client that reads the env's rules
+      at every step (the conformance kit, through ``rl4vlm/Remote-v0``) so gets them without a ``state``
+      round trip, and the server computes only what it asked for (no plan, no fresh render unasked).
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -139,8 +144,9 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._closed = False
         self._encode_reset = True
         # state's extras, computed in the session's thread after each reset and step once the client has
-        # read state (openenv-core reads the property on its event loop: an oracle's plan or a fresh
-        # render there would hold up every session's messages and keepalive pings)
+        # read state, or the groups it asked for with the reset or step (openenv-core reads the property on
+        # its event loop: an oracle's plan or a fresh render there would hold up every session's messages
+        # and keepalive pings)
         self._extra: dict[str, Any] | None = None
         self._reads_state = False
         self._card_of: tuple[str | None, dict[str, Any]] = (None, {})
@@ -156,13 +162,15 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         env_id: str | None = None,
         make_kwargs: dict[str, Any] | None = None,
         image_format: str | None = None,
+        state_extras: list[str] | None = None,
         **unknown: Any,
     ) -> VLMObservation:
         if unknown:
             raise ValueError(
                 f"reset() got unknown arguments {sorted(unknown)[:10]}; it takes seed, options, env_id, "
-                "make_kwargs, image_format, episode_id"
+                "make_kwargs, image_format, episode_id, state_extras"
             )
+        asked = _extra_groups(state_extras)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         if options is not None and not isinstance(options, dict):
@@ -179,9 +187,9 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 raise ValueError(f"{ARGUMENT_ERROR}{err}") from None
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
-        self._refresh_extra(at_reset=True)
+        self._refresh_extra(asked, at_reset=True)
         if self._encode_reset:
-            return self._observation(obs, 0.0, False, False, info)
+            return self._observation(obs, 0.0, False, False, info, asked)
         return None  # type: ignore[return-value]  # step() from stateless HTTP does not send it
 
     def step(
@@ -198,38 +206,48 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 self.reset(**reset)
             finally:
                 self._encode_reset = True
+        asked = _extra_groups(action.metadata.get("state_extras"))
         with self._lock:
             env = self._require_env()
             obs, reward, terminated, truncated, info = env.step(action.text)
         self._steps += 1
-        self._refresh_extra()
-        return self._observation(obs, float(reward), bool(terminated), bool(truncated), info)
+        self._refresh_extra(asked)
+        return self._observation(obs, float(reward), bool(terminated), bool(truncated), info, asked)
 
     @property
     def state(self) -> VLMState:
         self._reads_state = True
         extra = self._extra
-        if extra is None:  # the session's first read (later ones are ready: _refresh_extra)
+        if extra is None or len(extra["extras"]) < len(EXTRA_GROUPS):  # the first read, or after a partial request
             extra = self._extra = self._state_extra()
+        return self._state_of(extra)
+
+    def _state_of(self, extra: dict[str, Any]) -> VLMState:
         return VLMState(episode_id=self._episode_id, step_count=self._steps, env_id=self._key, **extra)
 
-    def _refresh_extra(self, at_reset: bool = False) -> None:
-        """After a reset or step, in the session's thread: state's extras, if the client reads state (or, at
-        a reset, if the server exposes its oracle: its clients, the kit, read state right after their first
-        reset, and the oracle's first plan would hold up the event loop there)."""
+    def _refresh_extra(self, asked: tuple[str, ...] | None, at_reset: bool = False) -> None:
+        """After a reset or step, in the session's thread: the groups of state's extras the client asked for
+        with it; else all of them if the client reads state (or, at a reset, if the server exposes its oracle:
+        its clients read state right after their first reset, and the oracle's first plan would hold up
+        the event loop there)."""
         self._extra = None
-        if self._reads_state or (at_reset and self.catalog.expose_oracle):
+        if asked is None and (self._reads_state or (at_reset and self.catalog.expose_oracle)):
+            asked = EXTRA_GROUPS
+        if asked:
             try:
-                self._extra = self._state_extra()
+                self._extra = self._state_extra(asked)
             except Exception:  # noqa: BLE001 - the next read of state computes it again, and reports the error
                 self._extra = None
 
-    def _state_extra(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {}
+    def _state_extra(self, groups: tuple[str, ...] = EXTRA_GROUPS) -> dict[str, Any]:
+        """State's extras: the ``rules`` group always (the others depend on its facts), ``oracle`` and
+        ``frame`` when in ``groups``; ``extras`` names the groups computed."""
+        groups = tuple(g for g in EXTRA_GROUPS if g == "rules" or g in groups)
+        extra: dict[str, Any] = {"extras": list(groups)}
         env = self.env
         if env is not None and not self._closed:
             base = env.unwrapped
-            extra = {
+            extra |= {
                 "make_kwargs": _plain(self._make_kwargs),
                 "served_id": self._env_id,
                 "oracle_exposed": self.catalog.expose_oracle,
@@ -251,23 +269,24 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                     extra["admissible"] = list(base.admissible_actions)
                     extra["description"] = base.describe()
                     if self.catalog.expose_oracle:
-                        self._trusted_facts(base, extra)
+                        self._trusted_facts(base, extra, groups)
         return extra
 
     @staticmethod
-    def _trusted_facts(base: VLMEnv, extra: dict[str, Any]) -> None:
-        """What only a trusted client may see (``--expose-oracle``): the oracle's move, the plan's
-        length once computed (at reset, or always with ``optimal_steps_at_reset=True``) and the
-        SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
-        if extra["has_oracle"]:
-            try:
-                extra["oracle_action"] = base.oracle_action()
-            except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
-                extra["oracle_error"] = f"{type(err).__name__}: {err}"
-        optimal = base.computed_optimal_steps  # as computed: asking would plan, and change later infos
-        if optimal is not None:
-            extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
-        if extra["obs_mode"] != "text":
+    def _trusted_facts(base: VLMEnv, extra: dict[str, Any], groups: tuple[str, ...]) -> None:
+        """What only a trusted client may see (``--expose-oracle``), in ``groups``: ``oracle``, the oracle's
+        move and the plan's length once computed (at reset, or always with ``optimal_steps_at_reset=True``);
+        ``frame``, the SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
+        if "oracle" in groups:
+            if extra["has_oracle"]:
+                try:
+                    extra["oracle_action"] = base.oracle_action()
+                except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
+                    extra["oracle_error"] = f"{type(err).__name__}: {err}"
+            optimal = base.computed_optimal_steps  # as computed: asking would plan, and change later infos
+            if optimal is not None:
+                extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
+        if "frame" in groups and extra["obs_mode"] != "text":
             extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base.fresh_render()).tobytes()).hexdigest()
 
     def _card(self) -> dict[str, Any]:
@@ -354,8 +373,17 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             raise ValueError(f"{env_id} takes no arguments {unknown}; it takes {sorted(allowed - _RESERVED_KWARGS)}")
 
     def _observation(
-        self, obs: Mapping[str, Any], reward: float, terminated: bool, truncated: bool, info: Mapping[str, Any]
+        self,
+        obs: Mapping[str, Any],
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: Mapping[str, Any],
+        asked: tuple[str, ...] | None = None,
     ) -> VLMObservation:
+        state = None
+        if asked and self._extra is not None:  # else (its computation failed) the client reads state, which reports why
+            state = self._state_of(self._extra).model_dump()
         return VLMObservation(
             image=encode_image(obs["image"], self._image_format),
             text=_utf8(obs["text"]),
@@ -366,7 +394,17 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             truncated=truncated,
             done=terminated or truncated,
             reward=reward,
+            state=state,
         )
+
+
+def _extra_groups(asked: Any) -> tuple[str, ...] | None:
+    """``state_extras`` of a reset or step, checked: a list of :data:`EXTRA_GROUPS` names (None: not asked)."""
+    if asked is None:
+        return None
+    if not isinstance(asked, list) or not all(isinstance(g, str) and g in EXTRA_GROUPS for g in asked):
+        raise ValueError(f"state_extras must be a list of {list(EXTRA_GROUPS)}, got {str(asked)[:200]}")
+    return tuple(g for g in EXTRA_GROUPS if g in asked)
 
 
 def _registered_limit(env_id: str | None) -> int | None:

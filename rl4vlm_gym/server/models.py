@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "EXTRA_GROUPS",
     "IMAGE_FORMATS",
     "MAX_ACTION_CHARS",
     "EncodedImage",
@@ -32,6 +33,12 @@ MAX_ACTION_CHARS = 1 << 20
 """The longest action text a server accepts (1 Mi characters: the kit's fuzz inputs are 1 M)."""
 
 IMAGE_FORMATS = ("png", "raw")
+
+EXTRA_GROUPS = ("rules", "oracle", "frame")
+"""The parts of ``state``'s extras a client may ask to get with a reset or step (``state_extras``): ``rules``
+(the card, facts, description, admissible actions, position), ``oracle`` (``oracle_action``,
+``optimal_steps``: planning) and ``frame`` (``fresh_frame_sha256``: a fresh render); the last two only
+from an ``--expose-oracle`` server. A ``state`` message answers all three."""
 
 
 class VLMAction(Action):
@@ -77,6 +84,10 @@ class VLMObservation(Observation):
     info: dict[str, Any] = Field(default_factory=dict, description="success, progress, level, state_key, optimal_steps, action")
     terminated: bool = False
     truncated: bool = False
+    state: dict[str, Any] | None = Field(
+        default=None,
+        description="state's extras after this reset or step, when it asked for them (state_extras); their key extras names the groups",
+    )
 
 
 class VLMState(State):

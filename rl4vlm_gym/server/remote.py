@@ -30,13 +30,16 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
 from rl4vlm_gym.server.environment import ARGUMENT_ERROR
-from rl4vlm_gym.server.models import IMAGE_FORMATS, EncodedImage, VLMState, decode_image
+from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, EncodedImage, VLMState, decode_image
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
 __all__ = ["RemoteArgumentError", "RemoteEnv", "RemoteError", "VLMEnvClient", "make_remote"]
 
 # The local env's limits (rl4vlm_gym.core.VLMEnv), so a remote observation fits the same space.
 MAX_TEXT_LENGTH, MAX_ACTIONS, MAX_ACTION_LENGTH, MAX_OUTPUT_LENGTH = 1 << 16, 1 << 12, 1 << 10, 1 << 20
+
+# The group of state's extras each key belongs to (EXTRA_GROUPS; any other key is a rule: "rules").
+_GROUP = {"oracle_action": "oracle", "oracle_error": "oracle", "optimal_steps": "oracle", "fresh_frame_sha256": "frame"}
 
 
 _OPEN: weakref.WeakSet[RemoteEnv] = weakref.WeakSet()
@@ -66,11 +69,14 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
     (image decoded to ``uint8[H, W, 3]``). Use it async, or ``.sync()`` for blocking calls."""
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
+        extras = None
+        if isinstance(action, _WithExtras):
+            action, extras = action.action, action.extras
         if isinstance(action, bytes):  # as the local parser does
             action = action.decode("utf-8", errors="replace")
         if not (action is None or isinstance(action, (str, int, float, bool))):
             action = repr(action)
-        return {"text": action}
+        return {"text": action} if not extras else {"text": action, "metadata": {"state_extras": list(extras)}}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
         obs = dict(payload.get("observation", {}))
@@ -90,6 +96,15 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
                 raise RemoteArgumentError(text[len(ARGUMENT_ERROR) :], code)
             raise RemoteError(text, code)
         return response
+
+
+class _WithExtras:
+    """An action and the groups of state's extras to get with its step (RemoteEnv's, to VLMEnvClient)."""
+
+    __slots__ = ("action", "extras")
+
+    def __init__(self, action: Any, extras: list[str]) -> None:
+        self.action, self.extras = action, extras
 
 
 def make_remote(url: str, env_id: str | None = None, **kwargs: Any) -> gym.Env:
@@ -120,7 +135,10 @@ class RemoteEnv(gym.Env):
 
     It answers :class:`~rl4vlm_gym.core.VLMEnv`'s public inspection API (``facts()``, ``describe()``,
     ``admissible_actions``, ``elapsed_steps``, ``optimal_steps``, ``oracle_action()``) from the
-    server's ``state``, so the conformance kit reads a served env as it reads a local one.
+    server's ``state``, so the conformance kit reads a served env as it reads a local one. Each group
+    of it that was read once in this env (:data:`~rl4vlm_gym.server.models.EXTRA_GROUPS`: the rules,
+    the oracle, the fresh frame) comes with every later reset and step (``state_extras``), so reading
+    them costs no round trip of its own; an env that reads none (training) asks for none.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
@@ -154,6 +172,7 @@ class RemoteEnv(gym.Env):
         self._last: dict[str, Any] | None = None
         self._history: tuple[dict[str, Any], list[Any]] | None = None  # (reset kwargs, actions) for pickling
         self._state: dict[str, Any] | None = None  # the server's state since the last reset or step
+        self._asked: set[str] = {"rules"}  # the groups of state's extras read in this env: sent with each reset and step
         first = self._call("reset", **self._reset_kwargs(None, None))  # makes the env, shows the image size
         h, w, _ = first.observation["image"].shape
         self.observation_space = spaces.Dict(
@@ -166,7 +185,11 @@ class RemoteEnv(gym.Env):
         )
         self.action_space = Unicode(MAX_OUTPUT_LENGTH, vocabulary=first.observation["actions"])
         self._started = False
-        self._card: dict[str, Any] = self._extra("card") or {}  # fixed by env_id and make_kwargs; read after close too
+        # Fixed by env_id and make_kwargs (read after close too), from the first reset's state; from now on
+        # a group of state's extras comes with each reset and step once it was read.
+        self._card: dict[str, Any] = self._extra("card") or {}
+        self._max_episode_steps: int | None = self._extra("max_episode_steps")
+        self._asked = set()
 
     # -- Gymnasium ----------------------------------------------------------------------------------
 
@@ -181,7 +204,7 @@ class RemoteEnv(gym.Env):
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
-        result = self._call("step", action)
+        result = self._call("step", _WithExtras(action, self._asked_list()) if self._asked else action)
         if self._history is not None:
             self._history[1].append(action)
         return self._unpack(result)
@@ -252,7 +275,7 @@ class RemoteEnv(gym.Env):
     @property
     def served_max_episode_steps(self) -> int | None:
         """The time limit ``gym.make`` puts on the served id (its spec's ``max_episode_steps``)."""
-        return self._extra("max_episode_steps")
+        return self._max_episode_steps
 
     @property
     def card(self) -> dict[str, Any]:
@@ -294,20 +317,27 @@ class RemoteEnv(gym.Env):
 
     def oracle_action(self) -> str:
         """The served env's oracle move (only from a server started with ``--expose-oracle``)."""
-        state = self.server_state().model_dump() if self._state is None else self._state
-        if "oracle_action" not in state:
-            raise RuntimeError(state.get("oracle_error") or "the server does not expose its oracle (--expose-oracle)")
-        return state["oracle_action"]
+        action = self._extra("oracle_action")
+        if action is None:
+            raise RuntimeError(self._extra("oracle_error") or "the server does not expose its oracle (--expose-oracle)")
+        return action
 
     # -- helpers ------------------------------------------------------------------------------------
 
     def _extra(self, key: str) -> Any:
-        if self._state is None:  # one round trip per reset or step, however many rules are read
-            self._state = self.server_state().model_dump()
+        group = _GROUP.get(key, "rules")
+        self._asked.add(group)  # from now on it comes with each reset and step
+        if self._state is None or group not in self._state.get("extras", EXTRA_GROUPS):
+            self._state = self.server_state().model_dump()  # a state round trip: every group, however many are read
         return self._state.get(key)
+
+    def _asked_list(self) -> list[str]:
+        return [g for g in EXTRA_GROUPS if g in self._asked]
 
     def _reset_kwargs(self, seed: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"make_kwargs": self.make_kwargs, "image_format": self.image_format}
+        if self._asked:
+            kwargs["state_extras"] = self._asked_list()
         if self.env_id is not None:
             kwargs["env_id"] = self.env_id
         if seed is not None:
@@ -326,7 +356,9 @@ class RemoteEnv(gym.Env):
 
     def _call(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
         self._state = None
-        return getattr(self._connected(), what)(*args, **kwargs)
+        result = getattr(self._connected(), what)(*args, **kwargs)
+        self._state = result.observation.get("state")  # the extras asked for with it (None: none)
+        return result
 
     def _unpack(self, result: StepResult[dict[str, Any]]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         data = result.observation

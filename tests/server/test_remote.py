@@ -5,6 +5,7 @@ env, the conformance kit, and `openenv validate`."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
@@ -57,6 +58,31 @@ def test_remote_rollouts_are_the_local_env_s_byte_for_byte(url, image_format) ->
         local = rollout_digest(ENV, seed, 25, SMALL)
         remote = rollout_digest("rl4vlm/Remote-v0", seed, 25, {"url": url, "env_id": ENV, "image_format": image_format, **SMALL})
         assert remote == local
+
+
+def test_what_a_remote_env_read_once_comes_with_each_later_step_without_a_state_round_trip(url) -> None:
+    env, local = gym.make("rl4vlm/Remote-v0", url=url, env_id=ENV, **SMALL), gym.make(ENV, **SMALL)
+    remote, here = env.unwrapped, local.unwrapped
+    client, states = remote._connected(), []
+    real_state = client.state
+    client.state = lambda: states.append(1) or real_state()  # the real client's state calls, counted
+    try:
+        env.reset(seed=3), local.reset(seed=3)
+        assert remote.describe() == here.describe() and states == [1]  # read once: a round trip
+        for _ in range(6):
+            action = remote.oracle_action()
+            assert action == here.oracle_action()
+            env.step(action), local.step(action)
+            assert (remote.describe(), remote.elapsed_steps, remote.admissible_actions) == (
+                here.describe(),
+                here.elapsed_steps,
+                here.admissible_actions,
+            )
+            assert remote.fresh_frame_sha256() == hashlib.sha256(np.ascontiguousarray(here.fresh_render()).tobytes()).hexdigest()
+        # the first read (a state: every group) and the first step's frame (not read before that step): no other
+        assert len(states) == 2, f"{len(states)} state round trips, not 2"
+    finally:
+        env.close(), local.close()
 
 
 def test_served_miniworld_sessions_one_after_another_draw_the_local_env_s_frames(registry_url) -> None:

@@ -119,6 +119,30 @@ def test_reset_options_level_and_make_kwargs_reach_the_env() -> None:
         assert state["make_kwargs"] == {"image_size": [64, 80], "obs_mode": "text"} and state["oracle_action"] in ("+", "-")
 
 
+def test_state_extras_asked_with_a_reset_or_step_come_with_its_observation_and_only_those() -> None:
+    with _client(expose_oracle=True) as client, client.websocket_connect("/ws") as ws:
+        got = _reset(ws, seed=0)
+        assert got["data"]["observation"]["state"] is None  # not asked: not sent
+        got = _reset(ws, seed=0, state_extras=["rules"])["data"]["observation"]["state"]
+        assert got["extras"] == ["rules"] and got["description"] and got["facts"]["name"] == "NumberLine"
+        assert not {"oracle_action", "optimal_steps", "fresh_frame_sha256"} & set(got), sorted(got)  # not computed unasked
+        step = {"type": "step", "data": {"text": got["admissible"][0], "metadata": {"state_extras": ["oracle", "frame"]}}}
+        got = _send(ws, step)["data"]["observation"]["state"]
+        assert got["extras"] == ["rules", "oracle", "frame"] and got["elapsed_steps"] == got["step_count"] == 1
+        full = _send(ws, {"type": "state"})["data"]
+        assert {k: v for k, v in full.items() if k != "card"} == {k: v for k, v in got.items() if k != "card"}
+        assert got["oracle_action"] in ("+", "-") and len(got["fresh_frame_sha256"]) == 64
+        assert _step(ws, "+")["data"]["observation"]["state"] is None
+        # a state after a step that asked for part of the extras is all of them
+        _send(ws, {"type": "step", "data": {"text": "+", "metadata": {"state_extras": []}}})
+        assert _send(ws, {"type": "state"})["data"]["extras"] == ["rules", "oracle", "frame"]
+        for bad in (["plans"], "rules", [1]):
+            got = _send(ws, {"type": "reset", "data": {"seed": 0, "state_extras": bad}})
+            assert got["type"] == "error" and "state_extras must be a list of" in got["data"]["message"], got
+            got = _send(ws, {"type": "step", "data": {"text": "+", "metadata": {"state_extras": bad}}})
+            assert got["type"] == "error" and "state_extras must be a list of" in got["data"]["message"], got
+
+
 def test_http_is_stateless_and_steps_from_a_reset_when_given_a_seed() -> None:
     with _client() as client:
         assert client.get("/health").json() == {"status": "healthy"}
