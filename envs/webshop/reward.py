@@ -29,8 +29,9 @@ dropped, non-word characters as spaces, lower-cased, rounded), which is what ``t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -61,9 +62,15 @@ def _full_process(text: str) -> str:
     return re.sub(r"(?ui)\W", " ", text).lower().strip()
 
 
+_Nouns = tuple[str, "str | None", str]  # the arguments of _nouns: a title, its product type, the scorer
+
+
 @dataclass(frozen=True)
 class Reward:
-    """The reward and its terms (WebShop's ``verbose=True`` output)."""
+    """The reward and its terms (WebShop's ``verbose=True`` output).
+
+    ``title_score`` is computed when first read if the total did not need it (see ``_type_reward``):
+    tagging a title loads spaCy's model, seconds in a new process, for a number nobody may ask for."""
 
     total: float
     r_type: float
@@ -75,22 +82,55 @@ class Reward:
     w_price: float
     query_match: bool
     category_match: bool
-    title_score: float
+    _title: float | _Nouns = field(repr=False)
+    """The title score, or the ``_nouns`` arguments of both titles (they are the same) that decide it."""
+
+    @property
+    def title_score(self) -> float:
+        """The share of the goal title's nouns among the bought title's nouns (0.2 when it has none)."""
+        if isinstance(self._title, float):
+            return self._title
+        nouns = _nouns(*self._title)  # both titles' nouns: the share is that of distinct ones
+        return len(set(nouns)) / len(nouns) if nouns else 0.2
+
+    def __repr__(self) -> str:
+        terms = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"Reward({terms}, title_score={self.title_score!r})"
 
 
 def _nouns(title: str, product_type: str | None, scorer: str) -> tuple[str, ...]:
     return approximate_nouns(title, product_type) if scorer == "corrected" else title_nouns(title, product_type)
 
 
-def _type_reward(product: Product, goal: Goal, scorer: str) -> tuple[float, bool, bool, float]:
+def _under_eleven_alike(title: str, product_type: str | None) -> bool:
+    """Whether no noun can occur 11 times among ``title``'s nouns (a title score under 1/10 needs one
+    that does). Nouns are disjoint pieces of the text that start at different characters, each
+    lower-casing to the noun's first letter; with single spaces only, no piece starts with one."""
+    for text in (title, product_type or ""):
+        if " ".join(text.split()) != text:
+            return False
+        if max(Counter(c.lower()[:1] for c in text if c != " ").values(), default=0) > 10:
+            return False
+    return True
+
+
+def _type_reward(product: Product, goal: Goal, scorer: str) -> tuple[float, bool, bool, float | _Nouns]:
     query_match = product.query == goal.query
     purchased_path = {c.strip() for c in product.product_category.split("›")}
     goal_path = {c.strip() for c in goal.product_category.split("›")}
     category_match = len(purchased_path & goal_path) >= 2
-    goal_nouns = _nouns(goal.name, goal.product_type, scorer)
+    goal_title: _Nouns = (goal.name, goal.product_type, scorer)
+    # the approximation may use product types only when both products have one
+    bought_title: _Nouns = (product.title, product.product_type if goal.product_type else None, scorer)
+    if bought_title == goal_title and (query_match or category_match) and _under_eleven_alike(goal.name, goal.product_type):
+        # The same nouns on both sides, none 11 times: a title score of at least 1/10 (1 without repeats,
+        # 0.2 without nouns), so a type factor of 1 whatever the nouns are; they (spaCy's model, seconds
+        # to load in a new process) are left until title_score is read. The oracle buys the goal's own
+        # product, whose title and query are the goal's.
+        return 1.0, query_match, category_match, goal_title
+    goal_nouns = _nouns(*goal_title)
     if goal_nouns:
-        # the approximation may use product types only when both products have one
-        bought = set(_nouns(product.title, product.product_type if goal.product_type else None, scorer))
+        bought = set(_nouns(*bought_title))
         title_score = len(bought & set(goal_nouns)) / len(goal_nouns)
     else:
         title_score = 0.2
@@ -142,7 +182,7 @@ def get_reward(
     values and the known product types (see the module docstring)."""
     if scorer not in SCORERS:
         raise ValueError(f"scorer={scorer!r} is unknown; choose one of {SCORERS}")
-    r_type, query_match, category_match, title_score = _type_reward(product, goal, scorer)
+    r_type, query_match, category_match, title = _type_reward(product, goal, scorer)
     n_att = _attribute_matches(product, goal)
     n_opt = _option_matches(chosen, goal.goal_options, scorer)
     r_price = price <= goal.price_upper
@@ -160,5 +200,5 @@ def get_reward(
         w_price=1 / denominator,
         query_match=query_match,
         category_match=category_match,
-        title_score=title_score,
+        _title=title,
     )

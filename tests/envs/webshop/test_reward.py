@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 import rl4vlm_gym  # noqa: F401 - registers the envs
-from rl4vlm_gym.envs.webshop import nouns
+from rl4vlm_gym.envs.webshop import nouns, reward
 from rl4vlm_gym.envs.webshop.catalog import Product, load_products
 from rl4vlm_gym.envs.webshop.goals import Goal
 from rl4vlm_gym.envs.webshop.normalize import COLOR_SET, normalize_color
-from rl4vlm_gym.envs.webshop.reward import get_reward, token_set_ratio
+from rl4vlm_gym.envs.webshop.reward import SCORERS, get_reward, token_set_ratio
 from rl4vlm_gym.envs.webshop.shop import procedural_shop
 
 HAS_MODEL = nouns._installed_model() is not None
@@ -250,6 +250,49 @@ def test_runs_scored_by_spacy_and_by_the_approximation_never_share_a_protocol_ha
     assert without != with_model.protocol_hash()
 
 
+def test_buying_the_goals_product_tags_no_title_until_title_score_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The goal's own product (the oracle's purchase, and the env's check of its plan at every reset)
+    has the goal's title and query: the type factor is 1 whatever the nouns are, so they (spaCy's
+    model, seconds to load in a new process) are tagged only when ``title_score`` is read, and then
+    give the score the whole computation gives."""
+    shop = procedural_shop(2, 0)
+    tagged: list[tuple[Any, ...]] = []
+    real = reward._nouns
+    monkeypatch.setattr(reward, "_nouns", lambda *args: tagged.append(args) or real(*args))
+    lazy = 0
+    for goal in shop.goals[:150]:
+        product = shop.catalog.by_asin[goal.asin]
+        for scorer in SCORERS:
+            tagged.clear()
+            r = get_reward(product, goal, product.price, dict(goal.goal_options), scorer)  # type: ignore[arg-type]
+            lazy += not tagged
+            nouns_ = real(goal.name, goal.product_type, scorer)
+            assert r.r_type == 1.0 and r.title_score == (len(set(nouns_)) / len(nouns_) if nouns_ else 0.2)
+            assert tagged or r.total == 1.0  # every goal of level 2 is met by its own product and options
+    assert lazy > 250, f"only {lazy} of 300 purchases of the goal's product left the nouns untagged"
+
+
+def test_a_noun_repeated_counts_once_in_the_title_score_and_eleven_times_lowers_the_type_factor() -> None:
+    """With one noun 11 times (the approximation takes the known product type's words), even the goal's
+    own title scores 1/11, under 0.1: the type factor is 0.1, so the nouns cannot be left for later."""
+    product = make_product(name="Acme Oil", product_type=" ".join(["oil"] * 11))
+    goal = make_goal(product)
+    r = get_reward(product, goal, 25.0, {"color": "navy blue", "size": "large"}, scorer="corrected")
+    assert (r.title_score, r.r_type, r.total) == (pytest.approx(1 / 11), 0.1, pytest.approx(0.1))
+    twice = make_product(name="Acme Oil", product_type="oil oil")  # under 11: left for later, then 1/2
+    r = get_reward(twice, make_goal(twice), 25.0, {"color": "navy blue", "size": "large"}, scorer="corrected")
+    assert (r.title_score, r.r_type, r.total) == (0.5, 1.0, 1.0)
+
+
+def test_the_goals_own_title_without_nouns_and_no_query_or_category_match_pays_half() -> None:
+    """The same title on both sides is a type factor of 1 only with a query or category match: a
+    title without nouns scores 0.2, not above 0.2 (the approximation drops stop words and colours)."""
+    product = make_product(name="The Blue And Red", product_category="Home › Decor")
+    goal = make_goal(product, query="lamp", product_category="Garden › Tools")
+    r = get_reward(product, goal, 25.0, {"color": "navy blue", "size": "large"}, scorer="corrected")
+    assert (r.query_match, r.category_match, r.title_score, r.r_type) == (False, False, 0.2, 0.5)
+
+
 # -- against a transcription of WebShop's get_reward -------------------------------------------------
 
 
@@ -261,16 +304,23 @@ def webshop_nlp() -> Any:
     return spacy.load(nouns._installed_model()[0])  # type: ignore[index]
 
 
+@functools.cache
+def webshop_nouns(name: str) -> list[str]:
+    """WebShop's ``[t.text.lower() for t in nlp(name) if t.pos_ in ("PNOUN", "NOUN", "PROPN")]`` with the
+    whole pipeline; kept per title (the pipeline gives a title the same tags every time), as goals and
+    products repeat across purchases. Callers only read the list."""
+    return [t.text.lower() for t in webshop_nlp()(name) if t.pos_ in ("PNOUN", "NOUN", "PROPN")]
+
+
 def webshop_get_reward(purchased: dict[str, Any], goal: dict[str, Any], price: float, options: dict[str, str]) -> float:
     """WebShop master's ``get_type_reward`` + ``get_attribute_reward`` + ``get_option_reward`` +
     ``get_reward``, line by line on WebShop's dicts (spaCy's model and thefuzz's matching)."""
-    nlp = webshop_nlp()
     query_match = purchased["query"] == goal["query"]
     p_cat = [x.strip() for x in purchased["product_category"].split("›")]
     g_cat = [x.strip() for x in goal["product_category"].split("›")]
     category_match = len(set(p_cat) & set(g_cat)) >= 2
-    p_type = [t.text.lower() for t in nlp(purchased["name"]) if t.pos_ in ("PNOUN", "NOUN", "PROPN")]
-    g_type = [t.text.lower() for t in nlp(goal["name"]) if t.pos_ in ("PNOUN", "NOUN", "PROPN")]
+    p_type = webshop_nouns(purchased["name"])
+    g_type = webshop_nouns(goal["name"])
     title_score = 0.2 if len(g_type) == 0 else len(set(p_type) & set(g_type)) / len(g_type)
     r_type = 1.0
     if not (query_match or category_match or title_score > 0.2):
