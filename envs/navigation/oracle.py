@@ -68,6 +68,7 @@ class Planner:
         self.weight = weight
         self.cell = self.forward_step * 2 / 3
         self.headings = round(360 / self.turn_step)
+        self._turn = math.radians(self.turn_step)
 
     # World state ------------------------------------------------------------------------------------
 
@@ -102,7 +103,9 @@ class Planner:
             w.agent.carrying.dir = w.agent.dir
 
     def _move(self, action: str) -> bool:
-        """Apply a movement as ``MiniWorldEnv.step`` does; False if it was blocked."""
+        """Apply a movement as ``MiniWorldEnv.step`` does; False if it was blocked. MiniWorld's
+        ``move_agent`` and ``turn_agent`` already leave a carried object where ``_set_pose`` puts it,
+        and assign new arrays (never write into the agent's), so nothing is left to redo."""
         w = self.world
         if action == FORWARD:
             moved = w.move_agent(self.forward_step, 0)
@@ -110,13 +113,13 @@ class Planner:
             moved = w.move_agent(-self.forward_step, 0)
         else:
             moved = w.turn_agent(self.turn_step if action == TURN_LEFT else -self.turn_step)
-        self._set_pose(self._pose())
         return bool(moved)
 
     def _key(self, pose: tuple[np.ndarray, float]) -> tuple[int, int, int]:
+        # On Python floats: numpy's scalars round (half to even) and divide the same, many times slower.
         pos, direction = pose
-        heading = round(direction / math.radians(self.turn_step)) % self.headings
-        return round(pos[0] / self.cell), round(pos[2] / self.cell), heading
+        x, _, z = pos.tolist()
+        return round(x / self.cell), round(z / self.cell), round(float(direction) / self._turn) % self.headings
 
     # Planning ---------------------------------------------------------------------------------------
 
@@ -175,12 +178,12 @@ class Planner:
             if expansions > budget:
                 break
             for action in self.moves:
-                self._set_pose(pose)
+                self._set_pose(pose)  # a copy of the node's pose: the frontier's own arrays are never the world's
                 if not self._move(action):
                     continue
                 if phase.forbidden is not None and phase.forbidden():
                     continue
-                child = self._pose()
+                child = self.world.agent.pos, self.world.agent.dir  # the move's new array, kept by nothing else
                 if phase.reached():
                     self._set_pose(child)
                     return [*_walk_back(parents, node), action]
@@ -214,23 +217,25 @@ class Planner:
             inside |= np.all(points @ room.edge_norms.T > np.sum(room.edge_norms * room.outline, axis=1) - 1e-3, axis=1)
         free = inside & (_segment_distance(points, w.wall_segs) > 0.9 * w.agent.radius)
         free = free.reshape(nx, nz)
-        dist = np.full((nx, nz), np.inf)
+        cost = [[math.inf] * nz for _ in range(nx)]  # Python lists: the loop below reads them cell by cell
+        open_cells = free.tolist()
         queue: deque[tuple[int, int]] = deque()
         for target in targets:
             i, j = int(round((target[0] - lo_x) / _GRID)), int(round((target[2] - lo_z) / _GRID))
             i, j = min(max(i, 0), nx - 1), min(max(j, 0), nz - 1)
-            dist[i, j] = 0.0
+            cost[i][j] = 0.0
             queue.append((i, j))
         # Breadth-first over 8-neighbours with unit cost per cell: cheap, and close enough to the
         # geodesic for a heuristic. Targets sit inside objects, so their own cells count as free.
         while queue:
             i, j = queue.popleft()
-            d = dist[i, j] + 1
+            d = cost[i][j] + 1
             for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)):
                 a, b = i + di, j + dj
-                if 0 <= a < nx and 0 <= b < nz and free[a, b] and dist[a, b] > d:
-                    dist[a, b] = d
+                if 0 <= a < nx and 0 <= b < nz and open_cells[a][b] and cost[a][b] > d:
+                    cost[a][b] = d
                     queue.append((a, b))
+        dist = np.array(cost, dtype=float).reshape(nx, nz)
         cells_per_step = self.forward_step / _GRID
         reach = (w.agent.radius + 0.3) / _GRID  # the goal counts as reached this close (roughly)
         target_points = np.array([[t[0], t[2]] for t in targets])
@@ -240,17 +245,20 @@ class Planner:
         way = np.arctan2(grad_z, -grad_x)
         turn = math.radians(self.turn_step)
         can_back = BACK in self.moves
+        # The search reads the fields cell by cell: Python floats in lists, the same values, read many times faster.
+        dist_rows, way_rows, lo_x, lo_z = dist.tolist(), way.tolist(), float(lo_x), float(lo_z)
 
         def heuristic(pose: tuple[np.ndarray, float]) -> float:
             pos, direction = pose
-            i, j = int(round((pos[0] - lo_x) / _GRID)), int(round((pos[2] - lo_z) / _GRID))
+            x, _, z = pos.tolist()
+            i, j = round((x - lo_x) / _GRID), round((z - lo_z) / _GRID)
             if not (0 <= i < nx and 0 <= j < nz):
                 return float(np.min(np.hypot(target_points[:, 0] - pos[0], target_points[:, 1] - pos[2]))) / self.forward_step
-            d = dist[i, j]
+            d = dist_rows[i][j]
             if not math.isfinite(d):  # a cell the grid calls blocked, but the agent reached it
                 return float(np.min(np.hypot(target_points[:, 0] - pos[0], target_points[:, 1] - pos[2]))) / self.forward_step
             # Turns still needed to face the way down the field, less one for the field's coarseness.
-            off = abs((way[i, j] - direction + math.pi) % (2 * math.pi) - math.pi)
+            off = abs((way_rows[i][j] - direction + math.pi) % (2 * math.pi) - math.pi)
             if can_back:  # backing up needs no turn to go the other way
                 off = min(off, math.pi - off)
             turns = max(0, round(off / turn) - 1) if d > reach else 0
