@@ -136,37 +136,50 @@ def test_close_leaves_no_process_or_port_behind() -> None:
     assert not _port_open(port)
 
 
-def test_a_killed_browser_is_restarted_at_the_same_page() -> None:
-    env, twin = make(), make()
-    for e in (env, twin):
-        e.reset(seed=5)
-        for _ in range(2):
-            e.step(e.unwrapped.oracle_action())
+@pytest.fixture(scope="module")
+def unbroken() -> list[tuple[str, dict, float]]:
+    """(action, obs, reward) of the first 3 oracle steps of seed 5 in a browser nothing happens to:
+    what the envs whose browser is killed or hangs must show (one twin for both tests)."""
+    twin = make()
+    twin.reset(seed=5)
+    steps = []
+    for _ in range(3):
+        action = twin.unwrapped.oracle_action()
+        obs, reward, *_ = twin.step(action)
+        steps.append((action, obs, float(reward)))
+    twin.close()
+    return steps
+
+
+def test_a_killed_browser_is_restarted_at_the_same_page(unbroken: list[tuple[str, dict, float]]) -> None:
+    env = make()
+    env.reset(seed=5)
+    for _ in range(2):
+        env.step(env.unwrapped.oracle_action())
     base = env.unwrapped
     old = base._site.browser.processes()
     chromium = [p for p in old if "driver" not in p.name()]
     os.kill(chromium[0].pid, signal.SIGKILL)  # the browser process crashes mid-episode
     action = base.oracle_action()
     obs, reward, *_ = env.step(action)
-    expected, expected_reward, *_ = twin.step(action)
-    assert obs["text"] == expected["text"] and reward == expected_reward
+    expected_action, expected, expected_reward = unbroken[2]
+    assert action == expected_action and obs["text"] == expected["text"] and reward == expected_reward
     assert np.array_equal(obs["image"], expected["image"])
     assert Route.from_url(base._site.browser.url) == base.route
-    env.close(), twin.close()
+    env.close()
     assert not [p for p in old if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_a_hung_browser_is_restarted_after_the_command_timeout() -> None:
-    env, twin = make(), make()
-    for e in (env, twin):
-        e.reset(seed=5)
-        e.step(e.unwrapped.oracle_action())
+def test_a_hung_browser_is_restarted_after_the_command_timeout(unbroken: list[tuple[str, dict, float]]) -> None:
+    env = make()
+    env.reset(seed=5)
+    env.step(env.unwrapped.oracle_action())
     base = env.unwrapped
     # A short timeout for the browser that hangs only: the new one keeps the default (a loaded
     # machine can take more than a few seconds to start Chromium and load the page).
     config = base._site.browser._driver.command_executor.client_config
     assert config.timeout == COMMAND_TIMEOUT  # every command is bounded
-    config.timeout = 3.0
+    config.timeout = 1.0  # any command to the suspended browser hangs: the shortest wait shows it
     old = base._site.browser.processes()
     for process in old:  # Chromium and its driver stop answering (as in a hung CDP screenshot)
         process.suspend()
@@ -174,9 +187,10 @@ def test_a_hung_browser_is_restarted_after_the_command_timeout() -> None:
     action = base.oracle_action()
     obs, *_ = env.step(action)
     assert time.monotonic() - start < 30  # one command timeout, then a new browser
-    expected, *_ = twin.step(action)
+    expected_action, expected, _ = unbroken[1]
+    assert action == expected_action
     assert obs["text"] == expected["text"] and np.array_equal(obs["image"], expected["image"])
-    env.close(), twin.close()
+    env.close()
     assert not [p for p in old if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
