@@ -20,29 +20,49 @@ _SERVED: contextvars.ContextVar[dict[str, dict[str, Any]] | None] = contextvars.
 @contextmanager
 def served_cards_kept() -> Iterator[None]:
     """Within it, each served card is asked of its server once: :func:`~rl4vlm_gym.testing.run_checks`
-    opens one session for the card of a remote id, not one per check (each makes the served env)."""
-    token = _SERVED.set({})
+    opens one session for the card of a remote id, not one per check (each makes the served env). Nested,
+    it keeps the outer block's cards (a caller that made the remote env already: :func:`keep_served_card`)."""
+    token = _SERVED.set({} if _SERVED.get() is None else _SERVED.get())
     try:
         yield
     finally:
         _SERVED.reset(token)
 
 
+def keep_served_card(env: Any, env_id: str, /, **kwargs: Any) -> None:
+    """Within :func:`served_cards_kept`, keep the card of ``env``, just made by ``gym.make(env_id, **kwargs)``
+    for a remote id and not yet reset: the card the kit would open a session of its own to read."""
+    kept = _SERVED.get()
+    if kept is None:
+        raise RuntimeError("keep_served_card() outside served_cards_kept(): nothing would keep it")
+    kept[_key(env_id, kwargs)] = _card_of(env.unwrapped)
+
+
+def _key(env_id: str, kwargs: Mapping[str, Any]) -> str:
+    return json.dumps([env_id, kwargs], sort_keys=True, default=repr)
+
+
+def _card_of(base: Any) -> dict[str, Any]:
+    """A RemoteEnv's card and served id, and the facts of its first reset (its card and served id come with the env API)."""
+    card = dict(base.card)
+    card["served_id"] = base.served_id
+    if "class" in card and "levels" in card:
+        card["facts"] = base.facts()
+    return card
+
+
 def _served(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The card a remote env's server gives for the id it serves (a session is opened to ask, unless
     :func:`served_cards_kept` holds the answer)."""
-    kept, key = _SERVED.get(), json.dumps([env_id, kwargs], sort_keys=True, default=repr)
+    kept, key = _SERVED.get(), _key(env_id, kwargs)
     if kept is not None and key in kept:
-        return kept[key]
-    env = _make(env_id, **kwargs)
-    try:
-        base: Any = env.unwrapped  # a RemoteEnv: its card and served id come with the env API
-        card = dict(base.card)
-        card["served_id"] = base.served_id
-        if "class" in card and "levels" in card:
-            card["facts"] = base.facts()
-    finally:
-        env.close()
+        card = kept[key]
+    else:
+        env = _make(env_id, **kwargs)
+        try:
+            card = _card_of(env.unwrapped)
+        finally:
+            env.close()
     if "facts" not in card:
         raise NotCheckable(f"the server gives no card for {card['served_id']!r}: it is not an RL4VLM Gym env with a card")
     if kept is not None:

@@ -40,6 +40,7 @@ import rl4vlm_gym  # noqa: E402
 from rl4vlm_gym.cli import app  # noqa: E402
 from rl4vlm_gym.core import MissingDataError  # noqa: E402
 from rl4vlm_gym.testing import CHECKS, run_checks  # noqa: E402
+from rl4vlm_gym.testing.remote import keep_served_card, served_cards_kept  # noqa: E402
 
 REMOTE_ID = "rl4vlm/Remote-v0"
 SAMPLE = ("rl4vlm/FrozenLake-v0", "rl4vlm/Blackjack-v0")
@@ -97,12 +98,16 @@ def sample_url(registry_url: str) -> str:
     return registry_url
 
 
-def _assert_facts_match(url: str, env_id: str, levels: range | list[int], **kwargs: object) -> None:
-    """At each level, the served env's facts (JSON data over the wire) equal the local env's."""
+def _assert_facts_match(url: str, env_id: str, levels: range | list[int], keep_card: bool = False, **kwargs: object) -> None:
+    """At each level, the served env's facts (JSON data over the wire) equal the local env's. With ``keep_card``
+    (within ``served_cards_kept()``), the remote env's card is kept for the kit, which then opens no session of its
+    own to read it (the same card, read from an env of the same arguments before its first reset)."""
     local = gym.make(env_id, **{k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()})
     remote = None
     try:
         remote = gym.make(REMOTE_ID, url=url, env_id=env_id, **kwargs)
+        if keep_card:
+            keep_served_card(remote, REMOTE_ID, url=url, env_id=env_id, **kwargs)
         for level in levels:
             local.reset(seed=0, options={"level": level})
             remote.reset(seed=0, options={"level": level})
@@ -150,6 +155,13 @@ def test_run_checks_asks_a_server_for_its_card_once(sample_url: str, monkeypatch
     results = run_checks(REMOTE_ID, ["docs", "oracle"], options={"oracle": {"episodes": 1}}, url=sample_url, env_id=SAMPLE[1])
     assert all(r.passed for r in results), [r.detail for r in results]
     assert asked == [SAMPLE[1]], f"{len(asked)} sessions opened for the card (both checks read it): {asked}"
+    # A card kept from a remote env the caller made (before its first reset) is the card: no session for it.
+    with served_cards_kept():
+        made = gym.make(REMOTE_ID, url=sample_url, env_id=SAMPLE[1])
+        keep_served_card(made, REMOTE_ID, url=sample_url, env_id=SAMPLE[1])
+        made.close()
+        again = run_checks(REMOTE_ID, ["docs", "oracle"], options={"oracle": {"episodes": 1}}, url=sample_url, env_id=SAMPLE[1])
+    assert [r.detail for r in again] == [r.detail for r in results] and asked == [SAMPLE[1]], asked
 
 
 @pytest.mark.slow  # the oracle's default 50 episodes on each of FrozenLake's 5 levels, over the wire (about 40 s)
@@ -177,17 +189,20 @@ def test_every_registered_id_served_passes_where_the_local_env_passes(registry_u
     kwargs = _make_kwargs(env_id)
     if "MiniWorld" in env_id and importlib.util.find_spec("miniworld") is None:
         pytest.skip("MiniWorld is not installed (extra nav)")
-    try:
-        _assert_facts_match(registry_url, env_id, [rl4vlm_gym.registry.env_card(env_id).default_level], **kwargs)
-    except MissingDataError as err:  # envs on downloaded data (conftest points at the samples)
-        pytest.skip(f"{env_id} has no data on this machine: {err}")
     if env_id in FULL_COUNTS:
         checks, options = IN_PROCESS, {"oracle": {"episodes": 2}}
     elif env_id in ONE_PER_MODULE:
         checks, options = IN_PROCESS, PER_CLASS
     else:
         checks, options = SWEEP_CHECKS, SWEEP
-    remote = {r.check: r for r in run_checks(REMOTE_ID, checks, options=options, url=registry_url, env_id=env_id, **kwargs)}
+    with served_cards_kept():  # the facts' remote env gives the kit its card: one session (one served env) fewer
+        try:
+            default_level = rl4vlm_gym.registry.env_card(env_id).default_level
+            _assert_facts_match(registry_url, env_id, [default_level], keep_card=True, **kwargs)
+        except MissingDataError as err:  # envs on downloaded data (conftest points at the samples)
+            pytest.skip(f"{env_id} has no data on this machine: {err}")
+        results = run_checks(REMOTE_ID, checks, options=options, url=registry_url, env_id=env_id, **kwargs)
+    remote = {r.check: r for r in results}
     assert list(remote) == checks
     failed = [c for c, r in remote.items() if not r.passed]
     if failed:  # held to the local env's verdict: a check the local env fails is test_conformance's to report
