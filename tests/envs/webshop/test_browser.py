@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -125,6 +126,7 @@ def test_close_leaves_no_process_or_port_behind() -> None:
     env.reset(seed=0)
     base = env.unwrapped
     processes = base._site.browser.processes()
+    profile = base._site.browser.profile
     port = base._site.server.port
     names = {p.name() for p in processes}
     assert any("chromedriver" in n for n in names) and any("chrom" in n and "driver" not in n for n in names)
@@ -134,6 +136,19 @@ def test_close_leaves_no_process_or_port_behind() -> None:
     alive = [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"left behind: {[(p.pid, p.name()) for p in alive]}"
     assert not _port_open(port)
+    assert not os.path.exists(profile)
+
+
+def test_profiles_go_to_memory_when_it_has_room_else_to_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.webshop import browser
+
+    monkeypatch.setattr(browser, "_SHM", str(tmp_path))  # a folder with room, standing in for /dev/shm
+    assert browser._profile_parent() == str(tmp_path)
+    monkeypatch.setattr(browser, "_SHM_ROOM", 2**62)  # too little room (Docker's 64 MB /dev/shm)
+    assert browser._profile_parent() is None
+    monkeypatch.setattr(browser, "_SHM", str(tmp_path / "absent"))
+    monkeypatch.setattr(browser, "_SHM_ROOM", 0)
+    assert browser._profile_parent() is None
 
 
 @pytest.fixture(scope="module")
