@@ -1,6 +1,6 @@
-"""rl4vlm/Remote-v0 against `rl4vlm-gym serve` in a subprocess on a free port (it dies with this
-process: rl4vlm_gym.processes), through openenv-core's real client: the same rollouts as the local
-env, the conformance kit, and `openenv validate`."""
+"""rl4vlm/Remote-v0 against the family's shared server (conftest.py's ``registry_url``: a subprocess on a free
+port that dies with this process, rl4vlm_gym.processes), through openenv-core's real client: the same rollouts
+as the local env, the conformance kit; and `openenv validate` against `rl4vlm-gym serve` in a process of its own."""
 
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ def _serve(env_id: str) -> contextlib.AbstractContextManager[str]:
 
 
 @pytest.fixture(scope="module")
-def url():
-    with _serve(ENV) as served:
-        yield served
+def url(registry_url: str) -> str:
+    """NumberLine (ENV), among every registered id, with the oracle exposed: the family's shared server."""
+    return registry_url
 
 
 # The openenv CLI's own entry point (what the `openenv` script runs), with Gradio hidden as rl4vlm_gym.server._openenv
@@ -51,11 +51,12 @@ OPENENV_CLI = (
 )
 
 
-@pytest.mark.slow  # the openenv CLI: a fresh interpreter importing openenv-core
-def test_openenv_validate_passes(url) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", OPENENV_CLI, "validate", url], capture_output=True, text=True, timeout=120, check=False
-    )
+@pytest.mark.slow  # the server of `rl4vlm-gym serve` and the openenv CLI: two fresh interpreters importing openenv-core
+def test_openenv_validate_passes() -> None:
+    with _serve(ENV) as url:  # one id, the default of a reset that names none (as validate's)
+        done = subprocess.run(
+            [sys.executable, "-c", OPENENV_CLI, "validate", url], capture_output=True, text=True, timeout=120, check=False
+        )
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["passed"], done.stdout[-2000:]
     assert report["mode"] == "simulation" and report["summary"]["passed_count"] == report["summary"]["total_count"]
@@ -125,7 +126,7 @@ def test_remote_env_passes_the_kit_s_seeding_fuzz_and_pickle_checks(url) -> None
 
 def test_remote_errors_name_the_problem(url) -> None:
     with pytest.raises(RemoteError, match="not served here"):
-        gym.make("rl4vlm/Remote-v0", url=url, env_id="rl4vlm/Sokoban-v0")
+        gym.make("rl4vlm/Remote-v0", url=url, env_id="rl4vlm/Nope-v0")
     with pytest.raises(RemoteError, match="level"):
         gym.make("rl4vlm/Remote-v0", url=url, env_id=ENV, level=99)
     env = gym.make("rl4vlm/Remote-v0", url=url, env_id=ENV, **SMALL)
