@@ -6,39 +6,60 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.testing.common import REMOTE, _base, _make, _move, _no_frame_wait, _view_overridden, is_remote
+from rl4vlm_gym.testing.common import REMOTE, _base, _make, _no_frame_wait, _policy_action, _view_overridden, is_remote
+
+RENDER_STEPS = 2
+"""Steps after ``reset`` at which each render mode is checked again (an env's frame or text may go
+stale after a step, not at reset)."""
 
 
 def check_render(env_id: str, /, **kwargs: Any) -> str:
     """``rgb_array`` gives the frame, ``ansi`` the text state, ``human`` a window; close twice.
 
-    ``render()`` in ``rgb_array`` mode equals the observed image unless the env overrides
-    ``_view`` (another view, such as a map), which then only has to be a stable ``uint8`` RGB frame.
-    A remote env has no ``human`` window (it would open on the server's machine)."""
+    At reset and after each of ``RENDER_STEPS`` steps: ``render()`` in ``rgb_array`` mode equals the
+    observed image unless the env overrides ``_view`` (another view, such as a map), which then only
+    has to be a stable ``uint8`` RGB frame; ``ansi`` holds the mission, the state (``describe()``) and
+    every admissible action. A remote env has no ``human`` window (it would open on the server's machine)."""
     proxy = is_remote(env_id)
     for mode in ("rgb_array", "ansi") if proxy else ("rgb_array", "ansi", "human"):
         env = _make(env_id, **{**kwargs, "render_mode": mode})
         base = _base(env)
         with _no_frame_wait(type(base)):
             obs, _ = env.reset(seed=1)
-            out = env.render()
-            if mode == "rgb_array":
-                assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3, (
-                    "bad rgb_array frame"
-                )
-                if not _view_overridden(base):
-                    assert np.array_equal(out, obs["image"]), (
-                        "render() differs from the observed image (and _view is not overridden)"
-                    )
-                else:
-                    assert np.array_equal(out, np.asarray(env.render())), "render() of an overridden _view changes between calls"
-            elif mode == "ansi":
-                assert isinstance(out, str) and obs["mission"] in out, "ansi render must hold the mission and state"
-            else:
-                assert out is None, "human render must return None"
-                env.step(_move(base))
+            rng = np.random.default_rng(1)
+            for t in range(RENDER_STEPS + 1):
+                at = "after reset" if t == 0 else f"after step {t}"
+                _assert_render(env, base, mode, obs, at)
+                if t == RENDER_STEPS:
+                    break
+                # admissible words at random (no planner asked), the oracle's move where there are none
+                obs, _, terminated, truncated, _ = env.step(_policy_action(base, obs, rng, random_moves=1.0))
+                if terminated or truncated:
+                    _assert_render(env, base, mode, obs, f"at the end (step {t + 1})")
+                    break
             env.close()
             env.close()
     if proxy:
         return f"rgb_array and ansi render; close() twice is safe; {REMOTE}the human window (it would open on the server)"
-    return "rgb_array, ansi and human render; close() twice is safe"
+    return f"rgb_array, ansi and human render at reset and {RENDER_STEPS} steps; close() twice is safe"
+
+
+def _assert_render(env: Any, base: Any, mode: str, obs: Any, at: str) -> None:
+    out = env.render()
+    if mode == "rgb_array":
+        assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3, (
+            f"bad rgb_array frame {at}"
+        )
+        if not _view_overridden(base):
+            assert np.array_equal(out, obs["image"]), (
+                f"render() {at} differs from the observed image (and _view is not overridden)"
+            )
+        else:
+            assert np.array_equal(out, np.asarray(env.render())), f"render() of an overridden _view {at} changes between calls"
+    elif mode == "ansi":
+        assert isinstance(out, str) and obs["mission"] in out, f"the ansi render {at} lacks the mission"
+        assert base.describe() in out, f"the ansi render {at} lacks the state (describe())"
+        missing = [a for a in obs["actions"] if a not in out]
+        assert not missing, f"the ansi render {at} lacks admissible actions {missing[:3]}"
+    else:
+        assert out is None, "human render must return None"
