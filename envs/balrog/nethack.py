@@ -95,6 +95,25 @@ _PALETTE = np.array(
 )  # fmt: skip
 
 
+def _colour(index: int) -> tuple[int, ...]:
+    return tuple(int(c) for c in _PALETTE[index])
+
+
+@cache
+def _text_cell(char: int, colour: int) -> NDArray[np.uint8] | None:
+    """The 16x16 cell of a tty character as :func:`draw_screen` draws it on black (13 px, 2 px from the
+    cell's left), or None when the glyph reaches out of its cell (drawn on a larger black page to see)."""
+    page = Image.new("RGB", (3 * TILE, 3 * TILE))
+    ImageDraw.Draw(page).text((TILE + 2, TILE), chr(char), fill=_colour(colour), font=font(13))
+    pixels = np.asarray(page)
+    cell = pixels[TILE : 2 * TILE, TILE : 2 * TILE]
+    if int(pixels.astype(np.int64).sum()) != int(cell.astype(np.int64).sum()):
+        return None
+    cell = cell.copy()
+    cell.flags.writeable = False
+    return cell
+
+
 def draw_screen(screen: dict[str, Any], message: str) -> NDArray[np.uint8]:
     """Image mode's picture (BALROG has no image-only mode): the tty screen with the map in 16x16
     tiles, and the step's message and the inventory in a column beside it, ``uint8[384, 1760, 3]``.
@@ -112,16 +131,22 @@ def draw_screen(screen: dict[str, Any], message: str) -> NDArray[np.uint8]:
         on_map[rows.min() : rows.max() + 1, cols.min() :] = False
     tiles[~on_map] = 0
     canvas[TILE : TILE * (1 + MAP_ROWS), : TILE * MAP_COLS] = tiles.transpose(0, 2, 1, 3, 4).reshape(MAP_ROWS * TILE, MAP_COLS * TILE, 3)
+    text_cells = [
+        (row, col, int(tty[row, col]), int(colours[row, col]) & 15)
+        for row, col in zip(*np.nonzero(tty != 32))
+        if not (1 <= row <= MAP_ROWS and col < MAP_COLS and on_map[row - 1, col])
+    ]  # row by row, as drawn
+    cells = [_text_cell(char, colour) for _, _, char, colour in text_cells]
+    if all(cell is not None for cell in cells):
+        # every glyph inside its own cell, each cell black below it: drawn cell by cell, the same pixels
+        for (row, col, _, _), cell in zip(text_cells, cells):
+            canvas[row * TILE : (row + 1) * TILE, col * TILE : (col + 1) * TILE] = cell
     image = Image.fromarray(canvas)
     draw = ImageDraw.Draw(image)
-    typeface = font(13)
-    for row in range(ROWS):
-        for col in range(COLS):
-            char = int(tty[row, col])
-            if char == 32 or (1 <= row <= MAP_ROWS and col < MAP_COLS and on_map[row - 1, col]):
-                continue
-            colour = tuple(int(c) for c in _PALETTE[int(colours[row, col]) & 15])
-            draw.text((col * TILE + 2, row * TILE), chr(char), fill=colour, font=typeface)
+    if not all(cell is not None for cell in cells):  # a glyph that reaches into another cell: drawn in order
+        typeface = font(13)
+        for row, col, char, colour in text_cells:
+            draw.text((col * TILE + 2, row * TILE), chr(char), fill=_colour(colour), font=typeface)
     cursor_row, cursor_col = (int(v) for v in screen["tty_cursor"])
     box = (cursor_col * TILE, cursor_row * TILE, cursor_col * TILE + TILE - 1, cursor_row * TILE + TILE - 1)
     draw.rectangle(box, outline=(255, 255, 0))
