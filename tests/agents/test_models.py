@@ -25,6 +25,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Torch's intra-op threads spin while they wait for each other: on a 2-core machine running two
+    test workers they made the tiny model several times slower (the smoke-suite eval took 75 s of CPU
+    with torch's default threads, 12.5 s with one; same replies, same records)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> str:
     return str(build_tiny_vlm(tmp_path_factory.mktemp("tiny") / "model"))
