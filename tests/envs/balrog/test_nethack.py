@@ -236,3 +236,24 @@ def test_image_mode_draws_the_whole_screen_beside_the_inventory() -> None:
     assert obs["image"][:, 1280:].any()  # the inventory column
     assert gym.make(NETHACK, obs_mode="image", image_size=(96, 440)).reset(seed=5)[0]["image"].shape == (96, 440, 3)
     env.close()
+
+
+def test_the_screens_text_pasted_cell_by_cell_is_the_text_drawn_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """draw_screen pastes each tty character's cell from a cache; drawn by PIL one glyph after the
+    other (its path when a glyph reaches out of its cell) the screens are the same arrays: a
+    message, the status lines and the inventory menu drawn over the map."""
+    from rl4vlm_gym.envs.balrog import nethack
+
+    env = gym.make(NETHACK, obs_mode="image")
+    env.reset(seed=5)
+    base = env.unwrapped
+    screens = [(dict(base.screen), base.message)]
+    env.step("i")  # the inventory: a menu over the map
+    screens.append((dict(base.screen), base.message))
+    env.close()
+    pasted = [nethack.draw_screen(screen, message) for screen, message in screens]
+    assert nethack._text_cell.cache_info().currsize > 20
+    monkeypatch.setattr(nethack, "_text_cell", lambda char, colour: None)  # as if every glyph reached out
+    drawn = [nethack.draw_screen(screen, message) for screen, message in screens]
+    assert all(np.array_equal(a, b) for a, b in zip(pasted, drawn, strict=True))
+    assert not np.array_equal(pasted[0], pasted[1])
