@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.testing.common import REMOTE, _base, _make, _no_frame_wait, _policy_action, _view_overridden, is_remote
+from rl4vlm_gym.testing.common import REMOTE, _base, _make, _move, _no_frame_wait, _policy_action, _view_overridden, is_remote
 
 RENDER_STEPS = 2
 """Steps after ``reset`` at which each render mode is checked again (an env's frame or text may go
@@ -32,8 +32,9 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
                 _assert_render(env, base, mode, obs, at)
                 if t == RENDER_STEPS:
                     break
-                # admissible words at random (no planner asked), the oracle's move where there are none
-                obs, _, terminated, truncated, _ = env.step(_policy_action(base, obs, rng, random_moves=1.0))
+                # a move that changes the state (the oracle's), then admissible words at random
+                action = _move(base) if t == 0 else _policy_action(base, obs, rng, random_moves=1.0)
+                obs, _, terminated, truncated, _ = env.step(action)
                 if terminated or truncated:
                     _assert_render(env, base, mode, obs, f"at the end (step {t + 1})")
                     break
@@ -59,7 +60,8 @@ def _assert_render(env: Any, base: Any, mode: str, obs: Any, at: str) -> None:
     elif mode == "ansi":
         assert isinstance(out, str) and obs["mission"] in out, f"the ansi render {at} lacks the mission"
         assert base.describe() in out, f"the ansi render {at} lacks the state (describe())"
-        missing = [a for a in obs["actions"] if a not in out]
+        rest = out.replace(obs["mission"], "").replace(base.describe(), "")  # the actions' own place
+        missing = [a for a in obs["actions"] if a not in rest]
         assert not missing, f"the ansi render {at} lacks admissible actions {missing[:3]}"
     else:
         assert out is None, "human render must return None"

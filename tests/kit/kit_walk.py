@@ -497,6 +497,47 @@ class NeedsItsOwnersMemory(Walk):
             self.goal = cells[(cells.index(self.goal) + 1) % len(cells)]
 
 
+class RenderStaleAfterStep(Walk):
+    """``render()`` in ``rgb_array`` mode keeps showing the frame drawn at reset."""
+
+    def reset(self, **kwargs: Any) -> Any:
+        self._first_frame = None
+        return super().reset(**kwargs)
+
+    def render(self) -> Any:
+        frame = super().render()
+        if self.render_mode != "rgb_array":
+            return frame
+        if self._first_frame is None:
+            self._first_frame = frame
+        return self._first_frame
+
+
+class AnsiLacksState(Walk):
+    """The ``ansi`` render shows the mission and the actions, not the state."""
+
+    def render(self) -> Any:
+        if self.render_mode == "ansi" and self.started:
+            return f"Mission: {self._mission()}\nActions: {', '.join(self.admissible_actions)}\n"
+        return super().render()
+
+
+class AnsiLacksActions(Walk):
+    """The ``ansi`` render shows the mission and the state, not the actions."""
+
+    def render(self) -> Any:
+        if self.render_mode == "ansi" and self.started:
+            return f"Mission: {self._mission()}\n{self.describe()}\n"
+        return super().render()
+
+
+class DropsSeedWithOptions(Walk):
+    """``reset(seed=s, options=...)`` ignores the seed when options are given."""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        return super().reset(seed=None if options is not None else seed, options=options)
+
+
 class OracleFree(Walk):
     """Walk played as an oracle-free env (``HAS_ORACLE = False``): correct, so every check passes."""
 
@@ -530,7 +571,8 @@ BROKEN: tuple[type[Walk], ...] = (
     WordingChangesEpisode, RefusedPaysMove, DuplicateActions, AcceptsAfterEnd, RewardOutsideTable,
     VariantMissesEvent, ProgressOutOfRange, EarlySuccess, StateKeyCollision, LevelsIgnored,
     SaltedGoal, SaltedFeedback, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
-    FirstOfItsProcess, CrashesInFreshProcess, NeedsItsOwnersMemory,
+    FirstOfItsProcess, CrashesInFreshProcess, NeedsItsOwnersMemory, RenderStaleAfterStep, AnsiLacksState,
+    AnsiLacksActions, DropsSeedWithOptions,
 )  # fmt: skip
 
 

@@ -66,6 +66,10 @@ DEFECTS = [
     (kit_walk.SaltedFeedback, "determinism", r"rollouts differ across processes: .*first differ after step [1-9]\d*: the text, mission, actions or info$"),
     (kit_walk.OracleFreeReportsPlan, "oracle", r"an oracle-free env \(HAS_ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
     (kit_walk.OracleFreeHidesOracle, "oracle", r"sets HAS_ORACLE = False but defines oracle_action"),
+    (kit_walk.RenderStaleAfterStep, "render", r"render\(\) after step 1 differs from the observed image"),
+    (kit_walk.AnsiLacksState, "render", r"the ansi render after reset lacks the state \(describe\(\)\)"),
+    (kit_walk.AnsiLacksActions, "render", r"the ansi render after reset lacks admissible actions"),
+    (kit_walk.DropsSeedWithOptions, "seeding", r"reset\(seed=0, options=\{\}\) plays another episode than reset\(seed=0\): the seed is dropped"),
 ]
 
 
