@@ -240,13 +240,13 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 self._extra = None
 
     def _state_extra(self, groups: tuple[str, ...] = EXTRA_GROUPS) -> dict[str, Any]:
-        """State's extras: the ``rules`` group always (the others depend on its facts), ``oracle`` and
-        ``frame`` when in ``groups``; ``extras`` names the groups computed."""
-        groups = tuple(g for g in EXTRA_GROUPS if g == "rules" or g in groups)
+        """State's extras in ``groups`` (:data:`EXTRA_GROUPS`), which ``extras`` names."""
         extra: dict[str, Any] = {"extras": list(groups)}
         env = self.env
-        if env is not None and not self._closed:
-            base = env.unwrapped
+        if env is None or self._closed:
+            return extra
+        base = env.unwrapped
+        if "rules" in groups:
             extra |= {
                 "make_kwargs": _plain(self._make_kwargs),
                 "served_id": self._env_id,
@@ -268,17 +268,18 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 if base.started:
                     extra["admissible"] = list(base.admissible_actions)
                     extra["description"] = base.describe()
-                    if self.catalog.expose_oracle:
-                        self._trusted_facts(base, extra, groups)
+        if self.catalog.expose_oracle and isinstance(base, VLMEnv) and base.started:
+            self._trusted_facts(base, extra, groups)
         return extra
 
     @staticmethod
     def _trusted_facts(base: VLMEnv, extra: dict[str, Any], groups: tuple[str, ...]) -> None:
         """What only a trusted client may see (``--expose-oracle``), in ``groups``: ``oracle``, the oracle's
         move and the plan's length once computed (at reset, or always with ``optimal_steps_at_reset=True``);
-        ``frame``, the SHA-256 of a fresh render of the state (the kit compares it with the cached frame)."""
+        ``frame``, the SHA-256 of a fresh render of the state (the kit compares it with the cached frame).
+        ``HAS_ORACLE`` and ``obs_mode`` are the env's own, as its facts report them (no facts computed)."""
         if "oracle" in groups:
-            if extra["has_oracle"]:
+            if base.HAS_ORACLE:
                 try:
                     extra["oracle_action"] = base.oracle_action()
                 except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
@@ -286,7 +287,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             optimal = base.computed_optimal_steps  # as computed: asking would plan, and change later infos
             if optimal is not None:
                 extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
-        if "frame" in groups and extra["obs_mode"] != "text":
+        if "frame" in groups and base.obs_mode != "text":
             extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base.fresh_render()).tobytes()).hexdigest()
 
     def _card(self) -> dict[str, Any]:

@@ -38,7 +38,8 @@ EXTRA_GROUPS = ("rules", "oracle", "frame")
 """The parts of ``state``'s extras a client may ask to get with a reset or step (``state_extras``): ``rules``
 (the card, facts, description, admissible actions, position), ``oracle`` (``oracle_action``,
 ``optimal_steps``: planning) and ``frame`` (``fresh_frame_sha256``: a fresh render); the last two only
-from an ``--expose-oracle`` server. A ``state`` message answers all three."""
+from an ``--expose-oracle`` server. Only the groups asked for are computed; a ``state`` message answers
+all three."""
 
 
 class VLMAction(Action):

@@ -136,9 +136,11 @@ class RemoteEnv(gym.Env):
     It answers :class:`~rl4vlm_gym.core.VLMEnv`'s public inspection API (``facts()``, ``describe()``,
     ``admissible_actions``, ``elapsed_steps``, ``optimal_steps``, ``oracle_action()``) from the
     server's ``state``, so the conformance kit reads a served env as it reads a local one. Each group
-    of it that was read once in this env (:data:`~rl4vlm_gym.server.models.EXTRA_GROUPS`: the rules,
-    the oracle, the fresh frame) comes with every later reset and step (``state_extras``), so reading
-    them costs no round trip of its own; an env that reads none (training) asks for none.
+    of it (:data:`~rl4vlm_gym.server.models.EXTRA_GROUPS`: the rules, the oracle, the fresh frame) read
+    once after a reset comes with every later reset, and one read after a step with every later step
+    (``state_extras``), so reading them costs no round trip of its own and the server computes no more
+    than is read (the oracle check reads the rules after resets, the oracle after steps); an env that
+    reads none (training) asks for none.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
@@ -172,7 +174,9 @@ class RemoteEnv(gym.Env):
         self._last: dict[str, Any] | None = None
         self._history: tuple[dict[str, Any], list[Any]] | None = None  # (reset kwargs, actions) for pickling
         self._state: dict[str, Any] | None = None  # the server's state since the last reset or step
-        self._asked: set[str] = {"rules"}  # the groups of state's extras read in this env: sent with each reset and step
+        # The groups of state's extras read in this env after a reset, and after a step: asked for with each later one.
+        self._asked: dict[str, set[str]] = {"reset": {"rules"}, "step": set()}
+        self._after = "reset"  # what the current state follows
         first = self._call("reset", **self._reset_kwargs(None, None))  # makes the env, shows the image size
         h, w, _ = first.observation["image"].shape
         self.observation_space = spaces.Dict(
@@ -189,7 +193,7 @@ class RemoteEnv(gym.Env):
         # a group of state's extras comes with each reset and step once it was read.
         self._card: dict[str, Any] = self._extra("card") or {}
         self._max_episode_steps: int | None = self._extra("max_episode_steps")
-        self._asked = set()
+        self._asked["reset"] = set()
 
     # -- Gymnasium ----------------------------------------------------------------------------------
 
@@ -204,7 +208,8 @@ class RemoteEnv(gym.Env):
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
-        result = self._call("step", _WithExtras(action, self._asked_list()) if self._asked else action)
+        extras = self._asked_list("step")
+        result = self._call("step", _WithExtras(action, extras) if extras else action)
         if self._history is not None:
             self._history[1].append(action)
         return self._unpack(result)
@@ -326,18 +331,18 @@ class RemoteEnv(gym.Env):
 
     def _extra(self, key: str) -> Any:
         group = _GROUP.get(key, "rules")
-        self._asked.add(group)  # from now on it comes with each reset and step
+        self._asked[self._after].add(group)  # from now on it comes with each reset (or step)
         if self._state is None or group not in self._state.get("extras", EXTRA_GROUPS):
             self._state = self.server_state().model_dump()  # a state round trip: every group, however many are read
         return self._state.get(key)
 
-    def _asked_list(self) -> list[str]:
-        return [g for g in EXTRA_GROUPS if g in self._asked]
+    def _asked_list(self, after: str) -> list[str]:
+        return [g for g in EXTRA_GROUPS if g in self._asked[after]]
 
     def _reset_kwargs(self, seed: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"make_kwargs": self.make_kwargs, "image_format": self.image_format}
-        if self._asked:
-            kwargs["state_extras"] = self._asked_list()
+        if self._asked["reset"]:
+            kwargs["state_extras"] = self._asked_list("reset")
         if self.env_id is not None:
             kwargs["env_id"] = self.env_id
         if seed is not None:
@@ -355,7 +360,7 @@ class RemoteEnv(gym.Env):
         return self._client
 
     def _call(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
-        self._state = None
+        self._state, self._after = None, what
         result = getattr(self._connected(), what)(*args, **kwargs)
         self._state = result.observation.get("state")  # the extras asked for with it (None: none)
         return result
