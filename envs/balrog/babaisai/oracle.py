@@ -85,34 +85,48 @@ class Solver:
         self.shortest = False  # whether the last plan is proven shortest
 
     # ---- estimates --------------------------------------------------------------------------------
-    def _push_table(self, push: frozenset[int]) -> bytes:
-        """A byte table marking word blocks and ``push`` nouns (what a YOU object can push)."""
-        table = self._tables.get(push)
+    def _target_table(self, win: frozenset[int], push: frozenset[int]) -> bytes:
+        """A byte table of what a YOU object heads for, by the type on top of a cell: 1 for ``win``
+        nouns (reached, a win), 2 for word blocks and ``push`` nouns (pushed, a move first)."""
+        table = self._tables.get((win, push))
         if table is None:
-            table = self._tables[push] = bytes(1 if k >= E.FIRST_WORD or k in push else 0 for k in range(256))
+            marks = (1 if k in win else 2 if k >= E.FIRST_WORD or k in push else 0 for k in range(256))
+            table = self._tables[win, push] = bytes(marks)
         return table
 
     def estimate(self, world: E.World) -> int:
         """The admissible estimate of the moves left to a win (module docstring, 1.)."""
         if self.blind:
             return 0
-        yous = world.find(_closure(world, world.props[E.YOU]))
+        props = world.props
+        yous = world.find(_closure(world, props[E.YOU]))
         if not yous:
             return 0
-        win = _closure(world, world.props[E.WIN])
-        # WIN objects on top, or under a YOU object; word blocks (and PUSH objects) on top: a
-        # covered object only matters once what covers it moves, which costs a move first.
-        cells = world.cells
-        targets = [(w, 0) for w in world.find(win)] if win else []
-        targets += [(y, 0) for y in yous if any(code & E.TYPE_MASK in win for code in cells[y][:-1])]
-        targets += [(w, 1) for w in world.find_in(self._push_table(world.props[E.PUSH]))]
+        win = _closure(world, props[E.WIN])
+        # WIN objects on top, or under a YOU object (0 moves more); word blocks (and PUSH objects)
+        # on top (1 more: a covered object only matters once what covers it moves, which costs a
+        # move first, and the push itself cannot win). The least over YOU objects and targets of the
+        # distance plus that, at least 1.
         width = world.width
+        marks = world.kinds.translate(self._target_table(win, props[E.PUSH]))
+        spots = []
+        for mark, extra in ((1, 0), (2, 1)):
+            k = marks.find(mark)
+            while k >= 0:
+                spots.append((k % width, k // width, extra))
+                k = marks.find(mark, k + 1)
+        if win:
+            cells = world.cells
+            spots += [(y % width, y // width, 0) for y in yous if any(code & E.TYPE_MASK in win for code in cells[y][:-1])]
         best = _FAR
         for y in yous:
-            for w, extra in targets:
-                d = _distance(y, w, width) + extra
+            yx, yy = y % width, y // width
+            for wx, wy, extra in spots:
+                d = abs(yx - wx) + abs(yy - wy) + extra
                 if d < best:
-                    best = d if d else 1
+                    if d <= 1:
+                        return 1  # the least it can be (0 counts as 1)
+                    best = d
         return best
 
     @staticmethod
