@@ -51,7 +51,7 @@ CHAT_TEMPLATE = (
 
 
 @functools.cache
-def image_only_processor_class() -> type:
+def image_only_processor_class() -> type[Any]:
     """The class ``ImageOnlyQwen2VLProcessor``, made on first use (it is also this module's attribute of that name).
 
     Importing transformers' processors takes seconds, and every process that imports this module would pay
