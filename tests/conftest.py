@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,11 @@ import pytest
 # The six real ALFWorld games shipped beside the repository, or beside a folder holding it (CI has
 # them); $ALFWORLD_DATA wins. Without either the ALFWorld tests skip.
 ALFWORLD_SAMPLE = next(
-    (found for parent in Path(__file__).resolve().parents[1:] if (found := parent / "shared" / "data" / "alfworld_sample").is_dir()),
+    (
+        found
+        for parent in Path(__file__).resolve().parents[1:]
+        if (found := parent / "shared" / "data" / "alfworld_sample").is_dir()
+    ),
     None,
 )
 if ALFWORLD_SAMPLE is not None:
@@ -71,6 +76,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = missing_extras(*mark.args)
         if reason:
             pytest.skip(reason)
+    # One torch thread per test process once torch is imported: the suite runs a worker per core, and
+    # torch's intra-op threads spin waiting for each other on a loaded machine (the baselines' updates
+    # took 2.3x the CPU with the default). Never imported here: a test that needs torch imports it.
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
 
 
 @pytest.fixture

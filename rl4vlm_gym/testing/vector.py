@@ -85,7 +85,7 @@ def _fresh_workers(fns: list[Callable[[], gym.Env]]) -> gym.vector.VectorEnv:
     is set while the forkserver has not started (afterwards multiprocessing ignores it), and only over
     multiprocessing's default, so a caller's own preload is kept."""
     context = multiprocessing.get_context("forkserver")
-    server = multiprocessing.forkserver._forkserver  # type: ignore[attr-defined]
+    server: Any = multiprocessing.forkserver._forkserver  # its state is private: read, never written
     if server._forkserver_pid is None and server._preload_modules == ["__main__"]:
         context.set_forkserver_preload(list(FORKSERVER_PRELOAD))
     return gym.vector.AsyncVectorEnv(fns, shared_memory=False, context="forkserver")
