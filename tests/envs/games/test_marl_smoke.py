@@ -9,30 +9,30 @@ must have changed and stay finite.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="needs the marl extra: pip install 'rl4vlm-gym[marl]'")
-pytest.importorskip("tianshou", reason="needs the marl extra: pip install 'rl4vlm-gym[marl]'")
-pytest.importorskip("pyspiel", reason="needs the marl extra: pip install 'rl4vlm-gym[marl]'")
+from rl4vlm_gym.envs.games.numeric import numeric_env
 
-from tianshou.algorithm import DQN, MultiAgentOffPolicyAlgorithm  # noqa: E402
-from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy  # noqa: E402
-from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
-from tianshou.data import Collector, CollectStats, ReplayBuffer  # noqa: E402
-from tianshou.env import DummyVectorEnv  # noqa: E402
-from tianshou.env.pettingzoo_env import PettingZooEnv  # noqa: E402
-from tianshou.trainer import OffPolicyTrainerParams  # noqa: E402
-from tianshou.utils.net.common import Net  # noqa: E402
-
-from rl4vlm_gym.envs.games.numeric import numeric_env  # noqa: E402
+# Tianshou and torch are imported by the tests that use them, not at collection (seconds per xdist
+# worker); the marker skips them where the marl extra is absent.
+pytestmark = pytest.mark.extra("marl")
 
 
-def kuhn() -> PettingZooEnv:
+def kuhn() -> Any:
+    from tianshou.env.pettingzoo_env import PettingZooEnv
+
     return PettingZooEnv(numeric_env("kuhn_poker"))
 
 
-def learner(env: PettingZooEnv) -> DQN:
+def learner(env: Any) -> Any:
+    from tianshou.algorithm import DQN
+    from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.utils.net.common import Net
+
     net = Net(state_shape=env.observation_space["observation"].shape, action_shape=env.action_space.n, hidden_sizes=[32])
     policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=0.2, eps_inference=0.0)
     return DQN(policy=policy, optim=AdamOptimizerFactory(lr=1e-2), gamma=1.0, target_update_freq=20)
@@ -41,6 +41,8 @@ def learner(env: PettingZooEnv) -> DQN:
 @pytest.fixture
 def one_thread():
     """Seeded, one torch thread (the CI machine is shared); the process's settings restored after."""
+    import torch
+
     threads, np_state, torch_state = torch.get_num_threads(), np.random.get_state(), torch.get_rng_state()
     torch.set_num_threads(1)
     np.random.seed(0)  # Tianshou's exploration draws from NumPy's global RNG
@@ -74,6 +76,12 @@ def test_tianshous_wrapper_reads_each_turn_of_numeric_kuhn_poker() -> None:
 
 @pytest.mark.slow  # Numba compiles Tianshou's kernels (~8 s of 9); the test above is the quick check
 def test_tianshou_dqn_self_play_trains_on_numeric_kuhn_poker(one_thread: None) -> None:
+    import torch
+    from tianshou.algorithm import MultiAgentOffPolicyAlgorithm
+    from tianshou.data import Collector, CollectStats, ReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.trainer import OffPolicyTrainerParams
+
     env = kuhn()
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[learner(env), learner(env)], env=env)
     nets = {agent: algorithm.get_algorithm(agent).policy.model for agent in env.agents}  # each seat's Q-network
