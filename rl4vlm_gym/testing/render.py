@@ -16,10 +16,12 @@ stale after a step, not at reset)."""
 def check_render(env_id: str, /, **kwargs: Any) -> str:
     """``rgb_array`` gives the frame, ``ansi`` the text state, ``human`` a window; close twice.
 
-    At reset and after each of ``RENDER_STEPS`` steps: ``render()`` in ``rgb_array`` mode equals the
-    observed image unless the env overrides ``_view`` (another view, such as a map), which then only
-    has to be a stable ``uint8`` RGB frame; ``ansi`` holds the mission, the state (``describe()``) and
-    every admissible action. A remote env has no ``human`` window (it would open on the server's machine)."""
+        At reset and after each of ``RENDER_STEPS`` steps: ``render()`` in ``rgb_array`` mode equals the
+        observed image unless the env overrides ``_view`` (another view, such as a map), which then only
+        has to be a stable ``uint8`` RGB frame; ``ansi`` holds the mission, the state (``describe()``) and
+        every admissible action. A remote env has no ``human`` window (it would open on the server's machine),
+    and its frames and texts are drawn from the observations it was sent, so the served env's own
+    ``render()`` is not seen (the summary says so)."""
     proxy = is_remote(env_id)
     for mode in ("rgb_array", "ansi") if proxy else ("rgb_array", "ansi", "human"):
         env = _make(env_id, **{**kwargs, "render_mode": mode})
@@ -41,7 +43,11 @@ def check_render(env_id: str, /, **kwargs: Any) -> str:
             env.close()
             env.close()
     if proxy:
-        return f"rgb_array and ansi render; close() twice is safe; {REMOTE}the human window (it would open on the server)"
+        return (
+            f"rgb_array and ansi render at reset and {RENDER_STEPS} steps; close() twice is safe; {REMOTE}the human window "
+            "(it would open on the server) and the served env's own render() (a remote env draws its frame and text "
+            "from what the server sent: the observation)"
+        )
     return f"rgb_array, ansi and human render at reset and {RENDER_STEPS} steps; close() twice is safe"
 
 
