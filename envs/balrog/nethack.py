@@ -137,13 +137,14 @@ def draw_screen(screen: dict[str, Any], message: str) -> NDArray[np.uint8]:
         if not (1 <= row <= MAP_ROWS and col < MAP_COLS and on_map[row - 1, col])
     ]  # row by row, as drawn
     cells = [_text_cell(char, colour) for _, _, char, colour in text_cells]
-    if all(cell is not None for cell in cells):
+    inside = [cell for cell in cells if cell is not None]
+    if len(inside) == len(cells):
         # every glyph inside its own cell, each cell black below it: drawn cell by cell, the same pixels
-        for (row, col, _, _), cell in zip(text_cells, cells):
+        for (row, col, _, _), cell in zip(text_cells, inside):
             canvas[row * TILE : (row + 1) * TILE, col * TILE : (col + 1) * TILE] = cell
     image = Image.fromarray(canvas)
     draw = ImageDraw.Draw(image)
-    if not all(cell is not None for cell in cells):  # a glyph that reaches into another cell: drawn in order
+    if len(inside) < len(cells):  # a glyph that reaches into another cell: drawn in order
         typeface = font(13)
         for row, col, char, colour in text_cells:
             draw.text((col * TILE + 2, row * TILE), chr(char), fill=_colour(colour), font=typeface)

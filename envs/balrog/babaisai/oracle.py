@@ -80,7 +80,7 @@ class Solver:
             start.cells = [tuple(c & E.TYPE_MASK for c in stack) if stack else () for stack in start.cells]
             start.track_dir = False
         self.start = start
-        self._tables: dict[frozenset[int], bytes] = {}
+        self._tables: dict[tuple[frozenset[int], frozenset[int]], bytes] = {}
         self.expanded = 0
         self.shortest = False  # whether the last plan is proven shortest
 
