@@ -66,11 +66,11 @@ def image_only_processor_class() -> type[Any]:
         ``video_processor`` out of it removes the attribute.
         """
 
+        __qualname__ = "ImageOnlyQwen2VLProcessor"  # as if defined at module level (its __module__ is this module's)
+
         def __init__(self, image_processor: Any = None, tokenizer: Any = None, chat_template: str | None = None, **kwargs: Any) -> None:
             super().__init__(image_processor=image_processor, tokenizer=tokenizer, video_processor=None, chat_template=chat_template, **kwargs)
 
-    ImageOnlyQwen2VLProcessor.__module__ = __name__
-    ImageOnlyQwen2VLProcessor.__qualname__ = ImageOnlyQwen2VLProcessor.__name__
     return ImageOnlyQwen2VLProcessor
 
 
