@@ -96,6 +96,30 @@ PATCHES: tuple[Patch, ...] = (
         fallback="every call goes to MiniWorld's intersect: the same verdicts, the oracle's plans slower",
     ),
     Patch(
+        name="miniworld-texture-paths",
+        distribution="miniworld",
+        versions="==2.1.0",
+        targets={"miniworld.opengl:Texture.get": "932ba638197da6f1", "miniworld.utils:get_file_path": "4f2f5ae9b8f24c6e"},
+        site="rl4vlm_gym.envs.navigation.textures:remember_paths",
+        kind="called",
+        why="Texture.get reads its memo of each texture's files (tex_paths) but never fills it, so each room of each "
+        "reset looks for up to ten files through os.path.realpath (a fifth of a Maze reset's CPU); ours fills the memo "
+        "with the paths Texture.get's own search finds",
+        fallback="MiniWorld looks for the files at every call: the same textures and frames, resets slower",
+    ),
+    Patch(
+        name="miniworld-proximity",
+        distribution="miniworld",
+        versions="==2.1.0",
+        targets={"miniworld.miniworld:MiniWorldEnv.near": "c5bacca9c8b2b633", "miniworld.miniworld:Room.point_inside": "60a86b13c3c0a871"},
+        site="rl4vlm_gym.envs.navigation.worlds:LevelledWorld.near",
+        kind="overridden",
+        why="the oracle's planner asks whether the goal is near (and on Sidewalk whether the agent is in the street, "
+        "SidewalkWorld.in_street) at every pose it reaches, each a numpy call on 3-vectors; ours decides on Python "
+        "floats where the answer is clear by 1e-9 and asks MiniWorld where it is not: the same verdicts",
+        fallback="MiniWorld's near and point_inside answer every call: the same verdicts, the oracle's plans slower",
+    ),
+    Patch(
         name="textworld-parse-cache",
         distribution="textworld",
         versions="==1.7.0",

@@ -208,6 +208,60 @@ def test_intersect_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     env.close()
 
 
+def test_texture_paths_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    _ready("miniworld-texture-paths")
+    from miniworld import opengl
+
+    from rl4vlm_gym.envs.navigation import textures
+
+    monkeypatch.setattr(opengl.Texture, "tex_paths", {})  # this test's own memo
+    textures.remember_paths(["concrete"])  # MiniWorld's files of the texture (its randomized variants) as its search finds them
+    assert [Path(p).name for p in opengl.Texture.tex_paths["concrete"]] == [f"concrete_{i}.png" for i in range(1, 5)]
+    theirs = opengl.Texture.get
+
+    def get(cls, tex_name, rng=None):  # noqa: ANN001, ANN202 - a MiniWorld whose Texture.get changed
+        return theirs(tex_name, rng)
+
+    monkeypatch.setattr(opengl.Texture, "get", classmethod(get))
+    with _refused("miniworld-texture-paths"):
+        textures.remember_paths(["brick_wall"])
+    assert "brick_wall" not in opengl.Texture.tex_paths  # left to MiniWorld's own look-up
+
+
+def test_proximity_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    _ready("miniworld-proximity")
+    import gymnasium as gym
+
+    import rl4vlm_gym  # noqa: F401 - registers the ids
+    from rl4vlm_gym.envs.navigation import worlds
+
+    env = gym.make("rl4vlm/MiniWorld-Sidewalk-v1", image_size=(32, 32), obs_mode="text")
+    env.reset(seed=0)
+    world = env.unwrapped.world
+    goal = world.goal_entity()
+    near, inside = worlds.MiniWorldEnv.near, worlds.Room.point_inside
+    calls = []
+
+    def changed_near(self, ent0, ent1=None):  # noqa: ANN001, ANN202 - a MiniWorld whose near changed
+        calls.append("near")
+        return near(self, ent0, ent1)
+
+    def changed_inside(self, p):  # noqa: ANN001, ANN202
+        calls.append("inside")
+        return inside(self, p)
+
+    assert (world.near(goal), world.in_street()) == (near(world, goal), bool(inside(world.street, world.agent.pos)))  # ours answers
+    for cls, name, changed in ((worlds.MiniWorldEnv, "near", changed_near), (worlds.Room, "point_inside", changed_inside)):
+        monkeypatch.setattr(cls, name, changed)  # either target changed: both tests refused
+        with _refused("miniworld-proximity"):
+            assert world.near(goal) == near(world, goal)
+        assert world.in_street() is bool(inside(world.street, world.agent.pos))
+        assert calls == [name.removeprefix("point_")], "refused, MiniWorld's own test answers"
+        calls.clear()
+        monkeypatch.undo()
+    env.close()
+
+
 def test_text_generation_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     _ready("textworld-parse-cache")
     from textworld import logic

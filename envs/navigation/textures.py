@@ -8,17 +8,23 @@ loader; the bytes given to GL are pyglet's own (its missing alpha is the red cha
 stores the texture as GL_RGB anyway), so frames do not change. The replacement is the patch
 ``miniworld-texture-load`` of :mod:`rl4vlm_gym.patches`: it is made only over MiniWorld 2.1.0's own
 loader, and refused (with a warning, MiniWorld's loader kept) over any other.
+
+:func:`remember_paths` fills the memo of each texture's files that MiniWorld's ``Texture.get`` reads
+but never writes (the patch ``miniworld-texture-paths``), so a reset no longer looks for them again
+in every room.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from rl4vlm_gym import patches
 
-__all__ = ["install", "rgba_bytes"]
+__all__ = ["install", "remember_paths", "rgba_bytes"]
 
 
 def rgba_bytes(image: Any) -> bytes:
@@ -58,3 +64,30 @@ def _load(cls: Any, tex_path: str) -> Any:
 
 _LOAD = classmethod(_load)
 """What :func:`install` stores as ``Texture.load`` (one object, so a second install sees it there)."""
+
+
+def remember_paths(names: Iterable[str]) -> None:
+    """Put the files of each texture in ``names`` into ``Texture.tex_paths``, found as MiniWorld's
+    ``Texture.get`` finds them, if that is the ``get`` this was written for (the patch
+    ``miniworld-texture-paths``; refused, nothing is put there and MiniWorld looks as before).
+
+    ``Texture.get`` reads its memo ``tex_paths`` but never writes it, so at every call it looks
+    for up to ten files, each through ``os.path.realpath``: three calls per room at every reset
+    (a fifth of a Maze reset's CPU). With the memo filled, ``get`` takes the same list (and
+    draws the same domain-randomized variant) without touching the file system. Like MiniWorld's
+    caches of loaded textures and meshes, the memo holds for the process."""
+    from miniworld.opengl import Texture
+    from miniworld.utils import get_file_path
+
+    missing = [name for name in names if name not in Texture.tex_paths]
+    if not missing or not patches.guard("miniworld-texture-paths"):
+        return
+    for name in missing:
+        paths = []
+        for i in range(1, 10):  # Texture.get's own search, as MiniWorld 2.1.0 writes it
+            path = get_file_path("textures", "%s_%d" % (name, i), "png")  # noqa: UP031 - MiniWorld's formatting
+            if not os.path.exists(path):
+                break
+            paths.append(path)
+        if paths:  # none: left to Texture.get, which raises its own error
+            Texture.tex_paths[name] = paths

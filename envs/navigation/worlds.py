@@ -12,7 +12,9 @@ with :class:`LevelledWorld` mixed in. The mixin:
 - makes its GL calls inside :func:`.gl.current`, so a world can be made, reset, stepped and closed
   from any thread (a server's sessions each run in their own), one thread at a time;
 - answers MiniWorld's collision test faster (:meth:`LevelledWorld.intersect`, the patch
-  ``miniworld-intersect`` of :mod:`rl4vlm_gym.patches`: refused, MiniWorld's own answers).
+  ``miniworld-intersect`` of :mod:`rl4vlm_gym.patches`: refused, MiniWorld's own answers), and
+  its proximity tests (:meth:`LevelledWorld.near`, :meth:`SidewalkWorld.in_street`: the patch
+  ``miniworld-proximity``), which the oracle's planner asks at every pose it reaches.
 
 Importing this module imports MiniWorld; the GL context comes with the first world (see :mod:`.gl`).
 """
@@ -30,12 +32,13 @@ import numpy as np
 from rl4vlm_gym import patches
 from rl4vlm_gym.envs.navigation.gl import current, import_miniworld, when_current
 from rl4vlm_gym.envs.navigation.levels import NavLevel
+from rl4vlm_gym.envs.navigation.textures import remember_paths
 
 import_miniworld()
 
 from miniworld import envs as mw  # noqa: E402 - after the headless set-up above
 from miniworld.entity import COLOR_NAMES, Ball, Box, Entity, Key  # noqa: E402
-from miniworld.miniworld import MiniWorldEnv  # noqa: E402
+from miniworld.miniworld import MiniWorldEnv, Room  # noqa: E402
 from miniworld.params import DEFAULT_PARAMS, DomainParams  # noqa: E402
 from pyglet import gl  # noqa: E402
 
@@ -49,8 +52,12 @@ _TOUCH = 1e-9
 _FEW_WALLS = 12
 _scene_tokens = itertools.count(1)
 _compiled_scene = [0]  # the token of the world whose static scene display list 1 now holds
+_RELATIVE = 1e-9
+"""Closer than this share of the limit to it, MiniWorld's own proximity tests decide (float rounding)."""
 _intersect_checked: list[Any] = [None, False]
 """The ``MiniWorldEnv.intersect`` last checked against the patch ``miniworld-intersect``, and the verdict."""
+_proximity_checked: list[Any] = [None, None, False]
+"""The ``MiniWorldEnv.near`` and ``Room.point_inside`` last checked against ``miniworld-proximity``, and the verdict."""
 
 
 def _fast_intersect() -> bool:
@@ -60,6 +67,15 @@ def _fast_intersect() -> bool:
     if theirs is not _intersect_checked[0]:
         _intersect_checked[:] = [theirs, patches.guard("miniworld-intersect")]
     return _intersect_checked[1]
+
+
+def _fast_proximity() -> bool:
+    """Whether :meth:`LevelledWorld.near` and :meth:`SidewalkWorld.in_street` may answer for MiniWorld's
+    tests (checked again only when one of MiniWorld's methods is another object than last time)."""
+    near, inside = MiniWorldEnv.__dict__.get("near"), Room.__dict__.get("point_inside")
+    if near is not _proximity_checked[0] or inside is not _proximity_checked[1]:
+        _proximity_checked[:] = [near, inside, patches.guard("miniworld-proximity")]
+    return _proximity_checked[2]
 
 
 def make_entity(shape: str, color: str) -> Entity:
@@ -120,7 +136,9 @@ class LevelledWorld:
         # place_entity loads the textures.
         if self.appearance == "held-out":
             kwargs.update(wall_tex=HELD_OUT_TEXTURES["wall"], floor_tex=HELD_OUT_TEXTURES["floor"], ceil_tex=HELD_OUT_TEXTURES["ceil"])
-        return super().add_room(**kwargs)  # type: ignore[misc]
+        room = super().add_room(**kwargs)  # type: ignore[misc]
+        remember_paths((room.wall_tex_name, room.floor_tex_name, room.ceil_tex_name))  # before _gen_static_data gets them
+        return room
 
     def _gen_world(self) -> None:
         super()._gen_world()  # type: ignore[misc]
@@ -182,6 +200,24 @@ class LevelledWorld:
                 return super().intersect(ent, pos, radius)  # type: ignore[misc]
         return None
 
+    def near(self, ent0: Any, ent1: Any = None) -> Any:
+        """MiniWorld's ``near`` (is ``ent0`` within reach of ``ent1``, the agent by default): the same
+        verdict, as a numpy bool, decided on Python floats where the squared distance is clear of the
+        squared reach by a relative 1e-9, by MiniWorld itself where not (its ``norm`` sums in another
+        order). Written for MiniWorld 2.1.0's: MiniWorld's answers where that is not the installed one."""
+        if not _fast_proximity():
+            return super().near(ent0, ent1)  # type: ignore[misc]
+        other = self.agent if ent1 is None else ent1  # type: ignore[attr-defined]
+        ax, ay, az = _floats(ent0.pos)
+        bx, by, bz = _floats(other.pos)
+        reach = ent0.radius + other.radius + 1.1 * self.max_forward_step  # type: ignore[attr-defined]
+        gap, limit = (ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2, reach * reach
+        if gap < limit * (1 - _RELATIVE):
+            return np.True_
+        if gap > limit * (1 + _RELATIVE):
+            return np.False_
+        return super().near(ent0, ent1)  # type: ignore[misc]
+
     def _nearest_wall(self, px: float, pz: float) -> float:
         """The squared floor distance from (px, pz) to the nearest wall (inf: no walls)."""
         segs = self.wall_segs  # type: ignore[attr-defined]
@@ -242,6 +278,11 @@ class LevelledWorld:
         with current(self.shadow_window):
             self._own_scene()
             return super().render_top_view(frame_buffer, render_agent, return_scale)  # type: ignore[misc]
+
+
+def _floats(pos: Any) -> list[float]:
+    """A position as Python floats (MiniWorld's are arrays, a few set by worlds are tuples)."""
+    return pos.tolist() if isinstance(pos, np.ndarray) else [float(v) for v in pos]
 
 
 def _free_gl(window: Any, frame_buffers: tuple[Any, ...]) -> None:
@@ -313,8 +354,24 @@ class SidewalkWorld(LevelledWorld, mw.Sidewalk):
         return self.rooms[0]  # the sidewalk: the street is where the episode ends
 
     def in_street(self) -> bool:
-        """Walking into the street ends the episode with nothing (MiniWorld's rule)."""
-        return bool(self.street.point_inside(self.agent.pos))
+        """Walking into the street ends the episode with nothing (MiniWorld's rule): the street's
+        ``Room.point_inside`` (every edge's normal has the point on its inner side), decided on
+        Python floats where each side is clear by 1e-9, by MiniWorld's where a point is that close to an edge."""
+        street = self.street
+        if not _fast_proximity():
+            return bool(street.point_inside(self.agent.pos))
+        edges = self.__dict__.get("_street_edges")
+        if edges is None or edges[0] is not street.outline:
+            rows = list(zip(*(column.tolist() for column in (*street.edge_norms.T, *street.outline.T)), strict=True))
+            edges = self._street_edges = (street.outline, rows)
+        px, py, pz = self.agent.pos.tolist()
+        clear = True
+        for nx, ny, nz, ox, oy, oz in edges[1]:
+            side = nx * (px - ox) + ny * (py - oy) + nz * (pz - oz)
+            if side < -_TOUCH:
+                return False
+            clear = clear and side > _TOUCH
+        return True if clear else bool(street.point_inside(self.agent.pos))
 
 
 class SignWorld(LevelledWorld, mw.Sign):

@@ -45,3 +45,35 @@ def test_intersect_is_miniworlds(env_id: str) -> None:
         verdicts.add("wall" if ours is True else "none" if ours is None else "entity")
     assert verdicts == {"wall", "entity", "none"}
     env.close()
+
+
+def test_near_and_in_street_are_miniworlds() -> None:
+    # The patch miniworld-proximity: our near and in_street give MiniWorld's verdicts, at the reach's and
+    # the street edge's exact distance and a hair either side too (where MiniWorld's own code decides).
+    env = gym.make("rl4vlm/MiniWorld-Sidewalk-v1", image_size=(32, 32), level=2)
+    env.reset(seed=3)
+    from miniworld.miniworld import MiniWorldEnv, Room  # imported headless by the env
+
+    world = env.unwrapped.world
+    agent, goal = world.agent, world.goal_entity()
+    reach = agent.radius + goal.radius + 1.1 * world.max_forward_step
+    rng = np.random.default_rng(0)
+    street = world.street
+    lo = np.array([min(r.min_x for r in world.rooms), min(r.min_z for r in world.rooms)]) - 1
+    hi = np.array([max(r.max_x for r in world.rooms), max(r.max_z for r in world.rooms)]) + 1
+    points = [np.array([x, 0.0, z]) for x, z in rng.uniform(lo, hi, size=(3000, 2))]
+    direction = rng.normal(size=3) * [1, 0, 1]
+    direction /= np.linalg.norm(direction)
+    points += [goal.pos + (reach + d) * direction for d in (-1e-12, 0.0, 1e-12)]  # at the reach
+    a, norm = street.outline[0], street.edge_norms[0]  # on the street's first edge, and a hair either side
+    along = (street.outline[1] - a) / 2
+    points += [a + along + d * norm for d in (-1e-12, 0.0, 1e-12)]
+    verdicts = set()
+    for pos in points:
+        agent.pos = pos
+        near = world.near(goal)
+        assert type(near) is type(MiniWorldEnv.near(world, goal)) and near == MiniWorldEnv.near(world, goal), pos
+        assert world.in_street() is bool(Room.point_inside(street, pos)), pos
+        verdicts.add((bool(near), world.in_street()))
+    assert {(True, False), (False, False), (False, True)} <= verdicts
+    env.close()
