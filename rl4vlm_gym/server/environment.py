@@ -277,9 +277,9 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         """What only a trusted client may see (``--expose-oracle``), in ``groups``: ``oracle``, the oracle's
         move and the plan's length once computed (at reset, or always with ``optimal_steps_at_reset=True``);
         ``frame``, the SHA-256 of a fresh render of the state (the kit compares it with the cached frame).
-        ``HAS_ORACLE`` and ``obs_mode`` are the env's own, as its facts report them (no facts computed)."""
+        ``HAS_ORACLE`` is read from the env's facts (the public inspection API, as the kit reads it)."""
         if "oracle" in groups:
-            if base.HAS_ORACLE:
+            if base.facts()["HAS_ORACLE"]:
                 try:
                     extra["oracle_action"] = base.oracle_action()
                 except Exception as err:  # noqa: BLE001 - e.g. no plan after the episode ended
