@@ -8,7 +8,6 @@ import importlib.util
 import re
 
 OPTIONAL_MODULES = {
-    "rl4vlm_gym/agents/tiny.py": ("transformers", "hf"),
     "rl4vlm_gym/agents/serve.py": ("flask", "hf"),
     "rl4vlm_gym/server/__init__.py": ("openenv", "server"),
     "rl4vlm_gym/server/_openenv.py": ("openenv", "server"),
