@@ -158,3 +158,26 @@ def test_the_server_and_its_running_job_die_with_their_owner(death: str) -> None
     finally:
         owner.kill()
         owner.wait()
+
+
+VECTOR_OWNER = """
+import multiprocessing.forkserver, sys, time
+from rl4vlm_gym.testing import CHECKS
+CHECKS["vector"]("rl4vlm/NumberLine-v0")  # starts the forkserver that stands for spawn
+print(multiprocessing.forkserver._forkserver._forkserver_pid, flush=True)
+time.sleep(3600)
+"""
+
+
+def test_the_vector_checks_forkserver_dies_with_its_owner_under_sigkill() -> None:
+    owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(VECTOR_OWNER)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None
+        forkserver_pid = int(owner.stdout.readline())
+        assert not _wait_gone(forkserver_pid, within=0.5), "the forkserver lives while its owner does"
+        owner.kill()
+        owner.wait(60)
+        assert _wait_gone(forkserver_pid), "the vector check's forkserver outlived its owner (SIGKILL)"
+    finally:
+        owner.kill()
+        owner.wait()
