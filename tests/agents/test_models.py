@@ -20,22 +20,9 @@ from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, to_hf
 
 # torch and transformers are imported by the tests that use them, not here: every test worker imports
 # this module to collect it, and they take seconds to import (the extra's absence is a skip, below).
-pytestmark = pytest.mark.extra("hf")
+pytestmark = [pytest.mark.extra("hf"), pytest.mark.usefixtures("one_torch_thread")]  # tests/conftest.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Torch's intra-op threads spin while they wait for each other: on a 2-core machine running two
-    test workers they made the tiny model several times slower (the smoke-suite eval took 75 s of CPU
-    with torch's default threads, 12.5 s with one; same replies, same records)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -353,18 +353,6 @@ def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
     local.close(), remote.close()
 
 
-@pytest.fixture
-def one_torch_thread() -> Iterator[None]:
-    """One torch thread, as in tests/baselines: torch's default threads spin waiting for each other on a
-    loaded 2-core machine (the tiny model's steps several times slower)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.extra("train")
 @pytest.mark.slow  # a tiny model and its rollouts (30-50 s on a loaded 2-core machine)
 def test_trainer_rollouts_on_ray_actors_equal_local_ones(tmp_path, one_torch_thread) -> None:
