@@ -48,8 +48,8 @@ def check_vector(env_id: str, /, num_envs: int = 2, steps: int = 6, **kwargs: An
     seeds = list(range(num_envs))
     maker = _Maker(env_id, _spec_json(env_id), dict(kwargs))
     default = multiprocessing.get_start_method()
-    # Each async run may wait VECTOR_TIMEOUT_S to start, reset and at every step; then the whole job is stuck.
-    timeout_s = 2 * (steps + 2) * VECTOR_TIMEOUT_S + 60
+    # The job's one async run may wait VECTOR_TIMEOUT_S to start, reset and at every step; then it is stuck.
+    timeout_s = (steps + 2) * VECTOR_TIMEOUT_S + 60
     job = fork_server().start(
         _async_rollouts, maker, seeds, steps, VECTOR_TIMEOUT_S, default, what=f"{env_id}'s async vector envs"
     )
