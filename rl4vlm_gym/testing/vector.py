@@ -42,9 +42,12 @@ def check_vector(env_id: str, /, num_envs: int = 2, steps: int = 6, **kwargs: An
     factory by pickle and import the env's module themselves, as ``spawn``'s workers do; so they fail
     where spawned ones would (a factory that does not pickle, an env that needs its owner's memory,
     a module that does not import in a new interpreter). One forkserver serves every id this process
-    checks, where ``spawn`` would start and import two interpreters per id (about 0.9 s of CPU each
+    checks, where ``spawn`` would start and import an interpreter per worker (about 0.9 s of CPU each
     time). What the forkserver imported before forking is the same in the fork run, which forks from
-    a process that made the env."""
+    a process that made the env. The forkserver's vector env has one worker (the first seed's): what
+    it checks, a worker that inherits nothing, is the same in every worker, and the fork run's
+    ``num_envs`` workers check what depends on the number of workers (seeds by index, shared memory);
+    each further worker would import the env's modules once more."""
     seeds = list(range(num_envs))
     maker = _Maker(env_id, _spec_json(env_id), dict(kwargs))
     default = multiprocessing.get_start_method()
@@ -62,18 +65,22 @@ def check_vector(env_id: str, /, num_envs: int = 2, steps: int = 6, **kwargs: An
             assert np.array_equal(obs["image"], reference[0][0]["image"][i]), "SyncVectorEnv's first image differs"
             env.close()
         fresh_name = "AsyncVectorEnv(context='forkserver', shared_memory=False)"
-        results = {fresh_name: _vector_rollout(_fresh_workers, maker, seeds, steps, fresh_name)}
+        fresh = _vector_rollout(_fresh_workers, maker, seeds[:1], steps, fresh_name)
     except BaseException:
         job.cancel()
         raise
-    results.update(job.result(timeout_s))
-    for name, result in results.items():
-        for (obs_a, *rest_a), (obs_b, *rest_b) in zip(reference, result, strict=True):
+    results = [(fresh_name, [_first_env(entry) for entry in reference], fresh)]
+    results += [(name, reference, result) for name, result in job.result(timeout_s).items()]
+    for name, expected, result in results:
+        for (obs_a, *rest_a), (obs_b, *rest_b) in zip(expected, result, strict=True):
             assert obs_a["text"] == obs_b["text"], f"{name} text differs from SyncVectorEnv's"
             assert obs_a["actions"] == obs_b["actions"], f"{name} actions differ from SyncVectorEnv's"
             assert np.array_equal(obs_a["image"], obs_b["image"]), f"{name} image differs from SyncVectorEnv's"
             assert all(np.array_equal(a, b) for a, b in zip(rest_a, rest_b, strict=True)), f"{name} rewards or flags differ"
-    return f"SyncVectorEnv and AsyncVectorEnv ({default} + shared memory; forkserver, as spawn) agree over {steps} steps x {num_envs} envs"
+    return (
+        f"SyncVectorEnv and AsyncVectorEnv ({default} + shared memory, {num_envs} envs; forkserver, as spawn, 1 env) "
+        f"agree over {steps} steps"
+    )
 
 
 def _async_vector(fns: list[Callable[[], gym.Env]], context: str | None, shared: bool) -> gym.vector.VectorEnv:
@@ -121,9 +128,10 @@ def _vector_rollout(
         else:
             obs, _ = envs.reset(seed=per_env)  # type: ignore[arg-type]  # VectorEnv.reset's annotation says one int
         trace: list[tuple[Any, ...]] = [(obs,)]
-        rng = np.random.default_rng(0)
+        # A generator per env, so that env i's actions do not depend on how many envs run beside it.
+        rngs = [np.random.default_rng([0, i]) for i in range(len(seeds))]
         for _ in range(steps):
-            actions = tuple(a[int(rng.integers(len(a)))] if a else "" for a in obs["actions"])
+            actions = tuple(a[int(rng.integers(len(a)))] if a else "" for a, rng in zip(obs["actions"], rngs, strict=True))
             if isinstance(envs, gym.vector.AsyncVectorEnv):
                 envs.step_async(actions)
                 obs, rewards, terminated, truncated, _ = _wait(envs.step_wait, name, "step")
@@ -133,6 +141,13 @@ def _vector_rollout(
     finally:
         envs.close(terminate=True) if is_async else envs.close()
     return trace
+
+
+def _first_env(entry: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One reset or step of a vector rollout (see :func:`_vector_rollout`) cut to its first env, as a
+    one-env vector env returns it."""
+    obs, *rest = entry
+    return ({key: value[:1] for key, value in obs.items()}, *(np.asarray(value)[:1] for value in rest))
 
 
 def _start(
