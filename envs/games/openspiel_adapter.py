@@ -324,10 +324,32 @@ def oracle_move(
     fits (Goofspiel with 4 cards, every game's end); else the deepest complete search, valuing
     the positions where it stopped with ``evaluate`` (0 without one). With ``transpositions``,
     positions of equal ``str(state)`` and mover are valued once. The first of equal moves in
-    OpenSpiel's order."""
+    OpenSpiel's order.
+
+    The move is a function of the game, the history and the settings, so it is remembered: the kit
+    and the single-agent views meet the same positions again (every episode's first ones)."""
     legal = state.legal_actions(player)
     if len(legal) == 1:
         return int(legal[0])
+    # A state is its game and its history (OpenSpiel replays one from the other); `evaluate` is a
+    # module-level function, so its identity is stable.
+    key = (str(state.get_game()), tuple(state.history()), player, evaluate, nodes, transpositions)
+    move = _ORACLE_MOVES.get(key)
+    if move is None:
+        if len(_ORACLE_MOVES) >= _ORACLE_MOVES_KEPT:
+            _ORACLE_MOVES.clear()
+        move = _ORACLE_MOVES[key] = _search_move(state, player, legal, evaluate, nodes, transpositions)
+    return move
+
+
+_ORACLE_MOVES: dict[tuple[Any, ...], int] = {}
+_ORACLE_MOVES_KEPT = 4096
+
+
+def _search_move(
+    state: Any, player: int, legal: list[int], evaluate: Callable[[Any, int], float] | None, nodes: int, transpositions: bool
+) -> int:
+    """:func:`oracle_move`'s search, uncached."""
     best, left = int(legal[0]), nodes
     for depth in range(1, 64):
         search = _Expectimax(player, evaluate, left, transpositions)  # the searches share the budget

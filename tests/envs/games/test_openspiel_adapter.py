@@ -20,6 +20,7 @@ from rl4vlm_gym.envs.games.openspiel_adapter import (
     SimultaneousAEC,
     TextGame,
     TextLevel,
+    _search_move,  # the search behind the memo
     dots_and_boxes_env,
     goofspiel_env,
     openspiel_env,
@@ -260,6 +261,23 @@ def test_the_oracle_is_exact_on_goofspiel_with_four_cards() -> None:
         best = state.legal_actions(player)[int(np.argmax(values))]
         assert oracle_move(state, player, GOOFSPIEL.evaluate, GOOFSPIEL.oracle_nodes, GOOFSPIEL.transpositions) == best
         assert oracle_move(state, player, GOOFSPIEL.evaluate, 50_000, transpositions=False) == best  # the table changes no value
+
+
+def test_a_remembered_oracle_move_is_the_searched_one_of_that_game_and_position() -> None:
+    # Games that differ only in a parameter share their first histories: the memo must keep them apart.
+    rng = np.random.default_rng(3)
+    for cards in (3, 4, 5, 4):  # the second 4 meets its positions again
+        game = pyspiel.load_game(f"goofspiel(num_cards={cards},points_order=descending)")
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(state.chance_outcomes()[0][0])
+                continue
+            for player in (0, 1):
+                legal = state.legal_actions(player)
+                searched = _search_move(state, player, legal, GOOFSPIEL.evaluate, 2_000, False)
+                assert oracle_move(state, player, GOOFSPIEL.evaluate, 2_000) == searched, (cards, state.history(), player)
+            state.apply_actions([int(rng.choice(state.legal_actions(p))) for p in (0, 1)])
 
 
 def test_the_oracle_beats_random_opponents_and_a_text_game_sets_its_own_levels() -> None:
