@@ -185,6 +185,25 @@ PATCHES: tuple[Patch, ...] = (
         "own behaviour), and app.state.openenv_server is None",
     ),
     Patch(
+        name="openenv-lazy-mcp",
+        distribution="openenv-core",
+        versions="==0.3.0",
+        targets={
+            "rl4vlm_gym.server._openenv:CORE_INIT": "73a9691a8a1976fc",
+            "rl4vlm_gym.server._openenv:ENV_SERVER_INIT": "44080affc9ebc98a",
+            "rl4vlm_gym.server._openenv:HTTP_SERVER": "23a753c2e2b304a5",
+        },
+        site="rl4vlm_gym.server._openenv:import_openenv",
+        kind="assigned",
+        why="openenv-core's http_server imports its mcp_environment module (FastMCP and the MCP SDK: 1.2 s of CPU, "
+        "60% of importing our server, in every process that serves or plays a remote env) for get_server_tools, "
+        "called only for an env with an MCP server: while openenv-core is first imported, a stand-in module gives "
+        "http_server a get_server_tools that imports the real one when called, and MCPEnvironment is imported on "
+        "first access",
+        fallback="openenv-core is imported as it is, FastMCP with it (1.2 s more in each process that imports the "
+        "server or rl4vlm/Remote-v0)",
+    ),
+    Patch(
         name="nethack-pinned-clock",
         distribution="balrog-nle",
         versions="==0.9.0",
