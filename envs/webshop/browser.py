@@ -18,7 +18,15 @@ handled here (found with Debian's Chromium 156 and Selenium 4.51; ``benchmarks/w
   Chromium behind;
 - the driver starts in its own process group, which Chromium's whole tree stays in, watched by
   :mod:`rl4vlm_gym.processes`: if the process holding the env dies (SIGKILL, SIGTERM, Ray) the
-  group is killed and the profile deleted; SIGTERM kills them before the process exits.
+  group is killed and the profile deleted; SIGTERM kills them before the process exits;
+- starting Chromium and its driver takes 2-3 s (the session, then a first command that waits for
+  the first tab), so the envs of one process share one Chromium, each :class:`Browser` in a window
+  of its own (its own viewport, page and history; each env serves its pages from its own port).
+  The shared Chromium outlives its last window by :data:`SHARED_IDLE_S` seconds, for the next env
+  (a test suite, a kit run); a forked child starts its own (the Chromium is the parent's). A
+  command that fails marks the whole Chromium broken: closing any of its windows then kills it,
+  and every env on it restarts its own at its page. ``Browser(size, shared=False)`` gets a
+  Chromium of its own, killed by ``close()``.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,10 +50,12 @@ from PIL import Image
 from rl4vlm_gym import processes
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from numpy.typing import NDArray
     from selenium.webdriver.remote.webdriver import WebDriver
 
-__all__ = ["Browser", "BrowserError", "find_chromium"]
+__all__ = ["SHARED_IDLE_S", "Browser", "BrowserError", "close_shared", "find_chromium"]
 
 _FLAGS = (
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions",
@@ -86,6 +97,9 @@ COMMAND_TIMEOUT = 60.0
 command raises, and the env restarts the browser. Screenshots hung in CDP in windows under ~170 px
 (see :data:`_MIN_WINDOW`); 30 s was too short for an honest command on 2 cores loaded by a parallel
 test suite (twice in one run)."""
+SHARED_IDLE_S = 60.0
+"""Seconds the process's shared Chromium outlives its last window (0: killed with it), so that envs
+made one after another (a test suite, the conformance kit) do not each start one."""
 
 
 class BrowserError(RuntimeError):
@@ -128,67 +142,238 @@ def _owned_service(driver: str, profile: str) -> Any:
     return OwnedService(driver, log_output=subprocess.DEVNULL, popen_kw={"start_new_session": True})
 
 
-class Browser:
-    """One headless Chromium with a viewport of exactly ``size`` = (height, width) pixels."""
+class _Chromium:
+    """One Chromium and its driver, in a profile of their own, with the windows of the :class:`Browser`\\ s on it.
 
-    def __init__(self, size: tuple[int, int]) -> None:
+    Its first window stays blank and open: closing a session's last window would end the session."""
+
+    def __init__(self) -> None:
         from selenium import webdriver
 
         os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager go online
         binary, driver = find_chromium()
-        self.size = size
-        self.arrived_at: str | None = None
-        """The URL of the page the last ``open``/``click``/``search`` arrived at, ``None`` while one is
-        under way or failed: only these move the browser, so the env knows where it is without asking."""
+        self.pid = os.getpid()
+        self.lock = threading.RLock()  # one command sequence at a time: the driver has one current window
+        self.windows: set[str] = set()
+        self.current: str | None = None  # the window the driver's commands go to
+        self.broken = False
+        self.closed = False
+        self._idle: threading.Timer | None = None
         self.profile = tempfile.mkdtemp(prefix="rl4vlm-webshop-chromium-", dir=_profile_parent())
         options = webdriver.ChromeOptions()
         options.binary_location = binary
-        window = (max(size[0], _MIN_WINDOW[0]), max(size[1], _MIN_WINDOW[1]))
-        for flag in (*_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={window[1]},{window[0]}"):
+        for flag in (*_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={_MIN_WINDOW[1]},{_MIN_WINDOW[0]}"):
             options.add_argument(flag)
-        self._service = _owned_service(driver, self.profile)
+        self.service = _owned_service(driver, self.profile)
         try:
-            self._driver = webdriver.Chrome(service=self._service, options=options)
+            self.driver = webdriver.Chrome(service=self.service, options=options)
+            _command_timeout(self.driver, COMMAND_TIMEOUT)  # a hung browser raises, never hangs us
+            self.driver.set_page_load_timeout(_TIMEOUT)
+            self.driver.set_script_timeout(_TIMEOUT)
+            self.blank = self.current = str(self.driver.current_window_handle)
         except Exception as err:
-            self._kill_leftovers()
+            self.kill()
             raise BrowserError(f"Chromium did not start ({binary}, {driver}): {err}") from err
-        _command_timeout(self._driver, COMMAND_TIMEOUT)  # a hung browser raises, never hangs us
-        self._driver.set_page_load_timeout(_TIMEOUT)
-        self._driver.set_script_timeout(_TIMEOUT)
-        self._driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": size[1], "height": size[0], "deviceScaleFactor": 1, "mobile": False},
-        )
+
+    def usable(self) -> bool:
+        """Whether new windows may open here: this process's, not broken or closed, its driver running."""
+        return self.pid == os.getpid() and not self.broken and not self.closed and self.driver_running()
+
+    def driver_running(self) -> bool:
+        driver = self.service.process
+        return driver is not None and driver.poll() is None
+
+    def open_window(self, size: tuple[int, int]) -> str:
+        """A new window whose viewport is exactly ``size`` = (height, width); its handle."""
+        with self.lock:
+            if self._idle is not None:
+                self._idle.cancel()
+                self._idle = None
+            if self.current is None:  # a closed window: the driver opens none from there
+                self._switch(self.blank)
+            self.driver.switch_to.new_window("window")
+            handle = str(self.driver.current_window_handle)
+            self.current = handle
+            self.windows.add(handle)
+            window = (max(size[0], _MIN_WINDOW[0]), max(size[1], _MIN_WINDOW[1]))
+            self.driver.set_window_size(window[1], window[0])
+            self.driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": size[1], "height": size[0], "deviceScaleFactor": 1, "mobile": False},
+            )
+            return handle
+
+    @contextlib.contextmanager
+    def window(self, handle: str) -> Iterator[WebDriver]:
+        """The driver, its commands going to window ``handle``, for this thread alone; a command that
+        fails marks the Chromium broken."""
+        with self.lock:
+            if self.closed or handle not in self.windows:
+                raise BrowserError("this browser window was closed")
+            try:
+                self._switch(handle)
+                yield self.driver
+            except BaseException:
+                self.broken = True
+                raise
+
+    def _switch(self, handle: str) -> None:
+        if self.current != handle:
+            self.current = None  # unknown until the switch succeeds
+            self.driver.switch_to.window(handle)
+            self.current = handle
+
+    def close_window(self, handle: str, idle_s: float) -> None:
+        """Close window ``handle``; the last one's close kills the Chromium after ``idle_s`` seconds
+        (at once if it is broken)."""
+        if self.pid != os.getpid():
+            return  # a forked child's copy: the window is the parent's
+        with self.lock:
+            if self.closed or handle not in self.windows:
+                return
+            self.windows.discard(handle)
+            if not self.broken:
+                try:
+                    self._switch(handle)
+                    self.driver.close()
+                    self.current = None
+                except Exception:  # noqa: BLE001 - a window that cannot close: the Chromium is broken
+                    self.broken = True
+            if self.broken or (not self.windows and idle_s <= 0):
+                self.kill()
+            elif not self.windows:
+                self._idle = threading.Timer(idle_s, self._kill_if_idle)
+                self._idle.daemon = True
+                self._idle.start()
+
+    def _kill_if_idle(self) -> None:
+        with self.lock:
+            if not self.windows and threading.current_thread() is self._idle:
+                self.kill()
+
+    def processes(self) -> list[psutil.Process]:
+        """The live processes: the driver, Chromium and its helpers."""
+        found: dict[int, psutil.Process] = {}
+        driver = self.service.process
+        if driver is not None and driver.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(driver.pid)
+                for proc in (root, *root.children(recursive=True)):
+                    found[proc.pid] = proc
+        for proc in psutil.process_iter(["cmdline"]):
+            with contextlib.suppress(psutil.Error):
+                if any(self.profile in arg for arg in proc.info["cmdline"] or ()):
+                    found[proc.pid] = proc
+        return list(found.values())
+
+    def kill(self) -> None:
+        """Kill Chromium and its driver (and any leftover process), delete the profile; only in the
+        process that started them (a forked child's copy leaves the parent's alone)."""
+        if self.pid != os.getpid():
+            return
+        with self.lock:
+            self.closed = True
+            self.windows.clear()
+            if self._idle is not None:
+                self._idle.cancel()
+                self._idle = None
+            # Killed, not asked to quit: nothing of theirs is kept (the profile goes), and quitting took
+            # 0.2-0.3 s a browser (a hung one: a ping's timeout, then the kill anyway).
+            _kill(self.processes())
+            with contextlib.suppress(Exception):
+                self.service.stop()  # Selenium's side of the driver (its process is gone: no request)
+            _kill(self.processes())
+            if self.service.owned is not None:
+                self.service.owned.close()  # the group, in case a process escaped the scan; then the profile
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+_shared: _Chromium | None = None
+_shared_lock = threading.Lock()
+
+
+def _shared_chromium() -> _Chromium:
+    """This process's shared Chromium, started if there is none (or it broke, or was the parent's)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.usable():
+            if _shared is not None and _shared.pid == os.getpid():
+                _shared.kill()  # broken: its other windows' envs restart on a new one
+            _shared = None
+            _shared = _Chromium()
+        return _shared
+
+
+def close_shared() -> None:
+    """Kill this process's shared Chromium now (its windows' envs start a new one when next used)."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.kill()
+            _shared = None
+
+
+class Browser:
+    """One window with a viewport of exactly ``size`` = (height, width) pixels, in this process's
+    shared Chromium (``shared=False``: in a Chromium of its own)."""
+
+    def __init__(self, size: tuple[int, int], *, shared: bool = True) -> None:
+        self.size = size
+        self.shared = shared
+        self.arrived_at: str | None = None
+        """The URL of the page the last ``open``/``click``/``search`` arrived at, ``None`` while one is
+        under way or failed: only these move the browser, so the env knows where it is without asking."""
+        self._chromium = _shared_chromium() if shared else _Chromium()
+        try:
+            self.handle = self._chromium.open_window(size)
+        except Exception as err:
+            self._chromium.broken = True
+            if not shared:
+                self._chromium.kill()
+            raise BrowserError(f"Chromium did not open a window: {err}") from err
+
+    @property
+    def profile(self) -> str:
+        """The profile folder of the Chromium this window is in."""
+        return self._chromium.profile
+
+    @property
+    def _driver(self) -> WebDriver:
+        return self._chromium.driver
 
     # -- pages ------------------------------------------------------------------------------------
 
     def open(self, url: str) -> None:
         """Load ``url`` and wait until it is shown."""
         self.arrived_at = None
-        self._driver.get(url)
-        self._wait(lambda href: href == url)
+        with self._chromium.window(self.handle) as driver:
+            driver.get(url)
+            self._wait(driver, lambda href: href == url)
 
     def click(self, element_id: str, arrived: Callable[[str], bool]) -> None:
         """Click the element ``element_id`` and wait for a page whose URL satisfies ``arrived``."""
         from selenium.common.exceptions import NoSuchElementException
 
         self.arrived_at = None  # until the wait ends, the page shown is not known
-        element = self._driver.execute_script(_LEAVE_AND_FIND_JS, element_id)
-        if element is None:  # as find_element would say
-            raise NoSuchElementException(f"no element with id {element_id!r} on {self.url}")
-        element.click()  # a real click (mouse events at the element), not a script's
-        self._wait(arrived)
+        with self._chromium.window(self.handle) as driver:
+            element = driver.execute_script(_LEAVE_AND_FIND_JS, element_id)
+            if element is None:  # as find_element would say
+                raise NoSuchElementException(f"no element with id {element_id!r} on {driver.current_url}")
+            element.click()  # a real click (mouse events at the element), not a script's
+            self._wait(driver, arrived)
 
     def search(self, query: str, arrived: Callable[[str], bool]) -> None:
         """Write ``query`` in the search box, press Search and wait for the results page."""
         self.arrived_at = None
-        # The value is set by script, not typed: typing 10 kB key by key takes seconds.
-        self._driver.execute_script(_LEAVE_JS + _SET_QUERY_JS, query).click()
-        self._wait(arrived)
+        with self._chromium.window(self.handle) as driver:
+            # The value is set by script, not typed: typing 10 kB key by key takes seconds.
+            driver.execute_script(_LEAVE_JS + _SET_QUERY_JS, query).click()
+            self._wait(driver, arrived)
 
     def screenshot(self) -> NDArray[np.uint8]:
         """The viewport as ``uint8[H, W, 3]``."""
-        shot = self._driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+        with self._chromium.window(self.handle) as driver:
+            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
         image = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
         if image.size != (self.size[1], self.size[0]):
             raise BrowserError(f"screenshot is {image.size[0]}x{image.size[1]}, expected {self.size[1]}x{self.size[0]}")
@@ -197,9 +382,10 @@ class Browser:
     @property
     def url(self) -> str:
         """The URL shown, asked of the browser (a round trip; see ``arrived_at``)."""
-        return str(self._driver.current_url)
+        with self._chromium.window(self.handle) as driver:
+            return str(driver.current_url)
 
-    def _wait(self, arrived: Callable[[str], bool]) -> None:
+    def _wait(self, driver: WebDriver, arrived: Callable[[str], bool]) -> None:
         from selenium.common.exceptions import JavascriptException
         from selenium.webdriver.support.wait import WebDriverWait
 
@@ -213,68 +399,55 @@ class Browser:
             return href if state == "complete" and fonts == "loaded" and arrived(href) and not left else None
 
         try:
-            self.arrived_at = WebDriverWait(self._driver, _TIMEOUT, poll_frequency=0.002).until(ready)
+            self.arrived_at = WebDriverWait(driver, _TIMEOUT, poll_frequency=0.002).until(ready)
         except Exception as err:
-            raise BrowserError(f"the page did not arrive within {_TIMEOUT:.0f} s (at {self.url})") from err
+            raise BrowserError(f"the page did not arrive within {_TIMEOUT:.0f} s (at {_current_url(driver)})") from err
 
     # -- processes --------------------------------------------------------------------------------
 
     def processes(self) -> list[psutil.Process]:
-        """This browser's live processes: the driver, Chromium and its helpers."""
-        found: dict[int, psutil.Process] = {}
-        driver = self._service.process
-        if driver is not None and driver.poll() is None:
-            with contextlib.suppress(psutil.Error):
-                root = psutil.Process(driver.pid)
-                for proc in (root, *root.children(recursive=True)):
-                    found[proc.pid] = proc
-        for proc in psutil.process_iter(["cmdline"]):
-            with contextlib.suppress(psutil.Error):
-                if any(self.profile in arg for arg in proc.info["cmdline"] or ()):
-                    found[proc.pid] = proc
-        return list(found.values())
+        """The live processes of this window's Chromium: the driver, Chromium and its helpers."""
+        return self._chromium.processes()
 
     def driver_running(self) -> bool:
-        """Whether the driver's process runs (asked of the OS, not of the driver: no round trip)."""
-        driver = self._service.process
-        return driver is not None and driver.poll() is None
+        """Whether this window's Chromium may be used: its driver's process runs (asked of the OS, not
+        of the driver: no round trip), it is this process's and no command on it failed."""
+        return self._chromium.usable() and self.handle in self._chromium.windows
 
     def alive(self) -> bool:
-        """Whether the driver answers and Chromium still has a page."""
+        """Whether the driver answers and Chromium still has this window."""
         if not self.driver_running():
             return False
         try:
-            self._driver.execute_script("return 1")
+            with self._chromium.window(self.handle) as driver:
+                driver.execute_script("return 1")
         except Exception:  # noqa: BLE001 - any failure means the browser is gone
             return False
         return True
 
     def close(self) -> None:
-        """Kill Chromium and its driver (and any leftover process), delete the profile."""
-        # Killed, not asked to quit: nothing of theirs is kept (the profile goes), and quitting took
-        # 0.2-0.3 s a browser (a hung one: a ping's timeout, then the kill anyway).
-        self._kill(self.processes())
-        with contextlib.suppress(Exception):
-            self._service.stop()  # Selenium's side of the driver (its process is gone: no request)
-        self._kill_leftovers()
+        """Close this window: a Chromium of its own (or a broken one) is killed with it, the shared
+        one :data:`SHARED_IDLE_S` seconds after its last window closed; safe to call twice."""
+        self._chromium.close_window(self.handle, SHARED_IDLE_S if self.shared else 0.0)
 
-    def _kill_leftovers(self) -> None:
-        self._kill(self.processes())
-        if self._service.owned is not None:
-            self._service.owned.close()  # the group, in case a process escaped the scan; then the profile
-        shutil.rmtree(self.profile, ignore_errors=True)
 
-    @staticmethod
-    def _kill(processes: list[psutil.Process]) -> None:
-        for proc in processes:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        # Until each is gone or a zombie (dead, its memory freed), 5 s at most. Not psutil.wait_procs:
-        # it waits for zombies to be reaped, and Chromium's are reaped by PID 1 (reparented once the
-        # driver dies), which in containers can take seconds; our own child, the driver, is reaped here.
-        deadline = time.monotonic() + 5
-        while (processes := [proc for proc in processes if not _dead(proc)]) and time.monotonic() < deadline:
-            time.sleep(0.005)
+def _kill(processes: list[psutil.Process]) -> None:
+    for proc in processes:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    # Until each is gone or a zombie (dead, its memory freed), 5 s at most. Not psutil.wait_procs:
+    # it waits for zombies to be reaped, and Chromium's are reaped by PID 1 (reparented once the
+    # driver dies), which in containers can take seconds; our own child, the driver, is reaped here.
+    deadline = time.monotonic() + 5
+    while (processes := [proc for proc in processes if not _dead(proc)]) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _current_url(driver: WebDriver) -> str:
+    try:
+        return str(driver.current_url)
+    except Exception:  # noqa: BLE001 - only for a message
+        return "an unknown page"
 
 
 def _profile_parent() -> str | None:

@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 _HERE = Path(__file__).resolve().parent
 _IMAGE_SIDES = range(16, 1025)
+_POLL_S = 0.02
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -92,7 +93,9 @@ class ShopServer:
     def __init__(self, app: Flask) -> None:
         self._server: BaseWSGIServer = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
         self.port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"webshop-server-{self.port}", daemon=True)
+        # shutdown() waits for the loop's next poll: 0.5 s by default, at every close and restart.
+        serve = lambda: self._server.serve_forever(poll_interval=_POLL_S)  # noqa: E731
+        self._thread = threading.Thread(target=serve, name=f"webshop-server-{self.port}", daemon=True)
         self._thread.start()
 
     def url(self, route: Route) -> str:

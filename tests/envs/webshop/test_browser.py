@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -60,7 +61,7 @@ def test_a_small_image_size_gets_a_full_window_and_prompt_screenshots() -> None:
 
     page = "data:text/html,<body style='background:%23eef'><h1>Shop</h1>" + "word " * 200 + "</body>"
     for _ in range(3):  # at 128x128 without the fix, 3 browsers in a row pass 6% of the time
-        shot = browser.Browser((128, 128))
+        shot = browser.Browser((128, 128), shared=False)  # a fresh Chromium each time, as each env had
         try:
             shot._driver.command_executor.client_config.timeout = 15.0  # a hang is 60 s otherwise
             window = shot._driver.get_window_size()
@@ -121,7 +122,12 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_close_leaves_no_process_or_port_behind() -> None:
+def test_close_leaves_no_process_or_port_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no idle time, closing the last env of the process kills the shared Chromium at once."""
+    from rl4vlm_gym.envs.webshop import browser
+
+    monkeypatch.setattr(browser, "SHARED_IDLE_S", 0.0)
+    gc.collect()  # envs that earlier tests of this process left unclosed close their windows
     env = make()
     env.reset(seed=0)
     base = env.unwrapped
@@ -221,12 +227,16 @@ def test_a_dead_server_is_restarted_on_a_new_port() -> None:
     env.close()
 
 
-def test_envs_side_by_side_use_their_own_ports_and_browsers() -> None:
+def test_envs_side_by_side_use_their_own_ports_and_windows() -> None:
     a, b = make(), make()
     a.reset(seed=0)
     b.reset(seed=1)
+    browser_a, browser_b = a.unwrapped._site.browser, b.unwrapped._site.browser
     assert a.unwrapped._site.server.port != b.unwrapped._site.server.port
-    assert a.unwrapped._site.browser.profile != b.unwrapped._site.browser.profile
+    assert browser_a.profile == browser_b.profile and browser_a.handle != browser_b.handle  # one Chromium, two windows
+    for env in (a, b):  # each window shows its own env's page, whichever was used last
+        assert Route.from_url(env.unwrapped._site.browser.url) == env.unwrapped.route
+        assert env.unwrapped._site.browser.url.startswith(f"http://127.0.0.1:{env.unwrapped._site.server.port}/")
     assert a.unwrapped.goal.instruction in a.unwrapped.page.text()
     a.close(), b.close()
 
