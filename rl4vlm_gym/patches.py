@@ -204,6 +204,23 @@ PATCHES: tuple[Patch, ...] = (
         "server or rl4vlm/Remote-v0)",
     ),
     Patch(
+        name="openenv-idle-reaper",
+        distribution="openenv-core",
+        versions="==0.3.0",
+        targets={
+            "openenv.core.env_server.http_server:HTTPEnvServer._reap_idle_sessions": "6c2113ac949d12c0",
+            "openenv.core.env_server.http_server:HTTPEnvServer._start_reaper": "bb56ab1e77c13267",
+            "openenv.core.env_server.http_server:HTTPEnvServer._update_session_activity": "945e393c2bbd0761",
+        },
+        site="rl4vlm_gym.server.app:_reap_idle_sessions",
+        kind="overridden",
+        why="openenv-core's idle-session reaper looks every max(timeout / 4, 5) s, a floor no caller can lower: "
+        "create_app(reap_every=...) gives the server an instance reaper that restates openenv-core's loop "
+        "(_session_lock, _session_info's last_activity_at, _destroy_session) with that interval, so a short idle "
+        "timeout is enforced within it (the test of reclaiming waits 0.1 s rounds, not 5 s)",
+        fallback="reap_every is ignored: openenv-core's own reaper looks every max(idle_timeout / 4, 5) s",
+    ),
+    Patch(
         name="nethack-pinned-clock",
         distribution="balrog-nle",
         versions="==0.9.0",

@@ -9,11 +9,13 @@ tracebacks over HTTP, and every session's env closed when the server stops.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,10 +99,12 @@ def create_app(
     *,
     max_sessions: int = 16,
     idle_timeout: float | None = 600.0,
+    reap_every: float | None = None,
 ) -> FastAPI:
     """The OpenEnv app serving ``catalog``: at most ``max_sessions`` WebSocket sessions, each closed
-    after ``idle_timeout`` seconds without a message (None: never; the reaper looks every
-    ``max(idle_timeout / 4, 5)`` s)."""
+    after ``idle_timeout`` seconds without a message (None: never). The reaper looks every
+    ``reap_every`` seconds (None: openenv-core's ``max(idle_timeout / 4, 5)``; our reaper with the
+    patch ``openenv-idle-reaper`` of :mod:`rl4vlm_gym.patches`, openenv-core's where it is refused)."""
     if max_sessions < 1:
         raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout)
@@ -123,6 +127,12 @@ def create_app(
         return JSONResponse(status_code=500, content={"detail": f"{type(err).__name__}: {str(err)[:2000]}"})
 
     server = _server_of(app)
+    if reap_every is not None:
+        if reap_every <= 0:
+            raise ValueError(f"reap_every must be > 0 seconds, got {reap_every}")
+        if server is not None and idle_timeout is not None and patches.guard("openenv-idle-reaper"):
+            # the instance's, so openenv-core's _start_reaper (at startup) runs it in its own task
+            server._reap_idle_sessions = functools.partial(_reap_idle_sessions, server, reap_every)  # type: ignore[method-assign]
 
     async def _close_sessions() -> None:
         if server is not None:
@@ -134,6 +144,27 @@ def create_app(
     app.state.openenv_server = server
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     return app
+
+
+async def _reap_idle_sessions(server: HTTPEnvServer, every: float) -> None:
+    """openenv-core's ``HTTPEnvServer._reap_idle_sessions`` (0.3.0), restated with the interval ``every``
+    instead of its ``max(timeout / 4, 5)`` s: destroys the sessions idle beyond the timeout, each
+    checked again under the lock (a message may have come since), until cancelled."""
+    timeout = server._session_idle_timeout_s
+    while True:
+        await asyncio.sleep(every)
+        try:
+            now = time.time()
+            async with server._session_lock:
+                stale = [sid for sid, info in server._session_info.items() if now - info.last_activity_at > timeout]
+            for sid in stale:
+                async with server._session_lock:
+                    info = server._session_info.get(sid)
+                    if info is None or time.time() - info.last_activity_at <= timeout:
+                        continue
+                await server._destroy_session(sid)
+        except Exception as exc:  # as openenv-core's: a failure is logged and the next round tries again
+            logger.warning("Idle-session reaper encountered an error (will retry): %s", exc)
 
 
 def _server_of(app: FastAPI) -> HTTPEnvServer | None:

@@ -359,17 +359,49 @@ def test_a_websocket_message_over_the_limit_closes_its_connection_unparsed() -> 
 
 
 def test_idle_sessions_are_reclaimed() -> None:
-    # openenv-core's reaper looks every max(timeout / 4, 5) s
-    with _client(max_sessions=1, idle_timeout=0.5) as client:
+    # Our reaper looks every 0.1 s (openenv-core's own, where the patch openenv-idle-reaper is refused,
+    # every max(timeout / 4, 5) s: the deadline allows for it).
+    with _client(max_sessions=1, idle_timeout=0.5, reap_every=0.1) as client:
         server = client.app.state.openenv_server
+        assert "_reap_idle_sessions" in vars(server), "the server's reaper is ours"
         with client.websocket_connect("/ws") as ws:
             _reset(ws, seed=0)
             deadline = time.monotonic() + 8
             while server.active_sessions and time.monotonic() < deadline:
-                time.sleep(0.1)
+                time.sleep(0.05)
             assert server.active_sessions == 0
             got = _step(ws, "+")
             assert got["data"]["code"] == "EXECUTION_ERROR" and "closed" in got["data"]["message"]
+
+
+def test_a_session_in_use_is_not_reclaimed() -> None:
+    # A message within the timeout keeps the session: 1 s of steps every 0.1 s, the reaper looking
+    # every 0.1 s for sessions idle over 0.5 s.
+    with _client(max_sessions=1, idle_timeout=0.5, reap_every=0.1) as client, client.websocket_connect("/ws") as ws:
+        _reset(ws, seed=0)
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            assert _step(ws, "+")["type"] == "observation"
+            time.sleep(0.1)
+        assert client.app.state.openenv_server.active_sessions == 1
+
+
+def test_idle_reaper_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another openenv-core's reaper (a changed fingerprint): reap_every is refused loudly, and the
+    # server keeps openenv-core's own reaper (the class's method, nothing set on the instance).
+    from openenv.core.env_server.http_server import HTTPEnvServer
+
+    from rl4vlm_gym.patches import PatchRefusedWarning
+
+    async def reap(self):  # noqa: ANN001, ANN202 - an openenv-core whose reaper changed
+        return None
+
+    monkeypatch.setattr(HTTPEnvServer, "_reap_idle_sessions", reap)
+    with pytest.warns(PatchRefusedWarning, match="refused the patch 'openenv-idle-reaper'"):
+        app = create_app(Catalog.of(ENV), idle_timeout=0.5, reap_every=0.1)
+    assert "_reap_idle_sessions" not in vars(app.state.openenv_server)
+    with pytest.raises(ValueError, match="reap_every must be > 0"):
+        create_app(Catalog.of(ENV), reap_every=0)
 
 
 def _rss_kib() -> int:
