@@ -2,22 +2,19 @@
 a local run, resume, and no episode lost or played twice when an actor is killed mid-episode, a
 node is removed, or the driver is killed and run again.
 
-One cluster (a head and a worker node of one CPU each; about 10 s to start on a loaded 2-core
-machine) serves the module; its files live in a temp folder of its own (Ray picks free ports)."""
+The test process's cluster (conftest.py: a head of one CPU and a worker node of two) serves the
+module, shared with test_ray_vector.py."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,37 +72,10 @@ AGENTS = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    agents = tmp_path_factory.mktemp("ray_agents")
-    (agents / "ray_fake_agents.py").write_text(AGENTS)
-    temp = tempfile.mkdtemp(prefix="ray")  # short: Ray's socket paths live in it
-    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED")}
-    # Ray's own settings: its files (and the address file Cluster writes) in our folder, no auth
-    # token in ~/.ray, no usage report.
-    os.environ.update(RAY_TMPDIR=temp, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
-    env = {"PYTHONPATH": os.pathsep.join([str(agents), os.environ.get("PYTHONPATH", "")])}
-    # a lost node is noticed in about a second (Ray's default: 30 s)
-    system = {"health_check_period_ms": 300, "health_check_failure_threshold": 3, "health_check_timeout_ms": 300}
-    head = {"num_cpus": 1, "include_dashboard": False, "env_vars": env, "_system_config": system}
-    started = None
-    sys.path.insert(0, str(agents))
-    try:
-        started = Cluster(initialize_head=True, head_node_args=head)
-        started.add_node(num_cpus=1, env_vars=env)
-        ray.init(address=started.address, log_to_driver=False)
-        started.env_vars = env  # type: ignore[attr-defined]
-        yield started
-    finally:
-        ray.shutdown()
-        if started is not None:
-            started.shutdown()
-        sys.path.remove(str(agents))
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        shutil.rmtree(temp, ignore_errors=True)
+def cluster(ray_cluster: Cluster) -> Cluster:
+    """The test process's cluster (conftest.py), with the agents above importable in its workers."""
+    (ray_cluster.agents / "ray_fake_agents.py").write_text(AGENTS)  # type: ignore[attr-defined]
+    return ray_cluster
 
 
 def _untimed(records: list[dict[str, Any]]) -> list[str]:
@@ -186,7 +156,8 @@ def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tm
             cluster.remove_node(node, allow_graceful=False)
             removed.append(done)
 
-    run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), tmp_path / "r", workers=3,
+    # As many actors (one CPU each) as the cluster has CPUs (1 + 2 + 1): one of them is on the new node.
+    run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), tmp_path / "r", workers=4,
               backend="ray", on_episode=remove_after_two)  # fmt: skip
     assert removed
     # What the node's loss interrupts depends on timing: an episode (replayed from its seed), an actor

@@ -1,4 +1,4 @@
-"""RayVectorEnv on a local Ray: the same observations, rewards and infos as SyncVectorEnv."""
+"""RayVectorEnv on a Ray cluster on this machine: the same observations, rewards and infos as SyncVectorEnv."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ import os
 import pickle
 import shutil
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -19,22 +17,14 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import rl4vlm_gym  # noqa: E402, F401 - registers the envs
-from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG, ActorDiedError, RayVectorEnv  # noqa: E402
+from rl4vlm_gym.backends.ray_vector import ActorDiedError, RayVectorEnv  # noqa: E402
 
 ENV = "rl4vlm/NumberLine-v0"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray() -> Iterator[None]:
-    # Ray's own opt-outs: no auth token in ~/.ray, no usage report; its files in a folder of ours.
-    # The config RayVectorEnv gives a local Ray of its own (results with the reply).
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    temp = tempfile.mkdtemp(prefix="ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp, _system_config=LOCAL_RAY_CONFIG)
-    yield
-    ray.shutdown()
-    shutil.rmtree(temp, ignore_errors=True)
+# The Ray tests run on the test process's cluster (conftest.py; shared with test_ray_eval.py): a
+# head and a worker node on this machine, so RayVectorEnv's actors answer on their sockets.
+on_ray = pytest.mark.usefixtures("ray_cluster")
 
 
 def _fns(n: int) -> list:
@@ -62,6 +52,7 @@ def _actions(obs: dict, rng: np.random.Generator) -> tuple[str, ...]:
     ("num_envs", "num_actors", "mode", "direct"),
     [(4, 2, "NextStep", True), (4, 2, "NextStep", False), (3, 2, "SameStep", True), (2, 1, "NextStep", False)],
 )
+@on_ray
 def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str, direct: bool) -> None:
     local = gym.vector.SyncVectorEnv(_fns(num_envs), autoreset_mode=mode)
     remote = RayVectorEnv(
@@ -85,6 +76,7 @@ def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: s
     local.close(), remote.close()
 
 
+@on_ray
 def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
     local = gym.vector.SyncVectorEnv(_fns(3), autoreset_mode="Disabled")
     remote = RayVectorEnv(_fns(3), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0})
@@ -104,6 +96,7 @@ def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
     local.close(), remote.close()
 
 
+@on_ray
 @pytest.mark.parametrize("direct", [True, False])
 def test_errors_and_values_travel_as_ray_carries_them(direct: bool) -> None:
     """An env's error is raised by the vector env's call and lambdas travel (cloudpickle), on the
@@ -226,6 +219,7 @@ def _kill(actor: Any) -> None:
     raise AssertionError("the killed actor was still alive 30 s later")
 
 
+@on_ray
 @pytest.mark.parametrize("direct", [True, False])
 def test_a_killed_actor_raises_a_clear_error(direct: bool) -> None:
     remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
@@ -266,6 +260,7 @@ class _RenderThreads(gym.Wrapper):
         ),  # the user's value stays
     ],
 )
+@on_ray
 def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, threads: int) -> None:
     """Like Ray's OMP_NUM_THREADS: llvmpipe's threads follow the actor's CPUs (ray_init.py)."""
     from functools import partial
@@ -283,6 +278,7 @@ def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, 
         envs.close()  # a failure must not leave the actor holding CPUs the next test asks for
 
 
+@on_ray
 def test_an_eval_actor_renders_with_the_cpus_it_asked_for() -> None:
     """``eval --backend ray``'s actors size llvmpipe's threads as RayVectorEnv's do."""
     from rl4vlm_gym.harness.ray_runner import _EvalActor
@@ -302,6 +298,7 @@ def test_an_eval_actor_renders_with_the_cpus_it_asked_for() -> None:
         ray.kill(actor)
 
 
+@on_ray
 def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
     """The quick check of ``eval --backend ray`` (tests/backends/test_ray_eval.py has the cluster and faults)."""
     from rl4vlm_gym.harness.runner import AgentSpec, load_episodes, run_suite
@@ -327,6 +324,7 @@ def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
     assert len(load_episodes(tmp_path / "ray" / "episodes.jsonl")) == 3
 
 
+@on_ray
 @pytest.mark.slow  # a new actor starts (a new Ray worker process: 10-20 s on a loaded machine)
 def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
     """max_actor_restarts: the trainer's way (autoreset disabled, masked resets) goes on after a kill."""
@@ -353,6 +351,7 @@ def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
     local.close(), remote.close()
 
 
+@on_ray
 @pytest.mark.extra("train")
 @pytest.mark.slow  # a tiny model and its rollouts (30-50 s on a loaded 2-core machine)
 def test_trainer_rollouts_on_ray_actors_equal_local_ones(tmp_path, one_torch_thread) -> None:
@@ -415,6 +414,7 @@ def _members(groups: list[int]) -> list[int]:
     return found
 
 
+@on_ray
 @pytest.mark.slow  # a browser
 @pytest.mark.extra("webshop")
 @pytest.mark.skipif(shutil.which("chromedriver") is None and not os.environ.get("CHROMEDRIVER"), reason="no chromedriver")
