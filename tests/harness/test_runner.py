@@ -158,20 +158,33 @@ def test_killed_run_resumes_to_the_same_summary(tmp_path, agents_module):
     suite_file.write_text(json.dumps(SMALL))
     command = [sys.executable, "-m", "rl4vlm_gym.cli", "eval", "--agent", "fake_agents:Slow", "--suite", str(suite_file),
                "--out", str(out), "--no-progress", "--no-report"]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    episodes = out / "episodes.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not episodes.exists() or episodes.read_text().count("\n") < 3):
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    done = episodes.read_text().count("\n")
-    assert 3 <= done < len(Suite.from_dict(SMALL).episodes), "the run was not killed half-way"
-    with episodes.open("a") as f:
-        f.write('{"task": "nl", "seed": 1')  # a write torn by the kill
-    subprocess.run(command, check=True, capture_output=True)
     clean = tmp_path / "clean"
-    subprocess.run([*command[:-4], "--out", str(clean), "--no-progress", "--no-report"], check=True, capture_output=True)
+    # The clean run goes alongside the killed one and its resumption (its own folder; the agent mostly sleeps).
+    clean_run = subprocess.Popen(
+        [*command[:-4], "--out", str(clean), "--no-progress", "--no-report"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        episodes = out / "episodes.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not episodes.exists() or episodes.read_text().count("\n") < 3):
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        done = episodes.read_text().count("\n")
+        assert 3 <= done < len(Suite.from_dict(SMALL).episodes), "the run was not killed half-way"
+        with episodes.open("a") as f:
+            f.write('{"task": "nl", "seed": 1')  # a write torn by the kill
+        subprocess.run(command, check=True, capture_output=True)
+        _, err = clean_run.communicate(timeout=120)
+        assert clean_run.returncode == 0, err[-2000:]
+    finally:
+        if clean_run.poll() is None:
+            os.killpg(clean_run.pid, signal.SIGKILL)
+            clean_run.wait()
     assert _scores(json.loads((out / "summary.json").read_text())) == _scores(json.loads((clean / "summary.json").read_text()))
     assert len(load_episodes(episodes)) == len(Suite.from_dict(SMALL).episodes)
 
