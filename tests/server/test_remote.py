@@ -43,10 +43,11 @@ def url(registry_url: str) -> str:
     return registry_url
 
 
-# The openenv CLI's own entry point (what the `openenv` script runs), with Gradio hidden as rl4vlm_gym.server._openenv
-# hides it: openenv-core imports its web UI only if Gradio imports (about 8 s of CPU), and `validate` never uses it.
+# The openenv CLI's own entry point (what the `openenv` script runs), with openenv-core imported as our server imports
+# it (rl4vlm_gym.server._openenv): without its web UI (Gradio: about 8 s of CPU) and FastMCP until used (1.2 s), which
+# `validate` never uses.
 OPENENV_CLI = (
-    "import sys; sys.modules['gradio'] = None; from openenv.cli.__main__ import main; "
+    "import sys; import rl4vlm_gym.server._openenv; from openenv.cli.__main__ import main; "
     "sys.argv = ['openenv', *sys.argv[1:]]; sys.exit(main())"
 )
 
