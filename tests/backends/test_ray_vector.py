@@ -8,6 +8,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -29,6 +30,25 @@ on_ray = pytest.mark.usefixtures("ray_cluster")
 
 def _fns(n: int) -> list:
     return [lambda: gym.make(ENV)] * n
+
+
+@pytest.fixture(scope="module")
+def four_envs(ray_cluster: Any) -> Iterator[Callable[[bool], RayVectorEnv]]:
+    """``four_envs(direct)``: ``RayVectorEnv(_fns(4), num_actors=2)`` (next-step autoreset, actors of
+    no CPU), made once per ``direct`` for the tests of that configuration: each actor is a new Ray
+    worker process (0.6-0.9 s of CPU), and three tests use each. Every test starts with a seeded
+    reset, so what an earlier one left (an attribute, an episode under way) does not reach its
+    results; one that kills an actor closes the env, and the next test gets a new one."""
+    made: dict[bool, RayVectorEnv] = {}
+
+    def get(direct: bool) -> RayVectorEnv:
+        if direct not in made or made[direct].closed:
+            made[direct] = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
+        return made[direct]
+
+    yield get
+    for envs in made.values():
+        envs.close()  # a closed one: nothing to do
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -53,11 +73,12 @@ def _actions(obs: dict, rng: np.random.Generator) -> tuple[str, ...]:
     [(4, 2, "NextStep", True), (4, 2, "NextStep", False), (3, 2, "SameStep", True), (2, 1, "NextStep", False)],
 )
 @on_ray
-def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str, direct: bool) -> None:
+def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: str, direct: bool, four_envs) -> None:
     local = gym.vector.SyncVectorEnv(_fns(num_envs), autoreset_mode=mode)
-    remote = RayVectorEnv(
+    shared = (num_envs, num_actors, mode) == (4, 2, "NextStep")
+    remote = four_envs(direct) if shared else RayVectorEnv(
         _fns(num_envs), num_actors=num_actors, autoreset_mode=mode, actor_options={"num_cpus": 0}, direct=direct
-    )
+    )  # fmt: skip
     assert [c is not None for c in remote._channels] == [direct] * num_actors, "actors on this machine answer on sockets"
     assert remote.observation_space == local.observation_space and remote.action_space == local.action_space
     assert remote.metadata["autoreset_mode"] == local.metadata["autoreset_mode"]
@@ -73,7 +94,9 @@ def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: s
             ends += int(expected[2].sum() + expected[3].sum())
     assert ends >= 2, "episodes ended, so autoreset was exercised"
     assert _same(local.call("oracle_action"), remote.call("oracle_action"))
-    local.close(), remote.close()
+    local.close()
+    if not shared:
+        remote.close()
 
 
 @on_ray
@@ -98,26 +121,26 @@ def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
 
 @on_ray
 @pytest.mark.parametrize("direct", [True, False])
-def test_errors_and_values_travel_as_ray_carries_them(direct: bool) -> None:
+def test_errors_and_values_travel_as_ray_carries_them(direct: bool, four_envs) -> None:
     """An env's error is raised by the vector env's call and lambdas travel (cloudpickle), on the
     socket as with Ray's remote calls; after an error every actor's next reply is its own."""
-    local = gym.vector.SyncVectorEnv(_fns(3))
-    remote = RayVectorEnv(_fns(3), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
+    local = gym.vector.SyncVectorEnv(_fns(4))
+    remote = four_envs(direct)
     assert _same(local.reset(seed=1), remote.reset(seed=1))
     with pytest.raises(AttributeError, match="no_such_attribute") as raised:
         remote.call("no_such_attribute")
     if direct:
         assert "raised in a RayVectorEnv actor" in "".join(raised.value.__notes__)
-    remote.set_attr("marker", [lambda: 1, lambda: 2, lambda: 3])
-    assert remote.get_attr("marker") == (1, 2, 3)
+    remote.set_attr("marker", [lambda: 1, lambda: 2, lambda: 3, lambda: 4])
+    assert remote.get_attr("marker") == (1, 2, 3, 4)
     if direct:
         remote.set_attr("marker", lambda: threading.Lock())
         with pytest.raises(TypeError, match="reply to 'call' cannot be pickled"):
             remote.get_attr("marker")
     assert _same(local.reset(seed=4), remote.reset(seed=4))
-    actions = ("+",) * 3
+    actions = ("+",) * 4
     assert _same(local.step(actions), remote.step(actions))
-    local.close(), remote.close()
+    local.close()
 
 
 def test_values_of_the_senders_main_module_travel_by_value() -> None:
@@ -221,8 +244,8 @@ def _kill(actor: Any) -> None:
 
 @on_ray
 @pytest.mark.parametrize("direct", [True, False])
-def test_a_killed_actor_raises_a_clear_error(direct: bool) -> None:
-    remote = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
+def test_a_killed_actor_raises_a_clear_error(direct: bool, four_envs) -> None:
+    remote = four_envs(direct)
     obs, _ = remote.reset(seed=0)
     _kill(remote._actors[1])
     with pytest.raises(ActorDiedError, match=r"actor 1 \(envs 2\.\.3\).*not restarted"):
