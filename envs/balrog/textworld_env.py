@@ -48,7 +48,7 @@ from PIL import Image, ImageDraw
 from textworld.core import GameState
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game
+from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game, skipped_steps, walkthrough
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.rendering import font, to_array
 
@@ -73,7 +73,6 @@ INTERPRETER_VERBS = frozenset({"save", "restore", "script", "unscript", "noscrip
 # undo and does not know "again": refused for the two Glulx tasks, passed on in the cooking game.
 GLULX_ONLY_VERBS = frozenset({"undo", "again", "g"})
 
-_ADMISSIBLE_PLANS: dict[tuple[str, int], tuple[str, ...]] = {}  # the oracle's plan per game without free commands
 _STATUS_LINE = re.compile(r" +-= [^\n]* =-\d+/\d+\Z")  # the z-machine's status line, at the reply's end
 _GAME_OVER_PROMPT = "QUIT or UNDO the last command?\n>"  # Glulx prints this prompt as "> ": kept
 _CENTRED = re.compile(r"^ {24}( *\*\*\* .* \*\*\*)$", re.MULTILINE)
@@ -326,6 +325,26 @@ class CommandParser(ActionParser):
                 return None, f"{words[0]!r} is an interpreter command (save, restore, quit, ...), not a game move"
             return value, None
         return action, error
+
+
+def inadmissible_steps(task: str, index: int) -> tuple[int, ...]:
+    """The steps of game ``index`` of ``task``'s walkthrough (0-based) that are not among textworld's
+    admissible commands when they come, found by playing the walkthrough with each admissible step
+    played (a second or two for a cooking game): the steps the oracle leaves out.
+    ``tw_plans.json`` holds them for the 75 games (``python -m
+    rl4vlm_gym.envs.balrog.textworld_games --plans`` writes it), so that no episode pays for this
+    game; tests/envs/balrog/test_textworld.py holds the file to it on every game."""
+    player = _start(str(make_game(task, index)), textworld.EnvInfos(**GAME_INFOS, admissible_commands=True))
+    try:
+        state, left_out = player.reset(), []
+        for step, command in enumerate(walkthrough(task, index)):
+            if command in state.admissible_commands:
+                state, _, _ = player.step(command)
+            else:
+                left_out.append(step)
+    finally:
+        player.close()
+    return tuple(left_out)
 
 
 @dataclass(frozen=True)
@@ -598,22 +617,11 @@ class TextWorld(VLMEnv):
     def _plan_from_start(self) -> tuple[str, ...]:
         """The oracle's commands from the reset: the walkthrough without its steps that are not
         admissible when they come (the cooking walkthroughs take inventory and open a fridge or a
-        door twice: 45-90 steps, 39-75 without), found by playing it once per game (a second or
-        two for a cooking game)."""
-        key = (self.task, self.index)
-        if key not in _ADMISSIBLE_PLANS:
-            infos = textworld.EnvInfos(**GAME_INFOS, admissible_commands=True)
-            player = _start(str(make_game(self.task, self.index)), infos)
-            try:
-                state, plan = player.reset(), []
-                for command in self.walkthrough:
-                    if command in state.admissible_commands:
-                        state, _, _ = player.step(command)
-                        plan.append(command)
-            finally:
-                player.close()
-            _ADMISSIBLE_PLANS[key] = tuple(plan)
-        return _ADMISSIBLE_PLANS[key]
+        door twice: 45-90 steps, 39-75 without), as :func:`inadmissible_steps` finds them by playing;
+        read from ``tw_plans.json`` (:func:`~rl4vlm_gym.envs.balrog.textworld_games.skipped_steps`),
+        which the tests hold to that rule on all 75 games."""
+        skipped = skipped_steps(self.task, self.index)
+        return tuple(command for step, command in enumerate(self.walkthrough) if step not in skipped)
 
     def oracle_action(self) -> str:
         if self.plan is None:  # first asked: the plan from the reset if the episode followed it so far

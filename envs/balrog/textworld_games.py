@@ -54,6 +54,7 @@ GLULX_TASKS = frozenset({"treasure_hunter", "coin_collector"})  # BALROG plays t
 DATA = Path(__file__).parent / "assets" / "textworld"
 ARCHIVE = DATA / "tw_games.tar.xz"
 MANIFEST = DATA / "tw_games.json"
+PLANS = DATA / "tw_plans.json"
 SERIAL = b"240517"  # the z-story serial of BALROG's cooking .z8 files (header bytes 0x12-0x17)
 
 
@@ -76,9 +77,14 @@ def _definitions() -> dict[str, bytes]:
         return {member.name: tar.extractfile(member).read() for member in tar.getmembers() if member.isfile()}  # type: ignore[union-attr]
 
 
+@functools.cache
+def _plans() -> dict[str, Any]:
+    return json.loads(PLANS.read_text())
+
+
 def reload() -> None:
     """Forget what was read from ``assets/textworld`` (after it was rewritten)."""
-    for cached in (manifest, _archive_tag, _definitions):
+    for cached in (manifest, _archive_tag, _definitions, _plans):
         cached.cache_clear()
 
 
@@ -101,6 +107,38 @@ def definition(task: str, index: int) -> dict[str, Any]:
 def walkthrough(task: str, index: int) -> tuple[str, ...]:
     """The commands that win game ``index`` of ``task`` (its ``.json``'s ``metadata.walkthrough``)."""
     return tuple(definition(task, index)["metadata"]["walkthrough"])
+
+
+def skipped_steps(task: str, index: int) -> frozenset[int]:
+    """The steps of game ``index`` of ``task``'s walkthrough (0-based) that the oracle leaves out:
+    not admissible when they come (the cooking walkthroughs take inventory and open a fridge or a
+    door twice). ``tw_plans.json`` holds them, found by playing each walkthrough with textworld's
+    admissible commands (:func:`~rl4vlm_gym.envs.balrog.textworld_env.inadmissible_steps`, a second
+    or two per cooking game; ``--plans`` writes the file again)."""
+    _check_task(task)
+    if not 0 <= index < POOL:
+        raise ValueError(f"game index {index} is outside the pool 0..{POOL - 1}")
+    return frozenset(_plans()["skipped"][task][index])
+
+
+def write_plans() -> None:
+    """Play every game's walkthrough with textworld's admissible commands and write the steps left
+    out to ``tw_plans.json`` (about a minute)."""
+    import textworld
+
+    from rl4vlm_gym.envs.balrog.textworld_env import inadmissible_steps
+
+    skipped = {task: [list(inadmissible_steps(task, index)) for index in range(POOL)] for task in TASKS}
+    how = (
+        "per task and game (tw_games.json's order), the 0-based steps of the walkthrough that are not among "
+        "textworld's admissible commands when they come, the admissible ones played: the oracle leaves them out"
+    )
+    lines = [f' "how": {json.dumps(how)},', f' "textworld": {json.dumps(textworld.__version__)},', ' "skipped": {']
+    for t, task in enumerate(TASKS):  # one game a line
+        games = ",\n".join(f"   {json.dumps(steps)}" for steps in skipped[task])
+        lines.append(f'  "{task}": [\n{games}\n  ]' + ("," if t < len(TASKS) - 1 else ""))
+    PLANS.write_text("{\n" + "\n".join(lines) + "\n }\n}\n")
+    _plans.cache_clear()
 
 
 def _definition_bytes(task: str, index: int) -> bytes:
@@ -191,6 +229,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*", default=list(TASKS))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--plans", action="store_true", help=f"then write {PLANS.name} again (write_plans)")
     args = parser.parse_args(argv)
     jobs = [(task, index) for task in args.tasks for index in missing_games(task)]
     start = time.perf_counter()
@@ -198,6 +237,9 @@ def main(argv: list[str]) -> int:
         for task, index, seconds in pool.map(_build, jobs):
             print(f"{game_path(task, index)} {seconds:.1f} s", flush=True)
     print(f"{len(jobs)} games compiled in {time.perf_counter() - start:.0f} s", flush=True)
+    if args.plans:
+        write_plans()
+        print(f"{PLANS} written", flush=True)
     return 0
 
 

@@ -30,7 +30,16 @@ pytestmark = pytest.mark.extra("balrog")
 pytest.importorskip("textworld")
 
 from rl4vlm_gym.envs.balrog import textworld_games  # noqa: E402
-from rl4vlm_gym.envs.balrog.textworld_env import GAME_INFOS, PROMPTS, TextWorld, ZGame, as_glulx, draw_text, filter_objective  # noqa: E402
+from rl4vlm_gym.envs.balrog.textworld_env import (  # noqa: E402
+    GAME_INFOS,
+    PROMPTS,
+    TextWorld,
+    ZGame,
+    as_glulx,
+    draw_text,
+    filter_objective,
+    inadmissible_steps,
+)
 from rl4vlm_gym.wrappers import BalrogActions  # noqa: E402
 
 IDS = {
@@ -392,16 +401,43 @@ def test_the_oracle_skips_walkthrough_steps_that_are_not_admissible(free_command
     assert walkthrough[4] == walkthrough[6] == "open fridge"  # the fridge is open the second time
     won, steps, optimal = oracle_wins("the_cooking_game", 24, free_commands=free_commands)
     assert won and steps == optimal == 46 < len(walkthrough) == 57
+    if not free_commands:  # the rule that writes tw_plans.json, played by textworld (the slow test checks all 75 games)
+        assert inadmissible_steps("the_cooking_game", 24) == tuple(sorted(textworld_games.skipped_steps("the_cooking_game", 24)))
+        assert 6 in textworld_games.skipped_steps("the_cooking_game", 24)  # the second "open fridge"
 
 
-@pytest.mark.slow  # 75 games twice, about two minutes
+def oracle_wins_by_the_admissible_walkthrough(task: str, index: int) -> tuple[bool, int, int]:
+    """oracle_wins without free commands, checking at every step that the oracle's move is the
+    walkthrough's next admissible command and that each step it leaves out was not admissible when
+    it came: the shipped plan (tw_plans.json) is the rule's, found in the same playthrough."""
+    env = TextWorld(task=task, obs_mode="text")
+    obs, _ = env.reset(seed=index)
+    walkthrough = textworld_games.walkthrough(task, index)
+    assert env.walkthrough == walkthrough
+    step, steps, done = 0, 0, False
+    while not done:
+        action = env.oracle_action()
+        while walkthrough[step] not in obs["actions"]:  # a step the plan leaves out
+            assert step in textworld_games.skipped_steps(task, index), (task, index, step)
+            step += 1
+        assert action == walkthrough[step] and step not in textworld_games.skipped_steps(task, index), (task, index, step)
+        obs, _, done, _, info = env.step(action)
+        step, steps = step + 1, steps + 1
+    for rest in range(step, len(walkthrough)):  # a step after the end would be left out too
+        assert rest in textworld_games.skipped_steps(task, index) and walkthrough[rest] not in obs["actions"], (task, index, rest)
+    env.close()
+    return info["success"], steps, env.optimal_steps
+
+
+@pytest.mark.slow  # 75 games twice, about a minute
 def test_the_oracle_wins_all_75_games() -> None:
+    """Both ways of playing, every game; without free commands, the shipped plans are checked too."""
     results = {(task, index): oracle_wins(task, index) for task in IDS for index in range(25)}
     assert all(won and steps == optimal for won, steps, optimal in results.values())
     assert max(steps for _, steps, _ in results.values()) == 75  # within BALROG's 80 (4 walkthroughs are longer)
     for task in IDS:
         for index in range(25):
-            won, steps, optimal = oracle_wins(task, index, free_commands=False)
+            won, steps, optimal = oracle_wins_by_the_admissible_walkthrough(task, index)
             assert won and steps == optimal, (task, index)
 
 
