@@ -145,6 +145,64 @@ def test_close_leaves_no_process_or_port_behind(monkeypatch: pytest.MonkeyPatch)
     assert not os.path.exists(profile)
 
 
+def test_the_next_env_reuses_the_chromium_which_dies_once_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Envs made one after another share the process's Chromium; it dies SHARED_IDLE_S after the last closes."""
+    from rl4vlm_gym.envs.webshop import browser
+
+    monkeypatch.setattr(browser, "SHARED_IDLE_S", 1.0)
+    gc.collect()
+    browser.close_shared()  # none left over from earlier tests: this one starts it
+    first = make()
+    first.reset(seed=0)
+    processes, profile = first.unwrapped._site.browser.processes(), first.unwrapped._site.browser.profile
+    driver = first.unwrapped._site.browser._chromium.service.process
+    first.close()
+    assert driver.poll() is None and os.path.isdir(profile)  # kept for the next env
+    second = make()
+    second.reset(seed=1)
+    assert second.unwrapped._site.browser.profile == profile and second.unwrapped.goal.instruction in second.unwrapped.page.text()
+    second.close()
+    deadline = time.monotonic() + 20  # the idle timer's thread kills them, then deletes the profile
+    while (alive := [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]) or os.path.exists(profile):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not alive and not os.path.exists(profile)
+
+
+FORKED = r"""
+import json, os, sys
+import gymnasium as gym
+import rl4vlm_gym
+env = gym.make("rl4vlm/WebShop-Browser-v2", image_size=(256, 320))
+env.reset(seed=0)
+first = env.step(env.unwrapped.oracle_action())[0]["image"]
+parent = env.unwrapped._site.browser.profile
+read, write = os.pipe()
+if os.fork() == 0:  # the child inherits the env and the shared Chromium's handle: both are the parent's
+    env.reset(seed=0)
+    obs = env.step(env.unwrapped.oracle_action())[0]
+    os.write(write, json.dumps([env.unwrapped._site.browser.profile, bool((obs["image"] == first).all())]).encode())
+    env.close()
+    os._exit(0)
+os.close(write)
+child, same = json.loads(os.read(read, 1 << 16))
+os.wait()
+env.reset(seed=0)  # the parent's Chromium was left alone by the child's close
+again = env.step(env.unwrapped.oracle_action())[0]["image"]
+print(json.dumps({"parent": parent, "child": child, "same": same, "again": bool((again == first).all()),
+                  "still": env.unwrapped._site.browser.profile}))
+env.close()
+"""
+
+
+def test_a_forked_child_starts_its_own_chromium() -> None:
+    out = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=180, check=True).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["child"] != seen["parent"] and seen["still"] == seen["parent"], seen
+    assert seen["same"] and seen["again"], seen  # the child's screenshot is the parent's, and the parent goes on
+
+
 def test_profiles_go_to_memory_when_it_has_room_else_to_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rl4vlm_gym.envs.webshop import browser
 
@@ -173,21 +231,25 @@ def unbroken() -> list[tuple[str, dict, float]]:
 
 
 def test_a_killed_browser_is_restarted_at_the_same_page(unbroken: list[tuple[str, dict, float]]) -> None:
-    env = make()
-    env.reset(seed=5)
-    for _ in range(2):
-        env.step(env.unwrapped.oracle_action())
+    """Both envs whose windows were in the killed Chromium go on at their pages, in a new one."""
+    env, other = make(), make()
+    for twin in (env, other):
+        twin.reset(seed=5)
+        for _ in range(2):
+            twin.step(twin.unwrapped.oracle_action())
     base = env.unwrapped
     old = base._site.browser.processes()
+    assert other.unwrapped._site.browser.profile == base._site.browser.profile  # one Chromium for both
     chromium = [p for p in old if "driver" not in p.name()]
     os.kill(chromium[0].pid, signal.SIGKILL)  # the browser process crashes mid-episode
-    action = base.oracle_action()
-    obs, reward, *_ = env.step(action)
     expected_action, expected, expected_reward = unbroken[2]
-    assert action == expected_action and obs["text"] == expected["text"] and reward == expected_reward
-    assert np.array_equal(obs["image"], expected["image"])
-    assert Route.from_url(base._site.browser.url) == base.route
-    env.close()
+    for twin in (env, other):
+        action = twin.unwrapped.oracle_action()
+        obs, reward, *_ = twin.step(action)
+        assert action == expected_action and obs["text"] == expected["text"] and reward == expected_reward
+        assert np.array_equal(obs["image"], expected["image"])
+        assert Route.from_url(twin.unwrapped._site.browser.url) == twin.unwrapped.route
+    env.close(), other.close()
     assert not [p for p in old if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
@@ -283,9 +345,7 @@ def test_nothing_outlives_a_killed_owner(sig: signal.Signals) -> None:
     owner.send_signal(sig)
     assert owner.wait(20) == -sig
     deadline = time.monotonic() + 20
-    while (alive := [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]) and (
-        time.monotonic() < deadline
-    ):
+    while (alive := [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]) and (time.monotonic() < deadline):
         time.sleep(0.05)
     assert not alive, f"left behind: {[(p.pid, p.name()) for p in alive]}"
     while os.path.exists(made["profile"]) and time.monotonic() < deadline:
