@@ -183,8 +183,15 @@ def test_a_killed_driver_resumes(cluster: Cluster, local_run: list[str], tmp_pat
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    assert 2 <= episodes.read_text().count("\n") < 7, "the driver was not killed half-way"
-    subprocess.run(command, env=env, check=True, capture_output=True, timeout=50)
+    saved = episodes.read_text().count("\n")
+    assert 2 <= saved < 7, "the driver was not killed half-way"
+    # The run again, as the command runs it (run_suite, the same suite, agent and folder), from this
+    # process: no second Python to start and connect. The command's own resume of a killed run is
+    # tests/harness/test_runner.py's test_killed_run_resumes_to_the_same_summary.
+    counts: list[int] = []
+    run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), out, workers=2, backend="ray",
+              on_episode=lambda r, d, t: counts.append(d))  # fmt: skip
+    assert counts == [saved] * saved + list(range(saved + 1, 8)), "the killed driver's episodes read back, the others played"
     _check_complete(out, local_run)
 
 
