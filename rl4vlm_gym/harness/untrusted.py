@@ -91,6 +91,7 @@ _CHUNK = 1 * MiB
 _BOM = b"\xef\xbb\xbf"
 _JSON_STRING = re.compile(rb'"[^"]*"')
 _BRACKETS = re.compile(rb"[\[\]{}]")
+_EMPTY = re.compile(rb"[\[{][ \t\n\r]*[\]}]")  # an empty array or object (JSON's four whitespace bytes)
 _PLAIN = re.compile(r"[A-Za-z0-9_.+/-]{1,60}")
 
 
@@ -348,8 +349,10 @@ def parse_json(data: bytes, name: str, line: int | None = None, max_items: int |
     # inside a string, where escapes pair left to right: dropping the escaped backslashes, then the
     # escaped quotes, leaves strings without escapes. On the bytes (no multi-byte UTF-8 sequence
     # holds an ASCII byte): a copy of 1 byte per byte, where the text may take 4 per character.
-    skeleton = _JSON_STRING.sub(b"", data.replace(b"\\\\", b"").replace(b'\\"', b""))
-    items = skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
+    # Each string becomes one placeholder byte, so that an array of one string is not empty.
+    skeleton = _JSON_STRING.sub(b"0", data.replace(b"\\\\", b"").replace(b'\\"', b""))
+    # A container of n > 0 members holds n - 1 commas and opens once: n; an empty one holds nothing.
+    items = skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{") - len(_EMPTY.findall(skeleton))
     max_items = MAX_ITEMS if max_items is None else max_items
     if items > max_items:
         raise Refused(name, f"more than {_item_rule(max_items)} keys and array elements", line)
