@@ -164,7 +164,7 @@ class CachedPddlState(pddl_logic.PddlState):
         self.downward_lib = downward_lib
         self.pddl_problem = pddl_problem
         self.task, self.sas = translate(logic.domain, pddl_problem, optimize=False)
-        _, self.sas_replan = translate(logic.domain, pddl_problem, optimize=True)
+        self._replan_loaded = False  # the optimized translation: made on the first replan (see replan)
         self._actions = {a.name: a for a in self.task.actions}
         for type_ in self.task.types:
             try:
@@ -172,7 +172,6 @@ class CachedPddlState(pddl_logic.PddlState):
             except ValueError:
                 pass
         self.downward_lib.load_sas(self.sas.encode("utf-8"))
-        self.downward_lib.load_sas_replan(self.sas_replan.encode("utf-8"))
         self.name2type = {o.name: o.type_name for o in self.task.objects}
 
         def _atom2proposition(atom: Any) -> Proposition | None:
@@ -194,6 +193,28 @@ class CachedPddlState(pddl_logic.PddlState):
         self.downward_lib.get_state(atoms)
         facts = [atom.get_fact(self.name2type) for atom in atoms]
         self.add_facts([fact for fact in facts if not fact.is_negation])
+
+
+    @property
+    def sas_replan(self) -> str:
+        """The task translated for replanning (``pddl2sas(..., optimize=True)``), as ``PddlState`` has it."""
+        return translate(self._logic.domain, self.pddl_problem, optimize=True)[1]
+
+    def replan(self, infos: Any) -> list[str]:
+        """``PddlState.replan``, the optimized translation loaded first. TextWorld translates and loads
+        it in every ``PddlState`` (half of a game's translation, ~0.5 s on a kitchen), though only a
+        replan reads it: a process that never plans never pays for it. The library keeps the task
+        it is given apart from the played one, and ``replan`` starts from the played one's state,
+        so loading it later gives the same plans (tests/envs/household/test_pddl_cache.py)."""
+        self.load_replan()
+        return super().replan(infos)  # type: ignore[no-any-return]
+
+    def load_replan(self) -> None:
+        """Translate (cached) and load the task for replanning, once; a planner forked from this process
+        then finds it here rather than translating it in the child, where the cache would be lost."""
+        if not self._replan_loaded:
+            self.downward_lib.load_sas_replan(self.sas_replan.encode("utf-8"))
+            self._replan_loaded = True
 
 
 class CachedPddlEnv(PddlEnv):

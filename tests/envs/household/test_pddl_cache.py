@@ -43,8 +43,9 @@ def _wrap(env_class: type) -> object:
     return AlfredDemangler(shuffle=False)(env_class(textworld.EnvInfos(won=True, admissible_commands=True, facts=True)))
 
 
-def _rollout(env: object, game: str, steps: int = 12) -> list:
-    """Load, reset twice, and play seeded random admissible commands (then one the game rejects)."""
+def _rollout(env: object, game: str, steps: int = 12, on_steps: object = None) -> list:
+    """Load, reset twice, and play seeded random admissible commands (then one the game rejects),
+    then replan from there; ``on_steps()`` is called before the replan."""
     env.load(game)
     seen = []
     for _ in range(2):
@@ -55,6 +56,8 @@ def _rollout(env: object, game: str, steps: int = 12) -> list:
         command = command or rng.choice(state["admissible_commands"])
         state, score, done = env.step(command)
         seen.append((command, state.feedback, state["admissible_commands"], sorted(map(str, state["facts"])), score, done))
+    if on_steps is not None:
+        on_steps()
     game_env = env.unwrapped
     seen.append(game_env._pddl_state.replan(game_env._entity_infos))
     env.close()
@@ -90,8 +93,10 @@ def test_cached_env_plays_as_textworlds_own_and_translates_each_game_once(monkey
     real = fast_downward.pddl2sas
     monkeypatch.setattr(fast_downward, "pddl2sas", lambda *a, **k: calls.append(k["optimize"]) or real(*a, **k))
     argv = list(sys.argv)
-    assert _rollout_json(_wrap(pddl_cache.CachedPddlEnv)) == expected  # first load: translates
-    assert calls == [False, True]  # plain + optimized, once for the load and both resets
+    played = []  # what was translated before the replan: the optimized task waits for it
+    first = _rollout(_wrap(pddl_cache.CachedPddlEnv), game, on_steps=lambda: played.extend(calls))
+    assert json.loads(json.dumps(first)) == expected  # first load: translates; the replan task loaded after steps
+    assert played == [False] and calls == [False, True]  # plain, then optimized for the replan, once each
     assert _rollout_json(_wrap(pddl_cache.CachedPddlEnv)) == expected  # a new env on the same game: all cached
     assert calls == [False, True]
     assert sys.argv == argv  # pddl2sas overwrites it; the cache puts it back
