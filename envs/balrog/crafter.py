@@ -13,8 +13,10 @@ it byte for byte.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import io
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -212,6 +214,19 @@ def describe_full(world: Any, player: Any, step: int) -> tuple[str, str]:
     return full, short_term
 
 
+_RESET_FIELDS = ("_episode", "_step", "_player", "_last_health", "_unlocked")  # what crafter.Env.reset sets, besides its world
+_WORLD = object()  # stands for the game's world in a kept copy
+_WORLDS: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = OrderedDict()  # (seed, episode, area) -> kept game
+_WORLDS_KEPT = 32  # worlds kept per process, the least recently reset dropped first (~0.2 MB each)
+
+
+def _copy_game(world_state: dict[str, Any], fields: dict[str, Any], world: Any, into: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A deep copy of a world's state and a game's reset fields, in one pass so that what they share
+    stays shared (the creatures' ``random`` is the world's); ``world`` becomes ``into`` in the copy
+    (the creatures' ``world``)."""
+    return copy.deepcopy((world_state, fields), {id(world): into})
+
+
 class CrafterGame(crafter.Env):
     """``crafter.Env`` with each chunk's creatures in creation order, and BALROG's renders replayed
     without drawing.
@@ -231,6 +246,31 @@ class CrafterGame(crafter.Env):
 
     draw_frames: bool = True
     frame_noise: tuple[Any, ...] | None = None  # the random state BALROG's shown render starts from, at night
+
+    def reset(self) -> Any:
+        """crafter's reset; without frames, a world this process generated before is restored
+        rather than generated again (crafter's generation is pure Python noise, a third of a second
+        a world, and tests and the kit reset one seed many times). The game is kept as crafter's
+        reset leaves it, in a deep copy: the world (its random stream, materials, creatures in their
+        order) and the reset's fields; a restore copies it back into this game's world, which
+        crafter's views hold. At step 0 it is day, so crafter's reset draws nothing after the
+        generation (``_obs``)."""
+        key = (self._seed, self._episode + 1, tuple(self._area))
+        kept = _WORLDS.get(key) if not self.draw_frames else None
+        if kept is None:
+            obs = super().reset()
+            if not self.draw_frames and self._world.daylight >= 0.5:
+                fields = {name: getattr(self, name) for name in _RESET_FIELDS}
+                _WORLDS[key] = _copy_game(self._world.__dict__, fields, self._world, _WORLD)
+                while len(_WORLDS) > _WORLDS_KEPT:
+                    _WORLDS.popitem(last=False)
+            return obs
+        _WORLDS.move_to_end(key)
+        world_state, fields = _copy_game(*kept, _WORLD, self._world)
+        self._world.__dict__.clear()
+        self._world.__dict__.update(world_state)
+        self.__dict__.update(fields)
+        return None
 
     def _noise_shape(self) -> tuple[int, int]:
         # engine.LocalView: canvas of grid * unit pixels, unit = size // view (BALROG renders at self._size)

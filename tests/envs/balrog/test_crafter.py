@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import OrderedDict
 from typing import Any
 
 import gymnasium as gym
@@ -242,12 +243,29 @@ def test_reset_seed_decides_the_world_in_any_process() -> None:
     assert first.reset(seed=7)[1]["state_key"] == first.reset(seed=7)[1]["state_key"] != first.reset(seed=8)[1]["state_key"]
 
 
+def test_a_world_kept_by_the_process_plays_as_the_generated_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seed's second reset restores the world its first generated (CrafterGame.reset): the same
+    rollout, nights included (their noise comes from the world's random stream); a third shows that
+    playing a restored world leaves the kept copy as it was."""
+    from rl4vlm_gym.envs.balrog import crafter
+    from rl4vlm_gym.testing import rollout_digest
+
+    monkeypatch.setattr(crafter, "_WORLDS", OrderedDict())
+    generated = rollout_digest(ENV, 7, 300)
+    assert (7, 1, (64, 64)) in crafter._WORLDS  # (the player may die: the next episode has seed 8)
+    assert rollout_digest(ENV, 7, 300) == generated
+    assert rollout_digest(ENV, 7, 300) == generated
+
+
 def test_compiled_noise_builds_the_worlds_pure_python_builds(monkeypatch: pytest.MonkeyPatch) -> None:
     """numba (in the balrog extra) compiles opensimplex's noise: worlds must not change with it."""
     from opensimplex import api, internals
 
+    from rl4vlm_gym.envs.balrog import crafter
+
     if not hasattr(internals._noise3, "py_func"):
         pytest.skip("numba is not installed: the noise is pure Python already")
+    monkeypatch.setattr(crafter, "_WORLDS_KEPT", 0)  # every reset generates its world
     env = make(obs_mode="text")
     compiled = [env.reset(seed=seed)[1]["state_key"] for seed in (11, 12)]
     monkeypatch.setattr(api, "_noise3", internals._noise3.py_func)
