@@ -186,9 +186,11 @@ class LevelledWorld:
         by 1e-9 m², and by MiniWorld itself where it is not. MiniWorld's costs 0.14 ms a call in
         numpy on 3-vectors; the oracle's planner makes hundreds of thousands per plan. Written for
         MiniWorld 2.1.0's: MiniWorld's answers every call where that is not the installed one."""
-        if not _fast_intersect():
+        if not (_intersect_checked[1] and MiniWorldEnv.__dict__.get("intersect") is _intersect_checked[0]) and not _fast_intersect():
             return super().intersect(ent, pos, radius)  # type: ignore[misc]
-        px, pz = float(pos[0]), float(pos[2])
+        # Python floats from arrays by one tolist(): numpy's scalar indexing costs more than the test itself.
+        at = pos.tolist() if type(pos) is np.ndarray else pos
+        px, pz = float(at[0]), float(at[2])
         limit = radius * radius
         nearest = self._nearest_wall(px, pz, radius)
         if nearest < limit - _TOUCH:
@@ -198,7 +200,8 @@ class LevelledWorld:
         for other in self.entities:  # type: ignore[attr-defined]
             if other is ent:
                 continue
-            dx, dz = float(other.pos[0]) - px, float(other.pos[2]) - pz
+            there = other.pos.tolist() if type(other.pos) is np.ndarray else other.pos
+            dx, dz = float(there[0]) - px, float(there[2]) - pz
             gap, reach = dx * dx + dz * dz, (radius + other.radius) ** 2
             if gap < reach - _TOUCH:
                 return other
@@ -211,11 +214,14 @@ class LevelledWorld:
         verdict, as a numpy bool, decided on Python floats where the squared distance is clear of the
         squared reach by a relative 1e-9, by MiniWorld itself where not (its ``norm`` sums in another
         order). Written for MiniWorld 2.1.0's: MiniWorld's answers where that is not the installed one."""
-        if not _fast_proximity():
+        checked = _proximity_checked
+        fast = checked[2] and MiniWorldEnv.__dict__.get("near") is checked[0] and Room.__dict__.get("point_inside") is checked[1]
+        if not fast and not _fast_proximity():
             return super().near(ent0, ent1)  # type: ignore[misc]
         other = self.agent if ent1 is None else ent1  # type: ignore[attr-defined]
-        ax, ay, az = _floats(ent0.pos)
-        bx, by, bz = _floats(other.pos)
+        a, b = ent0.pos, other.pos
+        ax, ay, az = a.tolist() if type(a) is np.ndarray else _floats(a)
+        bx, by, bz = b.tolist() if type(b) is np.ndarray else _floats(b)
         reach = ent0.radius + other.radius + 1.1 * self.max_forward_step  # type: ignore[attr-defined]
         gap, limit = (ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2, reach * reach
         if gap < limit * (1 - _RELATIVE):
