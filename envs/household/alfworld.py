@@ -9,6 +9,7 @@ a :class:`~rl4vlm_gym.envs.household.view.View` built from the game's PDDL facts
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -257,20 +258,41 @@ def _file_key(game: str | None) -> tuple[str, int, int]:
 
 
 def _planner_state(env: Any) -> str:
-    """A digest of the state Fast Downward's ``replan`` starts from: the value of each of the SAS
-    task's variables in the live game (its atom's name, blank for "none of those"), read from the
-    library as ``PddlState`` reads its first facts. With the game's SAS task (fixed per game file)
-    this is all the search reads: its options fix the seed and never randomize."""
+    """A digest of the state Fast Downward's ``replan`` starts from: the atoms true in the live game
+    (read from the library as ``PddlState`` reads its first facts) that the replanning task's
+    variables range over (:func:`_replan_atoms`). That task is translated with unimportant variables
+    filtered out (``pddl2sas(optimize=True)``), so facts no goal or precondition reads, such as the
+    ``checked`` marks of ``look``, ``inventory`` and ``examine``, are not in it: two states that
+    differ only there start one search. With the game's task (fixed per game file) this is all the
+    search reads: its options fix the seed and never randomize."""
     from textworld.envs.pddl.logic import Atom
 
-    lib = env.unwrapped._pddl_state.downward_lib
+    state = env.unwrapped._pddl_state
+    relevant = _replan_atoms(state.sas_replan)
+    lib = state.downward_lib
     values = (Atom * lib.get_state_size())()
     lib.get_state(values)
     hasher = hashlib.sha256()
-    for value in values:
-        hasher.update(value._name)  # the raw C string: names are ASCII PDDL atoms
-        hasher.update(b"\0")
+    for name in sorted(value._name for value in values):  # the raw C strings: names are ASCII PDDL atoms
+        if name in relevant:
+            hasher.update(name)
+            hasher.update(b"\0")
     return hasher.hexdigest()
+
+
+@functools.lru_cache(maxsize=32)
+def _replan_atoms(sas: str) -> frozenset[bytes]:
+    """The atoms (``b"Atom pred(args)"``, as the library names a state's values) that the variables of
+    a SAS task range over: the value of each variable is a function of whether these hold."""
+    atoms, lines = set(), iter(sas.splitlines())
+    for line in lines:
+        if line == "begin_variable":
+            next(lines), next(lines)  # its name and axiom layer
+            for _ in range(int(next(lines))):
+                value = next(lines)
+                if value.startswith(("Atom ", "NegatedAtom ")):
+                    atoms.add(b"Atom " + value.partition(" ")[2].encode("ascii"))
+    return frozenset(atoms)
 
 
 def _expert_plan(env: Any, from_start: bool = False) -> list[str]:
@@ -424,6 +446,7 @@ class ALFWorld(HouseholdBase):
         self._requested: str | None = None  # reset(options={"game": ...}), for _new_episode
         self._log: list[str] = []  # the episode's commands, replayed to rebuild the game after pickling
         self._plan: list[str] | None = None  # the planner's remaining plan; None until planned, or once the agent left it
+        self._on_plan: dict[str, tuple[str, ...]] = {}  # planner state -> the rest of this episode's plan there (_apply)
         self._gave_up = False  # the planner hit its bound in this episode: the handcoded expert plays
         self._handcoded: _HandCodedExpert | None = None  # follows the episode once the planner gave up
         # The episode's state as plain data (it pickles), set by _new_episode and _sync
@@ -476,6 +499,7 @@ class ALFWorld(HouseholdBase):
         self._focus = None
         self._sync(state)
         self._plan = None  # planned when the oracle or optimal_steps is asked for
+        self._on_plan = {}
         self._gave_up = False
         self._handcoded = None
 
@@ -509,6 +533,8 @@ class ALFWorld(HouseholdBase):
         if key is not None and key in _replans:
             _replans.move_to_end(key)
             return list(_replans[key])
+        if hasattr(game.unwrapped._pddl_state, "load_replan"):  # CachedPddlState: translate here, where the cache lives
+            game.unwrapped._pddl_state.load_replan()
         try:
             plan = call_bounded(lambda: _expert_plan(game, from_start), seconds=self.planner_timeout, memory_mb=self.planner_memory_mb)
         except BoundExceeded as err:
@@ -546,6 +572,8 @@ class ALFWorld(HouseholdBase):
         return self._commands
 
     def _apply(self, action: str) -> StepOutcome:
+        if self._plan and action != self._plan[0]:  # leaving the plan: remember where it stood, should the agent come back
+            self._on_plan[_planner_state(self._game_env())] = tuple(self._plan)
         state, _, _ = self._game_env().step(action)
         self._log.append(action)
         self._sync(state)
@@ -627,10 +655,13 @@ class ALFWorld(HouseholdBase):
         ``AlfredExpert(expert_type=PLANNER)`` replans after every command, which costs 0.1 to 5 s in
         a kitchen; the plan is the same Fast Downward call, made only when the agent has left the
         previous plan, in a child process bounded by ``planner_timeout`` and ``planner_memory_mb``.
+        An agent that comes back to a state where it left a plan of this episode (after ``look``,
+        ``examine``, or a walk away and back) finds the rest of that plan, as if it had not left.
         Once a call hits the bound, the episode is played by ALFWorld's handcoded expert.
         ``"look"`` (always admissible) once the game is won or has no plan."""
         if self._plan is None and not self._gave_up:
-            plan = self._initial_plan() if not self._log else self._bounded_plan()
+            back = self._on_plan.get(_planner_state(self._game_env())) if self._on_plan else None
+            plan = back or (self._initial_plan() if not self._log else self._bounded_plan())
             self._plan = None if plan is None else list(plan)
         if self._gave_up:
             return self._handcoded_action()

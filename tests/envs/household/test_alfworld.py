@@ -177,27 +177,67 @@ def test_a_replan_from_a_state_planned_before_is_the_planners_own_made_once(monk
     env = make()
     play(env)
     places = [a for a in env.admissible_actions if a.startswith("go to ")][:2]
-    answers, states = [], set()
-    for path in (["look"], ["look", "look"], ["look"]):  # one state by two paths (and the first path again)
+    answers, states, keys = [], set(), set()
+    for path in (["look"], ["look", "look"], ["inventory"], ["look"]):  # one state by three paths (and the first again)
         play(env)
         for command in path:
             env.step(command)
         states.add(module._planner_state(env._tw))
+        keys.add(env._state_key())
         answers.append(env.oracle_action())
-    assert len(states) == 1, "both paths lead to one state"
-    assert answers[0] == answers[1] == answers[2] and len(calls) == 1, "the same state is planned once"
+    # look and inventory mark different things checked, facts no search reads (not in the replanning task)
+    assert len(keys) == 2 and len(states) == 1, "the paths lead to two game states, one state of the planner"
+    assert answers[0] == answers[1] == answers[2] == answers[3] and len(calls) == 1, "the same state is planned once"
     cached = {}
     for place in (*places, *places):  # two other states: planned once each
         play(env)
         env.step(place)
         cached[place] = env.oracle_action()
     assert len(calls) == 3, "each new state is planned, each seen one is not"
-    for place in places:  # the planner's own answer, in a process that never planned from there
+    for path in ([places[0]], [places[1]], ["inventory"]):  # the planner's own answer, in a process that never planned from there
         monkeypatch.setattr(module, "_replans", OrderedDict())
         play(env)
-        env.step(place)
-        assert env.oracle_action() == cached[place]
-    assert len(calls) == 5
+        for command in path:
+            env.step(command)
+        assert env.oracle_action() == (cached[path[0]] if path[0] in cached else answers[0])
+    assert len(calls) == 6
+    env.close()
+
+
+def test_back_on_the_plan_after_a_detour_the_oracle_takes_up_its_plan_without_planning(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections import OrderedDict
+
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    calls = []
+    real = module.call_bounded
+    monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
+    monkeypatch.setattr(module, "_plans", {})
+    monkeypatch.setattr(module, "_replans", OrderedDict())
+    env = make()
+    play(env)
+    plan = [env.oracle_action()]
+    assert len(calls) == 1  # the start's plan
+    env.step(plan[0])
+    here = module._planner_state(env._tw)
+    away = next(a for a in env.admissible_actions if a.startswith("go to ") and a != plan[0])
+    for detour in (["look"], ["inventory", "look"], [away, plan[0]]):  # a state left unchanged, or left and found again
+        for command in detour:
+            assert env.step(command)[4]["action"]["valid"]
+        assert module._planner_state(env._tw) == here, f"{detour} leads back to the plan's state"
+        plan.append(env.oracle_action())
+        assert plan[-1] == plan[1] and len(calls) == 1, "the rest of the plan, without a new search"
+    while not env.unwrapped._won:  # and it still wins in the plan's length
+        env.step(env.oracle_action())
+    assert env.optimal_steps == 4 and len(calls) == 1
+    steps_played = 1 + 1 + 2 + 2 + 3
+    assert env.elapsed_steps == steps_played
+    env.step(away)  # a state off every plan of the episode: planned (after the win, "look")
+    play(env)
+    env.step(plan[0])
+    env.step("look")  # a new episode remembers no plan: this state is planned afresh
+    env.oracle_action()
+    assert len(calls) == 2
     env.close()
 
 
