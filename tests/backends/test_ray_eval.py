@@ -117,8 +117,9 @@ def test_ray_records_equal_local_ones_and_resume(cluster: Cluster, local_run: li
     )
     assert played == [7] * 7  # all read back, none played again
     _check_complete(tmp_path / "r", local_run)
-    other = run_suite(suite, AgentSpec("random", {"seed": 2}), tmp_path / "other", workers=2, backend="ray")
-    assert _untimed(other) != local_run  # the comparison can fail
+    # the comparison can fail: another agent seed gives other records (played here: where does not matter)
+    other = run_suite(suite, AgentSpec("random", {"seed": 2}), tmp_path / "other", workers=1)
+    assert _untimed(other) != local_run
 
 
 @pytest.mark.slow

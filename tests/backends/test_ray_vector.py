@@ -33,18 +33,20 @@ def _fns(n: int) -> list:
 
 
 @pytest.fixture(scope="module")
-def four_envs(ray_cluster: Any) -> Iterator[Callable[[bool], RayVectorEnv]]:
-    """``four_envs(direct)``: ``RayVectorEnv(_fns(4), num_actors=2)`` (next-step autoreset, actors of
-    no CPU), made once per ``direct`` for the tests of that configuration: each actor is a new Ray
-    worker process (0.6-0.9 s of CPU), and three tests use each. Every test starts with a seeded
-    reset, so what an earlier one left (an attribute, an episode under way) does not reach its
-    results; one that kills an actor closes the env, and the next test gets a new one."""
-    made: dict[bool, RayVectorEnv] = {}
+def four_envs(ray_cluster: Any) -> Iterator[Callable[..., RayVectorEnv]]:
+    """``four_envs(direct, autoreset_mode="NextStep", max_actor_restarts=0)``: ``RayVectorEnv(_fns(4),
+    num_actors=2)`` (actors of no CPU) made once per configuration for the tests that use it: each
+    actor is a new Ray worker process (0.6-0.9 s of CPU), and two or three tests use each. Every test
+    starts with a seeded reset, so what an earlier one left (an attribute, an episode under way) does
+    not reach its results; one that kills an actor closes the env, and the next test gets a new one."""
+    made: dict[tuple, RayVectorEnv] = {}
 
-    def get(direct: bool) -> RayVectorEnv:
-        if direct not in made or made[direct].closed:
-            made[direct] = RayVectorEnv(_fns(4), num_actors=2, actor_options={"num_cpus": 0}, direct=direct)
-        return made[direct]
+    def get(direct: bool, autoreset_mode: str = "NextStep", max_actor_restarts: int = 0) -> RayVectorEnv:
+        key = (direct, autoreset_mode, max_actor_restarts)
+        if key not in made or made[key].closed:
+            made[key] = RayVectorEnv(_fns(4), num_actors=2, autoreset_mode=autoreset_mode, actor_options={"num_cpus": 0},
+                                     direct=direct, max_actor_restarts=max_actor_restarts)  # fmt: skip
+        return made[key]
 
     yield get
     for envs in made.values():
@@ -100,23 +102,24 @@ def test_same_results_as_sync_vector_env(num_envs: int, num_actors: int, mode: s
 
 
 @on_ray
-def test_disabled_autoreset_with_a_reset_mask_and_attributes() -> None:
-    local = gym.vector.SyncVectorEnv(_fns(3), autoreset_mode="Disabled")
-    remote = RayVectorEnv(_fns(3), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0})
+def test_disabled_autoreset_with_a_reset_mask_and_attributes(four_envs) -> None:
+    local = gym.vector.SyncVectorEnv(_fns(4), autoreset_mode="Disabled")
+    # the configuration of test_a_dead_actor_is_restarted_and_its_episodes_end_truncated (no actor dies here)
+    remote = four_envs(True, "Disabled", max_actor_restarts=1)
     assert _same(local.reset(seed=5), remote.reset(seed=5))
-    mask = np.array([False, True, False])
+    mask = np.array([False, True, False, False])  # part of actor 0's envs, none of actor 1's
     assert _same(
-        local.reset(seed=[None, 9, None], options={"reset_mask": mask}),
-        remote.reset(seed=[None, 9, None], options={"reset_mask": mask}),
+        local.reset(seed=[None, 9, None, None], options={"reset_mask": mask}),
+        remote.reset(seed=[None, 9, None, None], options={"reset_mask": mask}),
     )
     with pytest.raises(ValueError, match="reset_mask"):
-        remote.reset(options={"reset_mask": np.zeros(3, dtype=np.bool_)})
-    with pytest.raises(ValueError, match="num_envs=3"):
+        remote.reset(options={"reset_mask": np.zeros(4, dtype=np.bool_)})
+    with pytest.raises(ValueError, match="num_envs=4"):
         remote.reset(seed=[1, 2])
     assert remote.get_attr("render_mode") == local.get_attr("render_mode")
-    remote.set_attr("marker", [1, 2, 3])
-    assert remote.get_attr("marker") == (1, 2, 3)
-    local.close(), remote.close()
+    remote.set_attr("marker", [1, 2, 3, 4])
+    assert remote.get_attr("marker") == (1, 2, 3, 4)
+    local.close()
 
 
 @on_ray
@@ -349,10 +352,10 @@ def test_eval_on_ray_gives_the_local_records(tmp_path) -> None:
 
 @on_ray
 @pytest.mark.slow  # a new actor starts (a new Ray worker process: 10-20 s on a loaded machine)
-def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated() -> None:
+def test_a_dead_actor_is_restarted_and_its_episodes_end_truncated(four_envs) -> None:
     """max_actor_restarts: the trainer's way (autoreset disabled, masked resets) goes on after a kill."""
     local = gym.vector.SyncVectorEnv(_fns(4), autoreset_mode="Disabled")
-    remote = RayVectorEnv(_fns(4), num_actors=2, autoreset_mode="Disabled", actor_options={"num_cpus": 0}, max_actor_restarts=1)
+    remote = four_envs(True, "Disabled", max_actor_restarts=1)
     expected, got = local.reset(seed=3), remote.reset(seed=3)
     assert _same(expected, got)
     _kill(remote._actors[1])
