@@ -58,8 +58,9 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sys.path.insert(0, str(agents))
     try:
         started = Cluster(initialize_head=True, head_node_args=head)
-        started.add_node(num_cpus=2, env_vars=env)
+        started.add_node(num_cpus=2, env_vars=env, wait=False)  # starts while this process connects
         ray.init(address=started.address, log_to_driver=False)
+        started.wait_for_nodes(timeout=120)  # a loaded machine can take longer than the default 30 s
         started.env_vars = env  # type: ignore[attr-defined]
         started.agents = agents  # type: ignore[attr-defined]
         yield started
