@@ -386,7 +386,7 @@ class Browser:
             return str(driver.current_url)
 
     def _wait(self, driver: WebDriver, arrived: Callable[[str], bool]) -> None:
-        from selenium.common.exceptions import JavascriptException
+        from selenium.common.exceptions import JavascriptException, TimeoutException
         from selenium.webdriver.support.wait import WebDriverWait
 
         def ready(driver: Any) -> str | None:
@@ -400,8 +400,11 @@ class Browser:
 
         try:
             self.arrived_at = WebDriverWait(driver, _TIMEOUT, poll_frequency=0.002).until(ready)
-        except Exception as err:
+        except TimeoutException as err:
             raise BrowserError(f"the page did not arrive within {_TIMEOUT:.0f} s (at {_current_url(driver)})") from err
+        except Exception as err:  # not a timeout: say what it was (it read as one, which hid the cause)
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise BrowserError(f"waiting for the page failed: {type(err).__name__}: {first} (at {_current_url(driver)})") from err
 
     # -- processes --------------------------------------------------------------------------------
 

@@ -78,7 +78,8 @@ class WebShop(VLMEnv):
     size: 500ml, and price lower than 40.00 dollars"). The catalog is fixed by ``catalog_seed``
     and the level; ``reset(seed)`` draws the goal. Search is BM25 over a full-text index (SQLite
     FTS5), 50 results shown 10 per page, as in WebShop. With ``renderer="browser"`` a real
-    Flask server on 127.0.0.1 serves the pages and a real headless Chromium clicks through them.
+    Flask server on 127.0.0.1 serves the pages and a real headless Chromium clicks through them
+    (one Chromium per process, a window per env: ``browser.py``).
 
     ## Observation
     - ``image``: ``renderer="browser"``: a screenshot of the page, exactly ``image_size``.
