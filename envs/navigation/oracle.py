@@ -69,6 +69,8 @@ class Planner:
         self.cell = self.forward_step * 2 / 3
         self.headings = round(360 / self.turn_step)
         self._turn = math.radians(self.turn_step)
+        self._fields: dict[tuple[Any, ...], tuple[Any, Any, Callable[[tuple[np.ndarray, float]], float]]] = {}
+        """Heuristics made, by what they are a function of (see :meth:`_field`)."""
 
     # World state ------------------------------------------------------------------------------------
 
@@ -162,7 +164,7 @@ class Planner:
         start = self._pose()
         if phase.reached():
             return []
-        field = self._distance_field(phase.targets(), rooms)
+        field = self._field(phase.targets(), rooms)
         best = {self._key(start): 0}
         # Each node keeps its own parent: poses merged on the lattice differ slightly, and only a
         # node's own chain of actions leads to its exact pose.
@@ -198,6 +200,18 @@ class Planner:
                 heapq.heappush(frontier, (steps + 1 + weight * h, steps + 1, len(parents) - 1, child, child_key))
         self._set_pose(start)
         raise Unsolvable(f"no plan found ({expansions} poses expanded)", _walk_back(parents, nearest))
+
+    def _field(self, targets: Sequence[np.ndarray], rooms: Sequence[Any] | None) -> Callable[[tuple[np.ndarray, float]], float]:
+        """:meth:`_distance_field`, made once per set of rooms, walls and targets' floor points: a replan
+        after a move off the plan, and the greedier retry, search toward the same goal over the same floor.
+        The rooms and walls are held with the heuristic, so their ids cannot be reused while it is kept."""
+        w = self.world
+        rooms = list(w.rooms if rooms is None else rooms)
+        key = (tuple(map(id, rooms)), id(w.wall_segs), float(w.agent.radius), tuple((float(t[0]), float(t[2])) for t in targets))
+        made = self._fields.get(key)
+        if made is None:
+            made = self._fields[key] = (rooms, w.wall_segs, self._distance_field(targets, rooms))
+        return made[2]
 
     def _distance_field(self, targets: Sequence[np.ndarray], rooms: Sequence[Any] | None) -> Callable[[tuple[np.ndarray, float]], float]:
         """Geodesic distance (in steps) from a floor point to the nearest target, on an occupancy grid

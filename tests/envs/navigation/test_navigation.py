@@ -119,6 +119,29 @@ def test_a_search_from_a_state_searched_before_is_the_planners_own_made_once(mon
         env.close()
 
 
+def test_the_planners_heuristic_is_made_once_per_floor_and_targets_and_is_a_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A replan and the greedier retry take the heuristic made for the same rooms, walls and targets;
+    # other targets (an object picked up) get their own. Its values are those of a field made anew.
+    from rl4vlm_gym.envs.navigation import oracle
+
+    made = []
+    real = oracle.Planner._distance_field
+    monkeypatch.setattr(oracle.Planner, "_distance_field", lambda self, *args: made.append(1) or real(self, *args))
+    env = gym.make("rl4vlm/MiniWorld-PickupObjects-v1", obs_mode="text", image_size=(60, 80), level=1)
+    env.reset(seed=4)
+    base = env.unwrapped
+    world, planner = base.world, base.planner
+    objects = [e for e in world.entities if e is not world.agent and not e.is_static]
+    rng = np.random.default_rng(0)
+    poses = [(np.array([x, 0.0, z]), d) for x, z, d in rng.uniform([world.min_x, world.min_z, -4], [world.max_x, world.max_z, 4], (200, 3))]
+    fields = [planner._field([obj.pos.copy() for obj in objects[i:]], None) for i in (0, 0, 1)]
+    assert fields[0] is fields[1] and fields[0] is not fields[2] and len(made) == 2
+    for i, field in ((0, fields[0]), (1, fields[2])):
+        fresh = real(planner, [obj.pos for obj in objects[i:]], world.rooms)
+        assert [field(pose) for pose in poses] == [fresh(pose) for pose in poses]
+    env.close()
+
+
 def test_close_frees_the_worlds_gl_objects() -> None:
     from pyglet import gl
 
