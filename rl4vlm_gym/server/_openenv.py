@@ -73,7 +73,7 @@ def import_openenv() -> None:
         for package in (env_server, core):  # MCPEnvironment is None there (as without FastMCP): the real class on first use
             if package.__dict__.get("MCPEnvironment", 0) is None:
                 del package.MCPEnvironment
-                package.__getattr__ = _on_first_use(package, "MCPEnvironment", package.__dict__.get("__getattr__"))  # type: ignore[method-assign]
+                package.__getattr__ = _on_first_use(package, "MCPEnvironment", package.__dict__.get("__getattr__"))
 
 
 def _stand_in() -> types.ModuleType:
@@ -82,7 +82,7 @@ def _stand_in() -> types.ModuleType:
     module = types.ModuleType(_MCP, "openenv-core's mcp_environment, imported on first use (rl4vlm_gym.server._openenv)")
 
     def get_server_tools(mcp_server: Any) -> dict[str, Any]:
-        return importlib.import_module(_MCP).get_server_tools(mcp_server)  # type: ignore[no-any-return]
+        return importlib.import_module(_MCP).get_server_tools(mcp_server)
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):

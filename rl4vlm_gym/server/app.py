@@ -132,7 +132,7 @@ def create_app(
             raise ValueError(f"reap_every must be > 0 seconds, got {reap_every}")
         if server is not None and idle_timeout is not None and patches.guard("openenv-idle-reaper"):
             # the instance's, so openenv-core's _start_reaper (at startup) runs it in its own task
-            server._reap_idle_sessions = functools.partial(_reap_idle_sessions, server, reap_every)  # type: ignore[method-assign]
+            server._reap_idle_sessions = functools.partial(_reap_idle_sessions, server, reap_every)
 
     async def _close_sessions() -> None:
         if server is not None:
