@@ -7,7 +7,8 @@ compiled from it, Glulx ``.ulx`` for the treasure hunter and coin collector, z-m
 the cooking game. It lists a task's games in sorted file order and plays index ``seed mod 25``.
 
 Here ``assets/textworld/tw_games.tar.xz`` (0.15 MB) holds the 75 ``.json`` files byte for byte
-(``assets/textworld/tw_games.json`` names the source and each file's SHA-256; LICENSE beside them).
+(``assets/textworld/tw_games.json`` names the source and each file's SHA-256; LICENSE beside them;
+``tw_plans.json`` the walkthrough steps the oracle leaves out, :func:`skipped_steps`).
 Each game is compiled to ``.z8`` by textworld 1.7.0's own Inform 7 (textworld 1.7 plays z-machine
 games only), once per machine into the cache; the set-up (``scripts/setup.sh``, balrog extra) does
 all 75 in about a minute on 2 cores, and an env compiles a missing one at its first reset (about

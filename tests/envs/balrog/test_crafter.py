@@ -251,10 +251,11 @@ def test_a_world_kept_by_the_process_plays_as_the_generated_one(monkeypatch: pyt
     from rl4vlm_gym.testing import rollout_digest
 
     monkeypatch.setattr(crafter, "_WORLDS", OrderedDict())
-    generated = rollout_digest(ENV, 7, 300)
+    text = {"obs_mode": "text"}  # info["state_key"] digests the whole game, its random stream included; frames are drawn from it
+    generated = rollout_digest(ENV, 7, 300, text)
     assert (7, 1, (64, 64)) in crafter._WORLDS  # (the player may die: the next episode has seed 8)
-    assert rollout_digest(ENV, 7, 300) == generated
-    assert rollout_digest(ENV, 7, 300) == generated
+    assert rollout_digest(ENV, 7, 300, text) == generated
+    assert rollout_digest(ENV, 7, 300, text) == generated
 
 
 def test_compiled_noise_builds_the_worlds_pure_python_builds(monkeypatch: pytest.MonkeyPatch) -> None:
