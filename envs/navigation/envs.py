@@ -48,7 +48,8 @@ logger = logging.getLogger(__name__)
 _TRIES = 200  # episodes drawn before a level is declared unsatisfiable
 _RETRY_EXPANSIONS, _RETRY_WEIGHT = 20_000, 4.0  # a second, greedier search when the first gives up: solves most
 _CELL = 0.25  # metres per state_key cell: a few steps, so GiGPO finds repeated anchor states
-_searches: OrderedDict[tuple[Any, ...], tuple[str, ...] | None] = OrderedDict()  # see NavigationEnv._search
+_searches: OrderedDict[tuple[Any, ...], tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = OrderedDict()
+"""A search's plan (None: none found) and its first search's partial plan, by state: see NavigationEnv._search."""
 _SEARCHES = 2048  # how many searches' results a process keeps (a plan is a few hundred words)
 
 
@@ -88,6 +89,7 @@ class NavigationEnv(VLMEnv):
         self._world: Any = None
         self._log: list[int] = []
         self._episode: tuple[NavLevel, dict[str, Any]] | None = None
+        self._partial: list[str] | None = None  # the last search's partial plan (see _searched)
 
     # World --------------------------------------------------------------------------------------------
 
@@ -254,8 +256,9 @@ class NavigationEnv(VLMEnv):
         plan = self._search()
         if self._exact_state() == self._start[1]:
             self._start_plan = _length(plan)
-        if plan is None:
-            plan = self.planner.plan(self._phases(), rooms=self._rooms(), partial=True) or [TURN_LEFT]
+        if plan is None:  # the first search's partial plan is the one plan(partial=True) makes again from here
+            partial = self._partial if self._partial is not None else self.planner.plan(self._phases(), rooms=self._rooms(), partial=True)
+            plan = list(partial) or [TURN_LEFT]
         self._plan, self._plan_state = plan, self._exact_state()
 
     def _search(self) -> list[str] | None:
@@ -267,13 +270,15 @@ class NavigationEnv(VLMEnv):
         each result is kept for the process, keyed by :meth:`_search_key`, and a search from that
         exact state again takes it."""
         key = self._search_key()
+        self._partial = None
         if key is not None and key in _searches:
             _searches.move_to_end(key)
-            found = _searches[key]
+            found, partial = _searches[key]
+            self._partial = None if partial is None else list(partial)
             return None if found is None else list(found)
         plan = self._searched()
         if key is not None:
-            _searches[key] = None if plan is None else tuple(plan)
+            _searches[key] = (None if plan is None else tuple(plan), None if self._partial is None else tuple(self._partial))
             while len(_searches) > _SEARCHES:
                 _searches.popitem(last=False)
         return plan
@@ -309,12 +314,13 @@ class NavigationEnv(VLMEnv):
         )
 
     def _searched(self) -> list[str] | None:
+        self._partial = None
         if self._goal_holds():
             return [TURN_LEFT]  # any step ends the episode: the task's check runs after every step
         try:
             return self.planner.plan(self._phases(), rooms=self._rooms())
-        except Unsolvable:
-            pass
+        except Unsolvable as err:
+            self._partial = err.partial  # the oracle's way from here if no search finds a plan
         try:
             return self.planner.plan(self._phases(), rooms=self._rooms(), max_expansions=_RETRY_EXPANSIONS, weight=_RETRY_WEIGHT)
         except Unsolvable as err:

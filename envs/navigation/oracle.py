@@ -31,11 +31,13 @@ _GRID = 0.2  # metres per cell of the heuristic's occupancy grid: coarse is fast
 
 class Unsolvable(RuntimeError):
     """No plan exists within the search budget; ``nearest`` leads to the pose the search found
-    nearest the goal (empty if none beats the start)."""
+    nearest the goal (empty if none beats the start). Raised by :meth:`Planner.plan`, ``partial`` is
+    what ``plan(..., partial=True)`` returns from the same state: the phases solved before, then ``nearest``."""
 
     def __init__(self, message: str, nearest: list[str] | None = None) -> None:
         super().__init__(message)
         self.nearest = nearest or []
+        self.partial = list(self.nearest)
 
 
 @dataclass(frozen=True)
@@ -149,9 +151,10 @@ class Planner:
                 try:
                     actions += self._search(phase, rooms, budget, weight)
                 except Unsolvable as err:
+                    err.partial = actions + err.nearest
                     if not partial:
                         raise
-                    return actions + err.nearest
+                    return err.partial
                 if phase.then is not None:
                     actions.append(phase.then)
                     if phase.effect is not None:

@@ -142,6 +142,29 @@ def test_the_planners_heuristic_is_made_once_per_floor_and_targets_and_is_a_fres
     env.close()
 
 
+def test_without_a_plan_the_oracle_takes_the_first_searchs_partial_plan_searching_no_third_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Budgets too small for any plan: the search and its greedier retry give up; the oracle's way is the
+    # partial plan the first search found, exactly what plan(partial=True) makes again from that state.
+    from rl4vlm_gym.envs.navigation import oracle
+
+    calls = []
+    real = oracle.Planner.plan
+    monkeypatch.setattr(oracle.Planner, "plan", lambda self, *args, **kwargs: calls.append(kwargs) or real(self, *args, **kwargs))
+    monkeypatch.setattr(envs, "_searches", OrderedDict())
+    monkeypatch.setattr(envs, "_RETRY_EXPANSIONS", 4)
+    plans = []
+    for _ in range(2):  # the second env's search is the first's, taken with its partial plan
+        env = gym.make("rl4vlm/MiniWorld-Hallway-v1", obs_mode="text", image_size=(60, 80))
+        env.reset(seed=3)
+        base = env.unwrapped
+        base.planner.max_expansions = 6
+        assert base.optimal_steps == -1
+        plans.append(list(base._plan))
+    assert len(calls) == 2 and not any(kwargs.get("partial") for kwargs in calls)
+    assert plans[0] == plans[1] and plans[0] == real(base.planner, base._phases(), rooms=base._rooms(), partial=True) != []
+    env.close()
+
+
 def test_close_frees_the_worlds_gl_objects() -> None:
     from pyglet import gl
 
