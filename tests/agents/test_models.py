@@ -188,9 +188,11 @@ def test_eval_smoke_suite_with_the_model_agents(tiny, server, tmp_path):
     from rl4vlm_gym.cli import app
 
     runner = CliRunner()
+    # Replies of 4 tokens: the random tiny model writes no valid action at any length, and generation
+    # (one forward pass a token) is most of this test's time.
     for agent, args in (
-        ("hf", ["-a", f"model={tiny}", "-a", "max_new_tokens=12", "-a", "temperature=1.0"]),
-        ("openai", ["-a", "model=tiny", "-a", f"base_url={server.url}", "-a", "max_tokens=12", "-a", "max_retries=0"]),
+        ("hf", ["-a", f"model={tiny}", "-a", "max_new_tokens=4", "-a", "temperature=1.0"]),
+        ("openai", ["-a", "model=tiny", "-a", f"base_url={server.url}", "-a", "max_tokens=4", "-a", "max_retries=0"]),
     ):
         out = tmp_path / agent
         result = runner.invoke(app, ["eval", "--agent", agent, *args, "--suite", "smoke", "--out", str(out), "--no-progress"])
