@@ -207,7 +207,7 @@ class CachedPddlState(pddl_logic.PddlState):
         it is given apart from the played one, and ``replan`` starts from the played one's state,
         so loading it later gives the same plans (tests/envs/household/test_pddl_cache.py)."""
         self.load_replan()
-        return super().replan(infos)  # type: ignore[no-any-return]
+        return super().replan(infos)
 
     def load_replan(self) -> None:
         """Translate (cached) and load the task for replanning, once; a planner forked from this process
