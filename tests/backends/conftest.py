@@ -5,8 +5,10 @@ workers: 5-6 s of a clean run, 15-20 s on a loaded 2-core machine), and the modu
 one each. They share this one: a head of one CPU (the driver's node) and a worker node of two (an
 actor asking for two CPUs must fit on one node), both on this machine, so actors anywhere in it
 answer RayVectorEnv on their sockets. Each pytest-xdist worker process starts its own (Ray picks
-free ports; its files live in a temp folder of its own); every process of it is ended when the
-session ends, and Ray's reaper ends them if the test process dies first.
+free ports; its files live in a temp folder of its own) on the first test that asks for it, and
+stops it once the process leaves this folder's tests: an idle cluster still costs about 2 s of CPU
+a minute (health checks, agents' reports), too much to keep for the rest of a 12-minute run. Ray's
+reaper ends its processes if the test process dies first.
 
 Tests leave the cluster as they found it: they end their actors (a failing one too) and remove the
 nodes they add. ``cluster.agents`` is a folder on the nodes' ``PYTHONPATH`` (and the driver's
@@ -18,19 +20,23 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A running two-node ``ray.cluster_utils.Cluster`` this process is connected to (``ray.init``).
+class _Shared:
+    """This process's cluster while it runs, and how to stop it."""
 
-    Its ``env_vars`` are the environment to give a node or a driver started by a test, its
-    ``agents`` the folder on their ``PYTHONPATH``."""
-    ray = pytest.importorskip("ray")
+    cluster: Any = None
+    stop: Callable[[], None] | None = None
+
+
+def _start(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Start the cluster, connect to it and keep both in ``_Shared``."""
+    import ray
     from ray.cluster_utils import Cluster
 
     from rl4vlm_gym.backends.ray_vector import LOCAL_RAY_CONFIG
@@ -56,15 +62,8 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             "include_log_monitor": False}  # fmt: skip
     started = None
     sys.path.insert(0, str(agents))
-    try:
-        started = Cluster(initialize_head=True, head_node_args=head)
-        started.add_node(num_cpus=2, env_vars=env, wait=False)  # starts while this process connects
-        ray.init(address=started.address, log_to_driver=False)
-        started.wait_for_nodes(timeout=120)  # a loaded machine can take longer than the default 30 s
-        started.env_vars = env  # type: ignore[attr-defined]
-        started.agents = agents  # type: ignore[attr-defined]
-        yield started
-    finally:
+
+    def stop() -> None:
         ray.shutdown()
         if started is not None:
             started.shutdown()
@@ -75,3 +74,48 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             else:
                 os.environ[key] = value
         shutil.rmtree(temp, ignore_errors=True)
+
+    try:
+        started = Cluster(initialize_head=True, head_node_args=head)
+        started.add_node(num_cpus=2, env_vars=env, wait=False)  # starts while this process connects
+        ray.init(address=started.address, log_to_driver=False)
+        started.wait_for_nodes(timeout=120)  # a loaded machine can take longer than the default 30 s
+    except BaseException:
+        stop()
+        raise
+    started.env_vars = env  # type: ignore[attr-defined]
+    started.agents = agents  # type: ignore[attr-defined]
+    _Shared.cluster, _Shared.stop = started, stop
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The running two-node ``ray.cluster_utils.Cluster`` this process is connected to (``ray.init``),
+    started if it is not. Its ``env_vars`` are the environment to give a node or a driver started by
+    a test, its ``agents`` the folder on their ``PYTHONPATH``."""
+    pytest.importorskip("ray")
+    if _Shared.stop is None:
+        _start(tmp_path_factory)
+    return _Shared.cluster
+
+
+def _stop() -> None:
+    stop, _Shared.cluster, _Shared.stop = _Shared.stop, None, None
+    if stop is not None:
+        stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After the last test of this folder that the process runs (its fixtures torn down: the
+    modules' actors ended), the cluster stops; a later test here starts it again."""
+    try:
+        return (yield)
+    finally:
+        here = Path(__file__).parent
+        if _Shared.stop is not None and (nextitem is None or here not in Path(str(nextitem.path)).parents):
+            _stop()
+
+
+def pytest_sessionfinish() -> None:
+    _stop()  # a run interrupted in this folder
