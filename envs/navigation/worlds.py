@@ -200,8 +200,12 @@ class LevelledWorld:
         for other in self.entities:  # type: ignore[attr-defined]
             if other is ent:
                 continue
-            there = other.pos.tolist() if type(other.pos) is np.ndarray else other.pos
-            dx, dz = float(there[0]) - px, float(there[2]) - pz
+            there = other.pos
+            if type(there) is np.ndarray and there.shape == (3,):
+                ox, _, oz = there.tolist()
+            else:
+                ox, oz = float(there[0]), float(there[2])
+            dx, dz = ox - px, oz - pz
             gap, reach = dx * dx + dz * dz, (radius + other.radius) ** 2
             if gap < reach - _TOUCH:
                 return other
