@@ -77,14 +77,13 @@ def generate(level: HouseLevel, task: str | None, rng: np.random.Generator, comm
     receptacles = tuple(named)
 
     # 4. objects: (kind, receptacle name)
+    specs = [(r, r.spec) for r in receptacles]  # looked up once: homes() runs a few dozen times a house
+
     def homes(kind: str, *, room: str | None = None, avoid: str | None = None, hide: bool = True) -> list[str]:
         return [
             r.name
-            for r in receptacles
-            if kind in r.spec.contains
-            and (room is None or r.room == room)
-            and r.kind != avoid
-            and (hide or not r.spec.openable)
+            for r, spec in specs
+            if kind in spec.contains and (room is None or r.room == room) and r.kind != avoid and (hide or not spec.openable)
         ]
 
     placed: list[tuple[str, str]] = []
@@ -132,14 +131,11 @@ def _draw_goal(task: str, rooms: list[str], present: set[str], rng: np.random.Ge
     available = {k for room in rooms for k in ROOMS[room].objects}
     if task in TREATMENTS:
         available &= set(primary.objects)  # treated where the appliance is
-    choices = [
-        (obj, recep)
-        for obj in TASK_OBJECTS[task]
-        if obj in available
-        for recep in sorted(present)
-        # the object must be able to start somewhere that is not of the goal's kind
-        if obj in RECEPTACLES[recep].contains and any(obj in RECEPTACLES[k].contains for k in present - {recep})
-    ]
+    kinds = sorted(present)
+    # the object must be able to start somewhere that is not of the goal's kind: a goal kind that holds it
+    # is one of the present kinds that do, so a second one must be present
+    holders = {obj: [k for k in kinds if obj in RECEPTACLES[k].contains] for obj in TASK_OBJECTS[task] if obj in available}
+    choices = [(obj, recep) for obj, homes in holders.items() if len(homes) > 1 for recep in homes]
     obj, recep = choices[int(rng.integers(len(choices)))]
     return Goal(task, obj, recep=recep, template=template)
 
