@@ -44,7 +44,8 @@ def test_json_strings_with_escapes_do_not_hide_structure():
     assert parse_json(tricky, "x.json") == {"a": "\\", "b": '"[[[[', "c": '\\"{{', "d": "\u00e9[\u20ac"}
     assert parse_json('["\u00e9\u20ac\U0001f600[{"]'.encode(), "x.json") == ["\u00e9\u20ac\U0001f600[{"]
     with pytest.raises(Refused, match="nested deeper"):
-        parse_json(b'["\\\\"' + b", " + b"[" * 40 + b"]" * 40 + b"]", "x.json")
+        # The string after the nesting pairs with the first one if escaped quotes go before escaped backslashes.
+        parse_json(b'["\\\\"' + b", " + b"[" * 40 + b"]" * 40 + b', "y"]', "x.json")
 
 
 @pytest.mark.parametrize(
