@@ -160,6 +160,38 @@ def _policy_action(env: VLMEnv, obs: Mapping[str, Any], rng: np.random.Generator
     return _move(env)
 
 
+EXPENSIVE_PLAN_RUN = 4
+"""How many moves in a row the kit's mixed policy (:class:`Moves`) gives the oracle, or random words, in an
+``EXPENSIVE_PLAN`` env."""
+
+
+class Moves:
+    """The checks' mixed policy: a share ``random_moves`` of random admissible actions, the oracle's
+    moves otherwise (``_move``), drawn from ``rng``.
+
+    Moves are drawn one by one (as :func:`_policy_action`), except in ``EXPENSIVE_PLAN`` envs, where
+    they come in runs of ``EXPENSIVE_PLAN_RUN`` of one kind: every oracle move that follows a random
+    one is a search from a new state (seconds in ALFWorld, MiniWorld), and the moves of a run after the
+    first follow the plan the search made. Runs keep the share of each kind and reach the states of
+    both (along the plan and off it), with a search per run instead of one at most moves."""
+
+    def __init__(self, env: VLMEnv, rng: np.random.Generator, random_moves: float = 0.5) -> None:
+        self.env, self.rng, self.random_moves = env, rng, random_moves
+        self.run = EXPENSIVE_PLAN_RUN if env.facts()["EXPENSIVE_PLAN"] else 1
+        self.left, self.random = 0, False
+
+    def __call__(self, obs: Mapping[str, Any]) -> str:
+        if self.run == 1:
+            return _policy_action(self.env, obs, self.rng, self.random_moves)
+        if not self.left:
+            self.random, self.left = bool(self.rng.random() < self.random_moves), self.run
+        self.left -= 1
+        actions = obs["actions"]
+        if actions and (self.random or not _oracle(self.env)):
+            return actions[int(self.rng.integers(len(actions)))]
+        return _move(self.env)
+
+
 def _move(env: VLMEnv) -> str:
     """A move that advances the episode: the oracle's, or for oracle-free envs (``HAS_ORACLE = False``)
     the admissible actions in turn (deterministic, so clones and replays see the same moves)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.testing.common import REMOTE, _assert_fresh_frame, _base, _digest, _make, _policy_action, _state_lines
+from rl4vlm_gym.testing.common import REMOTE, Moves, _assert_fresh_frame, _base, _digest, _make, _state_lines
 from rl4vlm_gym.testing.remote import _card
 
 
@@ -34,7 +34,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     starts: dict[str, list[str]] = defaultdict(list)
     situations = unframed = 0
     for seed in range(seeds):
-        rng = np.random.default_rng(seed)
+        policy = Moves(base, np.random.default_rng(seed))
         obs, info = env.reset(seed=seed)
         mission = obs["mission"]
         starts[mission].append(info["state_key"])
@@ -65,7 +65,7 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
             situations += 1
             if t == steps:
                 break
-            obs, _, terminated, truncated, info = env.step(_policy_action(base, obs, rng))
+            obs, _, terminated, truncated, info = env.step(policy(obs))
             if terminated or truncated:
                 break
     env.close()

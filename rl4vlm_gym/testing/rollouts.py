@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.testing.common import _base, _json_default, _make, _policy_action
+from rl4vlm_gym.testing.common import Moves, _base, _json_default, _make
 
 
 def rollout_digest(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any] | None = None) -> str:
@@ -22,7 +22,8 @@ def _rollout_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]
     image, of the text / mission / actions / info, and of the action with its reward and flags, so
     that two rollouts that differ can say where they first part."""
     env = _make(env_id, **dict(kwargs or {}))
-    base, rng = _base(env), np.random.default_rng(seed)
+    base = _base(env)
+    policy = Moves(base, np.random.default_rng(seed))
     digest, trace = hashlib.sha256(), []
 
     def record(label: str, obs: Mapping[str, Any], info: Mapping[str, Any], result: Any) -> None:
@@ -41,7 +42,7 @@ def _rollout_trace(env_id: str, seed: int, steps: int, kwargs: Mapping[str, Any]
     obs, info = env.reset(seed=seed)
     record(f"reset(seed={seed})", obs, info, None)
     for step in range(1, steps + 1):
-        action = _policy_action(base, obs, rng)
+        action = policy(obs)
         obs, reward, terminated, truncated, info = env.step(action)
         record(f"step {step}", obs, info, [action, reward, terminated, truncated])
         if terminated or truncated:

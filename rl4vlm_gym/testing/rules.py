@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 from rl4vlm_gym.core import StepOutcome, VLMEnv
-from rl4vlm_gym.testing.common import REMOTE, _assert_fresh_frame, _base, _is_proxy, _make, _move, _policy_action
+from rl4vlm_gym.testing.common import REMOTE, Moves, _assert_fresh_frame, _base, _is_proxy, _make, _move
 from rl4vlm_gym.testing.remote import _card
 
 
@@ -52,7 +52,8 @@ def check_rules(
     seed is one state (same actions, same success); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
     step is an invalid action that changes nothing and repeats the end. A share ``random_moves`` of
-    the moves are random words of ``actions``, so that moves the rules refuse are met.
+    the moves are random words of ``actions``, so that moves the rules refuse are met (in runs, in
+    ``EXPENSIVE_PLAN`` envs: :class:`~rl4vlm_gym.testing.common.Moves`).
 
     A remote env (``KIT_PROXY``) runs in a server: its events cannot be traced (only the rewards'
     range is checked), and its frames are compared with fresh renders only when the server exposes
@@ -66,7 +67,7 @@ def check_rules(
         for seed in range(seeds if v == 0 else 1):  # other variants: one episode, for their tables
             seen: dict[Any, tuple[Any, ...]] = {}
             for episode in range(episodes_per_seed if v == 0 else 1):
-                rng = np.random.default_rng([seed, episode])
+                policy = Moves(base, np.random.default_rng([seed, episode]), random_moves)
                 obs: Mapping[str, Any]
                 info: Mapping[str, Any]
                 obs, info = env.reset(seed=seed)
@@ -75,7 +76,7 @@ def check_rules(
                 assert not info["success"], f"{where}: success reported at reset, before the goal"
                 for t in range(max_steps):
                     at = f"{where}, step {t + 1}"
-                    action = _policy_action(base, obs, rng, random_moves)
+                    action = policy(obs)
                     obs, info, ended = _checked_step(env, base, spy, action, obs, info, seen, counts, at)
                     if ended:
                         break

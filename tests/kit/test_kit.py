@@ -189,3 +189,28 @@ def test_a_continuous_env_may_describe_its_state_more_coarsely_than_its_image(mo
     monkeypatch.setattr(kit_walk.ImageLacksGoal, "CONTINUOUS", True)
     with pytest.raises(AssertionError, match="the image lacks information the text has"):
         CHECKS["observations"](env_id(kit_walk.ImageLacksGoal))  # the image must still determine the text
+
+
+def test_the_checks_mixed_policy_gives_an_expensive_plan_env_runs_of_one_kind() -> None:
+    import numpy as np
+
+    from rl4vlm_gym.testing.common import EXPENSIVE_PLAN_RUN, Moves, _policy_action
+
+    cheap = gym.make(env_id(Walk)).unwrapped
+    obs, _ = cheap.reset(seed=0)
+    moves, rng = Moves(cheap, np.random.default_rng(5)), np.random.default_rng(5)
+    assert [moves(obs) for _ in range(60)] == [_policy_action(cheap, obs, rng) for _ in range(60)]  # move by move, as before
+
+    planned = gym.make(env_id(kit_walk.PlannedWalk)).unwrapped
+    obs, _ = planned.reset(seed=0)
+    asked: list[bool] = []
+    oracle_action = planned.oracle_action
+    planned.oracle_action = lambda: asked.append(True) or oracle_action()  # type: ignore[method-assign]
+    moves, kinds = Moves(planned, np.random.default_rng(5)), []
+    for _ in range(EXPENSIVE_PLAN_RUN * 100):
+        before = len(asked)
+        moves(obs)
+        kinds.append(len(asked) > before)
+    runs = [kinds[i : i + EXPENSIVE_PLAN_RUN] for i in range(0, len(kinds), EXPENSIVE_PLAN_RUN)]
+    assert all(len(set(run)) == 1 for run in runs), "a run mixes oracle and random moves"
+    assert 0.35 < sum(not run[0] for run in runs) / len(runs) < 0.65, "the share of random runs is not random_moves = 0.5"
