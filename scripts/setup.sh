@@ -78,4 +78,8 @@ case " ${extras[*]:-} " in *" balrog "*|*" all "*)
   log "compiling BALROG's 75 TextWorld games (about a minute on 2 cores the first time)"
   "$venv/bin/python" -m rl4vlm_gym.envs.balrog.textworld_games --jobs 2 | tail -n 1 >&2 ;;
 esac
+# 5. Byte-compile the package's sources, as pip does for an installed wheel (an editable install does not):
+# every process the suite or a run starts (fresh kit children, servers, Ray workers) then reads them, even
+# under PYTHONDONTWRITEBYTECODE. Quick: only changed files are compiled again.
+"$venv/bin/python" -m compileall -q -j 0 rl4vlm_gym envs baselines leaderboards/suites >/dev/null
 log "ready: $venv ($("$venv/bin/python" --version))"
