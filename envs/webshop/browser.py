@@ -91,6 +91,10 @@ _SET_QUERY_JS = (
 )
 _MIN_WINDOW = (600, 800)  # (height, width): see the module docstring
 _TIMEOUT = 20.0
+_POLL_TIMEOUT = 2.0
+"""Seconds one readiness poll (:data:`_READY_JS`) may take. A document replaced while the poll's script
+runs sometimes never answers it (and chromedriver does not always report it unloaded): the poll then
+ends at this bound and the wait polls again, until ``_TIMEOUT``."""
 _SHM, _SHM_ROOM = "/dev/shm", 512 * 2**20  # Docker's default /dev/shm is 64 MB: then the temp folder
 COMMAND_TIMEOUT = 60.0
 """Seconds any one driver command may take (Selenium's default for Chromium is 120 s): past it the
@@ -169,7 +173,7 @@ class _Chromium:
             self.driver = webdriver.Chrome(service=self.service, options=options)
             _command_timeout(self.driver, COMMAND_TIMEOUT)  # a hung browser raises, never hangs us
             self.driver.set_page_load_timeout(_TIMEOUT)
-            self.driver.set_script_timeout(_TIMEOUT)
+            self.driver.set_script_timeout(_POLL_TIMEOUT)
             self.blank = self.current = str(self.driver.current_window_handle)
         except Exception as err:
             self.kill()
@@ -396,6 +400,8 @@ class Browser:
                 if "unloaded" in str(err):  # the poll met the page being replaced: not arrived yet
                     return None
                 raise
+            except TimeoutException:  # the poll's script lost with its page (see _POLL_TIMEOUT): not arrived yet
+                return None
             return href if state == "complete" and fonts == "loaded" and arrived(href) and not left else None
 
         try:
