@@ -254,7 +254,8 @@ class CrafterGame(crafter.Env):
         reset leaves it, in a deep copy: the world (its random stream, materials, creatures in their
         order) and the reset's fields; a restore copies it back into this game's world, which
         crafter's views hold. At step 0 it is day, so crafter's reset draws nothing after the
-        generation (``_obs``)."""
+        generation (``_obs``). Returns crafter's observation after a generation and None after a
+        restore: our env reads the game, never this return value."""
         key = (self._seed, self._episode + 1, tuple(self._area))
         kept = _WORLDS.get(key) if not self.draw_frames else None
         if kept is None:
