@@ -183,7 +183,9 @@ def test_an_episode_that_kills_every_actor_is_recorded_as_failed(
     records = _run(stub, tmp_path / "r", monkeypatch)
     assert stub.plays[("nl", 12)] == 3  # max_attempts: played three times, no fourth
     failed = [r for r in records if r["error"]]
-    assert [(r["task"], r["seed"], r["error"]) for r in failed] == [("nl", 12, "the Ray actor died during this episode (3 times)")]
+    assert [(r["task"], r["seed"], r["error"]) for r in failed] == [
+        ("nl", 12, "the Ray actor died during this episode (3 times)")
+    ]
     assert _untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
     # twice the death was one short of the limit: replayed on a live actor (a second death of the
     # same episode is not counted as its first)
