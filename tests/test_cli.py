@@ -62,6 +62,25 @@ def test_check_measures_envs_whose_plans_are_searches_with_random_moves() -> Non
     assert "steps/s" in result.output and "(random," in result.output  # no planning per episode
 
 
+def test_train_refuses_another_algorithms_config_naming_its_long_path(tmp_path: Path) -> None:
+    """The message names the config's path and Rich wraps it at the console's width (80 columns
+    under CliRunner), so a long checkout path split it: matched with the whitespace taken out. The
+    path is made as long as splits the words of the message itself (a check on the raw output fails)."""
+    from rl4vlm_gym.baselines.config import default_config_path
+
+    width = 80
+    # The path's last line then holds 70 characters: "is a loop" fits after it, "config," does not.
+    pad = (70 - len(str(tmp_path / "x" / "cpu.yaml"))) % width + 2 * width
+    folder = tmp_path / ("x" * pad)
+    folder.mkdir()
+    config = folder / "cpu.yaml"
+    config.write_bytes(default_config_path("loop", None, "cpu").read_bytes())
+    result = runner.invoke(app, ["train", "--algo", "gigpo", "--config", str(config)], terminal_width=width)
+    assert result.exit_code == 2, result.output
+    assert "is a loop config" not in result.output, "the path's length did not split the message: it tests no wrap"
+    assert "".join(f"{config} is a loop config, not gigpo".split()) in "".join(result.output.split())
+
+
 def test_play_reads_actions_from_the_terminal_and_saves_frames(tmp_path: Path) -> None:
     frame = tmp_path / "frame.png"
     # NumberLine seed 0 at level 0: target 3, current 5 (moves: "-" twice, the second by index).
