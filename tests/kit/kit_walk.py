@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
@@ -564,7 +565,580 @@ class OracleFreeHidesOracle(Walk):
         return None
 
 
-BROKEN: tuple[type[Walk], ...] = (
+# -- one law each, found by tests/kit/kit_laws.py (test_every_law_has_a_broken_env) ----------------------------
+
+
+class RefusedMoveChangesText(Walk):
+    """An invalid or refused move is counted in the state text ("Bumps: n"), which the key and the image leave out."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.bumps = 0
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        self.bumps += outcome.event == "invalid"
+        return outcome
+
+    def _describe(self) -> str:
+        return f"{super()._describe()}\nBumps: {self.bumps}"
+
+
+class RefusedMoveChangesActions(Walk):
+    """After an invalid or refused move, ``actions`` lists the directions in the other order."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.turned = False
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        self.turned |= outcome.event == "invalid"
+        return outcome
+
+    def _actions(self) -> tuple[str, ...]:
+        return tuple(reversed(MOVES)) if self.turned else tuple(MOVES)
+
+
+class RefusedMoveChangesMission(Walk):
+    """A refused move adds a warning to the mission."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.bumped = False
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        self.bumped |= outcome.event == "invalid"
+        return outcome
+
+    def _mission(self) -> str:
+        return super()._mission() + (" Mind the edges." if self.bumped else "")
+
+
+class RefusedMoveChangesImage(Walk):
+    """A refused move flashes the image's corner until the next move (the frame key holds the flash)."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.flash = False
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        self.flash = outcome.event == "invalid"
+        return outcome
+
+    def _render(self) -> NDArray[np.uint8]:
+        image = super()._render()
+        if self.flash:
+            image[0, 0] = (0, 0, 255)
+        return image
+
+    def _frame_key(self) -> Any:
+        return (*super()._frame_key(), self.flash)
+
+
+class GarbageMoves(Walk):
+    """Output that does not parse still moves the agent (down, wrapping around)."""
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        if outcome.event == "invalid" and outcome.error is None:
+            self.agent = ((self.agent[0] + 1) % self.side, self.agent[1])
+        return outcome
+
+
+class GoalDoesNotEnd(Walk):
+    """Reaching the goal does not end the episode (success is reported while it goes on)."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        return dataclasses.replace(outcome, terminated=False) if outcome.event == "goal" else outcome
+
+
+class ScaleOutOfRange(Walk):
+    """A move's outcome is scaled by 3 (its reward, 0, stays in range)."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        return dataclasses.replace(outcome, scale=3.0) if outcome.event == "move" and not outcome.error else outcome
+
+
+class StepCostOutsideTable(Walk):
+    """``step`` charges 0.25 a move, a cost the REWARDS table does not hold."""
+
+    def step(self, action: str) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward - 0.25 if info["action"]["valid"] else reward, terminated, truncated, info
+
+
+class IntReward(Walk):
+    """``step`` returns its rewards as ints."""
+
+    def step(self, action: str) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, int(reward), terminated, truncated, info
+
+
+class MovesAfterEnd(Walk):
+    """A refused step after the episode's end still moves the agent back to the start."""
+
+    def _after_the_end(self, result: Any) -> Any:
+        self.agent = self.start
+        return super()._after_the_end(result)
+
+
+class ForgetsTheEnd(Walk):
+    """A step after the episode's end is refused but reports the episode as running."""
+
+    def _after_the_end(self, result: Any) -> Any:
+        obs, reward, _, _, info = super()._after_the_end(result)
+        return obs, reward, False, False, info
+
+
+class PaysAfterEnd(Walk):
+    """A step after the episode's end pays nothing instead of the invalid reward."""
+
+    def _after_the_end(self, result: Any) -> Any:
+        obs, _, terminated, truncated, info = super()._after_the_end(result)
+        return obs, 0.0, terminated, truncated, info
+
+
+class InfoOptimalDiffers(Walk):
+    """``info['optimal_steps']`` at reset counts the reset as a step."""
+
+    optimal_steps_at_reset = True
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        if result is None:
+            info["optimal_steps"] += 1
+        return info
+
+
+class ChanceWithPlan(Walk):
+    """Declares a game of chance (``CHANCE``) yet reports a plan length."""
+
+    CHANCE = True
+
+
+class OracleBumps(Walk):
+    """The oracle's first move runs into the edge."""
+
+    def oracle_action(self) -> str:
+        if self.elapsed_steps == 0:
+            return next(
+                a
+                for a, (dr, dc) in MOVES.items()
+                if not (0 <= self.agent[0] + dr < self.side and 0 <= self.agent[1] + dc < self.side)
+            )
+        return super().oracle_action()
+
+
+class OracleDithers(Walk):
+    """The oracle steps back and forth and never reaches the goal."""
+
+    def oracle_action(self) -> str:
+        toward = super().oracle_action()
+        return toward if self.elapsed_steps % 2 == 0 else OPPOSITE[toward]
+
+
+class OracleFreeUndocumented(OracleFree):
+    """An env without an oracle.
+
+    Its docs do not say that it has none."""
+
+
+class AnsiLacksMission(Walk):
+    """The ``ansi`` render shows the state and the actions, not the mission."""
+
+    def render(self) -> Any:
+        if self.render_mode == "ansi" and self.started:
+            return f"{self.describe()}\nActions: {', '.join(self.admissible_actions)}\n"
+        return super().render()
+
+
+class HumanRenderReturnsFrame(Walk):
+    """``render()`` in ``human`` mode returns the frame as well as showing it."""
+
+    def render(self) -> Any:
+        shown = super().render()
+        return self._render() if self.render_mode == "human" and self.started else shown
+
+
+class FloatFrame(Walk):
+    """``render()`` in ``rgb_array`` mode gives a float frame."""
+
+    def render(self) -> Any:
+        frame = super().render()
+        return frame.astype(np.float32) if self.render_mode == "rgb_array" and frame is not None else frame
+
+
+class FlickeringView(Walk):
+    """An overridden ``_view`` (a map) that redraws a counter each call."""
+
+    calls = 0
+
+    def _view(self) -> NDArray[np.uint8]:
+        self.calls += 1
+        image = self._render()
+        image[0, 0] = (self.calls % 256, 0, 0)
+        return image
+
+
+class RenderIgnoresImageSize(Walk):
+    """``render()`` in ``rgb_array`` mode draws at the default size."""
+
+    def render(self) -> Any:
+        if self.render_mode != "rgb_array" or not self.started:
+            return super().render()
+        size, self.image_size = self.image_size, self.DEFAULT_IMAGE_SIZE
+        try:
+            return self._render()
+        finally:
+            self.image_size = size
+
+
+class TextModeDrawsImage(Walk):
+    """``obs_mode='text'`` still draws the image."""
+
+    def _observation(self, feedback: str) -> Any:
+        obs = super()._observation(feedback)
+        return {**obs, "image": self._render()} if self.obs_mode == "text" else obs
+
+
+class TextModeNoText(Walk):
+    """``obs_mode='text'`` leaves the text empty at reset."""
+
+    def _text(self, feedback: str) -> str:
+        return "" if self.obs_mode == "text" and not self.elapsed_steps else super()._text(feedback)
+
+
+class ImageModeBlack(Walk):
+    """``obs_mode='image'`` gives a black image at reset."""
+
+    def _observation(self, feedback: str) -> Any:
+        obs = super()._observation(feedback)
+        return {**obs, "image": np.zeros_like(obs["image"])} if self.obs_mode == "image" and not self.elapsed_steps else obs
+
+
+class ImageModeLeakAtReset(Walk):
+    """In ``image`` mode the text at reset carries the state."""
+
+    def _text(self, feedback: str) -> str:
+        return self._describe() if self.obs_mode == "image" and not self.elapsed_steps else super()._text(feedback)
+
+
+class AppearanceMovesGoal(Walk):
+    """The grey appearance also draws the episode with the goal elsewhere, in its state key."""
+
+    def _state_key(self) -> str:
+        return super()._state_key() + ("|grey" if self.appearance == "grey" else "")
+
+
+class AppearancePays(Walk):
+    """The grey appearance pays half the goal's reward."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        return dataclasses.replace(outcome, scale=0.5) if outcome.event == "goal" and self.appearance == "grey" else outcome
+
+
+class WordingRenamesActions(Walk):
+    """The held-out wording lists the actions in another order."""
+
+    def _actions(self) -> tuple[str, ...]:
+        return tuple(reversed(MOVES)) if self.wording != "train" else tuple(MOVES)
+
+
+class WordingChangesProgress(Walk):
+    """The held-out wording reports progress in another scale."""
+
+    def _progress(self) -> float:
+        return super()._progress() / (2 if self.wording != "train" else 1)
+
+
+class WordingPays(Walk):
+    """The held-out wording pays half the goal's reward."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        return dataclasses.replace(outcome, scale=0.5) if outcome.event == "goal" and self.wording != "train" else outcome
+
+
+class ReportsLevelZero(Walk):
+    """``info['level']`` always says 0."""
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        return {**super()._info(result), "level": 0}
+
+
+class ForgivingAppearance(Walk):
+    """An unknown appearance falls back to the default one instead of failing."""
+
+    def __init__(self, *, appearance: str = "default", **kwargs: Any) -> None:
+        super().__init__(appearance=appearance if appearance in self.APPEARANCES else "default", **kwargs)
+
+
+class VagueArguments(Walk):
+    """A bad argument fails with a message that does not name it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        try:
+            super().__init__(**kwargs)
+        except ValueError:
+            raise ValueError("bad argument") from None
+
+
+class IgnoresUnknownOptions(Walk):
+    """``reset`` drops options it does not know."""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        return super().reset(seed=seed, options={k: v for k, v in (options or {}).items() if k == "level"} or None)
+
+
+class VagueResetErrors(Walk):
+    """``reset`` fails on bad options with a message that names none of them."""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        try:
+            return super().reset(seed=seed, options=options)
+        except ValueError:
+            raise ValueError("bad reset") from None
+
+
+class SeedDoesNotRepeat(Walk):
+    """Each reset moves the goal one cell on from the seed's: state kept across resets."""
+
+    resets = 0
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.resets += 1
+        cells = [(r, c) for r in range(self.side) for c in range(self.side) if (r, c) != self.agent]
+        self.goal = cells[(cells.index(self.goal) + self.resets) % len(cells)]
+
+
+class KeyCountsResets(Walk):
+    """``state_key`` counts the env's resets."""
+
+    resets = 0
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.resets += 1
+
+    def _state_key(self) -> str:
+        return f"{super()._state_key()}|reset={self.resets}"
+
+
+class SeedsIgnored(Walk):
+    """Every episode is drawn from one fixed RNG, whatever the seed."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        self.np_random = np.random.default_rng(0)
+        super()._new_episode(config)
+
+
+class EchoesOutput(Walk):
+    """The invalid-action feedback quotes the model's whole output."""
+
+    def step(self, action: Any) -> Any:
+        self._raw = action
+        return super().step(action)
+
+    def _invalid_feedback(self, error: str | None) -> str:
+        return f"{super()._invalid_feedback(error)} You said: {getattr(self, '_raw', '')!s}"
+
+
+class SilentInvalid(Walk):
+    """Output that does not parse gets no feedback at all."""
+
+    def _invalid_feedback(self, error: str | None) -> str:
+        return ""
+
+
+class StripsOutput(Walk):
+    """``step`` strips the model's output before parsing it, and fails on anything but a string."""
+
+    def step(self, action: Any) -> Any:
+        return super().step(action.strip())
+
+
+class GuessesGarbage(Walk):
+    """Output that does not parse is played as ``up``."""
+
+    def step(self, action: Any) -> Any:
+        return super().step(action if action in MOVES else "up")
+
+
+class UnconsumedInvalid(Walk):
+    """Output that does not parse does not count as a step."""
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        if outcome.event == "invalid" and outcome.error is None:
+            vars(self)["_elapsed"] -= 1  # past the base-state guard: this env is broken on purpose
+        return outcome
+
+
+class NoInvalidEvent(Walk):
+    """The reward tables have no ``invalid`` event."""
+
+    REWARDS: ClassVar = {"default": {"move": 0.0, "goal": 1.0}, "lenient": {"move": 0.0, "goal": 1.0}}
+
+
+class PickleLosesGoal(Walk):
+    """A pickled env puts the goal on the first free cell."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        free = [(r, c) for r in range(self.side) for c in range(self.side) if (r, c) not in (self.agent, self.start, self.goal)]
+        return {**super().__getstate__(), "goal": free[0]}
+
+
+class PickleForgetsMoves(Walk):
+    """The goal pays less the more moves it took; a pickled env forgets the moves made (its image and text agree)."""
+
+    def _new_episode(self, config: WalkLevel) -> None:
+        super()._new_episode(config)
+        self.moves = 0
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        self.moves += not outcome.error
+        return dataclasses.replace(outcome, scale=1 / self.moves) if outcome.event == "goal" else outcome
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), "moves": 0}
+
+
+class BadActionInfo(Walk):
+    """``info['action']`` carries a key of its own."""
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        if "action" in info:
+            info["action"] = {**info["action"], "length": len(str(info["action"]["raw"]))}
+        return info
+
+
+class InvalidWithoutError(Walk):
+    """``info['action']`` gives no error for output that does not parse."""
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        info = super()._info(result)
+        if (
+            "action" in info
+            and info["action"]["parsed"] is None
+            and info["action"]["error"]
+            and "edge" not in info["action"]["error"]
+        ):
+            info["action"] = {**info["action"], "error": None}
+        return info
+
+
+class SaysFreeText(Walk):
+    """Takes a sentence (words starting with a capital) as a valid ``say`` action, which ``actions`` does not list."""
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        if isinstance(action, str) and action[:1].isupper() and len(action.split()) >= 3 and not info["action"]["valid"]:
+            info["action"] = {"raw": action, "parsed": "say", "valid": True, "error": None}
+        return obs, reward, terminated, truncated, info
+
+
+class PlainGymWalk(gym.Env):  # type: ignore[type-arg]
+    """Walk's game as a plain Gymnasium env, not derived from VLMEnv (the kit cannot inspect it)."""
+
+    REWARDS: ClassVar = Walk.REWARDS
+    observation_space = Walk(obs_mode="text").observation_space
+    action_space = Walk(obs_mode="text").action_space
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.walk = Walk(**kwargs)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        return self.walk.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        return self.walk.step(action)
+
+
+class UndocumentedWalk(VLMEnv):
+    """Walk written anew as a VLMEnv, with a one-line docstring: its docs page has no sections."""
+
+    vars().update({k: v for k, v in vars(Walk).items() if not k.startswith("__")})
+
+
+class CardListsOneLevel(Walk):
+    """Its card lists one level; the env has two."""
+
+    CARD: ClassVar[dict[str, Any]] = {"levels": ("2x2 grid",)}
+
+
+class CardDefaultsToLevelOne(Walk):
+    """Its card says the default level is 1; the env's is 0."""
+
+    CARD: ClassVar[dict[str, Any]] = {"default_level": 1}
+
+
+class CardMissesVariant(Walk):
+    """Its card lists the default reward variant only."""
+
+    CARD: ClassVar[dict[str, Any]] = {"reward_variants": ("default",)}
+
+
+_NUMBERED = [0]  # NumberedText and NumberedImage envs made in this process
+
+
+class NumberedText(Walk):
+    """Each env names itself by a process-wide count ("Walker 3") in its text: a vector env's envs and
+    single envs made after them say other names."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        _NUMBERED[0] += 1
+        self.number = _NUMBERED[0]
+        super().__init__(**kwargs)
+
+    def _describe(self) -> str:
+        return f"{super()._describe()}\nWalker {self.number}"
+
+
+class NumberedImage(NumberedText):
+    """Each env draws its process-wide count in its image's corner (its text stays Walk's)."""
+
+    def _describe(self) -> str:
+        return Walk._describe(self)
+
+    def _render(self) -> NDArray[np.uint8]:
+        image = super()._render()
+        image[0, 0] = (self.number % 256, 0, 0)
+        return image
+
+
+def _forked() -> bool:
+    """In a process forked from the one that imported this module (a forked vector worker)."""
+    return os.getpid() != _PARENT_PID
+
+
+class ForkedActions(Walk):
+    """In a forked worker, ``actions`` lists the directions in the other order."""
+
+    def _actions(self) -> tuple[str, ...]:
+        return tuple(reversed(MOVES)) if _forked() else tuple(MOVES)
+
+
+class ForkedImage(Walk):
+    """In a forked worker, the background is a shade darker."""
+
+    def _render(self) -> NDArray[np.uint8]:
+        image = super()._render()
+        return image - 1 if _forked() else image
+
+
+class ForkedTruncates(Walk):
+    """In a forked worker, a step budget of one step (the owner's setting, which the worker does not see)
+    truncates every episode."""
+
+    def _end_of_step(self, outcome: StepOutcome) -> StepOutcome:
+        return dataclasses.replace(outcome, truncated=True) if _forked() else outcome
+
+
+BROKEN: tuple[type[VLMEnv], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
     IgnoresImageSize, AppearanceIgnored, AppearanceChangesText, WordingIgnored, WordingKeepsFeedback,
@@ -573,10 +1147,20 @@ BROKEN: tuple[type[Walk], ...] = (
     SaltedGoal, SaltedFeedback, HangsInForkedWorkers, PlannerGivesUp, OracleFreeReportsPlan, OracleFreeHidesOracle,
     FirstOfItsProcess, CrashesInFreshProcess, NeedsItsOwnersMemory, RenderStaleAfterStep, AnsiLacksState,
     AnsiLacksActions, DropsSeedWithOptions,
+    RefusedMoveChangesText, RefusedMoveChangesActions, RefusedMoveChangesMission, RefusedMoveChangesImage, GarbageMoves,
+    GoalDoesNotEnd, ScaleOutOfRange, StepCostOutsideTable, IntReward, MovesAfterEnd, ForgetsTheEnd, PaysAfterEnd,
+    InfoOptimalDiffers, ChanceWithPlan, OracleBumps, OracleDithers, OracleFreeUndocumented,
+    AnsiLacksMission, HumanRenderReturnsFrame, FloatFrame, FlickeringView, RenderIgnoresImageSize, TextModeDrawsImage,
+    TextModeNoText, ImageModeBlack, ImageModeLeakAtReset, AppearanceMovesGoal, AppearancePays, WordingRenamesActions,
+    WordingChangesProgress, WordingPays, ReportsLevelZero, ForgivingAppearance, VagueArguments, IgnoresUnknownOptions,
+    VagueResetErrors, SeedDoesNotRepeat, KeyCountsResets, SeedsIgnored, EchoesOutput, SilentInvalid, StripsOutput,
+    GuessesGarbage, UnconsumedInvalid, NoInvalidEvent, PickleLosesGoal, CardListsOneLevel,
+    CardDefaultsToLevelOne, CardMissesVariant, PickleForgetsMoves, BadActionInfo, InvalidWithoutError, SaysFreeText,
+    PlainGymWalk, UndocumentedWalk, NumberedText, NumberedImage, ForkedActions, ForkedImage, ForkedTruncates,
 )  # fmt: skip
 
 
-def env_id(cls: type[Walk]) -> str:
+def env_id(cls: type[VLMEnv]) -> str:
     return "kit/Walk-v0" if cls is Walk else f"kit/Walk{cls.__name__}-v0"
 
 
@@ -587,6 +1171,7 @@ def register_all() -> list[str]:
     ids = []
     for cls in (Walk, PlannedWalk, PlannerGivesUpOnSome, ReplayedGames, OracleFree, *BROKEN):
         ids.append(env_id(cls))
+        card = {"levels": ("2x2 grid", "3x3 grid"), "default_level": 0, "reward_variants": tuple(cls.REWARDS)}
         register(
             EnvCard(
                 id=env_id(cls),
@@ -594,13 +1179,11 @@ def register_all() -> list[str]:
                 family="kit",
                 summary="Walk to the goal square (a conformance-kit test env).",
                 skills=("navigation",),
-                levels=("2x2 grid", "3x3 grid"),
-                default_level=0,
                 action_grammar="up, down, left or right",
                 action_examples=("up",),
-                reward_variants=tuple(cls.REWARDS),
                 success="the agent stands on the goal",
                 max_episode_steps=12,
+                **{**card, **getattr(cls, "CARD", {})},
             )
         )
     return ids

@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the jobs and test envs import by name in the fresh processes, which get this sys.path
 fresh_jobs = importlib.import_module("fresh_jobs")
 kit_walk = importlib.import_module("kit_walk")
+kit_laws = importlib.import_module("kit_laws")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -91,8 +92,10 @@ def test_a_crashing_env_fails_the_process_checks_and_the_server_serves_on() -> N
     env = kit_walk.env_id(kit_walk.CrashesInFreshProcess)
     with pytest.raises(
         AssertionError, match=r"(?s)rollout in a fresh process: its fresh process was killed by signal 11 .*about to crash"
-    ):
+    ) as caught:
         check_determinism(env)
+    law = kit_laws.law_of(caught.value)  # test_kit.CAUGHT_ELSEWHERE counts on it
+    assert law is not None and law.id.startswith("fresh: its fresh process {} before answering"), law
     pid = fork_server().pid
     with pytest.raises(
         AssertionError, match=r"(?s)async vector envs: its fresh process was killed by signal 11 .*about to crash"

@@ -19,6 +19,7 @@ from rl4vlm_gym.testing import CHECKS, ORACLE_EPISODES, ORACLE_EPISODES_EXPENSIV
 # vector workers), which get this process's sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 kit_walk = importlib.import_module("kit_walk")
+kit_laws = importlib.import_module("kit_laws")
 Walk, env_id = kit_walk.Walk, kit_walk.env_id
 
 
@@ -30,54 +31,169 @@ def _kit_envs() -> Iterator[None]:
     for env in ids:
         unregister(env)
 
-# (broken env, the check that must catch it, a pattern its message must match)
-DEFECTS = [
-    (kit_walk.RefusedMoveChanges, "rules", r"refused move \(the edge blocks \w+\) changed the state_key"),
-    (kit_walk.StaleFrameCache, "rules", r"differs from a fresh _render\(\).*frame cache key"),
-    (kit_walk.StaleFrameCache, "observations", r"differs from a fresh _render\(\).*frame cache key"),
-    (kit_walk.OptimalNone, "oracle", r"optimal_steps is None \(-1\) but the oracle solved the episode"),
-    (kit_walk.PlannerGivesUp, "oracle", r"level 0: optimal_steps is -1 in 5 of 5 episodes .* may give up on a few, not on most"),
-    (kit_walk.OptimalFloat, "oracle", r"optimal_steps=\d\.0 is a float, not an int"),
-    (kit_walk.DetourOracle, "oracle", r"optimal_steps=\d+, but \[.*\] solves the episode in \d+ steps \(optimal_steps counts a detour\)"),
-    (kit_walk.SlowOracle, "oracle", r"the oracle took \d+ steps, but optimal_steps=\d+"),
-    (kit_walk.ImageModeLeak, "observations", r"step \d: obs_mode='image' carries state text in obs\['text'\]"),
-    (kit_walk.UnseededReplay, "seeding", r"reset\(\) without a seed replays the same episode"),
-    (kit_walk.ImageLacksGoal, "observations", r"the image lacks information the text has"),
-    (kit_walk.TextLacksGoal, "observations", r"the text lacks information the image has"),
-    (kit_walk.MissionGivesAway, "observations", r"the mission gives the state away"),
-    (kit_walk.MissionNamesGame, "observations", r"the mission gives the state away.*set FIXED_EPISODES = True"),
-    (kit_walk.IgnoresImageSize, "arguments", r"image_size=\(\d+, \d+\) ignored"),
-    (kit_walk.AppearanceIgnored, "arguments", r"appearance 'grey' shows the default's images on 3 seeds: it changes nothing"),
-    (kit_walk.AppearanceChangesText, "arguments", r"appearance='grey', seed 0, reset: obs\['text'\] differs from the default appearance's"),
-    (kit_walk.WordingIgnored, "arguments", r"wording 'held-out' gives the train wording's mission at seed 0: .* is not in other words"),
-    (kit_walk.WordingKeepsFeedback, "arguments", r"wording='held-out', seed \d, step \d: the text is the train wording's, feedback included: the feedback is not reworded"),
-    (kit_walk.WordingChangesEpisode, "arguments", r"wording='held-out', seed \d, reset: the image differs from the train wording's: a wording changes only words"),
-    (kit_walk.RefusedPaysMove, "rules", r"refused or invalid move \(.*\) paid 0.0, not the invalid reward -1.0"),
-    (kit_walk.DuplicateActions, "rules", r"actions has duplicates: \['up'\]"),
-    (kit_walk.AcceptsAfterEnd, "rules", r"a move \('\w+'\) was accepted after the episode ended"),
-    (kit_walk.RewardOutsideTable, "rules", r"reward 2.0 is outside the REWARDS table's range \[-1.0, 1.0\]"),
-    (kit_walk.VariantMissesEvent, "docs", r"REWARDS\['lenient'\] misses events \['goal'\]"),
-    (kit_walk.VariantMissesEvent, "rules", r"the event 'goal' has no reward in REWARDS\['lenient'\]"),
-    (kit_walk.ProgressOutOfRange, "rules", r"progress -?\d\.\d+ is outside \[0, 1\]"),
-    (kit_walk.EarlySuccess, "rules", r"success reported (at reset|on a step that does not terminate)"),
-    (kit_walk.StateKeyCollision, "rules", r"state_key 'goal=\(\d, \d\)' names two different states"),
-    (kit_walk.LevelsIgnored, "arguments", r"level 1 plays level 0's episodes"),
-    (kit_walk.SaltedGoal, "determinism", r"rollouts differ across processes: .*first differ after reset\(seed=\d+\): the image, the text"),
-    (kit_walk.SaltedFeedback, "determinism", r"rollouts differ across processes: .*first differ after step [1-9]\d*: the text, mission, actions or info$"),
-    (kit_walk.OracleFreeReportsPlan, "oracle", r"an oracle-free env \(HAS_ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
-    (kit_walk.OracleFreeHidesOracle, "oracle", r"sets HAS_ORACLE = False but defines oracle_action"),
-    (kit_walk.RenderStaleAfterStep, "render", r"render\(\) after step 1 differs from the observed image"),
-    (kit_walk.AnsiLacksState, "render", r"the ansi render after reset lacks the state \(describe\(\)\)"),
-    (kit_walk.AnsiLacksActions, "render", r"the ansi render after reset lacks admissible actions"),
-    (kit_walk.DropsSeedWithOptions, "seeding", r"reset\(seed=0, options=\{\}\) plays another episode than reset\(seed=0\): the seed is dropped"),
+# (broken env, the check that must catch it, the law it breaks (a prefix of its id in kit_laws; None: the
+# env's own error, no law of the kit), a pattern its message must match)
+BROKEN_LAWS = [
+    (kit_walk.RefusedMoveChanges, "rules", "rules: an invalid or refused move", r"refused move \(the edge blocks \w+\) changed the state_key"),
+    (kit_walk.StaleFrameCache, "rules", "common: the observed image differs from a fresh _render()", r"differs from a fresh _render\(\).*frame cache key"),
+    (kit_walk.StaleFrameCache, "observations", "common: the observed image differs from a fresh _render()", r"differs from a fresh _render\(\).*frame cache key"),
+    (kit_walk.OptimalNone, "oracle", "oracle: optimal_steps is None (-1)", r"optimal_steps is None \(-1\) but the oracle solved the episode"),
+    (kit_walk.PlannerGivesUp, "oracle", "oracle: level {}: optimal_steps is -1 in", r"level 0: optimal_steps is -1 in 5 of 5 episodes .* may give up on a few, not on most"),
+    (kit_walk.OptimalFloat, "oracle", "oracle: optimal_steps={} is a {}, not an int", r"optimal_steps=\d\.0 is a float, not an int"),
+    (kit_walk.DetourOracle, "oracle", "oracle: optimal_steps={}, but {} solves the episode", r"optimal_steps=\d+, but \[.*\] solves the episode in \d+ steps \(optimal_steps counts a detour\)"),
+    (kit_walk.SlowOracle, "oracle", "oracle: the oracle took {} steps", r"the oracle took \d+ steps, but optimal_steps=\d+"),
+    (kit_walk.ImageModeLeak, "observations", "observations: obs_mode='image' carries state text", r"step \d: obs_mode='image' carries state text in obs\['text'\]"),
+    (kit_walk.UnseededReplay, "seeding", "seeding: reset() without a seed replays", r"reset\(\) without a seed replays the same episode"),
+    (kit_walk.ImageLacksGoal, "observations", "observations: the image lacks information", r"the image lacks information the text has"),
+    (kit_walk.TextLacksGoal, "observations", "observations: the text lacks information", r"the text lacks information the image has"),
+    (kit_walk.MissionGivesAway, "observations", "observations: the mission gives the state away", r"the mission gives the state away"),
+    (kit_walk.MissionNamesGame, "observations", "observations: the mission gives the state away", r"the mission gives the state away.*set FIXED_EPISODES = True"),
+    (kit_walk.IgnoresImageSize, "arguments", "arguments: image_size={} ignored: the", r"image_size=\(\d+, \d+\) ignored"),
+    (kit_walk.AppearanceIgnored, "arguments", "arguments: appearance {} shows the default's images", r"appearance 'grey' shows the default's images on 3 seeds: it changes nothing"),
+    (kit_walk.AppearanceChangesText, "arguments", "arguments: obs[{}] differs from the default appearance's", r"appearance='grey', seed 0, reset: obs\['text'\] differs from the default appearance's"),
+    (kit_walk.WordingIgnored, "arguments", "arguments: wording {} gives the train wording's mission", r"wording 'held-out' gives the train wording's mission at seed 0: .* is not in other words"),
+    (kit_walk.WordingKeepsFeedback, "arguments", "arguments: the text is the train wording's", r"wording='held-out', seed \d, step \d: the text is the train wording's, feedback included: the feedback is not reworded"),
+    (kit_walk.WordingChangesEpisode, "arguments", "arguments: the image differs from the train wording's", r"wording='held-out', seed \d, reset: the image differs from the train wording's: a wording changes only words"),
+    (kit_walk.RefusedPaysMove, "rules", "rules: a refused or invalid move ({}) paid {}, not the invalid reward {} #2", r"refused or invalid move \(.*\) paid 0.0, not the invalid reward -1.0"),
+    (kit_walk.DuplicateActions, "rules", "rules: actions has duplicates", r"actions has duplicates: \['up'\]"),
+    (kit_walk.AcceptsAfterEnd, "rules", "rules: a move ({}) was accepted after the episode ended", r"a move \('\w+'\) was accepted after the episode ended"),
+    (kit_walk.RewardOutsideTable, "rules", "rules: reward {} is outside the REWARDS table's range", r"reward 2.0 is outside the REWARDS table's range \[-1.0, 1.0\]"),
+    (kit_walk.VariantMissesEvent, "docs", "docs: REWARDS[{}] misses events", r"REWARDS\['lenient'\] misses events \['goal'\]"),
+    (kit_walk.VariantMissesEvent, "rules", None, r"the event 'goal' has no reward in REWARDS\['lenient'\]"),
+    (kit_walk.ProgressOutOfRange, "rules", "rules: progress {} is outside", r"progress -?\d\.\d+ is outside \[0, 1\]"),
+    (kit_walk.EarlySuccess, "rules", "rules: success reported at reset", r"success reported (at reset|on a step that does not terminate)"),
+    (kit_walk.StateKeyCollision, "rules", "rules: state_key {} names two different states", r"state_key 'goal=\(\d, \d\)' names two different states"),
+    (kit_walk.LevelsIgnored, "arguments", "arguments: level {} plays level 0's episodes", r"level 1 plays level 0's episodes"),
+    (kit_walk.SaltedGoal, "determinism", "determinism: rollouts differ across processes", r"rollouts differ across processes: .*first differ after reset\(seed=\d+\): the image, the text"),
+    (kit_walk.SaltedFeedback, "determinism", "determinism: rollouts differ across processes", r"rollouts differ across processes: .*first differ after step [1-9]\d*: the text, mission, actions or info$"),
+    (kit_walk.OracleFreeReportsPlan, "oracle", "oracle: level {} seed {}: an oracle-free env", r"an oracle-free env \(HAS_ORACLE = False\) reports optimal_steps=\d+; it must be -1"),
+    (kit_walk.OracleFreeHidesOracle, "oracle", "oracle: {} sets HAS_ORACLE = False but defines oracle_action", r"sets HAS_ORACLE = False but defines oracle_action"),
+    (kit_walk.RenderStaleAfterStep, "render", "render: render() {} differs from the observed image", r"render\(\) after step 1 differs from the observed image"),
+    (kit_walk.AnsiLacksState, "render", "render: the ansi render {} lacks the state", r"the ansi render after reset lacks the state \(describe\(\)\)"),
+    (kit_walk.AnsiLacksActions, "render", "render: the ansi render {} lacks admissible actions", r"the ansi render after reset lacks admissible actions"),
+    (kit_walk.DropsSeedWithOptions, "seeding", "seeding: reset(seed={}, options={}) plays another episode", r"reset\(seed=0, options=\{\}\) plays another episode than reset\(seed=0\): the seed is dropped"),
+    (kit_walk.RefusedMoveChangesText, "rules", "rules: an invalid or refused move", r"refused move \(the edge blocks \w+\) changed the state text"),
+    (kit_walk.RefusedMoveChangesText, "fuzz", "fuzz: step({}) was invalid but changed the state (its", r"step\(empty\) was invalid but changed the state \(its text description\)"),
+    (kit_walk.RefusedMoveChangesActions, "rules", "rules: an invalid or refused move", r"refused move \(the edge blocks \w+\) changed the actions"),
+    (kit_walk.RefusedMoveChangesActions, "fuzz", "fuzz: step({}) was invalid but changed the actions", r"step\(empty\) was invalid but changed the actions"),
+    (kit_walk.RefusedMoveChangesMission, "rules", "rules: an invalid or refused move", r"refused move \(the edge blocks \w+\) changed the mission"),
+    (kit_walk.RefusedMoveChangesMission, "observations", "observations: the mission changed during the episode", r"step \d: the mission changed during the episode \(.* -> .*Mind the edges\.'\)"),
+    (kit_walk.RefusedMoveChangesImage, "rules", "rules: an invalid or refused move", r"refused move \(the edge blocks \w+\) changed the image"),
+    (kit_walk.GarbageMoves, "fuzz", "fuzz: step({}) was invalid but changed the state_key", r"step\(empty\) was invalid but changed the state_key"),
+    (kit_walk.GoalDoesNotEnd, "rules", "rules: success reported on a step", r"step \d+: success reported on a step that does not terminate the episode"),
+    (kit_walk.ScaleOutOfRange, "rules", "rules: StepOutcome.scale", r"StepOutcome.scale=3.0 is outside \[0, 1\]"),
+    (kit_walk.StepCostOutsideTable, "rules", "rules: reward {} is not REWARDS", r"reward -0.25 is not REWARDS\[..\]\['move'\] \* scale = 0.0"),
+    (kit_walk.IntReward, "rules", "rules: reward {} is not a finite float", r"reward -?[01] is not a finite float"),
+    (kit_walk.IntReward, "fuzz", "fuzz: step({}) gave reward", r"step\(empty\) gave reward -1$"),
+    (kit_walk.MovesAfterEnd, "rules", "rules: a move after the episode ended changed the state", r"a move after the episode ended changed the state"),
+    (kit_walk.ForgetsTheEnd, "rules", "rules: a step after the episode ended did not report", r"a step after the episode ended did not report the end again"),
+    (kit_walk.PaysAfterEnd, "rules", "rules: a step after the episode ended paid", r"a step after the episode ended paid 0.0, not the invalid reward"),
+    (kit_walk.InfoOptimalDiffers, "oracle", "oracle: info['optimal_steps']", r"info\['optimal_steps'\]=(\d+) at reset, but optimal_steps=(?!\1)\d+"),
+    (kit_walk.ChanceWithPlan, "oracle", "oracle: a game of chance", r"a game of chance \(CHANCE\) reports optimal_steps=\d+; it has no fixed plan"),
+    (kit_walk.OracleBumps, "oracle", "oracle: oracle action invalid", r"oracle action invalid: .*'error': 'the edge blocks \w+'"),
+    (kit_walk.OracleDithers, "oracle", "oracle: the oracle failed a solvable episode", r"level 1 seed \d+: the oracle failed a solvable episode"),
+    (kit_walk.OracleFreeUndocumented, "oracle", "oracle: {} sets HAS_ORACLE = False but its docstring", r"OracleFreeUndocumented sets HAS_ORACLE = False but its docstring .* does not say 'oracle-free'"),
+    (kit_walk.AnsiLacksMission, "render", "render: the ansi render {} lacks the mission", r"the ansi render after reset lacks the mission"),
+    (kit_walk.HumanRenderReturnsFrame, "render", "render: human render must return None", r"human render must return None"),
+    (kit_walk.FloatFrame, "render", "render: bad rgb_array frame", r"bad rgb_array frame after reset"),
+    (kit_walk.FloatFrame, "api", "api: check_env warned", r"check_env warned in obs_mode='image\+text': .*RGB-array rendering should return a numpy array with dtype uint8"),
+    (kit_walk.FlickeringView, "render", "render: render() of an overridden _view", r"render\(\) of an overridden _view after reset changes between calls"),
+    (kit_walk.RenderIgnoresImageSize, "arguments", "arguments: image_size={} ignored by render()", r"image_size=\(\d+, \d+\) ignored by render\(\): \(32, 32, 3\)"),
+    (kit_walk.TextModeDrawsImage, "arguments", "arguments: obs_mode='text' must give a black image", r"obs_mode='text' must give a black image"),
+    (kit_walk.TextModeNoText, "arguments", "arguments: obs_mode='text' gave no text", r"obs_mode='text' gave no text"),
+    (kit_walk.ImageModeBlack, "arguments", "arguments: obs_mode='image' gave a black image", r"obs_mode='image' gave a black image"),
+    (kit_walk.ImageModeLeakAtReset, "arguments", "arguments: obs_mode='image' must carry no state", r"obs_mode='image' must carry no state in text at reset, got 'Agent: row"),
+    (kit_walk.AppearanceMovesGoal, "arguments", "arguments: the state differs from the default appearance's", r"appearance='grey', seed 0, reset: the state differs from the default appearance's"),
+    (kit_walk.AppearancePays, "arguments", "arguments: seed {}, step {}: the appearances paid", r"the appearances paid different rewards \[0.5, 1.0\]"),
+    (kit_walk.WordingRenamesActions, "arguments", "arguments: obs['actions'] differs from the train wording's", r"wording='held-out', seed 0, reset: obs\['actions'\] differs from the train wording's"),
+    (kit_walk.WordingChangesProgress, "arguments", "arguments: info[{}] differs from the train wording's", r"info\['progress'\] differs from the train wording's"),
+    (kit_walk.WordingPays, "arguments", "arguments: seed {}, step {}: the wordings ended differently", r"the wordings ended differently \(reward, terminated, truncated\): \[\(0.5, True, False\), \(1.0, True, False\)\]"),
+    (kit_walk.ReportsLevelZero, "arguments", "arguments: reset(options={'level'", r"reset\(options=\{'level': 1\}\) reported level 0"),
+    (kit_walk.ForgivingAppearance, "arguments", "arguments: make({}={}) was accepted", r"make\(appearance='nope'\) was accepted"),
+    (kit_walk.VagueArguments, "arguments", "arguments: make({}={}) raised a ValueError", r"make\(appearance='nope'\) raised a ValueError that does not name 'appearance': bad argument"),
+    (kit_walk.IgnoresUnknownOptions, "arguments", "arguments: reset(options={}) was accepted", r"reset\(options=\{'unknown_option': 1\}\) was accepted"),
+    (kit_walk.VagueResetErrors, "arguments", "arguments: reset(options={}) error does not name", r"reset\(options=\{'level': 10000\}\) error does not name the option: bad reset"),
+    (kit_walk.SeedDoesNotRepeat, "seeding", "seeding: seed {} did not repeat", r"seed 0 did not repeat$"),
+    (kit_walk.KeyCountsResets, "seeding", "seeding: seed {} did not repeat its state_key", r"seed 0 did not repeat its state_key"),
+    (kit_walk.SeedsIgnored, "seeding", "seeding: {} different seeds all gave", r"20 different seeds all gave the same first observation"),
+    (kit_walk.EchoesOutput, "fuzz", "fuzz: step({}) echoed", r"step\(huge\) echoed \d{7} characters into text"),
+    (kit_walk.SilentInvalid, "fuzz", "fuzz: step({}): no feedback in text", r"step\(empty\): no feedback in text"),
+    (kit_walk.StripsOutput, "fuzz", "fuzz: step({}) raised", r"step\(not_a_string\) raised AttributeError"),
+    (kit_walk.GuessesGarbage, "fuzz", "fuzz: step({}) was accepted as", r"step\(empty\) was accepted as 'up'"),
+    (kit_walk.UnconsumedInvalid, "fuzz", "fuzz: step({}) did not consume a step", r"step\(empty\) did not consume a step"),
+    (kit_walk.RefusedPaysMove, "fuzz", "fuzz: step({}) was invalid but paid", r"step\(empty\) was invalid but paid 0.0, not the invalid reward -1.0"),
+    (kit_walk.BadActionInfo, "fuzz", "fuzz: step({}): bad info['action']", r"step\(empty\): bad info\['action'\] .*'length'"),
+    (kit_walk.InvalidWithoutError, "fuzz", "fuzz: step({}): invalid without an error", r"step\(empty\): invalid without an error"),
+    (kit_walk.SaysFreeText, "fuzz", "fuzz: step({}) parsed", r"step\(prompt_injection\) parsed 'say', which is not admissible"),
+    (kit_walk.NoInvalidEvent, "docs", "docs: REWARDS[{}] has no 'invalid' event", r"REWARDS\['default'\] has no 'invalid' event"),
+    (kit_walk.UndocumentedWalk, "docs", "docs: {}'s docstring lacks the sections", r"UndocumentedWalk's docstring lacks the sections \['Description', .*'Rewards'"),
+    (kit_walk.CardListsOneLevel, "docs", "docs: card lists", r"card lists 1 levels, the env has 2"),
+    (kit_walk.CardDefaultsToLevelOne, "docs", "docs: card and env disagree on the default level", r"card and env disagree on the default level"),
+    (kit_walk.CardMissesVariant, "docs", "docs: card reward variants", r"card reward variants \('default',\) != \('default', 'lenient'\)"),
+    (kit_walk.PickleLosesGoal, "pickle", "api: pickled env diverged", r"pickled env diverged$"),
+    (kit_walk.PickleForgetsMoves, "pickle", "api: pickled env diverged: {} != {}", r"pickled env diverged: \(0.5, True, False, "),
+    (kit_walk.PlainGymWalk, "seeding", "common: {} does not derive from rl4vlm_gym.VLMEnv", r"PlainGymWalk does not derive from rl4vlm_gym.VLMEnv"),
+    (kit_walk.NumberedText, "vector", "vector: SyncVectorEnv's first text", r"SyncVectorEnv's first text differs from a single env's"),
+    (kit_walk.NumberedImage, "vector", "vector: SyncVectorEnv's first image", r"SyncVectorEnv's first image differs"),
+    (kit_walk.ForkedActions, "vector", "vector: {} actions differ", r"AsyncVectorEnv\(context='fork', shared_memory=True\) actions differ from SyncVectorEnv's"),
+    (kit_walk.ForkedImage, "vector", "vector: {} image differs", r"AsyncVectorEnv\(context='fork', shared_memory=True\) image differs from SyncVectorEnv's"),
+    (kit_walk.ForkedTruncates, "vector", "vector: {} rewards or flags differ", r"AsyncVectorEnv\(context='fork', shared_memory=True\) rewards or flags differ"),
 ]
+# (broken env, check, pattern): what tests/server/test_kit_remote.py reads too
+DEFECTS = [(cls, check, pattern) for cls, check, _, pattern in BROKEN_LAWS]
 
 
-@pytest.mark.parametrize(("cls", "check", "pattern"), DEFECTS, ids=[f"{c.__name__}-{k}" for c, k, _ in DEFECTS])
-def test_check_names_the_defect(cls: type, check: str, pattern: str) -> None:
+# Fewer steps where they cost processes: every broken env is caught within them.
+CHEAP = {"vector": {"steps": 2}}
+
+
+@pytest.mark.parametrize(("cls", "check", "law", "pattern"), BROKEN_LAWS, ids=[f"{c.__name__}-{k}" for c, k, _, _ in BROKEN_LAWS])
+def test_check_names_the_defect(cls: type, check: str, law: str | None, pattern: str) -> None:
     with pytest.raises((AssertionError, KeyError)) as caught:
-        CHECKS[check](env_id(cls))
+        CHECKS[check](env_id(cls), **CHEAP.get(check, {}))
     assert re.search(pattern, str(caught.value)), f"{check} failed {cls.__name__} for another reason: {caught.value}"
+    raised = kit_laws.law_of(caught.value)
+    expected = None if law is None else _law(law)
+    assert raised == expected, f"{cls.__name__} broke the law {raised and raised.id!r}, not {law!r}"
+
+
+# Laws a broken env triggers in a test of its own (which checks the law with kit_laws.law_of): the test.
+CAUGHT_ELSEWHERE = {
+    "vector: {} did not {} within": "test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it (HangsInForkedWorkers)",
+    "vector: {} text differs": "test_an_env_that_needs_its_owners_memory_fails_in_workers_that_inherit_nothing (NeedsItsOwnersMemory)",
+    "fresh: its fresh process {} before answering": "test_fresh.py: test_a_crashing_env_fails_the_process_checks_and_the_server_serves_on",
+}
+
+# Laws no env can break, each with the reason.
+EXEMPT = {
+    "fresh: assert proc.stdin is not None": "narrows the type of the kit's own pipe for mypy; no env reaches it",
+    "fresh: assert proc is not None and proc.stdout": "narrows the type of the kit's own pipe for mypy; no env reaches it",
+    "fresh: {} did not finish within": "the fork server's own timeout, for any job (test_fresh.py: a sleeping job); an env "
+    "that hangs is vector's law (HangsInForkedWorkers)",
+    "fresh: the kit's fork server died": "the fork server itself died (killed from outside), not an env's job",
+    "fresh: {} failed in its fresh process": "a job's exception that cannot be unpickled in the owner: the kit's transport",
+    "rules: the event {} is not in REWARDS": "unreachable through VLMEnv.step: the base class's _reward raises KeyError "
+    "naming the event first (VariantMissesEvent-rules shows it); kept for an env that overrides _reward",
+    "rules: a refused or invalid move ({}) paid {}, not the invalid reward {}": "#1 is the same law for a remote env (no "
+    "outcome to trace); tests/server/test_kit_remote.py serves RefusedPaysMove (#2's env) to it",
+}
+
+
+def test_every_law_has_a_broken_env() -> None:
+    # A law that no broken env triggers can be narrowed or disabled with every kit test passing.
+    covered = {_law(law).id for _, _, law, _ in BROKEN_LAWS if law is not None}
+    covered |= {_law(law).id for law in CAUGHT_ELSEWHERE}
+    exempt = {_law(law).id for law in EXEMPT}
+    missing = [law.id for law in kit_laws.kit_laws() if law.id not in covered | exempt]
+    assert not missing, f"{len(missing)} laws of the kit have no broken env in tests/kit: {missing}"
+    assert not covered & exempt, f"exempt laws that a broken env triggers: {sorted(covered & exempt)}"
+
+
+def _law(prefix: str) -> kit_laws.Law:
+    """The law whose id is ``prefix``, or else the one law whose id starts with it."""
+    found = [law for law in kit_laws.kit_laws() if law.id == prefix] or [law for law in kit_laws.kit_laws() if law.id.startswith(prefix)]
+    assert len(found) == 1, f"{len(found)} laws have ids starting with {prefix!r}: {[law.id for law in found]}"
+    return found[0]
 
 
 @pytest.mark.parametrize("check", list(CHECKS))
@@ -173,14 +289,16 @@ def test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it(monkey
     from rl4vlm_gym.testing import vector  # the module whose checks read the timeout
 
     monkeypatch.setattr(vector, "VECTOR_TIMEOUT_S", 3.0)
-    with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='fork', shared_memory=True\) did not start within 3 s: a worker hangs"):
+    with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='fork', shared_memory=True\) did not start within 3 s: a worker hangs") as caught:
         vector.check_vector(env_id(kit_walk.HangsInForkedWorkers))
+    assert kit_laws.law_of(caught.value) == _law("vector: {} did not {} within")  # CAUGHT_ELSEWHERE counts on it
 
 
 def test_an_env_that_needs_its_owners_memory_fails_in_workers_that_inherit_nothing() -> None:
     # The run that stands for spawn: forkserver's workers import the env's module anew, as spawned ones do.
-    with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='forkserver', shared_memory=False\) text differs"):
+    with pytest.raises(AssertionError, match=r"AsyncVectorEnv\(context='forkserver', shared_memory=False\) text differs") as caught:
         CHECKS["vector"](env_id(kit_walk.NeedsItsOwnersMemory))
+    assert kit_laws.law_of(caught.value) == _law("vector: {} text differs")  # CAUGHT_ELSEWHERE counts on it
 
 
 def test_a_continuous_env_may_describe_its_state_more_coarsely_than_its_image(monkeypatch: pytest.MonkeyPatch) -> None:
