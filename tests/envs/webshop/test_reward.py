@@ -7,6 +7,8 @@ it (the ``webshop`` extra installs it; CI has it).
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import functools
 import json
 import sys
@@ -356,13 +358,31 @@ def as_webshop_goal(g: Goal) -> dict[str, Any]:
             "price_upper": g.price_upper}  # fmt: skip
 
 
+def attribute_branches(product: Product, goal: Goal) -> list[str]:
+    """Which test of WebShop's ``get_attribute_reward`` decides each goal attribute, in its order: a product
+    attribute's fuzzy match, then the title, the bullet points, the description (its fallbacks), or none."""
+    branches = []
+    for wanted in goal.attributes:
+        if any(token_set_ratio(have, wanted) > 85 for have in product.attributes):
+            branches.append("attribute")
+        elif wanted in product.title.lower():
+            branches.append("title")
+        elif wanted in " ".join(product.bullet_points).lower():
+            branches.append("bullet points")
+        elif wanted in product.description.lower():
+            branches.append("description")
+        else:
+            branches.append("none")
+    return branches
+
+
 @pytest.mark.slow
 @needs_model
 def test_the_default_reward_equals_webshops_get_reward_on_400_purchases() -> None:
     shop = procedural_shop(2, 0)
     rng = np.random.default_rng(17)
     products = shop.catalog.products
-    differ, kinds = [], set()
+    differ, kinds, branches = [], set(), collections.Counter()
     for i in range(400):
         goal = shop.goals[int(rng.integers(len(shop.goals)))]
         # the goal's product, a look-alike of its type, or any product
@@ -371,13 +391,22 @@ def test_the_default_reward_equals_webshops_get_reward_on_400_purchases() -> Non
         product = (shop.catalog.by_asin[goal.asin] if pick == 0 else
                    same_type[int(rng.integers(len(same_type)))] if pick == 1 else products[int(rng.integers(len(products)))])  # fmt: skip
         chosen = {name: values[int(rng.integers(len(values)))] for name, values in product.options.items()}
-        ours = get_reward(product, goal, product.price, chosen)
-        theirs = webshop_get_reward(as_webshop_product(product), as_webshop_goal(goal), product.price, chosen)
-        kinds.add(ours.r_type)
-        if ours.total != theirs:
-            differ.append((goal.asin, product.asin, chosen, ours.total, theirs))
+        # Each purchase also as WebShop's scraped products often are: without items_ins_v2 attributes
+        # (DUMMY_ATTR), then without bullet points too. A procedural product states its attributes in
+        # its attribute list, so only these reach get_attribute_reward's title, bullet-point and
+        # description fallbacks (the description's only once the bullet points are gone).
+        bare = dataclasses.replace(product, attributes=("DUMMY_ATTR",))
+        for bought in (product, bare, dataclasses.replace(bare, bullet_points=())):
+            ours = get_reward(bought, goal, bought.price, chosen)
+            theirs = webshop_get_reward(as_webshop_product(bought), as_webshop_goal(goal), bought.price, chosen)
+            kinds.add(ours.r_type)
+            branches.update(attribute_branches(bought, goal))
+            if ours.total != theirs:
+                differ.append((goal.asin, bought.asin, bought.attributes, bought.bullet_points, chosen, ours.total, theirs))
     assert not differ, differ[:5]
     assert kinds >= {0.0, 1.0}  # both ends of the type factor were exercised
+    # every branch of the attribute term was exercised, each in many purchases
+    assert min(branches[b] for b in ("attribute", "title", "bullet points", "description", "none")) >= 20, branches
 
 
 # -- thresholds: at, just above, just below ----------------------------------------------------------
