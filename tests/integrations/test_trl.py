@@ -258,3 +258,84 @@ def test_a_language_models_tokenizer_gets_string_contents():
     text = tokenizer.decode(rollout._encode(tokenizer, tokenizer, messages, generation_prompt=True))
     assert "Target:" in text and "'type'" not in text
     assert text.startswith("<|im_start|>system\nYou are an agent") and text.endswith("<|im_start|>assistant\n")
+
+
+# The rollout's bookkeeping on a stub generator --------------------------------------------------------
+
+
+class StubGenerator:
+    """Stands in for the trainer's ``_generate_single_turn``: replies chosen by the test ("+" or "-",
+    some ending in the end-of-turn token, some cut by the budget before it), with log-probs, and every
+    call's input kept; an input is known as its episode's by its first call's prompt. The processing
+    class is the tiny model's real processor."""
+
+    def __init__(self, processing: Any) -> None:
+        self.processing_class = processing
+        tokenizer = processing.tokenizer
+        self.plus, self.minus = tokenizer.convert_tokens_to_ids("+"), tokenizer.convert_tokens_to_ids("-")
+        self.eos = tokenizer.eos_token_id
+        self.inputs: list[list[list[int]]] = []
+        self.replies: dict[int, list[list[int]]] = {}  # by the episode's place in the batch
+        self.turn = 0
+
+    def _generate_single_turn(self, prompts: list[list[int]], images: Any, kwargs: Any, num_generations: int) -> tuple:
+        assert num_generations == 1
+        self.inputs.append([list(p) for p in prompts])
+        if not self.replies:  # the first call: the batch's prompts, one per episode
+            self.starts = [list(p) for p in prompts]
+        replies = []
+        for prompt in prompts:
+            i = next(i for i, start in enumerate(self.starts) if prompt[: len(start)] == start)
+            token = self.plus if (i + self.turn) % 2 else self.minus
+            replies.append([token, self.eos] if (i + self.turn) % 3 else [token])  # no EOS: cut by the budget
+            self.replies.setdefault(i, []).append(replies[-1])
+        self.turn += 1
+        return replies, [[-0.5 - 0.25 * k for k in range(len(r))] for r in replies]
+
+
+def test_the_env_mask_marks_exactly_the_generated_tokens_with_a_stub_generator():
+    """The inner loop's version of test_rollout_tokens_are_the_episode_conversation: every token the
+    generator wrote is marked the model's (mask 1, its log-prob kept) and no other (a closing EOS the
+    rollout adds, an observation's user turn: mask 0, log-prob 0); prompt + completion is the chat
+    template's rendering of the conversation."""
+    _, processor = load_vlm(default_tiny_model())
+    trainer = StubGenerator(processor)
+    tokenizer = processor.tokenizer
+    rollout = EnvRollout(ENV, prompt=PROMPT, max_turns=3, env_kwargs=ENV_KWARGS)
+    prompts = [episode_spec(s, {"level": 1}) for s in (5, 6, 7)]
+    out = rollout(prompts, trainer)
+    rollout.close()
+    assert len(set(map(tuple, trainer.starts))) == 3 and max(out["env_turns"]) == 3  # the seeds' prompts differ; a third turn
+    for i, spec in enumerate(prompts):
+        ids, mask = out["completion_ids"][i], out["env_mask"][i]
+        assert replies(ids, mask) == trainer.replies[i], "a token the model did not write is marked as the model's"
+        assert sum(mask) == sum(len(r) for r in trainer.replies[i]), "a generated token is not marked as the model's"
+        assert out["logprobs"] is not None, "the generator's log-probs were dropped"
+        logprobs = out["logprobs"][i]
+        assert len(ids) == len(mask) == len(logprobs)
+        mine = [p for token, m, p in zip(ids, mask, logprobs, strict=True) if m]
+        assert mine == [-0.5 - 0.25 * k for r in trainer.replies[i] for k in range(len(r))]
+        assert all(p == 0.0 for m, p in zip(mask, logprobs, strict=True) if not m)
+        # each generator call saw the episode so far: the prompt, then every completion token before it
+        seen = [p for batch in trainer.inputs for p in batch if p[: len(trainer.starts[i])] == trainer.starts[i]]
+        assert len(seen) == len(trainer.replies[i]) == out["env_turns"][i]
+        assert all(p == out["prompt_ids"][i] + ids[: len(p) - len(out["prompt_ids"][i])] for p in seen)
+        # the env's tokens between two replies: the closing EOS where the reply lacked one, then the
+        # next observation's user turn and the generation prompt
+        seed, options = parse_episode_spec(spec)
+        env = gym.make(ENV, obs_mode="text", **ENV_KWARGS)
+        obs, _ = env.reset(seed=seed, options=options)
+        builder = PromptBuilder(PROMPT, env_id=ENV, attach_images=False)
+        messages = builder.messages(obs)
+        texts = [tokenizer.decode(r, skip_special_tokens=True) for r in trainer.replies[i]]
+        for j, text in enumerate(texts):
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
+            obs, _, terminated, truncated, _ = env.step(text)
+            if terminated or truncated or j == len(texts) - 1:
+                break
+            messages.append(builder.messages(obs)[-1])
+        env.close()
+        rendered = processor.apply_chat_template(to_hf(messages)[0], tokenize=False)
+        decoded = tokenizer.decode(out["prompt_ids"][i] + ids)
+        assert rendered.startswith(decoded) and rendered[len(decoded) :] in ("\n", "<|im_end|>\n")
+        assert (out["env_reward"][i], out["env_success"][i]) == replay_return(spec, texts)
