@@ -156,6 +156,47 @@ def test_http_is_stateless_and_steps_from_a_reset_when_given_a_seed() -> None:
         assert step.status_code == 200 and step.json()["observation"]["info"]["action"]["parsed"] == "+"
 
 
+def _plays_like(ws, twin: gym.Env, move: str | None = None, seed: int | None = None) -> None:
+    """A reset (``seed``) or a step (``move``) of the session ``ws`` and of its local ``twin``: the same observation
+    (image included), reward, ends and info."""
+    if move is None:
+        obs, info = twin.reset(seed=seed)
+        reward, ended = 0.0, (False, False)
+        got = _reset(ws, seed=seed)["data"]
+    else:
+        obs, reward, *ended, info = twin.step(move)
+        got = _step(ws, move)["data"]
+    remote = got["observation"]
+    assert (remote["text"], remote["info"], got["reward"]) == (obs["text"], info, reward), (remote["text"], obs["text"])
+    assert [remote["terminated"], remote["truncated"]] == list(ended)
+    assert np.array_equal(decode_image(remote["image"]), obs["image"])
+
+
+def test_each_session_plays_an_env_of_its_own() -> None:
+    # Two sessions of one server, interleaved, each step for step its own local twin's (two seeds, two different
+    # episodes); a reset of one leaves the other's episode where it was; one closing leaves the other playing.
+    # A server whose sessions shared an env fails at the first interleaved step.
+    twins = {seed: gym.make(ENV, image_size=(72, 64)) for seed in (4, 5)}
+    with _client(max_sessions=2) as client, client.websocket_connect("/ws") as b:
+        with client.websocket_connect("/ws") as a:
+            sessions = {4: a, 5: b}
+            for seed, ws in sessions.items():
+                _plays_like(ws, twins[seed], seed=seed)
+            assert twins[4].unwrapped.describe() != twins[5].unwrapped.describe()  # two episodes that differ
+            for move in ("+", "-", "+"):
+                for seed, ws in sessions.items():
+                    _plays_like(ws, twins[seed], move)
+            _plays_like(a, twins[4], seed=4)
+            steps = [_send(ws, {"type": "state"})["data"]["step_count"] for ws in (a, b)]
+            assert steps == [0, 3], steps
+            _plays_like(b, twins[5], "+")
+            _plays_like(a, twins[4], "-")
+        _plays_like(b, twins[5], "-")  # a's session closed, with its env
+        _plays_like(b, twins[5], seed=5)
+    for twin in twins.values():
+        twin.close()
+
+
 @pytest.mark.parametrize(
     ("message", "code", "says"),
     [
@@ -230,7 +271,9 @@ def test_a_slow_env_does_not_hold_up_other_sessions() -> None:
             _reset(fast, seed=0)
             slow.send_text(json.dumps({"type": "step", "data": {"text": "+"}}))
             assert server_envs.STEPPING.wait(30)  # the slow step is running, and waits until the gate opens
-            timer = threading.Timer(10, server_envs.OPEN.set)  # a server that serialises sessions fails, not hangs
+            # a server that serialises sessions fails, not hangs (a correct one serves the 5 steps in ms; the timer,
+            # cancelled then, costs nothing)
+            timer = threading.Timer(60, server_envs.OPEN.set)
             timer.start()
             try:
                 for _ in range(5):
@@ -253,7 +296,7 @@ def test_a_slow_state_does_not_hold_up_other_sessions() -> None:
             slow.send_text(json.dumps({"type": "step", "data": {"text": "+"}}))
             slow.send_text(json.dumps({"type": "state"}))
             assert server_envs.STEPPING.wait(30)  # the state after the step is being computed
-            timer = threading.Timer(10, server_envs.OPEN.set)  # a server computing it on its loop fails, not hangs
+            timer = threading.Timer(60, server_envs.OPEN.set)  # a server computing it on its loop fails, not hangs
             timer.start()
             try:
                 _reset(fast, seed=0)
@@ -358,32 +401,44 @@ def test_a_websocket_message_over_the_limit_closes_its_connection_unparsed() -> 
         assert _step(other, "+")["type"] == "observation"
 
 
-def test_idle_sessions_are_reclaimed() -> None:
-    # Our reaper looks every 0.1 s (openenv-core's own, where the patch openenv-idle-reaper is refused,
-    # every max(timeout / 4, 5) s: the deadline allows for it).
-    with _client(max_sessions=1, idle_timeout=0.5, reap_every=0.1) as client:
+IDLE_TIMEOUT = 0.5
+
+
+def test_idle_sessions_are_reclaimed_and_sessions_in_use_are_not() -> None:
+    # Our reaper looks every 0.1 s (openenv-core's own, where the patch openenv-idle-reaper is refused, every
+    # max(timeout / 4, 5) s) for sessions idle over IDLE_TIMEOUT. `busy` steps every 0.05 s from before `idle`'s
+    # reset until the reaper has reclaimed `idle`, and for 3 reaper rounds after: busy is then older than the
+    # timeout, so a reaper that went by a session's age, not its last message, has reclaimed it too.
+    # No wall-clock bound: busy's longest quiet spell is measured (from sending a message to the answer of the next
+    # one: the server's spell between the two lies within it), and a round in which it reached the timeout (the
+    # machine stalled, busy was idle and may rightly go) is played again.
+    with _client(max_sessions=2, idle_timeout=IDLE_TIMEOUT, reap_every=0.1) as client:
         server = client.app.state.openenv_server
         assert "_reap_idle_sessions" in vars(server), "the server's reaper is ours"
-        with client.websocket_connect("/ws") as ws:
-            _reset(ws, seed=0)
-            deadline = time.monotonic() + 8
-            while server.active_sessions and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert server.active_sessions == 0
-            got = _step(ws, "+")
-            assert got["data"]["code"] == "EXECUTION_ERROR" and "closed" in got["data"]["message"]
-
-
-def test_a_session_in_use_is_not_reclaimed() -> None:
-    # A message within the timeout keeps the session: 1 s of steps every 0.1 s, the reaper looking
-    # every 0.1 s for sessions idle over 0.5 s.
-    with _client(max_sessions=1, idle_timeout=0.5, reap_every=0.1) as client, client.websocket_connect("/ws") as ws:
-        _reset(ws, seed=0)
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
-            assert _step(ws, "+")["type"] == "observation"
-            time.sleep(0.1)
-        assert client.app.state.openenv_server.active_sessions == 1
+        for _ in range(5):
+            with client.websocket_connect("/ws") as busy, client.websocket_connect("/ws") as idle:
+                sent = time.monotonic()
+                _reset(busy, seed=0)
+                _reset(idle, seed=0)
+                longest, rounds_after, deadline = 0.0, 0, time.monotonic() + 30
+                while rounds_after < 6:
+                    time.sleep(0.05)
+                    if server.active_sessions < 2:  # idle (at least) reclaimed: 6 steps of 0.05 s more
+                        rounds_after += 1
+                    assert time.monotonic() < deadline, "the idle session was not reclaimed within 30 s"
+                    before, sent = sent, time.monotonic()
+                    got = _step(busy, "+")
+                    longest = max(longest, time.monotonic() - before)
+                    if got["type"] != "observation":
+                        break
+                if got["type"] == "observation":
+                    assert server.active_sessions == 1
+                    got = _step(idle, "+")
+                    assert got["data"]["code"] == "EXECUTION_ERROR" and "closed" in got["data"]["message"], got
+                    return
+                assert "closed" in got["data"]["message"], got
+                assert longest >= IDLE_TIMEOUT, f"a session in use was reclaimed (its longest quiet spell: under {longest:.2f} s)"
+    pytest.fail(f"5 rounds in which the machine stalled for over {IDLE_TIMEOUT} s between two steps")
 
 
 def test_idle_reaper_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
