@@ -116,6 +116,54 @@ def test_a_click_that_reloads_the_page_shown_waits_for_the_new_document() -> Non
         server.shutdown()
 
 
+def test_a_click_scrolls_to_its_element_and_refuses_one_hidden_or_covered() -> None:
+    """Clicks are the mouse pressed and released at the element (CDP), checked as chromedriver's element
+    click checks them: an element below the fold is scrolled to and clicked; a hidden, covered or absent
+    one raises before anything is pressed (the env then restarts the browser at its page)."""
+    import http.server
+    import threading
+
+    from selenium.common.exceptions import ElementNotInteractableException, NoSuchElementException
+
+    from rl4vlm_gym.envs.webshop.browser import Browser
+
+    page = (
+        b'<body style="margin:0"><div style="height:3000px">top</div><a id="far" href="/next">far</a>'
+        b'<a id="hidden" href="/next" style="display:none">hidden</a>'
+        b'<a id="covered" href="/next" style="position:fixed;top:0;left:0">covered</a>'
+        b'<div style="position:fixed;top:0;left:0;width:200px;height:60px;background:white"></div></body>'
+    )
+
+    class Pages(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+            body = page if self.path == "/page" else b"<p>next</p>"
+            self.send_response(200 if self.path in ("/page", "/next") else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    browser = Browser((120, 160))
+    try:
+        browser.open(f"{url}/page")
+        for element, error in (("hidden", ElementNotInteractableException), ("covered", ElementNotInteractableException),
+                               ("absent", NoSuchElementException)):  # fmt: skip
+            with pytest.raises(error, match=element):
+                browser.click(element, lambda href: href == f"{url}/next")
+        assert browser._driver.execute_script("return [location.pathname, !!window.rl4vlmLeft]") == ["/page", False]
+        browser.click("far", lambda href: href == f"{url}/next")  # 3000 px below the 120 px viewport
+        assert browser.arrived_at == f"{url}/next"
+    finally:
+        browser.close()
+        server.shutdown()
+
+
 def _port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1)
