@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.testing.common import REMOTE, Moves, _assert_fresh_frame, _base, _digest, _make, _state_lines
+from rl4vlm_gym.testing.common import REMOTE, Moves, _assert_fresh_frame, _base, _digest, _is_proxy, _make, _state_lines
 from rl4vlm_gym.testing.remote import _card
 
 
@@ -21,7 +21,10 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     mode holds no line of the state text, at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
     start state (which would mean the mission tells the state; envs that replay recorded games,
-    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law).
+    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law), nor,
+    in an env with a cheap oracle (not ``EXPENSIVE_PLAN``, not of ``CHANCE``), each with a single
+    ``optimal_steps`` or a single first oracle move that differs between missions (a mission that
+    tells the plan: a count, a direction).
     A remote env's frames are compared with fresh renders only if its server exposes them."""
     card = _card(env_id, kwargs)
     if "image" not in card.obs_modes:
@@ -32,12 +35,16 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     by_image: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     by_text: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     starts: dict[str, list[str]] = defaultdict(list)
+    plans: dict[str, list[tuple[Any, Any]]] = defaultdict(list)  # mission -> (optimal_steps, oracle's first move) per start
+    planned = facts["HAS_ORACLE"] and not facts["EXPENSIVE_PLAN"] and not facts["FIXED_EPISODES"] and not _is_proxy(base)
     situations = unframed = 0
     for seed in range(seeds):
         policy = Moves(base, np.random.default_rng(seed))
         obs, info = env.reset(seed=seed)
         mission = obs["mission"]
         starts[mission].append(info["state_key"])
+        if planned and not base.facts()["CHANCE"] and base.optimal_steps >= 0:
+            plans[mission].append((base.optimal_steps, base.oracle_action()))
         for t in range(steps + 1):
             at = f"seed {seed}, {'reset' if t == 0 else f'step {t}'}"
             described = base.describe()
@@ -79,10 +86,28 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
             "games, set FIXED_EPISODES = True"
         )
     else:
-        mission_law = "mission apart from the state"
+        _assert_mission_keeps_the_plan(starts, plans)
+        mission_law = "mission apart from the state and the plan"
     summary = f"{situations} situations over {seeds} seeds: image and text agree, no state text in image mode, {mission_law}"
     if unframed:
         summary += (
             f"; {REMOTE}cached frames against fresh renders in {unframed} situations (the server hides them: --expose-oracle)"
         )
     return summary
+
+
+def _assert_mission_keeps_the_plan(starts: dict[str, list[str]], plans: dict[str, list[tuple[Any, Any]]]) -> None:
+    """A mission seen at several resets must not tell the plan: if every such mission comes with
+    one ``optimal_steps`` (a count: "the goal is 3 steps away"), or with one first move of the oracle (a
+    direction: "the goal lies down and right"), and these differ between missions, the mission gives it away."""
+    told = {m: plans[m] for m in plans if len(plans[m]) > 1}
+    if not any(len(set(starts[m])) > 1 for m in told):
+        return  # every repeated mission has one start state: the law above (a mission that tells the state)
+    for i, what in enumerate(("optimal_steps", "first oracle move")):
+        values = {m: {plan[i] for plan in told[m]} for m in told}
+        if values and all(len(v) == 1 for v in values.values()) and len(set().union(*values.values())) > 1:
+            examples = "; ".join(f"{m!r}: {what} {next(iter(v))!r}" for m, v in list(values.items())[:2])
+            raise AssertionError(
+                f"the mission gives the plan away: each of the {len(values)} missions seen at several resets "
+                f"comes with a single {what}, which differs between missions ({examples})"
+            )

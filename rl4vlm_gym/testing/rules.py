@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,7 +50,9 @@ def check_rules(
     invalid reward; every reward is ``REWARDS[variant][event] * scale`` with a known event and
     ``0 <= scale <= 1``; ``actions`` has no repeats; progress is in [0, 1]; success is false at
     reset and turns true only on a terminating step; a ``state_key`` seen twice in episodes of one
-    seed is one state (same actions, same success); every observed image equals a fresh
+    seed is one state (same actions, same success; and, for up to ``KEY_PROBES`` keys reached again by other
+    moves in an env not of chance, the same ``PROBE_MOVES`` random moves from both situations play alike:
+    a key that leaves out a counter or an item is caught when it first matters); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
     step is an invalid action that changes nothing and repeats the end. A share ``random_moves`` of
     the moves are random words of ``actions``, so that moves the rules refuse are met (in runs, in
@@ -59,13 +62,15 @@ def check_rules(
     range is checked), and its frames are compared with fresh renders only when the server exposes
     them (``--expose-oracle``); the summary names what was not checked."""
     card = _card(env_id, kwargs)
-    counts = {"steps": 0, "invalid": 0, "unframed": 0}
+    counts = {"steps": 0, "invalid": 0, "unframed": 0, "probed": 0}
     for v, variant in enumerate(card.reward_variants):
         env = _make(env_id, **{**kwargs, "reward_variant": variant})
         base = _base(env)
         spy = _NoSpy() if _is_proxy(base) else _OutcomeSpy(base)
         for seed in range(seeds if v == 0 else 1):  # other variants: one episode, for their tables
             seen: dict[Any, tuple[Any, ...]] = {}
+            paths: dict[Any, tuple[str, ...]] = {}  # state_key -> the moves of its episode that first reached it
+            met: list[tuple[tuple[str, ...], tuple[str, ...], Any, str]] = []  # a key reached again, by other moves
             for episode in range(episodes_per_seed if v == 0 else 1):
                 policy = Moves(base, np.random.default_rng([seed, episode]), random_moves)
                 obs: Mapping[str, Any]
@@ -74,12 +79,22 @@ def check_rules(
                 where = f"reward_variant={variant!r}, seed {seed}, episode {episode}"
                 _assert_state(base, obs, info, seen, f"{where}, reset")
                 assert not info["success"], f"{where}: success reported at reset, before the goal"
+                moves: tuple[str, ...] = ()
+                paths.setdefault(info["state_key"], moves)
                 for t in range(max_steps):
                     at = f"{where}, step {t + 1}"
                     action = policy(obs)
                     obs, info, ended = _checked_step(env, base, spy, action, obs, info, seen, counts, at)
+                    moves += (action,)
                     if ended:
                         break
+                    first = paths.setdefault(info["state_key"], moves)
+                    if first != moves and not base.facts()["CHANCE"] and not isinstance(spy, _NoSpy):
+                        met.append((first, moves, info["state_key"], at))
+            # After the seed's episodes, which the laws above found no fault in: from a few keys met again by
+            # other moves, the same moves must play the same (a key that leaves out a counter, a budget, an item).
+            for first, moves, key, at in met[: KEY_PROBES - counts["probed"]] if v == 0 else ():
+                counts["probed"] += _assert_same_behaviour(base, seed, first, moves, key, at)
         env.close()
     summary = (
         f"{counts['steps']} steps under {len(card.reward_variants)} reward variant(s), {counts['invalid']} invalid: "
@@ -93,6 +108,52 @@ def check_rules(
             )
         summary += f"; {REMOTE}{'; '.join(hidden)}"
     return summary
+
+
+KEY_PROBES = 3
+"""How many times ``rules`` plays on from two situations with one ``state_key`` (reached by different moves)."""
+
+PROBE_MOVES = 4
+"""The moves played from each of the two situations."""
+
+
+def _assert_same_behaviour(base: VLMEnv, seed: int, first: tuple[str, ...], moves: tuple[str, ...], key: Any, at: str) -> bool:
+    """The situations that ``first`` and ``moves`` reach from ``reset(seed)`` (replayed in copies of ``base``,
+    its RNG included, as the oracle check's search copies it) share ``key``: the same moves from both are accepted
+    or refused alike and give rewards of the same sign, the same ends, success, actions and keys (up to a
+    truncation: a step budget counts moves, which a key leaves out). False if a replay does not reach ``key``
+    (nothing compared)."""
+    copies = []
+    for path in (moves, first):
+        env = pickle.loads(pickle.dumps(base))
+        _, info = env.reset(seed=seed)
+        for action in path:
+            *_, info = env.step(action)
+        if info["state_key"] != key:
+            return False
+        copies.append(env)
+    here, there = copies
+    rng = np.random.default_rng([seed, len(first), len(moves)])
+    played: list[str] = []
+    for _ in range(PROBE_MOVES):
+        actions = here.admissible_actions
+        if not actions:
+            break
+        action = actions[int(rng.integers(len(actions)))]
+        played.append(action)
+        a, b = here.step(action), there.step(action)
+        if a[3] or b[3]:
+            break  # a step budget may count moves the key rightly leaves out
+        # A reward's sign, not its size: a reward may shrink with the moves made (BabaIsAI's), which keys leave out.
+        seen = [(i["action"]["valid"], np.sign(r), t, i["success"], i["state_key"], o["actions"]) for o, r, t, _, i in (a, b)]
+        assert seen[0] == seen[1], (
+            f"{at}: state_key {key!r} names two different states: after {played}, the situation reached by {list(moves)} "
+            f"and the one reached by {list(first)} differ (valid, reward's sign, terminated, success, state_key, actions: "
+            f"{seen[0]} vs {seen[1]}): the key leaves out part of the state"
+        )
+        if a[2]:
+            break
+    return True
 
 
 def _checked_step(

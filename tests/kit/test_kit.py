@@ -62,7 +62,7 @@ BROKEN_LAWS = [
     (kit_walk.VariantMissesEvent, "rules", None, r"the event 'goal' has no reward in REWARDS\['lenient'\]"),
     (kit_walk.ProgressOutOfRange, "rules", "rules: progress {} is outside", r"progress -?\d\.\d+ is outside \[0, 1\]"),
     (kit_walk.EarlySuccess, "rules", "rules: success reported at reset", r"success reported (at reset|on a step that does not terminate)"),
-    (kit_walk.StateKeyCollision, "rules", "rules: state_key {} names two different states", r"state_key 'goal=\(\d, \d\)' names two different states"),
+    (kit_walk.StateKeyCollision, "rules", "rules: state_key {} names two different states (actions", r"state_key 'goal=\(\d, \d\)' names two different states"),
     (kit_walk.LevelsIgnored, "arguments", "arguments: level {} plays level 0's episodes", r"level 1 plays level 0's episodes"),
     (kit_walk.SaltedGoal, "determinism", "determinism: rollouts differ across processes", r"rollouts differ across processes: .*first differ after reset\(seed=\d+\): the image, the text"),
     (kit_walk.SaltedFeedback, "determinism", "determinism: rollouts differ across processes", r"rollouts differ across processes: .*first differ after step [1-9]\d*: the text, mission, actions or info$"),
@@ -118,7 +118,7 @@ BROKEN_LAWS = [
     (kit_walk.SeedsIgnored, "seeding", "seeding: {} different seeds all gave", r"20 different seeds all gave the same first observation"),
     (kit_walk.EchoesOutput, "fuzz", "fuzz: step({}) echoed", r"step\(huge\) echoed \d{7} characters into text"),
     (kit_walk.SilentInvalid, "fuzz", "fuzz: step({}): no feedback in text", r"step\(empty\): no feedback in text"),
-    (kit_walk.StripsOutput, "fuzz", "fuzz: step({}) raised", r"step\(not_a_string\) raised AttributeError"),
+    (kit_walk.FirstWordOnly, "fuzz", "fuzz: step({}) raised", r"step\(empty\) raised IndexError"),
     (kit_walk.GuessesGarbage, "fuzz", "fuzz: step({}) was accepted as", r"step\(empty\) was accepted as 'up'"),
     (kit_walk.UnconsumedInvalid, "fuzz", "fuzz: step({}) did not consume a step", r"step\(empty\) did not consume a step"),
     (kit_walk.RefusedPaysMove, "fuzz", "fuzz: step({}) was invalid but paid", r"step\(empty\) was invalid but paid 0.0, not the invalid reward -1.0"),
@@ -133,6 +133,10 @@ BROKEN_LAWS = [
     (kit_walk.PickleLosesGoal, "pickle", "api: pickled env diverged", r"pickled env diverged$"),
     (kit_walk.PickleForgetsMoves, "pickle", "api: pickled env diverged: {} != {}", r"pickled env diverged: \(0.5, True, False, "),
     (kit_walk.PlainGymWalk, "seeding", "common: {} does not derive from rl4vlm_gym.VLMEnv", r"PlainGymWalk does not derive from rl4vlm_gym.VLMEnv"),
+    (kit_walk.MissionCountsSteps, "observations", "observations: the mission gives the plan away", r"the mission gives the plan away: each of the \d+ missions seen at several resets comes with a single optimal_steps"),
+    (kit_walk.MissionPointsTheWay, "observations", "observations: the mission gives the plan away", r"the mission gives the plan away: each of the \d+ missions seen at several resets comes with a single first oracle move"),
+    (kit_walk.DetourOnLevelOne, "oracle", "oracle: optimal_steps={}, but {} solves the episode", r"level 1 seed \d+: optimal_steps=\d+, but \[.*\] solves the episode in \d+ steps \(optimal_steps counts a detour\)"),
+    (kit_walk.KeyLeavesOutBattery, "rules", "rules: state_key {} names two different states: after", r"state_key 'agent=\(\d, \d\)\|goal=\(\d, \d\)' names two different states: after \[.*\], .* differ .*: the key leaves out part of the state"),
     (kit_walk.NumberedText, "vector", "vector: SyncVectorEnv's first text", r"SyncVectorEnv's first text differs from a single env's"),
     (kit_walk.NumberedImage, "vector", "vector: SyncVectorEnv's first image", r"SyncVectorEnv's first image differs"),
     (kit_walk.ForkedActions, "vector", "vector: {} actions differ", r"AsyncVectorEnv\(context='fork', shared_memory=True\) actions differ from SyncVectorEnv's"),
@@ -146,9 +150,17 @@ DEFECTS = [(cls, check, pattern) for cls, check, _, pattern in BROKEN_LAWS[: BRO
 
 # Fewer steps where they cost processes: every broken env is caught within them.
 CHEAP = {"vector": {"steps": 2}}
+# Broken envs caught only in the forked workers of the vector check's fresh process (a second each): CI's, not the inner loop's.
+SLOW = [defect for defect in BROKEN_LAWS if defect[0] in (kit_walk.ForkedActions, kit_walk.ForkedImage, kit_walk.ForkedTruncates)]
 
 
-@pytest.mark.parametrize(("cls", "check", "law", "pattern"), BROKEN_LAWS, ids=[f"{c.__name__}-{k}" for c, k, _, _ in BROKEN_LAWS])
+@pytest.mark.parametrize(
+    ("cls", "check", "law", "pattern"),
+    [
+        pytest.param(*defect, id=f"{defect[0].__name__}-{defect[1]}", marks=[pytest.mark.slow] if defect in SLOW else [])
+        for defect in BROKEN_LAWS
+    ],
+)
 def test_check_names_the_defect(cls: type, check: str, law: str | None, pattern: str) -> None:
     with pytest.raises((AssertionError, KeyError)) as caught:
         CHECKS[check](env_id(cls), **CHEAP.get(check, {}))
