@@ -77,10 +77,15 @@ def check(
     url: Annotated[str | None, typer.Option(help="For rl4vlm/Remote-v0: the server (serve --expose-oracle).")] = None,
     served: Annotated[str | None, typer.Option("--env-id", help="For rl4vlm/Remote-v0: the served id or suite task.")] = None,
     make_kwargs: Annotated[str | None, typer.Option("--kwargs", help="gym.make arguments as a JSON object.")] = None,
+    episodes: Annotated[
+        int | None,
+        typer.Option(min=1, help="Episodes per level for the oracle check (default: the kit's, 50 or 5 for EXPENSIVE_PLAN envs)."),
+    ] = None,
 ) -> None:
     """Run the conformance kit (the same checks as the test suite) and report throughput.
 
-    ``rl4vlm-gym check rl4vlm/Remote-v0 --url URL --env-id ID`` checks an env served by ``rl4vlm-gym serve``."""
+    ``rl4vlm-gym check rl4vlm/Remote-v0 --url URL --env-id ID`` checks an env served by ``rl4vlm-gym serve``;
+    ``--episodes N`` shortens the oracle check (a served env plays each episode over the network)."""
     from rl4vlm_gym.testing import CHECKS, measure_throughput, run_checks
 
     unknown = sorted(set(only or ()) - set(CHECKS))
@@ -89,6 +94,7 @@ def check(
         raise typer.Exit(2)
     ids = env_ids or [card.id for card in list_envs()]
     kwargs = _check_kwargs(ids, url, served, make_kwargs)
+    options = {"oracle": {"episodes": episodes}} if episodes is not None else None
     for env_id in ids:
         if "url" not in kwargs:
             _card_or_exit(env_id)
@@ -99,7 +105,7 @@ def check(
         if missing:
             table.add_row(env_id, "all", "[yellow]skip[/yellow]", "-", f"no data on this machine: {missing}")
             continue
-        for result in run_checks(env_id, only, **kwargs):
+        for result in run_checks(env_id, only, options=options, **kwargs):
             not_checked += result.not_checked
             failures += not (result.passed or result.not_checked)
             mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
