@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -136,26 +137,77 @@ def test_builtin_suites_load_and_cover_every_axis():
     assert "smoke" in names
     axes = set()
     for name in names:
-        suite = load_suite(name)
+        suite = _builtin(name)
         suite.check_envs()
         axes.add(suite.axis)
         assert Path(suite.name).name == name
     assert axes == set(AXES)
 
 
-def test_transfer_suites_shift_one_axis():
-    """Each transfer suite differs from its in-distribution source only along its axis."""
+# The in-distribution suites the transfer suites are drawn from, in their seeds' file order (task k:
+# training seeds from root 100 + 2k, evaluation seeds from root 101 + 2k), and the families they train.
+SOURCES = ("cards", "navigation", "household", "webshop")
+TRAINED_FAMILIES = {"cards", "navigation"}
+TRANSFER = ("transfer-seeds", "transfer-levels", "transfer-visual", "transfer-wording", "transfer-modality", "transfer-family")
+
+
+def _fields(task, **changes):
+    """What a task plays, name included, with ``changes`` applied."""
+    fields = {k: getattr(task, k) for k in ("name", "env", "level", "obs_mode", "kwargs", "seeds", "max_steps", "wrappers", "score")}
+    return {**fields, **changes}
+
+
+@functools.cache
+def _builtin(name):
+    """A built-in suite, loaded once per process (suites are frozen; the games suite is large)."""
+    return load_suite(name)
+
+
+def _source_tasks():
+    return [t for name in SOURCES for t in _builtin(name).tasks]
+
+
+def test_in_distribution_suites_play_training_seeds_and_transfer_suites_evaluation_seeds():
     for name in builtin_suites():
-        suite = load_suite(name)
-        if suite.axis == "seeds":
-            assert all(s in EVAL_SEEDS for t in suite.tasks for s in t.seeds)
+        suite = _builtin(name)
         if suite.axis == "in-distribution":
-            assert all(s in TRAIN_SEEDS for t in suite.tasks for s in t.seeds)
-        if suite.axis == "modality":
-            by_env: dict[tuple, set] = {}
-            for t in suite.tasks:
-                by_env.setdefault((t.env, t.level, t.seeds), set()).add(t.obs_mode)
-            assert all(modes == {"image", "text", "image+text"} for modes in by_env.values())
+            assert all(s in TRAIN_SEEDS for t in suite.tasks for s in t.seeds), name
+        if suite.axis in ("seeds", "levels", "visual", "wording", "modality"):
+            assert all(s in EVAL_SEEDS for t in suite.tasks for s in t.seeds), name
+    tasks = _source_tasks()
+    assert all(_builtin(name).axis == "in-distribution" for name in SOURCES)
+    assert [t.seeds for t in tasks] == [tuple(draw_seeds("train", 8, root=100 + 2 * k)) for k in range(len(tasks))]
+
+
+def test_transfer_suites_shift_one_axis():
+    """Each transfer suite differs from its in-distribution source only along its axis: every task of
+    cards, navigation, household and webshop (in that order), on its evaluation seeds, and then only
+    its level, appearance, wording or observation mode changed; the family suite keeps the families
+    those agents never trained on."""
+    from rl4vlm_gym.registry import env_card
+
+    suites = {name: _builtin(name) for name in TRANSFER}
+    assert set(TRANSFER) <= set(builtin_suites())
+    assert {s.axis for s in suites.values()} == {"seeds", "levels", "visual", "wording", "modality", "family"}
+    source = _source_tasks()
+    evaluation = [tuple(draw_seeds("eval", 8, root=101 + 2 * k)) for k in range(len(source))]
+    assert all(s in EVAL_SEEDS for seeds in evaluation for s in seeds)
+    unseen = [_fields(t, seeds=seeds) for t, seeds in zip(source, evaluation, strict=True)]
+    assert [_fields(t) for t in suites["transfer-seeds"].tasks] == unseen
+    # two levels up: NumberLine 1 -> 3, WebShop 1 -> 3, the others 0 -> 2
+    assert [_fields(t) for t in suites["transfer-levels"].tasks] == [{**u, "level": u["level"] + 2} for u in unseen]
+    assert [_fields(t) for t in suites["transfer-visual"].tasks] == [{**u, "kwargs": {"appearance": "held-out"}} for u in unseen]
+    assert [_fields(t) for t in suites["transfer-wording"].tasks] == [{**u, "kwargs": {"wording": "held-out"}} for u in unseen]
+    # each task in the three modes, in the order written (the web shop through its browser: screenshots of the page)
+    browser = {"rl4vlm/WebShop-v1": "rl4vlm/WebShop-Browser-v2"}
+    assert [_fields(t) for t in suites["transfer-modality"].tasks] == [
+        {**u, "env": browser.get(u["env"], u["env"]), "name": f"{u['name']}/{mode}", "obs_mode": mode}
+        for u in unseen
+        for mode in ("image", "text", "image+text")
+    ]
+    held_out = [u for u in unseen if env_card(u["env"]).family not in TRAINED_FAMILIES]
+    assert [_fields(t) for t in suites["transfer-family"].tasks] == held_out and held_out
+    assert all(s.prompt == _builtin("cards").prompt for s in suites.values())
 
 
 def test_draw_seeds():
