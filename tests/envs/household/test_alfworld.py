@@ -1,7 +1,8 @@
 """rl4vlm/ALFWorld-v0 on real ALFWorld games: ALFWorld's text, the expert, the view, discovery, pickling.
 
 The games come from ``$ALFWORLD_DATA`` or the six sample games in ``shared/data/alfworld_sample``
-next to the repo (one per task type); the module is skipped when neither exists. Kitchen games
+next to the repo (one per task type); the module is skipped when neither holds a game file (and fails
+when game files are there but discovery finds no game of some task type). Kitchen games
 cost several seconds at their first reset (the planner), so most tests play the bedroom ones.
 """
 
@@ -37,18 +38,22 @@ DATA = Path(DATA_VARIABLE) if DATA_VARIABLE else next(
 pytestmark = pytest.mark.slow  # ALFWorld's engine: seconds a reset, a planner for the expert
 
 def _first_game_of_each_task() -> dict[str, str]:
-    try:
-        found = find_games(DATA)
-    except MissingDataError:
-        found = ()
-    games = {task: next((g for g in found if task_type(g) == task), None) for task in TASK_TYPES}
-    missing = [task for task, game in games.items() if game is None]
-    if missing:
+    """The first game of each task type in DATA. Skipped only when DATA holds no game file at all
+    (absent, or an empty folder: importing alfworld creates ``$ALFWORLD_DATA``); when game files are
+    there, games discovery does not find (a discovery bug, or broken data) fail the module loudly. It
+    used to skip, which hid discovery errors; tests/envs/household/test_discovery.py checks discovery
+    without data."""
+    if not DATA.is_dir() or next(DATA.rglob(GAME_FILE), None) is None:
         pytest.skip(
-            f"no ALFWorld games of {', '.join(missing)} in {DATA.resolve()}: set ALFWORLD_DATA to ALFWorld's data "
+            f"no ALFWorld game files ({GAME_FILE}) in {DATA.resolve()}: set ALFWORLD_DATA to ALFWorld's data "
             f"or provide the samples at {SAMPLE} beside the repository",
             allow_module_level=True,
         )
+    found = find_games(DATA)  # MissingDataError: a folder with no game discovery finds
+    games = {task: next((g for g in found if task_type(g) == task), None) for task in TASK_TYPES}
+    missing = [task for task, game in games.items() if game is None]
+    if missing:
+        raise MissingDataError(f"no ALFWorld games of {', '.join(missing)} among the {len(found)} found in {DATA.resolve()}")
     return games  # type: ignore[return-value]
 
 
