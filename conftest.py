@@ -163,14 +163,17 @@ def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class ByEnvId(LoadScopeScheduling):
-        """One unit per env id's kit checks, one per other test (LoadScope's unit is a whole module)."""
-
+    class ByEnvId(LoadScopeScheduling):  # LoadScope's own unit is a whole module
         def _split_scope(self, nodeid: str) -> str:
-            match = _KIT_TEST.match(nodeid)
-            return f"kit:{match.group(1)}" if match else nodeid
+            return _scheduling_unit(nodeid)
 
     return ByEnvId(config, log)
+
+
+def _scheduling_unit(nodeid: str) -> str:
+    """The unit a test is scheduled in: its env id's for a kit check, its own otherwise."""
+    match = _KIT_TEST.match(nodeid)
+    return f"kit:{match.group(1)}" if match else nodeid
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001

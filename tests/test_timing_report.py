@@ -1,4 +1,5 @@
-"""The run's timing report attributes each test to the family whose time it is (root conftest.py)."""
+"""The run's timing report attributes each test to the family whose time it is, and the kit's checks of one
+id are scheduled together (root conftest.py)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,16 @@ def test_every_family_of_the_registry_has_a_budget() -> None:
 
 def test_the_budgets_add_up_to_twelve_minutes_on_two_cores() -> None:
     assert sum(_conftest().TIMING_BUDGETS_S.values()) <= 12 * 60 * 2
+
+
+def test_the_kit_checks_of_one_id_are_scheduled_as_one_unit() -> None:
+    import rl4vlm_gym
+    from rl4vlm_gym.testing import CHECKS
+
+    unit = _conftest()._scheduling_unit
+    ids = [card.id for card in rl4vlm_gym.list_envs()]
+    units = {env_id: {unit(f"tests/test_conformance.py::test_conformance[{env_id}-{check}]") for check in CHECKS} for env_id in ids}
+    assert all(len(checks) == 1 for checks in units.values())  # every check of an id: one unit
+    assert len({next(iter(checks)) for checks in units.values()}) == len(ids)  # ids: units of their own
+    other = "tests/test_core.py::test_reset[rl4vlm/FrozenLake-v0-api]"
+    assert unit(other) == other
