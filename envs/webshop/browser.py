@@ -24,6 +24,8 @@ handled here (found with Debian's Chromium 156 and Selenium 4.51; ``benchmarks/w
 - starting Chromium and its driver takes 2-3 s (the session, then a first command that waits for
   the first tab), so the envs of one process share one Chromium, each :class:`Browser` in a window
   of its own (its own viewport, page and history; each env serves its pages from its own port).
+  A closed window is blanked and kept (up to :data:`_SPARE_WINDOWS`) for the next :class:`Browser`,
+  resized if need be: opening one took 0.25 s, and a kit run makes dozens of envs one after another.
   The shared Chromium outlives its last window by :data:`SHARED_IDLE_S` seconds, for the next env
   (a test suite, a kit run); a forked child starts its own (the Chromium is the parent's). A
   command that fails marks the whole Chromium broken: closing any of its windows then kills it,
@@ -121,6 +123,9 @@ COMMAND_TIMEOUT = 60.0
 command raises, and the env restarts the browser. Screenshots hung in CDP in windows under ~170 px
 (see :data:`_MIN_WINDOW`); 30 s was too short for an honest command on 2 cores loaded by a parallel
 test suite (twice in one run)."""
+_SPARE_WINDOWS = 4
+"""Closed windows a shared Chromium keeps, blank, for the next envs of the process (a kit run makes
+dozens one after another): opening a window took 0.25 s (3 commands), taking a kept one a switch."""
 SHARED_IDLE_S = 60.0
 """Seconds the process's shared Chromium outlives its last window (0: killed with it), so that envs
 made one after another (a test suite, the conformance kit) do not each start one."""
@@ -179,6 +184,7 @@ class _Chromium:
         self.pid = os.getpid()
         self.lock = threading.RLock()  # one command sequence at a time: the driver has one current window
         self.windows: set[str] = set()
+        self.spare: dict[str, tuple[int, int]] = {}  # closed windows kept for the next (handle: viewport)
         self.current: str | None = None  # the window the driver's commands go to
         self.broken = False
         self.closed = False
@@ -213,19 +219,30 @@ class _Chromium:
             if self._idle is not None:
                 self._idle.cancel()
                 self._idle = None
+            if self.spare:  # a window an env closed: a fresh one took 3 commands and 0.25 s
+                handle = next((h for h, shown in self.spare.items() if shown == size), next(iter(self.spare)))
+                shown = self.spare.pop(handle)
+                self._switch(handle)
+                self.windows.add(handle)
+                if shown != size:
+                    self._size(size)
+                return handle
             if self.current is None:  # a closed window: the driver opens none from there
                 self._switch(self.blank)
             self.driver.switch_to.new_window("window")
             handle = str(self.driver.current_window_handle)
             self.current = handle
             self.windows.add(handle)
-            window = (max(size[0], _MIN_WINDOW[0]), max(size[1], _MIN_WINDOW[1]))
-            self.driver.set_window_size(window[1], window[0])
-            self.driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": size[1], "height": size[0], "deviceScaleFactor": 1, "mobile": False},
-            )
+            self._size(size)
             return handle
+
+    def _size(self, size: tuple[int, int]) -> None:
+        window = (max(size[0], _MIN_WINDOW[0]), max(size[1], _MIN_WINDOW[1]))
+        self.driver.set_window_size(window[1], window[0])
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": size[1], "height": size[0], "deviceScaleFactor": 1, "mobile": False},
+        )
 
     @contextlib.contextmanager
     def window(self, handle: str) -> Iterator[WebDriver]:
@@ -247,9 +264,10 @@ class _Chromium:
             self.driver.switch_to.window(handle)
             self.current = handle
 
-    def close_window(self, handle: str, idle_s: float) -> None:
+    def close_window(self, handle: str, idle_s: float, size: tuple[int, int] | None = None) -> None:
         """Close window ``handle``; the last one's close kills the Chromium after ``idle_s`` seconds
-        (at once if it is broken)."""
+        (at once if it is broken). With its viewport ``size``, the window is blanked and kept for the next
+        :meth:`open_window` (up to :data:`_SPARE_WINDOWS`) instead of closed."""
         if self.pid != os.getpid():
             return  # a forked child's copy: the window is the parent's
         with self.lock:
@@ -259,8 +277,14 @@ class _Chromium:
             if not self.broken:
                 try:
                     self._switch(handle)
-                    self.driver.close()
-                    self.current = None
+                    if size is not None and len(self.spare) < _SPARE_WINDOWS and (self.windows or idle_s > 0):
+                        # Blank, so that nothing of the old page (its scripts, its requests to a server
+                        # about to close) reaches the next env, whose first command opens its own page.
+                        self.driver.get("about:blank")
+                        self.spare[handle] = size
+                    else:
+                        self.driver.close()
+                        self.current = None
                 except Exception:  # noqa: BLE001 - a window that cannot close: the Chromium is broken
                     self.broken = True
             if self.broken or (not self.windows and idle_s <= 0):
@@ -298,6 +322,7 @@ class _Chromium:
         with self.lock:
             self.closed = True
             self.windows.clear()
+            self.spare.clear()
             if self._idle is not None:
                 self._idle.cancel()
                 self._idle = None
@@ -345,6 +370,7 @@ class Browser:
         self.size = size
         self.shared = shared
         self.arrived_at: str | None = None
+        self.closed = False  # its window may since serve another Browser (see _SPARE_WINDOWS)
         """The URL of the page the last ``open``/``click``/``search`` arrived at, ``None`` while one is
         under way or failed: only these move the browser, so the env knows where it is without asking."""
         self._chromium = _shared_chromium() if shared else _Chromium()
@@ -370,28 +396,28 @@ class Browser:
     def open(self, url: str) -> None:
         """Load ``url`` and wait until it is shown."""
         self.arrived_at = None
-        with self._chromium.window(self.handle) as driver:
+        with self._window() as driver:
             driver.get(url)
             self._wait(driver, lambda href: href == url)
 
     def click(self, element_id: str, arrived: Callable[[str], bool]) -> None:
         """Click the element ``element_id`` and wait for a page whose URL satisfies ``arrived``."""
         self.arrived_at = None  # until the wait ends, the page shown is not known
-        with self._chromium.window(self.handle) as driver:
+        with self._window() as driver:
             _press(driver, driver.execute_script(_FIND_JS, element_id), element_id)
             self._wait(driver, arrived)
 
     def search(self, query: str, arrived: Callable[[str], bool]) -> None:
         """Write ``query`` in the search box, press Search and wait for the results page."""
         self.arrived_at = None
-        with self._chromium.window(self.handle) as driver:
+        with self._window() as driver:
             # The value is set by script, not typed: typing 10 kB key by key takes seconds.
             _press(driver, driver.execute_script(_SET_QUERY_JS, query), "search-button")
             self._wait(driver, arrived)
 
     def screenshot(self) -> NDArray[np.uint8]:
         """The viewport as ``uint8[H, W, 3]``."""
-        with self._chromium.window(self.handle) as driver:
+        with self._window() as driver:
             shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
         image = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
         if image.size != (self.size[1], self.size[0]):
@@ -401,7 +427,7 @@ class Browser:
     @property
     def url(self) -> str:
         """The URL shown, asked of the browser (a round trip; see ``arrived_at``)."""
-        with self._chromium.window(self.handle) as driver:
+        with self._window() as driver:
             return str(driver.current_url)
 
     def _wait(self, driver: WebDriver, arrived: Callable[[str], bool]) -> None:
@@ -436,14 +462,14 @@ class Browser:
     def driver_running(self) -> bool:
         """Whether this window's Chromium may be used: its driver's process runs (asked of the OS, not
         of the driver: no round trip), it is this process's and no command on it failed."""
-        return self._chromium.usable() and self.handle in self._chromium.windows
+        return not self.closed and self._chromium.usable() and self.handle in self._chromium.windows
 
     def alive(self) -> bool:
         """Whether the driver answers and Chromium still has this window."""
         if not self.driver_running():
             return False
         try:
-            with self._chromium.window(self.handle) as driver:
+            with self._window() as driver:
                 driver.execute_script("return 1")
         except Exception:  # noqa: BLE001 - any failure means the browser is gone
             return False
@@ -452,7 +478,14 @@ class Browser:
     def close(self) -> None:
         """Close this window: a Chromium of its own (or a broken one) is killed with it, the shared
         one :data:`SHARED_IDLE_S` seconds after its last window closed; safe to call twice."""
-        self._chromium.close_window(self.handle, SHARED_IDLE_S if self.shared else 0.0)
+        if not self.closed:
+            self.closed = True
+            self._chromium.close_window(self.handle, SHARED_IDLE_S if self.shared else 0.0, self.size)
+
+    def _window(self) -> contextlib.AbstractContextManager[WebDriver]:
+        if self.closed:
+            raise BrowserError("this browser window was closed")
+        return self._chromium.window(self.handle)
 
 
 def _press(driver: WebDriver, point: Any, element_id: str) -> None:

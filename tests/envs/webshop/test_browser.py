@@ -164,6 +164,32 @@ def test_a_click_scrolls_to_its_element_and_refuses_one_hidden_or_covered() -> N
         server.shutdown()
 
 
+def test_a_closed_window_is_kept_blank_for_the_next_browser_and_no_longer_its_old_owners(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Envs made one after another take the windows closed before them (up to _SPARE_WINDOWS, blanked),
+    with the viewport each asks for; a closed Browser can no longer drive the window it gave back."""
+    from rl4vlm_gym.envs.webshop import browser
+
+    monkeypatch.setattr(browser, "_SPARE_WINDOWS", 1)
+    page = "data:text/html,<body style='background:%23eef'><h1>Shop</h1></body>"
+    first, second = browser.Browser((120, 160)), browser.Browser((120, 160))
+    with first._window() as driver:  # the driver's commands to the first's window
+        driver.get(page)
+    kept = first.handle
+    first.close(), second.close()  # one kept (the bound), the other closed
+    chromium = first._chromium
+    assert chromium.spare == {kept: (120, 160)} and second.handle not in chromium.driver.window_handles
+    third = browser.Browser((100, 140))  # another viewport: the kept window is resized
+    try:
+        assert third.handle == kept
+        assert third.url == "about:blank"  # nothing of the first's page
+        assert third.screenshot().shape == (100, 140, 3)
+        assert not first.driver_running()
+        with pytest.raises(browser.BrowserError, match="closed"):
+            first.screenshot()
+    finally:
+        third.close()
+
+
 def _port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1)
