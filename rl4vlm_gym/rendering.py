@@ -22,7 +22,7 @@ from PIL import Image, ImageFont
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["HumanWindow", "font", "has_screen", "import_pygame_quietly", "offscreen_sdl", "to_array"]
+__all__ = ["HumanWindow", "font", "has_screen", "import_pygame_quietly", "offscreen_sdl", "sdl_environment", "to_array"]
 
 _FONT_FILES = {
     (False, False): "DejaVuSans.ttf",
@@ -65,20 +65,35 @@ def import_pygame_quietly() -> None:
         import pygame  # noqa: F401
 
 
+_SDL_NO_SIGNALS = {"SDL_NO_SIGNAL_HANDLERS": "1"}
+"""SDL's start-up installs C handlers for SIGTERM (and SIGINT, where no handler is set) that turn them
+into a quit event for an event loop our renderers never run: a process that had drawn one FrozenLake
+frame outlived SIGTERM (a Gymnasium vector env's terminate, a job scheduler's stop). The hint keeps
+SDL's hands off the signals; SDL reads it when it starts, inside :func:`sdl_environment`."""
+
+
+@contextlib.contextmanager
+def sdl_environment(extra: dict[str, str] | None = None) -> Iterator[None]:
+    """Set SDL's hints for the block: no signal handlers (:data:`_SDL_NO_SIGNALS`) and ``extra``; a
+    variable the user has set is left as it is, and what was set is removed at the end."""
+    wanted = {**_SDL_NO_SIGNALS, **(extra or {})}
+    added = [name for name in wanted if name not in os.environ]
+    os.environ.update({name: wanted[name] for name in added})
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
 @contextlib.contextmanager
 def offscreen_sdl() -> Iterator[None]:
     """Draw through another library's pygame renderer without a screen: pygame initialises its
     display even for an off-screen frame, and with no screen SDL's ``dummy`` driver does that
-    silently. The variable is set only inside the block, and never over a user's own setting."""
+    silently. The variables are set only inside the block, and never over a user's own setting."""
     import_pygame_quietly()
-    headless = not has_screen()
-    if headless:
-        os.environ["SDL_VIDEODRIVER"] = "dummy"
-    try:
+    with sdl_environment(None if has_screen() else {"SDL_VIDEODRIVER": "dummy"}):
         yield
-    finally:
-        if headless:
-            os.environ.pop("SDL_VIDEODRIVER", None)
 
 
 class HumanWindow:
@@ -112,10 +127,9 @@ class HumanWindow:
             try:
                 import pygame
             except ImportError as err:  # pragma: no cover - pygame is a core dependency
-                raise ImportError(
-                    "render_mode='human' needs pygame: pip install pygame"
-                ) from err
-            pygame.display.init()  # not pygame.init(): no audio device is needed
+                raise ImportError("render_mode='human' needs pygame: pip install pygame") from err
+            with sdl_environment():
+                pygame.display.init()  # not pygame.init(): no audio device is needed
             pygame.display.set_caption(self.title)
             self._pygame, self._clock = pygame, pygame.time.Clock()
         pygame = self._pygame
