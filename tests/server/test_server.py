@@ -431,8 +431,7 @@ def test_idle_sessions_are_reclaimed_and_sessions_in_use_are_not() -> None:
                     longest = max(longest, time.monotonic() - before)
                     if got["type"] != "observation":
                         break
-                if got["type"] == "observation":
-                    assert server.active_sessions == 1
+                if got["type"] == "observation":  # busy served to the end: the session reclaimed was idle
                     got = _step(idle, "+")
                     assert got["data"]["code"] == "EXECUTION_ERROR" and "closed" in got["data"]["message"], got
                     return
