@@ -70,7 +70,7 @@ def check_rules(
         for seed in range(seeds if v == 0 else 1):  # other variants: one episode, for their tables
             seen: dict[Any, tuple[Any, ...]] = {}
             paths: dict[Any, tuple[str, ...]] = {}  # state_key -> the moves of its episode that first reached it
-            met: list[tuple[tuple[str, ...], tuple[str, ...], Any, str]] = []  # a key reached again, by other moves
+            met: list[tuple[tuple[str, ...], tuple[str, ...], bytes, Any, str]] = []  # a key reached again, by other moves
             for episode in range(episodes_per_seed if v == 0 else 1):
                 policy = Moves(base, np.random.default_rng([seed, episode]), random_moves)
                 obs: Mapping[str, Any]
@@ -81,6 +81,8 @@ def check_rules(
                 assert not info["success"], f"{where}: success reported at reset, before the goal"
                 moves: tuple[str, ...] = ()
                 paths.setdefault(info["state_key"], moves)
+                if not episode:
+                    start = pickle.dumps(base)  # every episode of the seed starts here: replays start from a copy
                 for t in range(max_steps):
                     at = f"{where}, step {t + 1}"
                     action = policy(obs)
@@ -89,12 +91,15 @@ def check_rules(
                     if ended:
                         break
                     first = paths.setdefault(info["state_key"], moves)
-                    if first != moves and not base.facts()["CHANCE"] and not isinstance(spy, _NoSpy):
-                        met.append((first, moves, info["state_key"], at))
+                    if first != moves and len(met) < MET_KEPT and not base.facts()["CHANCE"] and not isinstance(spy, _NoSpy):
+                        met.append((first, moves, pickle.dumps(base), info["state_key"], at))  # a copy of this situation
             # After the seed's episodes, which the laws above found no fault in: from a few keys met again by
             # other moves, the same moves must play the same (a key that leaves out a counter, a budget, an item).
-            for first, moves, key, at in met[: KEY_PROBES - counts["probed"]] if v == 0 else ():
-                counts["probed"] += _assert_same_behaviour(base, seed, first, moves, key, at)
+            # The histories most apart first (what a key leaves out has had the most moves to drift), and of
+            # those the shortest first path (a probe replays it).
+            met.sort(key=lambda m: (len(m[0]) - len(m[1]), len(m[0])))
+            for first, moves, copy, key, at in met[: KEY_PROBES - counts["probed"]] if v == 0 else ():
+                counts["probed"] += _assert_same_behaviour(start, first, moves, copy, key, at)
         env.close()
     summary = (
         f"{counts['steps']} steps under {len(card.reward_variants)} reward variant(s), {counts['invalid']} invalid: "
@@ -116,24 +121,24 @@ KEY_PROBES = 3
 PROBE_MOVES = 4
 """The moves played from each of the two situations."""
 
+MET_KEPT = 8
+"""Keys met again per seed whose situation ``rules`` copies (pickles) for a probe (the first ones met)."""
 
-def _assert_same_behaviour(base: VLMEnv, seed: int, first: tuple[str, ...], moves: tuple[str, ...], key: Any, at: str) -> bool:
-    """The situations that ``first`` and ``moves`` reach from ``reset(seed)`` (replayed in copies of ``base``,
-    its RNG included, as the oracle check's search copies it) share ``key``: the same moves from both are accepted
+
+def _assert_same_behaviour(start: bytes, first: tuple[str, ...], moves: tuple[str, ...], copy: bytes, key: Any, at: str) -> bool:
+    """The situation ``first`` reaches from the seed's ``start`` (a pickled env after its reset, replayed in a
+    copy) and the one ``moves`` reached (``copy``, pickled then; RNGs included, as the oracle check's search
+    copies the env) share ``key``:
+    the same moves from both are accepted
     or refused alike and give rewards of the same sign, the same ends, success, actions and keys (up to a
     truncation: a step budget counts moves, which a key leaves out). False if a replay does not reach ``key``
     (nothing compared)."""
-    copies = []
-    for path in (moves, first):
-        env = pickle.loads(pickle.dumps(base))
-        _, info = env.reset(seed=seed)
-        for action in path:
-            *_, info = env.step(action)
-        if info["state_key"] != key:
-            return False
-        copies.append(env)
-    here, there = copies
-    rng = np.random.default_rng([seed, len(first), len(moves)])
+    here, there = pickle.loads(copy), pickle.loads(start)
+    for action in first:
+        *_, info = there.step(action)
+    if first and info["state_key"] != key:
+        return False
+    rng = np.random.default_rng([len(first), len(moves)])
     played: list[str] = []
     for _ in range(PROBE_MOVES):
         actions = here.admissible_actions

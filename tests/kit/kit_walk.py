@@ -1150,12 +1150,12 @@ class DetourOnLevelOne(DetourOracle):
 
 
 class KeyLeavesOutBattery(Walk):
-    """Each move spends a charge of a battery (``2 * side`` charges) that the state shows nowhere and
-    ``state_key`` leaves out: two squares with one key may accept and refuse the same move."""
+    """Each move spends a charge of a battery (``2 * (side - 1)`` charges: the longest plan's moves) that the
+    state shows nowhere and ``state_key`` leaves out: two squares with one key may accept and refuse the same move."""
 
     def _new_episode(self, config: WalkLevel) -> None:
         super()._new_episode(config)
-        self.charge = 2 * self.side
+        self.charge = 2 * (self.side - 1)
 
     def _apply(self, action: str) -> StepOutcome:
         if not self.charge:
