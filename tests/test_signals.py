@@ -9,6 +9,7 @@ in a fresh process, then signals it.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -77,3 +78,47 @@ def test_sigterm_ends_a_process_that_rendered_every_family() -> None:
     ids = _one_id_per_family()
     assert len(ids) >= 9  # every family of the registry, FrozenLake's and the browser-less shop's included
     assert _ended_by(_rendered(ids), signal.SIGTERM) == -signal.SIGTERM
+
+
+_VECTOR_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import gymnasium as gym
+    import rl4vlm_gym
+
+    for env_id in sys.argv[1:]:
+        envs = gym.vector.AsyncVectorEnv([lambda: gym.make(env_id)] * 2)  # Gymnasium's default: fork on Linux
+        envs.reset(seed=0)  # each worker renders its first frame
+        start = time.monotonic()
+        envs.close(terminate=True)  # SIGTERM to the workers, then join them
+        # The signal must end them: a worker that swallowed it leaves only when the pipes close,
+        # which a sibling forked later keeps open (and a busy worker never reads).
+        codes = ",".join(str(process.exitcode) for process in envs.processes)
+        print(env_id, round(time.monotonic() - start, 3), codes, flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is the default start method on Linux only")
+def test_a_vector_env_of_every_family_closes_with_terminate() -> None:
+    ids = _one_id_per_family()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _VECTOR_CHILD, *ids],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # with its forked workers: a hang is killed whole
+    )
+    try:
+        out, err = child.communicate(timeout=READY_TIMEOUT_S + DEATH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        pytest.fail(f"close(terminate=True) hung after closing {[line.split()[0] for line in out.splitlines()]}")
+    assert child.returncode == 0, err[-3000:]
+    closed = {env_id: (float(seconds), codes) for env_id, seconds, codes in (line.split() for line in out.splitlines())}
+    assert sorted(closed) == ids
+    assert all(seconds < DEATH_TIMEOUT_S for seconds, _ in closed.values()), closed
+    sigterm = f"{-signal.SIGTERM},{-signal.SIGTERM}"
+    assert {env_id: codes for env_id, (_, codes) in closed.items() if codes != sigterm} == {}, "workers not ended by SIGTERM"
