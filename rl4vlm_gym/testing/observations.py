@@ -18,7 +18,8 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     Over the first ``steps`` steps of ``seeds`` episodes, two situations with one mission show the
     same image exactly when they have the same state text (``describe()``; for ``CONTINUOUS`` envs,
     whose text is coarser than the image, only equal images must have equal texts); the text of ``image``
-    mode holds no line of the state text, at reset or after any step; the mission stays fixed
+    mode holds no line of the state text, nor the value of a state line that holds a number (``Agent: row 1,
+    column 0`` in "You moved to row 1, column 0."), at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
     start state (which would mean the mission tells the state; envs that replay recorded games,
     ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law), nor,
@@ -50,6 +51,11 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
             described = base.describe()
             leaked = set(_state_lines(described)) & set(_state_lines(obs["text"]))
             assert not leaked, f"{at}: obs_mode='image' carries state text in obs['text']: {sorted(leaked)}"
+            told = [line for line, value in _numbered_values(described) if value in obs["text"]]
+            assert not told, (
+                f"{at}: obs_mode='image' gives the state away in obs['text'] in other words: {obs['text']!r} holds the "
+                f"value of the state line {told[0]!r}"
+            )
             assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
             unframed += not _assert_fresh_frame(base, obs["image"], at)
             image = _digest(obs["image"])
@@ -111,3 +117,15 @@ def _assert_mission_keeps_the_plan(starts: dict[str, list[str]], plans: dict[str
                 f"the mission gives the plan away: each of the {len(values)} missions seen at several resets "
                 f"comes with a single {what}, which differs between missions ({examples})"
             )
+
+
+def _numbered_values(described: str) -> list[tuple[str, str]]:
+    """The state lines ``label: value`` whose value holds a number (a position, a count), with the value: a
+    feedback sentence that repeats it ("You moved to row 1, column 0.") tells the state in other words."""
+    found = []
+    for line in _state_lines(described):
+        _, colon, value = line.partition(": ")
+        value = value.strip().rstrip(".")
+        if colon and len(value) >= 5 and any(c.isdigit() for c in value):
+            found.append((line, value))
+    return found

@@ -1187,6 +1187,26 @@ class MissionPointsTheWay(Walk):
         return f"{super()._mission()} Set off {self.way}."
 
 
+class FeedbackSaysWhere(Walk):
+    """A move's feedback says where the agent now stands, in other words than the state text: in ``image``
+    mode, the text tells the state."""
+
+    PHRASES: ClassVar = {
+        "held-out": {
+            **Walk.PHRASES["held-out"],
+            "moved": ("Now at row {row}, column {column}.", "Standing at row {row}, column {column}."),
+        }
+    }
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        if outcome.event == "move" and not outcome.error:
+            (row, column) = self.agent
+            feedback = self._say("moved", f"You moved to row {row}, column {column}.", row=row, column=column)
+            return dataclasses.replace(outcome, feedback=feedback)
+        return outcome
+
+
 BROKEN: tuple[type[VLMEnv], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
@@ -1207,6 +1227,7 @@ BROKEN: tuple[type[VLMEnv], ...] = (
     CardDefaultsToLevelOne, CardMissesVariant, PickleForgetsMoves, BadActionInfo, InvalidWithoutError, SaysFreeText,
     PlainGymWalk, UndocumentedWalk, NumberedText, NumberedImage, ForkedActions, ForkedImage, ForkedTruncates,
     DetourOnLevelOne, KeyLeavesOutBattery, MissionCountsSteps, MissionPointsTheWay,
+    FeedbackSaysWhere,
 )  # fmt: skip
 
 

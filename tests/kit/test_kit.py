@@ -133,6 +133,7 @@ BROKEN_LAWS = [
     (kit_walk.PickleLosesGoal, "pickle", "api: pickled env diverged", r"pickled env diverged$"),
     (kit_walk.PickleForgetsMoves, "pickle", "api: pickled env diverged: {} != {}", r"pickled env diverged: \(0.5, True, False, "),
     (kit_walk.PlainGymWalk, "seeding", "common: {} does not derive from rl4vlm_gym.VLMEnv", r"PlainGymWalk does not derive from rl4vlm_gym.VLMEnv"),
+    (kit_walk.FeedbackSaysWhere, "observations", "observations: obs_mode='image' gives the state away", r"step \d: obs_mode='image' gives the state away in obs\['text'\] in other words: 'You moved to row \d, column \d\.' holds the value of the state line 'Agent: row \d, column \d'"),
     (kit_walk.MissionCountsSteps, "observations", "observations: the mission gives the plan away", r"the mission gives the plan away: each of the \d+ missions seen at several resets comes with a single optimal_steps"),
     (kit_walk.MissionPointsTheWay, "observations", "observations: the mission gives the plan away", r"the mission gives the plan away: each of the \d+ missions seen at several resets comes with a single first oracle move"),
     (kit_walk.DetourOnLevelOne, "oracle", "oracle: optimal_steps={}, but {} solves the episode", r"level 1 seed \d+: optimal_steps=\d+, but \[.*\] solves the episode in \d+ steps \(optimal_steps counts a detour\)"),
