@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -18,8 +19,8 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     Over the first ``steps`` steps of ``seeds`` episodes, two situations with one mission show the
     same image exactly when they have the same state text (``describe()``; for ``CONTINUOUS`` envs,
     whose text is coarser than the image, only equal images must have equal texts); the text of ``image``
-    mode holds no line of the state text, nor the value of a state line that holds a number (``Agent: row 1,
-    column 0`` in "You moved to row 1, column 0."), at reset or after any step; the mission stays fixed
+    mode holds no line of the state text, nor the value of a state line that holds two numbers (a position: ``Agent:
+    row 1, column 0`` in "You moved to row 1, column 0."), at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
     start state (which would mean the mission tells the state; envs that replay recorded games,
     ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law), nor,
@@ -120,12 +121,13 @@ def _assert_mission_keeps_the_plan(starts: dict[str, list[str]], plans: dict[str
 
 
 def _numbered_values(described: str) -> list[tuple[str, str]]:
-    """The state lines ``label: value`` whose value holds a number (a position, a count), with the value: a
-    feedback sentence that repeats it ("You moved to row 1, column 0.") tells the state in other words."""
+    """The state lines ``label: value`` whose value holds two numbers or more (a position), with the value: a
+    feedback sentence that repeats it ("You moved to row 1, column 0.") tells the state in other words. (One
+    number may name a thing, ALFWorld's "statue 1", which feedback names as well.)"""
     found = []
     for line in _state_lines(described):
         _, colon, value = line.partition(": ")
         value = value.strip().rstrip(".")
-        if colon and len(value) >= 5 and any(c.isdigit() for c in value):
+        if colon and len(re.findall(r"\d+", value)) >= 2:
             found.append((line, value))
     return found

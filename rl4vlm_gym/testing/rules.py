@@ -51,7 +51,7 @@ def check_rules(
     ``0 <= scale <= 1``; ``actions`` has no repeats; progress is in [0, 1]; success is false at
     reset and turns true only on a terminating step; a ``state_key`` seen twice in episodes of one
     seed is one state (same actions, same success; and, for up to ``KEY_PROBES`` keys reached again by other
-    moves in an env not of chance, the same ``PROBE_MOVES`` random moves from both situations play alike:
+    moves in an env neither of ``CHANCE`` nor ``CONTINUOUS`` (whose keys discretize), the same ``PROBE_MOVES`` random moves from both situations play alike:
     a key that leaves out a counter or an item is caught when it first matters); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
     step is an invalid action that changes nothing and repeats the end. A share ``random_moves`` of
@@ -81,6 +81,8 @@ def check_rules(
                 assert not info["success"], f"{where}: success reported at reset, before the goal"
                 moves: tuple[str, ...] = ()
                 paths.setdefault(info["state_key"], moves)
+                # Not in games of chance, nor where a key discretizes a continuous state by design (MiniWorld's pose).
+                exact_keys = not (base.facts()["CHANCE"] or base.facts()["CONTINUOUS"])
                 if not episode:
                     start = pickle.dumps(base)  # every episode of the seed starts here: replays start from a copy
                 for t in range(max_steps):
@@ -91,7 +93,7 @@ def check_rules(
                     if ended:
                         break
                     first = paths.setdefault(info["state_key"], moves)
-                    if first != moves and len(met) < MET_KEPT and not base.facts()["CHANCE"] and not isinstance(spy, _NoSpy):
+                    if first != moves and len(met) < MET_KEPT and exact_keys and not isinstance(spy, _NoSpy):
                         met.append((first, moves, pickle.dumps(base), info["state_key"], at))  # a copy of this situation
             # After the seed's episodes, which the laws above found no fault in: from a few keys met again by
             # other moves, the same moves must play the same (a key that leaves out a counter, a budget, an item).
