@@ -1,0 +1,129 @@
+"""Tests that kill the mutants of ``baselines/common`` that the other fast tests let live
+(benchmarks/mutation/: mutmut's survivors, each test names the mutation it catches)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the baselines need the train extra (torch)")
+
+from rl4vlm_gym.baselines.common.advantages import gae, normalize  # noqa: E402
+from rl4vlm_gym.baselines.common.algorithm import reference_logprobs, value_loss  # noqa: E402
+from rl4vlm_gym.baselines.common.losses import clipped_value_loss, low_var_kl, masked_mean  # noqa: E402
+from rl4vlm_gym.baselines.common.policy import Prompt  # noqa: E402
+from rl4vlm_gym.baselines.common.storage import Step  # noqa: E402
+
+
+def _steps(advantages=(), values=(), returns=()):
+    n = max(len(advantages), len(values), len(returns))
+    out = []
+    for i in range(n):
+        s = Step(env=0, episode=0, group=0, t=i, prompt=Prompt([]), response=[1], text="", logprobs=torch.zeros(1))
+        s.advantage = advantages[i] if advantages else 0.0
+        s.value = values[i] if values else None
+        s.ret = returns[i] if returns else 0.0
+        out.append(s)
+    return out
+
+
+def test_gae_without_a_critic_counts_missing_values_as_zero():
+    # Two rewards of 1, no values, gamma 0.5, lambda 1: A_1 = 1, A_0 = 1 + 0.5 * A_1 = 1.5 (a missing
+    # value read as 1 gives other advantages).
+    s = _steps(advantages=(0.0, 0.0))
+    for x in s:
+        x.reward = 1.0
+    gae(s, gamma=0.5, lam=1.0)
+    assert [(x.advantage, x.ret) for x in s] == [(1.5, 1.5), (1.0, 1.0)]
+
+
+def test_normalize_two_steps_uses_their_sample_std():
+    # [0, 4]: mean 2, sample std 2*sqrt(2): +-1/sqrt(2). Std 1 (a buffer of two treated as one, or no
+    # std at all) gives +-2; multiplying by the std gives +-5.66.
+    s = _steps(advantages=(0.0, 4.0))
+    normalize(s)
+    assert [x.advantage for x in s] == pytest.approx([-(0.5**0.5), 0.5**0.5], rel=1e-6)
+
+
+def test_normalize_adds_eps_to_a_tiny_std():
+    # A spread of 2e-8: std 1.414e-8, + eps 1e-8 -> +-0.414 (std - eps would give +-2.414).
+    s = _steps(advantages=(0.0, 2e-8))
+    normalize(s, eps=1e-8)
+    assert [x.advantage for x in s] == pytest.approx([-(2**0.5 - 1), 2**0.5 - 1], rel=1e-6)
+
+
+def test_masked_mean_over_a_dim_keeps_rows_apart():
+    # Row means over the masked entries; the second row has one entry (a count of 1 stays 1).
+    x = torch.tensor([[1.0, 3.0, 100.0], [5.0, 0.0, 7.0]])
+    m = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    assert masked_mean(x, m, dim=1).tolist() == [2.0, 5.0]
+    assert masked_mean(x, m).item() == 3.0  # (1 + 3 + 5) / 3
+    assert masked_mean(torch.tensor([7.0, 1.0]), torch.tensor([1.0, 0.0])).item() == 7.0  # one entry counts 1
+    assert masked_mean(torch.tensor([7.0]), torch.tensor([0.0])).item() == 0.0  # none: 0, not NaN
+
+
+def test_low_var_kl_of_a_huge_log_ratio_is_capped_with_a_finite_gradient():
+    # d = 1000: exp(d) overflows unless d is clamped to 20 first; the capped value's gradient is 0, not NaN.
+    logp = torch.tensor([-1000.0], requires_grad=True)
+    kl = low_var_kl(logp, torch.tensor([0.0]))
+    kl.sum().backward()
+    assert kl.item() == 10.0 and logp.grad is not None and logp.grad.item() == 0.0
+
+
+def test_clipped_value_loss_clips_a_move_downward():
+    # V moved from 0 down to -1 toward R = -2 with clip 0.1: clipped prediction -0.1, loss 1.9^2
+    # (a clamp without its lower bound keeps -1 and gives 1).
+    loss = clipped_value_loss(torch.tensor([-1.0]), torch.tensor([0.0]), torch.tensor([-2.0]), 0.1)
+    assert loss.item() == pytest.approx(1.9**2)
+
+
+def test_value_loss_against_stored_values_and_returns():
+    batch = _steps(values=(0.0, 1.0), returns=(2.0, 1.0))
+    loss = value_loss(batch, torch.tensor([1.0, 1.0]), 0.1)
+    assert loss.tolist() == pytest.approx([1.9**2, 0.0])
+
+
+class _TensorDevices(torch.overrides.TorchFunctionMode):
+    """Records the ``device`` each ``torch.tensor(...)`` call asks for (None when it names none)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.devices: list[object] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        kwargs = kwargs or {}
+        if func is torch.tensor:
+            self.devices.append(kwargs.get("device"))
+        return func(*args, **kwargs)
+
+
+def test_value_loss_builds_its_targets_on_the_values_device():
+    # On a CPU-only machine a target built without a device lands on the right one by luck; the
+    # device asked for is what a GPU run depends on (a "meta" tensor would show it too, at ~4 s).
+    batch = _steps(values=(0.0, 1.0), returns=(2.0, 1.0))
+    values = torch.zeros(2)
+    with _TensorDevices() as seen:
+        value_loss(batch, values, 0.1)
+    assert seen.devices == [values.device, values.device]
+
+
+@pytest.mark.parametrize("values, stored", [(None, (0.0, 1.0)), (torch.zeros(2), (0.0, None))])
+def test_value_loss_without_a_critic_says_so(values, stored):
+    batch = _steps(values=stored)
+    message = r"^the value loss needs a critic: current values \(rescore with values=True\) and each step's stored value$"
+    with pytest.raises(ValueError, match=message):
+        value_loss(batch, values, 0.1)
+
+
+def test_reference_logprobs_are_padded_on_the_asked_device():
+    batch = _steps(values=(0.0, 0.0))
+    batch[0].ref_logprobs, batch[1].ref_logprobs = torch.tensor([-1.0, -2.0]), torch.tensor([-3.0])
+    assert reference_logprobs(batch, 3, "cpu").tolist() == [[-1.0, -2.0, 0.0], [-3.0, 0.0, 0.0]]
+    assert reference_logprobs(batch, 3, "meta").device.type == "meta"
+
+
+def test_reference_logprobs_missing_says_so():
+    batch = _steps(values=(0.0, 0.0))
+    batch[0].ref_logprobs = torch.tensor([-1.0])
+    message = r"^a KL penalty needs the reference log-probs of every step \(collect with reference=True\)$"
+    with pytest.raises(ValueError, match=message):
+        reference_logprobs(batch, 3, "cpu")
