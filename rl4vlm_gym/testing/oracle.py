@@ -17,7 +17,7 @@ ORACLE_EPISODES = 50
 """Episodes per level the oracle check plays by default."""
 
 
-SEARCHED_EPISODES = 2
+SEARCHED_EPISODES = 1
 """Episodes per level whose ``optimal_steps`` the oracle check holds to a breadth-first search for a
 shorter solution: the first ones with ``optimal_steps > 1`` (a plan of one move cannot be beaten)."""
 
