@@ -13,7 +13,8 @@ by one process, made per session), and why:
 - one id per env module (slow; 17 of the 23 modules: the module of the id's entry point, so BabaIsAI's 40
   tasks, the 11 MiniWorld rooms on one LevelledWorld, the games' opponents count once; not the six on an
   outside simulator, HEAVY_MODULES, which scripts/check_remote.py covers): the whole in-process kit
-  (api, arguments, seeding, fuzz, rules, observations, oracle, pickle, render, docs) with small counts.
+  (api, arguments, seeding, fuzz, rules, observations, oracle, pickle, render, docs) with small counts (the
+  sample's, FrozenLake and Blackjack, from the inner loop's test at counts as large or larger).
   RemoteEnv's transport is the same code for every id, so what can differ remotely is the data a module's
   envs produce (their facts, infos, frames, texts, errors), which one of its ids shows; the counts of seeds
   and episodes add states of the env, which the local kit checks at full counts (tests/test_conformance.py).
@@ -60,6 +61,7 @@ SWEEP_FIRST_SEED = {"rl4vlm/MiniWorld-PutNext-v1": 1}
 # The per-class kit's counts (one episode per level; fewer seeds) and make arguments (MiniWorld's GL
 # world drawn small, as test_kit_remote.py's sample does).
 PER_CLASS = {"oracle": {"episodes": 1}, "rules": {"seeds": 1}, "seeding": {"n_seeds": 6}, "observations": {"seeds": 4}}
+assert all(SMALL[c][k] >= v for c, counts in PER_CLASS.items() for k, v in counts.items()), "the sample's kit counts less"
 # Ids whose in-process kit ran remotely at the kit's default counts (the oracle's at 2 episodes) before this
 # sweep existed: they keep them, and their make arguments then (MiniWorld's OneRoom drawn at 64x64: at its default
 # 320x240 the kit cost 10-13 s of CPU here against 4-5 s, the same checks on frames of another size).
@@ -200,7 +202,7 @@ def test_every_registered_id_served_passes_where_the_local_env_passes(registry_u
         pytest.skip("MiniWorld is not installed (extra nav)")
     if env_id in FULL_COUNTS:
         checks, options = IN_PROCESS, {"oracle": {"episodes": 2}}
-    elif env_id in ONE_PER_MODULE:
+    elif env_id in ONE_PER_MODULE and env_id not in SAMPLE:  # the sample's kit runs in the inner loop at SMALL >= PER_CLASS
         checks, options = IN_PROCESS, PER_CLASS
     else:
         checks, options = SWEEP_CHECKS, {"oracle": {**SWEEP["oracle"], "first_seed": SWEEP_FIRST_SEED.get(env_id, 0)}}
