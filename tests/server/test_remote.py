@@ -121,6 +121,7 @@ def test_the_server_computes_only_the_extras_a_remote_env_reads() -> None:
         for env_id in ids:
             gym.registry.pop(env_id, None)
 
+
 def test_served_miniworld_sessions_one_after_another_draw_the_local_env_s_frames(registry_url) -> None:
     # The server runs each session, and closes it, in a thread of its own: GL contexts and pyglet's
     # globals once went wrong there, and the third session drew without multisampling.
