@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from rl4vlm_gym.parsing import ParseResult, fills_template
+import pytest
+
+from rl4vlm_gym.parsing import ParseResult, _normalize, _token_matches, _value_after_last_key, fills_template
 
 
 def test_fills_template_is_strict_about_the_template_name():
@@ -18,3 +20,44 @@ def test_rejected_keeps_the_format_verdict():
     for format_ok in (True, False):
         rejected = ParseResult("raw", "a", None, format_ok).rejected("not in the hand")
         assert rejected == ParseResult("raw", None, "not in the hand", format_ok)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ('{"action": "a", "action": "b"', "b"),  # the last key
+        ('{"action": "hit", "x', "hit"),
+        ('{"action": "hit","x": 1', "hit"),  # a comma right after the closing quote
+        ('{"action": "", "x', ""),
+        ('{"action": "hit", "x": "y', "hit"),
+        ('"action": "+" or "-"\n}', '"+" or "-"'),  # the whole line, for the ambiguity check
+        ('"action": "stand\nmore', "stand"),  # an unclosed quote: the rest of the line
+        ('"action": hit, x, y', "hit"),
+        ('"action": hit} x, y', "hit"),
+        ('{"action": ,}', ""),
+        ('"action": hit', "hit"),
+    ],
+)
+def test_value_after_last_key(text, value):
+    assert _value_after_last_key(text) == value
+
+
+def test_normalize_strips_wrapping_and_trailing_punctuation_but_never_a_lone_symbol():
+    cases = {
+        '"': '"',
+        "'": "'",
+        "[": "[",
+        "!": "!",
+        '"look"': "look",
+        "(look)": "look",
+        "[look": "[look",
+        "a.": "a",
+        "look.!": "look",
+    }
+    assert {t: _normalize(t) for t in cases} == cases
+
+
+def test_token_matches_keeps_two_actions_named_alike_at_one_place():
+    # Two actions that normalise alike, mentioned once: both are candidates (an ambiguity), not the first.
+    assert _token_matches("i go north", ("go north", "Go North"), ()) == ["go north", "Go North"]
+    assert _token_matches("look at desk 1", ("look", "look at desk 1"), ()) == ["look at desk 1"]

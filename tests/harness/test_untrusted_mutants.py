@@ -22,6 +22,7 @@ from rl4vlm_gym.harness.untrusted import (
     UntrustedFolder,
     _kind,
     _size,
+    parse_json,
     parse_yaml,
     shown,
 )
@@ -247,3 +248,23 @@ def test_links_and_special_files_are_refused_with_their_kind(tmp_path):
 )
 def test_parse_yaml_refusals_name_the_file_the_line_and_the_rule(text, message):
     assert _refusal(lambda: parse_yaml(text, "m.yaml")) == message
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\xef\xbb\xbf{}", "e.jsonl:3: starts with a byte-order mark: write UTF-8 without one"),
+        (b'{"a": "\xff"}', "e.jsonl:3: is not UTF-8 text (at byte 7)"),
+        (b"[" * 33 + b"]" * 33, "e.jsonl:3: nested deeper than MAX_DEPTH = 32"),
+        (b'{"a": 1, "b": 2, "b": 3}', "e.jsonl:3: repeats 'b' in one object: parsers disagree on which value wins"),
+        (b'{"a": 1, "b c": 2, "b c": 3}', "e.jsonl:3: repeats a key in one object: parsers disagree on which value wins"),
+        (b"{oops}", "e.jsonl:3: is not valid JSON (Expecting property name enclosed in double quotes at column 2)"),
+        (b"1" * 5000, "e.jsonl:3: is not valid JSON (ValueError)"),
+        (b"[NaN]", "e.jsonl:3: holds NaN, Infinity or a number too large for a float: JSON numbers must be finite"),
+    ],
+)
+def test_parse_json_refusals_name_the_file_the_line_and_the_rule(data, message):
+    assert _refusal(lambda: parse_json(data, "e.jsonl", 3)) == message
+    assert _refusal(lambda: parse_json(data, "run.json")) == message.replace("e.jsonl:3", "run.json").replace(
+        "at column", "at line 1 column"
+    )
