@@ -76,7 +76,7 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
             action = action.decode("utf-8", errors="replace")
         if not (action is None or isinstance(action, (str, int, float, bool))):
             action = repr(action)
-        return {"text": action} if extras is None else {"text": action, "metadata": {"state_extras": list(extras)}}
+        return {"text": action} if not extras else {"text": action, "metadata": {"state_extras": list(extras)}}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
         obs = dict(payload.get("observation", {}))
@@ -208,7 +208,8 @@ class RemoteEnv(gym.Env):
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
-        result = self._call("step", _WithExtras(action, self._asked_list("step")))
+        extras = self._asked_list("step")
+        result = self._call("step", _WithExtras(action, extras) if extras else action)
         if self._history is not None:
             self._history[1].append(action)
         return self._unpack(result)
@@ -340,7 +341,8 @@ class RemoteEnv(gym.Env):
 
     def _reset_kwargs(self, seed: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"make_kwargs": self.make_kwargs, "image_format": self.image_format}
-        kwargs["state_extras"] = self._asked_list("reset")
+        if self._asked["reset"]:
+            kwargs["state_extras"] = self._asked_list("reset")
         if self.env_id is not None:
             kwargs["env_id"] = self.env_id
         if seed is not None:

@@ -1,6 +1,6 @@
 """Test-only envs for the server's tests: NumberLine that sleeps in each step (or waits at a gate the test
-opens), one that starts a process (as WebShop starts Chromium), and one that counts what state's extras
-compute, registered with Gymnasium under ``servertest/...`` ids."""
+opens), and one that starts a process (as WebShop starts Chromium), registered with Gymnasium under
+``servertest/...`` ids."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from rl4vlm_gym.envs.cards.numberline import NumberLine
 
 SLOW_ID = "servertest/SlowNumberLine-v0"
 PROC_ID = "servertest/ProcessNumberLine-v0"
-COUNTING_ID = "servertest/CountingNumberLine-v0"
 
 
 # A gated step (``gated=True``; the server in this process: Starlette's TestClient) sets STEPPING, then waits
@@ -64,23 +63,7 @@ class ProcessNumberLine(NumberLine):
         super().close()
 
 
-class CountingNumberLine(NumberLine):
-    """Counts, in ``CALLS`` (a class attribute: the server's envs are made in its session threads), the calls of
-    what only state's extras compute: the oracle's move and a fresh render."""
-
-    CALLS: dict[str, int] = {"oracle_action": 0, "fresh_render": 0}
-
-    def oracle_action(self) -> str:
-        self.CALLS["oracle_action"] += 1
-        return super().oracle_action()
-
-    def fresh_render(self):  # type: ignore[no-untyped-def]
-        self.CALLS["fresh_render"] += 1
-        return super().fresh_render()
-
-
 def register() -> list[str]:
     gym.register(SLOW_ID, entry_point=f"{__name__}:SlowNumberLine")
     gym.register(PROC_ID, entry_point=f"{__name__}:ProcessNumberLine")
-    gym.register(COUNTING_ID, entry_point=f"{__name__}:CountingNumberLine")
-    return [SLOW_ID, PROC_ID, COUNTING_ID]
+    return [SLOW_ID, PROC_ID]

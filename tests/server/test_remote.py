@@ -96,32 +96,6 @@ def test_what_a_remote_env_read_once_comes_with_each_later_step_without_a_state_
         env.close(), local.close()
 
 
-
-def test_the_server_computes_only_the_extras_a_remote_env_reads() -> None:
-    # A remote env says with each reset and step which groups of state's extras it wants (none until it reads one),
-    # so a server exposing its oracle plans and renders afresh only for a client that reads them (not for every
-    # reset, nor every step once some state was read: an oracle's plan is seconds in MiniWorld and ALFWorld).
-    from rl4vlm_gym.server.environment import Catalog
-
-    serving, server_envs = importlib.import_module("serving"), importlib.import_module("server_envs")
-    ids, calls = server_envs.register(), server_envs.CountingNumberLine.CALLS
-    catalog = Catalog({server_envs.COUNTING_ID: (server_envs.COUNTING_ID, {})}, expose_oracle=True)
-    try:
-        with serving.served_here(catalog) as url:
-            env = gym.make("rl4vlm/Remote-v0", url=url, env_id=server_envs.COUNTING_ID, **SMALL)
-            calls.update(oracle_action=0, fresh_render=0)
-            env.reset(seed=0), env.step("+"), env.reset(seed=1), env.step("+")
-            assert calls == {"oracle_action": 0, "fresh_render": 0}, calls  # none read: none computed
-            env.unwrapped.oracle_action()  # read after a step: a state round trip (every group), then with each step
-            calls.update(oracle_action=0, fresh_render=0)
-            env.step("+"), env.step("-"), env.reset(seed=2)
-            assert calls == {"oracle_action": 2, "fresh_render": 0}, calls
-            env.close()
-    finally:
-        for env_id in ids:
-            gym.registry.pop(env_id, None)
-
-
 def test_served_miniworld_sessions_one_after_another_draw_the_local_env_s_frames(registry_url) -> None:
     # The server runs each session, and closes it, in a thread of its own: GL contexts and pyglet's
     # globals once went wrong there, and the third session drew without multisampling.
