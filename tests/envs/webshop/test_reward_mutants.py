@@ -1,0 +1,47 @@
+"""Tests that kill the mutants of ``rl4vlm_gym.envs.webshop.reward`` that the other fast tests let
+live (benchmarks/mutation/: mutmut's survivors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import rl4vlm_gym  # noqa: F401 - registers the envs
+from rl4vlm_gym.envs.webshop.catalog import Product, load_products
+from rl4vlm_gym.envs.webshop.goals import Goal
+from rl4vlm_gym.envs.webshop.reward import _under_eleven_alike, get_reward, token_set_ratio
+
+
+def _product(**fields: Any) -> Product:
+    record = {
+        "asin": "B000000001", "name": "Acme Towel", "full_description": "A towel.", "small_description": ["soft", "cotton blend"],
+        "pricing": "$25.00", "images": [""], "product_category": "Home › Bath › Towels", "customization_options": {},
+        "category": "home", "query": "towel",
+    }  # fmt: skip
+    record.update(fields)
+    return load_products([record], {"B000000001": {"attributes": []}}, {}, np.random.default_rng(0), "t").products[0]
+
+
+def test_an_attribute_may_span_two_bullet_points():
+    # WebShop joins the bullet points with a space before looking for the attribute in them.
+    product = _product()
+    goal = Goal(
+        asin=product.asin, instruction="i need a towel", attributes=("soft cotton",), goal_options={}, price_upper=30.0,
+        name=product.title, query=product.query, category=product.category, product_category=product.product_category,
+        product_type=product.product_type,
+    )  # fmt: skip
+    assert get_reward(product, goal, 25.0, {}).r_att == 1.0
+
+
+def test_token_set_ratio_lower_cases_as_thefuzz():
+    # "ﬁ" (U+FB01, above thefuzz's dropped 128-255) upper-cases to "FI" but lower-cases to itself.
+    assert token_set_ratio("ﬁne", "fine") < 100
+    assert token_set_ratio("FINE", "fine") == 100
+
+
+def test_under_eleven_alike_counts_first_letters_after_lower_casing():
+    # "İ" lower-cases to "i" + a combining dot: its first letter is "i", so 6 "i" and 5 "İ" are 11 alike.
+    assert not _under_eleven_alike("iiiiiiİİİİİ", None)
+    assert _under_eleven_alike("iiiiiİİİİİ", None)  # 10
+    assert not _under_eleven_alike("a" * 11, None)
