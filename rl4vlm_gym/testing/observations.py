@@ -23,7 +23,8 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     row 1, column 0`` in "You moved to row 1, column 0."), at reset or after any step; the mission stays fixed
     through an episode, and missions seen at more than one reset do not each come with a single
     start state (which would mean the mission tells the state; envs that replay recorded games,
-    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law), nor,
+    ``FIXED_EPISODES``, have one start state per game and mission by design, and skip this law), nor
+    hold at reset the value of a state line that holds two numbers (the goal's square in words), nor,
     in an env with a cheap oracle (not ``EXPENSIVE_PLAN``, not of ``CHANCE``), each with a single
     ``optimal_steps`` or a single first oracle move that differs between missions (a mission that
     tells the plan: a count, a direction).
@@ -56,6 +57,10 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
             assert not told, (
                 f"{at}: obs_mode='image' gives the state away in obs['text'] in other words: {obs['text']!r} holds the "
                 f"value of the state line {told[0]!r}"
+            )
+            told = [line for line, value in _numbered_values(described) if value in mission]
+            assert t or not told, (
+                f"{at}: the mission gives the state away in other words: {mission!r} holds the value of the state line {told[0]!r}"
             )
             assert obs["mission"] == mission, f"{at}: the mission changed during the episode ({mission!r} -> {obs['mission']!r})"
             unframed += not _assert_fresh_frame(base, obs["image"], at)

@@ -1207,6 +1207,14 @@ class FeedbackSaysWhere(Walk):
         return outcome
 
 
+class MissionNamesGoal(Walk):
+    """The mission names the goal's square in the words of the state text: in ``image`` mode, the mission tells
+    where the image's green square is."""
+
+    def _mission(self) -> str:
+        return self._say("mission", f"Walk to row {self.goal[0]}, column {self.goal[1]}: answer up, down, left or right.")
+
+
 BROKEN: tuple[type[VLMEnv], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
@@ -1227,7 +1235,7 @@ BROKEN: tuple[type[VLMEnv], ...] = (
     CardDefaultsToLevelOne, CardMissesVariant, PickleForgetsMoves, BadActionInfo, InvalidWithoutError, SaysFreeText,
     PlainGymWalk, UndocumentedWalk, NumberedText, NumberedImage, ForkedActions, ForkedImage, ForkedTruncates,
     DetourOnLevelOne, KeyLeavesOutBattery, MissionCountsSteps, MissionPointsTheWay,
-    FeedbackSaysWhere,
+    FeedbackSaysWhere, MissionNamesGoal,
 )  # fmt: skip
 
 
