@@ -1138,15 +1138,26 @@ class ForkedTruncates(Walk):
         return dataclasses.replace(outcome, truncated=True) if _forked() else outcome
 
 
-class DetourOnLevelOne(DetourOracle):
-    """The oracle's detour, counted by ``optimal_steps``, on level 1 only (the 3x3 grid): the first
-    episode of the default level has none."""
+class DetourOnLevelOne(Walk):
+    """On level 1 only (the 3x3 grid), the oracle steps off and back before walking to the goal, and
+    ``optimal_steps`` counts the detour (its oracle's length, every episode): the first episode of the
+    default level has none."""
 
     def _optimal_steps(self) -> int | None:
-        return super()._optimal_steps() if self.side == 3 else Walk._optimal_steps(self)
+        return self._distance(self.start) + (2 if self.side == 3 else 0)
 
     def oracle_action(self) -> str:
-        return super().oracle_action() if self.side == 3 else Walk.oracle_action(self)
+        if self.side == 3 and self.elapsed_steps < 2:
+            off = self._off(self.start)
+            return off if self.elapsed_steps == 0 else OPPOSITE[off]
+        return super().oracle_action()
+
+    def _off(self, cell: tuple[int, int]) -> str:
+        """The first move from ``cell`` that stays on the grid and off the goal."""
+        (r, c), side = cell, self.side
+        return next(
+            a for a, (dr, dc) in MOVES.items() if 0 <= r + dr < side and 0 <= c + dc < side and (r + dr, c + dc) != self.goal
+        )
 
 
 class KeyLeavesOutBattery(Walk):
