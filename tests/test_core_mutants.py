@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import json
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
+from rl4vlm_gym.core import VLMEnv, _plain_data
+from rl4vlm_gym.envs.cards.numberline import NumberLine
 
 
 @pytest.mark.parametrize("render_mode", ["rgb_array", "ansi", "human"])
@@ -45,3 +50,75 @@ def test_render_in_human_mode_returns_nothing_and_rgb_array_the_frame(monkeypatc
     finally:
         human.close()
         frames.close()
+
+
+def test_facts_of_an_env_as_json_data():
+    env = gym.make("rl4vlm/NumberLine-v0", level=1).unwrapped
+    facts = env.facts()
+    assert {k: facts[k] for k in ("name", "levels", "level", "obs_mode", "reward_variant")} == {
+        "name": "NumberLine", "levels": 5, "level": 1, "obs_mode": "image+text", "reward_variant": "rl4vlm",
+    }  # fmt: skip
+    assert facts["DEFAULT_IMAGE_SIZE"] == [300, 300] and facts["REWARDS"]["rl4vlm"]["reach"] == 1.0
+    assert (facts["defines_oracle_action"], facts["says_oracle_free"], facts["view_overridden"]) == (True, False, False)
+    assert json.loads(json.dumps(facts)) == facts
+
+
+class _OracleFree(NumberLine):
+    """A NumberLine that says it is oracle-free and shows another view."""
+
+    def oracle_action(self):  # noqa: ANN201
+        return VLMEnv.oracle_action(self)
+
+    def _view(self):  # noqa: ANN202
+        return super()._view()
+
+
+def test_facts_of_the_class_code():
+    facts = _OracleFree().facts()
+    assert (facts["defines_oracle_action"], facts["says_oracle_free"], facts["view_overridden"]) == (True, True, True)
+    _OracleFree.__doc__ = None
+    try:
+        assert _OracleFree().facts()["says_oracle_free"] is False
+    finally:
+        _OracleFree.__doc__ = "A NumberLine that says it is oracle-free and shows another view."
+
+
+@pytest.mark.parametrize(
+    "value, plain",
+    [
+        (None, None), (True, True), ("x", "x"), (np.int64(3), 3), (np.float32(0.5), 0.5), (np.bool_(False), False),
+        ((1, [2, (3,)]), [1, [2, [3]]]), ({"a": (np.int8(1),)}, {"a": [1]}),
+    ],
+)  # fmt: skip
+def test_plain_data_converts_to_json_types(value, plain):
+    out = _plain_data(value, "X.facts()")
+    assert out == plain and type(out) is type(plain)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"a": [1, object()]}, "X.facts()['a'][1] is a object, not JSON data (str, int, float, bool, None, list, dict)"),
+        ({"a": {1: 2, 0: 3}}, "X.facts()['a'] has keys that are not str: ['0', '1']"),
+        ({str(i): i for i in range(3)} | {7: 1, 6: 1, 5: 1, 4: 1, 3: 1, 2: 1}, "X.facts() has keys that are not str: ["),
+    ],
+)
+def test_plain_data_names_what_is_not_json(value, message):
+    with pytest.raises(TypeError) as err:
+        _plain_data(value, "X.facts()")
+    assert str(err.value).startswith(message)
+
+
+def test_plain_data_shows_at_most_five_keys():
+    with pytest.raises(TypeError) as err:
+        _plain_data({i: i for i in range(7)}, "X")
+    assert str(err.value) == "X has keys that are not str: ['0', '1', '2', '3', '4']"
+
+
+def test_a_pickled_env_drops_its_frame_cache_and_window():
+    env = gym.make("rl4vlm/NumberLine-v0", render_mode="rgb_array").unwrapped
+    env.reset(seed=0)
+    env.render()
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy._frames == {} and copy._window is None
+    assert np.array_equal(copy.render(), env.render())
