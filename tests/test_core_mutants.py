@@ -86,7 +86,7 @@ def test_facts_of_the_class_code():
 @pytest.mark.parametrize(
     "value, plain",
     [
-        (None, None), (True, True), ("x", "x"), (np.int64(3), 3), (np.float32(0.5), 0.5), (np.bool_(False), False),
+        (None, None), (True, True), ("x", "x"), (np.int64(3), 3), (np.float32(0.5), 0.5), (np.bool_(False), False), (np.bool_(True), True),
         ((1, [2, (3,)]), [1, [2, [3]]]), ({"a": (np.int8(1),)}, {"a": [1]}),
     ],
 )  # fmt: skip
@@ -122,3 +122,40 @@ def test_a_pickled_env_drops_its_frame_cache_and_window():
     copy = pickle.loads(pickle.dumps(env))
     assert copy._frames == {} and copy._window is None
     assert np.array_equal(copy.render(), env.render())
+
+
+def test_a_fact_that_is_not_json_is_named_by_the_class_and_attribute():
+    class Odd(NumberLine):
+        CHANCE = object()  # type: ignore[assignment]
+
+    with pytest.raises(TypeError, match=r"^Odd\.facts\(\)\['CHANCE'\] is a object, not JSON data"):
+        Odd().facts()
+
+
+def test_a_pickled_env_drops_its_human_window(monkeypatch):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):  # headless: the window drops the frames
+        monkeypatch.delenv(name, raising=False)
+    env = gym.make("rl4vlm/NumberLine-v0", render_mode="human").unwrapped
+    env.reset(seed=0)
+    env.render()
+    assert env._window is not None
+    assert pickle.loads(pickle.dumps(env))._window is None
+
+
+@pytest.mark.parametrize("kind", ["staticmethod", "nested"])
+def test_the_class_scan_sees_static_methods_and_code_before_a_nested_function(kind):
+    # A static method's code is under __func__; a method's own body is scanned with its nested functions.
+    with pytest.raises(TypeError, match="_optimal, which is VLMEnv's own state"):
+        if kind == "staticmethod":
+
+            class Static(NumberLine):
+                @staticmethod
+                def helper(env) -> None:  # noqa: ANN001
+                    env._optimal = 1
+
+        else:
+
+            class Nested(NumberLine):
+                def helper(self):  # noqa: ANN202
+                    self._optimal = 1
+                    return lambda: 0
