@@ -44,11 +44,15 @@ def check_pickle(env_id: str, /, **kwargs: Any) -> str:
         if not (terminated or truncated):
             break
     clone = pickle.loads(pickle.dumps(env))
-    for _ in range(3):
-        action = _move(base)
-        a, b = env.step(action), clone.step(action)
-        assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"], "pickled env diverged"
-        assert a[1:] == b[1:], f"pickled env diverged: {a[1:]} != {b[1:]}"
-        if a[2] or a[3]:
-            break
+    try:
+        for _ in range(3):
+            action = _move(base)
+            a, b = env.step(action), clone.step(action)
+            assert np.array_equal(a[0]["image"], b[0]["image"]) and a[0]["text"] == b[0]["text"], "pickled env diverged"
+            assert a[1:] == b[1:], f"pickled env diverged: {a[1:]} != {b[1:]}"
+            if a[2] or a[3]:
+                break
+    finally:  # both hold what the env holds (a browser window, a server): an unclosed one outlives the check
+        clone.close()
+        env.close()
     return "pickled env continues identically"

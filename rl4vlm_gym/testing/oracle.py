@@ -6,6 +6,7 @@ import numbers
 import pickle
 from collections import deque
 from collections.abc import Sequence
+from contextlib import closing
 from typing import Any
 
 from rl4vlm_gym.core import NOT_COMPUTED, VLMEnv
@@ -139,20 +140,23 @@ def _assert_no_shorter_solution(base: VLMEnv, start_key: str, optimal: int, budg
         state, path = frontier.popleft()
         if len(path) >= optimal - 1:
             break  # breadth-first: every later path is as long
-        for action in pickle.loads(state).admissible_actions:
+        # Every copy is closed: a copy may hold what its env holds (a browser window, a server, a game process).
+        with closing(pickle.loads(state)) as here:
+            actions = here.admissible_actions
+        for action in actions:
             tried += 1
-            env = pickle.loads(state)
-            _, _, terminated, truncated, info = env.step(action)
-            if not info["action"]["valid"]:
-                continue
-            if info["success"]:
-                raise AssertionError(
-                    f"{at}: optimal_steps={optimal}, but {list(path + (action,))} solves the episode in {len(path) + 1} steps "
-                    "(optimal_steps counts a detour)"
-                )
-            if not (terminated or truncated) and info["state_key"] not in visited:
-                visited.add(info["state_key"])
-                frontier.append((pickle.dumps(env), path + (action,)))
+            with closing(pickle.loads(state)) as env:
+                _, _, terminated, truncated, info = env.step(action)
+                if not info["action"]["valid"]:
+                    continue
+                if info["success"]:
+                    raise AssertionError(
+                        f"{at}: optimal_steps={optimal}, but {list(path + (action,))} solves the episode in {len(path) + 1} steps "
+                        "(optimal_steps counts a detour)"
+                    )
+                if not (terminated or truncated) and info["state_key"] not in visited:
+                    visited.add(info["state_key"])
+                    frontier.append((pickle.dumps(env), path + (action,)))
 
 
 def _check_oracle_free(env: Any, base: VLMEnv, levels: Sequence[int], first_seed: int) -> str:

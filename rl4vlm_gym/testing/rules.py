@@ -50,9 +50,10 @@ def check_rules(
     invalid reward; every reward is ``REWARDS[variant][event] * scale`` with a known event and
     ``0 <= scale <= 1``; ``actions`` has no repeats; progress is in [0, 1]; success is false at
     reset and turns true only on a terminating step; a ``state_key`` seen twice in episodes of one
-    seed is one state (same actions, same success; and, for up to ``KEY_PROBES`` keys reached again by other
-    moves in an env neither of ``CHANCE`` nor ``CONTINUOUS`` (whose keys discretize), the same ``PROBE_MOVES`` random moves from both situations play alike:
-    a key that leaves out a counter or an item is caught when it first matters); every observed image equals a fresh
+    seed is one state (same actions, same success; and, for up to ``KEY_PROBES`` keys reached again by
+    other moves in an env neither of ``CHANCE`` nor ``CONTINUOUS`` (whose keys discretize), the same
+    ``PROBE_MOVES`` random moves from both situations play alike: a key that leaves out a counter or an
+    item is caught when it first matters); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
     step is an invalid action that changes nothing and repeats the end. A share ``random_moves`` of
     the moves are random words of ``actions``, so that moves the rules refuse are met (in runs, in
@@ -132,12 +133,19 @@ MET_KEPT = 4
 def _assert_same_behaviour(start: bytes, first: tuple[str, ...], moves: tuple[str, ...], copy: bytes, key: Any, at: str) -> bool:
     """The situation ``first`` reaches from the seed's ``start`` (a pickled env after its reset, replayed in a
     copy) and the one ``moves`` reached (``copy``, pickled then; RNGs included, as the oracle check's search
-    copies the env) share ``key``:
-    the same moves from both are accepted
-    or refused alike and give rewards of the same sign, the same ends and success, and while their keys stay
-    equal, the same actions (up to a truncation: a step budget counts moves, which a key leaves out). False if a replay does not reach ``key``
-    (nothing compared)."""
+    copies the env) share ``key``: the same moves from both are accepted or refused alike and give rewards
+    of the same sign, the same ends and success, and while their keys stay equal, the same actions (up to
+    a truncation: a step budget counts moves, which a key leaves out). False if a replay does not reach
+    ``key`` (nothing compared)."""
     here, there = pickle.loads(copy), pickle.loads(start)
+    try:
+        return _play_alike(here, there, first, moves, key, at)
+    finally:  # copies hold what the env holds (a browser window, a server): an unclosed one outlives the check
+        here.close()
+        there.close()
+
+
+def _play_alike(here: VLMEnv, there: VLMEnv, first: tuple[str, ...], moves: tuple[str, ...], key: Any, at: str) -> bool:
     for action in first:
         *_, info = there.step(action)
     if first and info["state_key"] != key:

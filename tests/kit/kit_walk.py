@@ -1254,12 +1254,36 @@ def env_id(cls: type[VLMEnv]) -> str:
     return "kit/Walk-v0" if cls is Walk else f"kit/Walk{cls.__name__}-v0"
 
 
+class CountsClosed(Walk):
+    """A correct Walk that counts its instances (made, or unpickled as copies) and those closed: every env
+    a check makes or copies it must close, since an env may hold a browser window, a server or a process
+    that outlives an unclosed copy (the kit once left WebShop-Browser's copies open)."""
+
+    made: ClassVar[int] = 0
+    closed: ClassVar[int] = 0
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        type(self).made += 1
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__["counted_closed"] = False
+        type(self).made += 1
+
+    def close(self) -> None:
+        if not self.__dict__.get("counted_closed"):
+            self.__dict__["counted_closed"] = True
+            type(self).closed += 1
+        super().close()
+
+
 def register_all() -> list[str]:
     """Register Walk and every broken variant with a card (a no-op the second time); return the ids.
     Tests unregister them when done (`rl4vlm_gym.registry.unregister`)."""
     _OWNER_SETTING[:] = ["set"]
     ids = []
-    for cls in (Walk, PlannedWalk, PlannerGivesUpOnSome, ReplayedGames, OracleFree, *BROKEN):
+    for cls in (Walk, PlannedWalk, PlannerGivesUpOnSome, ReplayedGames, OracleFree, CountsClosed, *BROKEN):
         ids.append(env_id(cls))
         card = {"levels": ("2x2 grid", "3x3 grid"), "default_level": 0, "reward_variants": tuple(cls.REWARDS)}
         register(

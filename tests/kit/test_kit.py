@@ -347,3 +347,11 @@ def test_the_checks_mixed_policy_gives_an_expensive_plan_env_runs_of_one_kind() 
     runs = [kinds[i : i + EXPENSIVE_PLAN_RUN] for i in range(0, len(kinds), EXPENSIVE_PLAN_RUN)]
     assert all(len(set(run)) == 1 for run in runs), "a run mixes oracle and random moves"
     assert 0.35 < sum(not run[0] for run in runs) / len(runs) < 0.65, "the share of random runs is not random_moves = 0.5"
+
+
+@pytest.mark.parametrize("check", [c for c in CHECKS if c not in ("determinism", "vector")])  # those play in other processes
+def test_a_check_closes_every_env_it_makes_or_copies(check: str) -> None:
+    counted = kit_walk.CountsClosed
+    counted.made = counted.closed = 0
+    CHECKS[check](env_id(counted))
+    assert counted.closed == counted.made, f"{check} made or copied {counted.made} envs and closed {counted.closed}"
