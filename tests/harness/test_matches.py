@@ -534,7 +534,13 @@ def test_liars_dice_exploitability_of_the_built_in_players(tmp_path: Path) -> No
 SHIPPED_POLICIES = sorted((Path(__file__).resolve().parents[2] / "envs" / "games" / "assets").glob("*_cfr.json*"))
 
 
-@pytest.mark.parametrize("path", SHIPPED_POLICIES, ids=lambda p: p.name)
+# Liar's dice's table is slow (best responses ~6 s): the inner loop reads Leduc's, whose gzipped rows
+# are in the same format, and Kuhn's lists.
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=[pytest.mark.slow] if p.name.startswith("liars_dice") else []) for p in SHIPPED_POLICIES],
+    ids=lambda p: p.name,
+)
 def test_exploitability_reads_every_shipped_policy_table(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # kuhn_cfr.json (probability lists), leduc_cfr.json.gz and liars_dice_1_cfr.json.gz (gzipped
     # [[action, p], ...] rows as spiel_cfr.py writes them): each gives back the exploitability its
