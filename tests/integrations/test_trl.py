@@ -101,6 +101,24 @@ def replay_return(spec: str, texts: list[str]) -> tuple[float, bool]:
     return total, success
 
 
+def conversation(seed: int, options: dict[str, Any] | None, texts: list[str]) -> list[dict[str, Any]]:
+    """The episode's conversation with the replies ``texts``, rebuilt with our prompt machinery and a fresh env."""
+    env = gym.make(ENV, obs_mode="text", **ENV_KWARGS)
+    try:
+        obs, _ = env.reset(seed=seed, options=options or None)
+        builder = PromptBuilder(PROMPT, env_id=ENV, attach_images=False)
+        messages = builder.messages(obs)
+        for j, text in enumerate(texts):
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
+            obs, _, terminated, truncated, _ = env.step(text)
+            if terminated or truncated or j == len(texts) - 1:
+                break
+            messages.append(builder.messages(obs)[-1])
+        return messages
+    finally:
+        env.close()
+
+
 # The rollout on the real trainer -------------------------------------------------------------------
 
 
@@ -120,17 +138,7 @@ def test_rollout_tokens_are_the_episode_conversation(tmp_path):
         turns = replies(out["completion_ids"][i], out["env_mask"][i])
         texts = [tokenizer.decode(t, skip_special_tokens=True) for t in turns]
         assert len(turns) == out["env_turns"][i] <= 3
-        # the conversation, rebuilt with our prompt machinery and a fresh env
-        env = gym.make(ENV, obs_mode="text", **ENV_KWARGS)
-        obs, _ = env.reset(seed=seed, options=options or None)
-        builder = PromptBuilder(PROMPT, env_id=ENV, attach_images=False)
-        messages = builder.messages(obs)
-        for j, text in enumerate(texts):
-            messages.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
-            obs, _, terminated, truncated, _ = env.step(text)
-            if terminated or truncated or j == len(texts) - 1:
-                break
-            messages.append(builder.messages(obs)[-1])
+        messages = conversation(seed, options, texts)
         rendered = trainer.processing_class.apply_chat_template(to_hf(messages)[0], tokenize=False)
         ids = out["prompt_ids"][i] + out["completion_ids"][i]
         assert rendered.startswith(tokenizer.decode(ids))
@@ -323,18 +331,8 @@ def test_the_env_mask_marks_exactly_the_generated_tokens_with_a_stub_generator()
         # the env's tokens between two replies: the closing EOS where the reply lacked one, then the
         # next observation's user turn and the generation prompt
         seed, options = parse_episode_spec(spec)
-        env = gym.make(ENV, obs_mode="text", **ENV_KWARGS)
-        obs, _ = env.reset(seed=seed, options=options)
-        builder = PromptBuilder(PROMPT, env_id=ENV, attach_images=False)
-        messages = builder.messages(obs)
         texts = [tokenizer.decode(r, skip_special_tokens=True) for r in trainer.replies[i]]
-        for j, text in enumerate(texts):
-            messages.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
-            obs, _, terminated, truncated, _ = env.step(text)
-            if terminated or truncated or j == len(texts) - 1:
-                break
-            messages.append(builder.messages(obs)[-1])
-        env.close()
+        messages = conversation(seed, options, texts)
         rendered = processor.apply_chat_template(to_hf(messages)[0], tokenize=False)
         decoded = tokenizer.decode(out["prompt_ids"][i] + ids)
         assert rendered.startswith(decoded) and rendered[len(decoded) :] in ("\n", "<|im_end|>\n")
