@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -73,26 +75,18 @@ def test_a_small_image_size_gets_a_full_window_and_prompt_screenshots() -> None:
             shot.close()
 
 
-def test_a_click_that_reloads_the_page_shown_waits_for_the_new_document() -> None:
-    """Choosing an option already chosen links to the page already shown: the old document has the
-    expected URL and is complete, so only a new document may end the wait (the screenshot was
-    once taken mid-reload under load, when the navigation began after the click returned)."""
+@contextlib.contextmanager
+def _local_site(page: Callable[[str], bytes | None]) -> Iterator[str]:
+    """A local HTTP server answering a GET of a path with ``page(path)`` as HTML (404 when None); yields its URL."""
     import http.server
     import threading
 
-    from rl4vlm_gym.envs.webshop.browser import Browser
-
-    served = []
-
-    class SlowPage(http.server.BaseHTTPRequestHandler):
+    class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server hook
-            if self.path != "/page":  # the favicon
+            body = page(self.path)
+            if body is None:  # the favicon
                 self.send_error(404)
                 return
-            served.append(self.path)
-            # the navigation starts after the click returns, as it may on a loaded machine
-            again = "setTimeout(() => { location.href = '/page'; }, 200); return false;"
-            body = f'<a id="again" href="/page" onclick="{again}">again</a><p id="n">{len(served)}</p>'.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))
@@ -102,27 +96,46 @@ def test_a_click_that_reloads_the_page_shown_waits_for_the_new_document() -> Non
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowPage)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/page"
-    browser = Browser((120, 160))
     try:
-        browser.open(url)
-        browser.click("again", lambda href: href == url)
-        assert len(served) == 2
-        assert browser._driver.execute_script("return document.getElementById('n').textContent") == "2"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
-        browser.close()
         server.shutdown()
+
+
+def test_a_click_that_reloads_the_page_shown_waits_for_the_new_document() -> None:
+    """Choosing an option already chosen links to the page already shown: the old document has the
+    expected URL and is complete, so only a new document may end the wait (the screenshot was
+    once taken mid-reload under load, when the navigation began after the click returned)."""
+    from rl4vlm_gym.envs.webshop.browser import Browser
+
+    served = []
+
+    def slow_page(path: str) -> bytes | None:
+        if path != "/page":
+            return None
+        served.append(path)
+        # the navigation starts after the click returns, as it may on a loaded machine
+        again = "setTimeout(() => { location.href = '/page'; }, 200); return false;"
+        return f'<a id="again" href="/page" onclick="{again}">again</a><p id="n">{len(served)}</p>'.encode()
+
+    with _local_site(slow_page) as site:
+        url = f"{site}/page"
+        browser = Browser((120, 160))
+        try:
+            browser.open(url)
+            browser.click("again", lambda href: href == url)
+            assert len(served) == 2
+            assert browser._driver.execute_script("return document.getElementById('n').textContent") == "2"
+        finally:
+            browser.close()
 
 
 def test_a_click_scrolls_to_its_element_and_refuses_one_hidden_or_covered() -> None:
     """Clicks are the mouse pressed and released at the element (CDP), checked as chromedriver's element
     click checks them: an element below the fold is scrolled to and clicked; a hidden, covered or absent
     one raises before anything is pressed (the env then restarts the browser at its page)."""
-    import http.server
-    import threading
-
     from selenium.common.exceptions import ElementNotInteractableException, NoSuchElementException
 
     from rl4vlm_gym.envs.webshop.browser import Browser
@@ -133,35 +146,20 @@ def test_a_click_scrolls_to_its_element_and_refuses_one_hidden_or_covered() -> N
         b'<a id="covered" href="/next" style="position:fixed;top:0;left:0">covered</a>'
         b'<div style="position:fixed;top:0;left:0;width:200px;height:60px;background:white"></div></body>'
     )
-
-    class Pages(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the http.server hook
-            body = page if self.path == "/page" else b"<p>next</p>"
-            self.send_response(200 if self.path in ("/page", "/next") else 404)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    browser = Browser((120, 160))
-    try:
-        browser.open(f"{url}/page")
-        for element, error in (("hidden", ElementNotInteractableException), ("covered", ElementNotInteractableException),
-                               ("absent", NoSuchElementException)):  # fmt: skip
-            with pytest.raises(error, match=element):
-                browser.click(element, lambda href: href == f"{url}/next")
-        assert browser._driver.execute_script("return [location.pathname, !!window.rl4vlmLeft]") == ["/page", False]
-        browser.click("far", lambda href: href == f"{url}/next")  # 3000 px below the 120 px viewport
-        assert browser.arrived_at == f"{url}/next"
-    finally:
-        browser.close()
-        server.shutdown()
+    pages = {"/page": page, "/next": b"<p>next</p>"}
+    with _local_site(pages.get) as url:
+        browser = Browser((120, 160))
+        try:
+            browser.open(f"{url}/page")
+            for element, error in (("hidden", ElementNotInteractableException), ("covered", ElementNotInteractableException),
+                                   ("absent", NoSuchElementException)):  # fmt: skip
+                with pytest.raises(error, match=element):
+                    browser.click(element, lambda href: href == f"{url}/next")
+            assert browser._driver.execute_script("return [location.pathname, !!window.rl4vlmLeft]") == ["/page", False]
+            browser.click("far", lambda href: href == f"{url}/next")  # 3000 px below the 120 px viewport
+            assert browser.arrived_at == f"{url}/next"
+        finally:
+            browser.close()
 
 
 def test_a_closed_window_is_kept_blank_for_the_next_browser_and_no_longer_its_old_owners(monkeypatch: pytest.MonkeyPatch) -> None:
