@@ -16,6 +16,7 @@ nodes they add. ``cluster.agents`` is a folder on the nodes' ``PYTHONPATH`` (and
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -119,3 +120,19 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def pytest_sessionfinish() -> None:
     _stop()  # a run interrupted in this folder
+
+
+def _untimed(records: list[dict[str, Any]]) -> list[str]:
+    """Records as JSON lines without the step timings (which differ run to run), sorted by episode."""
+    lines = []
+    for record in records:
+        steps = [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in record["steps"]]
+        lines.append(json.dumps({**record, "steps": steps}, ensure_ascii=False, separators=(",", ":")))
+    return sorted(lines)
+
+
+@pytest.fixture(scope="session")
+def untimed() -> Callable[[list[dict[str, Any]]], list[str]]:
+    """Records as JSON lines without the step timings, sorted by episode: what a run on Ray (or a replayed
+    or resumed one) must equal of a local run."""
+    return _untimed

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,34 +99,30 @@ def cluster(ray_cluster: Cluster) -> Cluster:
     return ray_cluster
 
 
-def _untimed(records: list[dict[str, Any]]) -> list[str]:
-    """Records as JSON lines without the step timings, sorted by episode."""
-    lines = []
-    for record in records:
-        steps = [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in record["steps"]]
-        lines.append(json.dumps({**record, "steps": steps}, ensure_ascii=False, separators=(",", ":")))
-    return sorted(lines)
+Untimed = Callable[[list[dict[str, Any]]], list[str]]  # the `untimed` fixture (conftest.py)
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def local_run(tmp_path_factory: pytest.TempPathFactory, untimed: Untimed) -> list[str]:
     out = tmp_path_factory.mktemp("local")
     run_suite(Suite.from_dict(SMALL), AgentSpec("random", {"seed": 1}), out, workers=1)
-    return _untimed(load_episodes(out / "episodes.jsonl"))
+    return untimed(load_episodes(out / "episodes.jsonl"))
 
 
-def _check_complete(out: Path, expected: list[str]) -> None:
+def _check_complete(out: Path, expected: list[str], untimed: Untimed) -> None:
     records = load_episodes(out / "episodes.jsonl")
     assert len(records) == len(expected), "an episode is missing or was saved twice"
-    assert _untimed(records) == expected
+    assert untimed(records) == expected
 
 
 @pytest.mark.slow  # the cluster's start (10-20 s on a loaded 2-core machine); test_ray_vector has a quick one
-def test_ray_records_equal_local_ones_and_resume(cluster: Cluster, local_run: list[str], tmp_path: Path) -> None:
+def test_ray_records_equal_local_ones_and_resume(
+    cluster: Cluster, local_run: list[str], tmp_path: Path, untimed: Untimed
+) -> None:
     suite = Suite.from_dict(SMALL)
     records = run_suite(suite, AgentSpec("random", {"seed": 1}), tmp_path / "r", workers=2, backend="ray")
     assert [(r["task"], r["seed"]) for r in records] == suite.episodes
-    _check_complete(tmp_path / "r", local_run)
+    _check_complete(tmp_path / "r", local_run, untimed)
     played: list[int] = []
     run_suite(
         suite,
@@ -136,26 +133,28 @@ def test_ray_records_equal_local_ones_and_resume(cluster: Cluster, local_run: li
         on_episode=lambda r, d, t: played.append(d),
     )
     assert played == [7] * 7  # all read back, none played again
-    _check_complete(tmp_path / "r", local_run)
+    _check_complete(tmp_path / "r", local_run, untimed)
     # the comparison can fail: another agent seed gives other records (played here: where does not matter)
     other = run_suite(suite, AgentSpec("random", {"seed": 2}), tmp_path / "other", workers=1)
-    assert _untimed(other) != local_run
+    assert untimed(other) != local_run
 
 
 @pytest.mark.slow
-def test_an_actor_killed_mid_episode_is_replayed(cluster: Cluster, local_run: list[str], tmp_path: Path, caplog) -> None:
+def test_an_actor_killed_mid_episode_is_replayed(
+    cluster: Cluster, local_run: list[str], tmp_path: Path, caplog, untimed: Untimed
+) -> None:
     marker = tmp_path / "killed"
     agent = AgentSpec("ray_fake_agents:KillsItsActor", {"seed": 1, "marker": str(marker)})
     with caplog.at_level(logging.WARNING, logger="rl4vlm_gym.harness.ray_runner"):
         run_suite(Suite.from_dict(SMALL), agent, tmp_path / "r", workers=2, backend="ray")
     assert marker.exists(), "the actor was killed"
     assert "episode nl seed 12: its Ray actor died (ActorDiedError); replaying it from its seed" in caplog.text
-    _check_complete(tmp_path / "r", local_run)
+    _check_complete(tmp_path / "r", local_run, untimed)
 
 
 @pytest.mark.slow
 def test_an_episode_that_always_kills_its_actor_is_recorded_as_failed(
-    cluster: Cluster, local_run: list[str], tmp_path: Path
+    cluster: Cluster, local_run: list[str], tmp_path: Path, untimed: Untimed
 ) -> None:
     agent = AgentSpec("ray_fake_agents:KillsItsActor", {"seed": 1, "marker": "always"})
     records = run_suite(Suite.from_dict(SMALL), agent, tmp_path / "r", workers=2, backend="ray")
@@ -163,11 +162,11 @@ def test_an_episode_that_always_kills_its_actor_is_recorded_as_failed(
     assert [(r["task"], r["seed"], r["error"]) for r in failed] == [
         ("nl", 12, "the Ray actor died during this episode (3 times)")
     ]
-    assert _untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
+    assert untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
 
 
 @pytest.mark.slow
-def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tmp_path: Path, caplog) -> None:
+def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tmp_path: Path, caplog, untimed: Untimed) -> None:
     # The node's loss must hit an episode in flight (a loss that interrupts nothing shows nothing): its
     # actor hangs in its first episode's first step, the others wait for that before they play, and
     # the node is removed once the hanging actor says so (the marker file).
@@ -193,11 +192,11 @@ def test_a_removed_node_loses_nothing(cluster: Cluster, local_run: list[str], tm
     assert marker.exists(), "no actor played on the removed node"
     replayed = [line for line in caplog.text.splitlines() if "its Ray actor died" in line]
     assert len(replayed) == 1 and "replaying it from its seed" in replayed[0], caplog.text
-    _check_complete(tmp_path / "r", local_run)
+    _check_complete(tmp_path / "r", local_run, untimed)
 
 
 @pytest.mark.slow
-def test_a_killed_driver_resumes(cluster: Cluster, local_run: list[str], tmp_path: Path) -> None:
+def test_a_killed_driver_resumes(cluster: Cluster, local_run: list[str], tmp_path: Path, untimed: Untimed) -> None:
     suite_file = tmp_path / "small.yaml"
     suite_file.write_text(json.dumps(SMALL))
     out = tmp_path / "r"
@@ -221,7 +220,7 @@ def test_a_killed_driver_resumes(cluster: Cluster, local_run: list[str], tmp_pat
     run_suite(Suite.from_dict(SMALL), AgentSpec("ray_fake_agents:Slow", {"seed": 1}), out, workers=2, backend="ray",
               on_episode=lambda r, d, t: counts.append(d))  # fmt: skip
     assert counts == [saved] * saved + list(range(saved + 1, 8)), "the killed driver's episodes read back, the others played"
-    _check_complete(out, local_run)
+    _check_complete(out, local_run, untimed)
 
 
 def test_resources_come_from_the_card_and_the_options() -> None:

@@ -10,9 +10,9 @@ starting is replaced. The records equal an undisturbed local run's."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -135,20 +135,14 @@ class FakeRay:
         self.killed.append(handle.name)
 
 
-def _untimed(records: list[dict[str, Any]]) -> list[str]:
-    """Records as JSON lines without the step timings, sorted by episode."""
-    lines = []
-    for record in records:
-        steps = [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms")} for s in record["steps"]]
-        lines.append(json.dumps({**record, "steps": steps}, ensure_ascii=False, separators=(",", ":")))
-    return sorted(lines)
+Untimed = Callable[[list[dict[str, Any]]], list[str]]  # the `untimed` fixture (conftest.py)
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def local_run(tmp_path_factory: pytest.TempPathFactory, untimed: Untimed) -> list[str]:
     out = tmp_path_factory.mktemp("local")
     run_suite(Suite.from_dict(SMALL), AGENT, out, workers=1)
-    return _untimed(load_episodes(out / "episodes.jsonl"))
+    return untimed(load_episodes(out / "episodes.jsonl"))
 
 
 def _run(stub: FakeRay, out: Path, monkeypatch: pytest.MonkeyPatch, workers: int = 2) -> list[dict[str, Any]]:
@@ -158,7 +152,7 @@ def _run(stub: FakeRay, out: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 
 
 def test_an_actor_dying_mid_episode_has_its_episode_replayed(
-    local_run: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    local_run: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, untimed: Untimed
 ) -> None:
     stub = FakeRay(dies={("nl", 12): 1})
     with caplog.at_level(logging.WARNING, logger="rl4vlm_gym.harness.ray_runner"):
@@ -172,12 +166,12 @@ def test_an_actor_dying_mid_episode_has_its_episode_replayed(
     assert [actor for actor, *_ in stub.played].count("rl4vlm-eval-2") == 1, "a dead actor was given work"
     assert stub.started == ["rl4vlm-eval-1", "rl4vlm-eval-2", "rl4vlm-eval-3"]
     assert len(records) == 7, "an episode is missing or was saved twice"
-    assert _untimed(records) == local_run
+    assert untimed(records) == local_run
     assert sorted(stub.killed) == sorted(stub.started), "every actor ended"
 
 
 def test_an_episode_that_kills_every_actor_is_recorded_as_failed(
-    local_run: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    local_run: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, untimed: Untimed
 ) -> None:
     stub = FakeRay(dies={("nl", 12): 3})
     records = _run(stub, tmp_path / "r", monkeypatch)
@@ -186,14 +180,14 @@ def test_an_episode_that_kills_every_actor_is_recorded_as_failed(
     assert [(r["task"], r["seed"], r["error"]) for r in failed] == [
         ("nl", 12, "the Ray actor died during this episode (3 times)")
     ]
-    assert _untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
+    assert untimed([r for r in records if not r["error"]]) == [line for line in local_run if '"seed":12,' not in line]
     # twice the death was one short of the limit: replayed on a live actor (a second death of the
     # same episode is not counted as its first)
     assert len(records) == 7
 
 
 def test_an_actor_dying_while_starting_is_replaced(
-    local_run: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    local_run: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, untimed: Untimed
 ) -> None:
     stub = FakeRay(die_starting={"rl4vlm-eval-1"})
     with caplog.at_level(logging.WARNING, logger="rl4vlm_gym.harness.ray_runner"):
@@ -201,4 +195,4 @@ def test_an_actor_dying_while_starting_is_replaced(
     assert "a Ray actor died while starting (ActorDiedError); starting another" in caplog.text
     assert stub.started == ["rl4vlm-eval-1", "rl4vlm-eval-2", "rl4vlm-eval-3"]
     assert {actor for actor, *_ in stub.played} == {"rl4vlm-eval-2", "rl4vlm-eval-3"}
-    assert _untimed(records) == local_run
+    assert untimed(records) == local_run
