@@ -136,11 +136,12 @@ class TimingReport:
 def pytest_collection_modifyitems(items) -> None:  # noqa: ANN001
     """The modules holding a ``slow`` test run first, each module's tests kept together and in order.
 
-    pytest-xdist hands the long tests out as they come, so a long test near the end keeps one worker
-    busy while the other idles; started first, they pack with the short ones after them (longest
-    first is the classic rule for spreading jobs over machines). A module's tests stay contiguous so
-    that its module-scoped fixtures are set up once per worker, as before. Every worker sorts the
-    same collection the same way, as xdist requires."""
+    Long tests started first pack with the short ones after them, so the run does not end on one long
+    test while the other worker idles (longest first is the classic rule for spreading jobs over
+    machines). A module's tests stay contiguous because xdist's work stealing (below) gives each worker
+    contiguous parts of this order: a module's fixtures are then made in one worker, and the kit's
+    checks of one env id (consecutive in test_conformance) share that env's per-process costs. Every
+    worker sorts the same collection the same way, as xdist requires."""
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(item.nodeid.split("::")[0], []).append(item)
@@ -148,32 +149,23 @@ def pytest_collection_modifyitems(items) -> None:  # noqa: ANN001
     items[:] = [item for group in ordered for item in group]
 
 
-# -- Scheduling: under `-n` (xdist's default `--dist load`), the conformance kit's checks of one env
-# id run on one worker, one after another, and every other test as it comes. What a process pays once
-# per env (a Chromium and spaCy, a planner's caches, a GL world, a compiled game) is then paid by one
-# worker, not by both as `load` hands consecutive tests out in turn (CPU of four heavy ids' checks:
-# 160 -> 148 s). An explicit other `--dist` is left alone. -----------------------------------------
-
-_KIT_TEST = re.compile(r"^tests/test_conformance\.py::test_conformance\[(.+)-[a-z]+\]$")
+# -- Scheduling: under `-n` (xdist's default `--dist load`), xdist's work stealing instead. It gives each
+# worker one contiguous part of the collection (modules, and a kit id's checks, stay together: see
+# pytest_collection_modifyitems), so what a module or an env pays once per process (a Ray cluster, a tiny
+# model, a Chromium and spaCy, a planner's caches, a built wheel) is paid by one worker; a worker that runs
+# out steals the back half of the other's queue. `load` hands consecutive tests out in turn, so both
+# workers paid for nearly every module fixture (inner loop at cc68ef6, one run each on a quiet machine:
+# 404 -> 315 s summed, 3:48 -> 2:58 wall; the whole suite 11:44, 11:17 before: within noise). An explicit
+# is left alone. ---------------------------------------------------------------------------------------
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: absent under -p no:xdist
 def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
     if config.getvalue("dist") != "load":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import WorkStealingScheduling
 
-    class ByEnvId(LoadScopeScheduling):  # LoadScope's own unit is a whole module
-        def _split_scope(self, nodeid: str) -> str:
-            return _scheduling_unit(nodeid)
-
-    return ByEnvId(config, log)
-
-
-def _scheduling_unit(nodeid: str) -> str:
-    """The unit a test is scheduled in: its env id's for a kit check, its own otherwise."""
-    match = _KIT_TEST.match(nodeid)
-    return f"kit:{match.group(1)}" if match else nodeid
+    return WorkStealingScheduling(config, log)
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001

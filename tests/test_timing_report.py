@@ -1,5 +1,5 @@
-"""The run's timing report attributes each test to the family whose time it is, and the kit's checks of one
-id are scheduled together (root conftest.py)."""
+"""The run's timing report attributes each test to the family whose time it is, and a parallel run steals work
+from contiguous parts of a collection that keeps each module whole (root conftest.py)."""
 
 from __future__ import annotations
 
@@ -38,14 +38,33 @@ def test_the_budgets_add_up_to_twelve_minutes_on_two_cores() -> None:
     assert sum(_conftest().TIMING_BUDGETS_S.values()) <= 12 * 60 * 2
 
 
-def test_the_kit_checks_of_one_id_are_scheduled_as_one_unit() -> None:
-    import rl4vlm_gym
-    from rl4vlm_gym.testing import CHECKS
+def test_a_parallel_run_steals_work_and_an_explicit_dist_is_left_alone() -> None:
+    from xdist.scheduler import WorkStealingScheduling
 
-    unit = _conftest()._scheduling_unit
-    ids = [card.id for card in rl4vlm_gym.list_envs()]
-    units = {env_id: {unit(f"tests/test_conformance.py::test_conformance[{env_id}-{check}]") for check in CHECKS} for env_id in ids}
-    assert all(len(checks) == 1 for checks in units.values())  # every check of an id: one unit
-    assert len({next(iter(checks)) for checks in units.values()}) == len(ids)  # ids: units of their own
-    other = "tests/test_core.py::test_reset[rl4vlm/FrozenLake-v0-api]"
-    assert unit(other) == other
+    class Config:  # what the hook and xdist's scheduler read of pytest's config
+        def __init__(self, dist: str) -> None:
+            self.values = {"dist": dist, "tx": ["2*popen"]}
+
+        def getvalue(self, name: str) -> object:
+            return self.values[name]
+
+    hook = _conftest().pytest_xdist_make_scheduler
+    scheduler = hook(Config("load"), None)  # `-n N` alone: xdist's default dist
+    assert isinstance(scheduler, WorkStealingScheduling) and scheduler.numnodes == 2
+    for dist in ("loadscope", "loadfile", "loadgroup", "worksteal", "each"):
+        assert hook(Config(dist), None) is None  # xdist's own choice
+
+
+def test_the_collection_keeps_modules_whole_and_runs_those_with_slow_tests_first() -> None:
+    import pytest
+
+    class Item:
+        def __init__(self, nodeid: str, slow: bool = False) -> None:
+            self.nodeid, self.slow = nodeid, slow
+
+        def get_closest_marker(self, name: str) -> object:
+            return pytest.mark.slow if name == "slow" and self.slow else None
+
+    items = [Item("a.py::t1"), Item("b.py::t1"), Item("a.py::t2"), Item("c.py::t1"), Item("c.py::t2", slow=True), Item("b.py::t2")]
+    _conftest().pytest_collection_modifyitems(items)
+    assert [item.nodeid for item in items] == ["c.py::t1", "c.py::t2", "a.py::t1", "a.py::t2", "b.py::t1", "b.py::t2"]

@@ -45,7 +45,14 @@ def _why_not_here(recorded: dict | None, here: dict | None) -> tuple[str, str] |
     return "fail", f"{said} (tasks {differing}): its scores cannot be checked here; record it again under this protocol"
 
 
-@pytest.mark.parametrize("folder", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def _param(folder: Path):
+    """A games board's rows beside the oracle's are ``slow`` (32,000 poker episodes each, 4 s to re-score);
+    the inner loop re-scores the oracle's, which takes the same path, and every row of every other board."""
+    heavy = folder.parent.name == "games" and not folder.name.endswith("_oracle")
+    return pytest.param(folder, id=f"{folder.parent.name}/{folder.name}", marks=[pytest.mark.slow] if heavy else [])
+
+
+@pytest.mark.parametrize("folder", [_param(folder) for folder in SUBMISSIONS])
 def test_committed_submission_is_valid(folder, require_envs):
     """Every committed submission is re-scored from its episodes (the smoke board's replayed in full)
     or the test says why it cannot: a skip only for an absent extra, a failure otherwise."""

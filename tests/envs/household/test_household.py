@@ -195,6 +195,7 @@ def test_bad_commands_argument_is_named() -> None:
 # -- the oracle ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 1.5-2 s an id; the inner loop's conformance kit runs seeds 0..49 of every id
 @pytest.mark.parametrize("env_id", [*TASK_IDS.values(), "rl4vlm/Household-v0"])
 def test_oracle_solves_200_seeds_per_level_in_optimal_steps(env_id: str) -> None:
     # seeds 50..249 of the eval range; the conformance kit runs 0..49
