@@ -156,7 +156,7 @@ def pytest_collection_modifyitems(items) -> None:  # noqa: ANN001
 # out steals the back half of the other's queue. `load` hands consecutive tests out in turn, so both
 # workers paid for nearly every module fixture (inner loop at cc68ef6, one run each on a quiet machine:
 # 404 -> 315 s summed, 3:48 -> 2:58 wall; the whole suite 11:44, 11:17 before: within noise). An explicit
-# is left alone. ---------------------------------------------------------------------------------------
+# other `--dist` is left alone. ----------------------------------------------------------------------
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: absent under -p no:xdist
