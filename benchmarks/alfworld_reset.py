@@ -24,7 +24,7 @@ from rich.table import Table
 
 import rl4vlm_gym  # noqa: F401 - registers the ids
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld_sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "alfworld_sample"  # shipped: tests/data/README.md
 
 
 def _ms(fn, *args, **kwargs) -> float:  # noqa: ANN001, ANN002, ANN003 - a stopwatch

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld_sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "alfworld_sample"  # shipped: tests/data/README.md
 
 _PLAY = """
 import hashlib, sys, time

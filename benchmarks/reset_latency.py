@@ -32,7 +32,7 @@ import rl4vlm_gym
 from rl4vlm_gym.core import MissingDataError
 
 # The sample games beside the repository (or beside the worktrees' folder)
-SAMPLE = next((p / "shared" / "data" / "alfworld_sample" for p in Path(__file__).resolve().parents[1:4] if (p / "shared").is_dir()), None)
+SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "alfworld_sample"  # shipped: tests/data/README.md
 
 
 def _ms(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:

@@ -16,7 +16,7 @@ so the verdict says whether the remote path is at fault:
 - ``no data``: the id needs downloaded data this machine lacks.
 
 Data as the test suite has it: ``$ALFWORLD_DATA`` defaults to the repository's sample games
-(``../shared/data/alfworld_sample``) and ``$WEBSHOP_DATA`` to a sample catalog written here.
+(``tests/data/alfworld_sample``) and ``$WEBSHOP_DATA`` to a sample catalog written here.
 With ``--jsonl``, each id's results are appended as one JSON line as soon as they are known, and ids
 already in the file are not run again (so a long sweep can run in chunks, or resume after a stop).
 Exit status: 0 when no id is ``FAIL``, 1 otherwise.
@@ -40,11 +40,7 @@ REMOTE_ID = "rl4vlm/Remote-v0"
 
 def _data() -> None:
     """The test suite's data (tests/conftest.py): ALFWorld's sample games, a WebShop-format sample catalog."""
-    sample = next(
-        (p / "shared" / "data" / "alfworld_sample" for p in ROOT.parents if (p / "shared/data/alfworld_sample").is_dir()), None
-    )
-    if sample is not None:
-        os.environ.setdefault("ALFWORLD_DATA", str(sample))
+    os.environ.setdefault("ALFWORLD_DATA", str(ROOT / "tests" / "data" / "alfworld_sample"))
     if "WEBSHOP_DATA" not in os.environ:
         import numpy as np
 

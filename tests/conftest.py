@@ -10,18 +10,10 @@ from pathlib import Path
 
 import pytest
 
-# The six real ALFWorld games shipped beside the repository, or beside a folder holding it (CI has
-# them); $ALFWORLD_DATA wins. Without either the ALFWorld tests skip.
-ALFWORLD_SAMPLE = next(
-    (
-        found
-        for parent in Path(__file__).resolve().parents[1:]
-        if (found := parent / "shared" / "data" / "alfworld_sample").is_dir()
-    ),
-    None,
-)
-if ALFWORLD_SAMPLE is not None:
-    os.environ.setdefault("ALFWORLD_DATA", str(ALFWORLD_SAMPLE))
+# Six real ALFWorld games ship with the tests (tests/data/README.md); $ALFWORLD_DATA wins.
+ALFWORLD_SAMPLE = Path(__file__).resolve().parent / "data" / "alfworld_sample"
+if "ALFWORLD_DATA" not in os.environ:
+    os.environ["ALFWORLD_DATA"] = str(ALFWORLD_SAMPLE)
 
 # WebShop's real files are not redistributable: each test process writes a small catalog in their
 # schema (without our drawing hints), so rl4vlm/WebShop-Amazon-v1 runs the kit on the real loader.

@@ -1,7 +1,7 @@
 """rl4vlm/ALFWorld-v0 on real ALFWorld games: ALFWorld's text, the expert, the view, discovery, pickling.
 
-The games come from ``$ALFWORLD_DATA`` or the six sample games in ``shared/data/alfworld_sample``
-next to the repo (one per task type); the module is skipped when neither holds a game file (and fails
+The games come from ``$ALFWORLD_DATA`` or the six sample games in ``tests/data/alfworld_sample``
+(one per task type, shipped with the tests); the module is skipped when neither holds a game file (and fails
 when game files are there but discovery finds no game of some task type). Kitchen games
 cost several seconds at their first reset (the planner), so most tests play the bedroom ones.
 """
@@ -30,10 +30,8 @@ from rl4vlm_gym.envs.household.alfworld import GAME_FILE, ALFWorld, find_games, 
 from rl4vlm_gym.envs.household.goals import TASK_TYPES  # noqa: E402
 from rl4vlm_gym.envs.household.view import overview, receptacle_sentence  # noqa: E402
 
-SAMPLE = Path("shared", "data", "alfworld_sample")  # beside the repository or a folder above it
-DATA = Path(DATA_VARIABLE) if DATA_VARIABLE else next(
-    (parent / SAMPLE for parent in Path(__file__).resolve().parents if (parent / SAMPLE).is_dir()), SAMPLE
-)
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "alfworld_sample"  # shipped (tests/data/README.md)
+DATA = Path(DATA_VARIABLE) if DATA_VARIABLE else SAMPLE
 
 pytestmark = pytest.mark.slow  # ALFWorld's engine: seconds a reset, a planner for the expert
 
@@ -46,7 +44,7 @@ def _first_game_of_each_task() -> dict[str, str]:
     if not DATA.is_dir() or next(DATA.rglob(GAME_FILE), None) is None:
         pytest.skip(
             f"no ALFWorld game files ({GAME_FILE}) in {DATA.resolve()}: set ALFWORLD_DATA to ALFWorld's data "
-            f"or provide the samples at {SAMPLE} beside the repository",
+            f"(the repository ships samples at {SAMPLE})",
             allow_module_level=True,
         )
     found = find_games(DATA)  # MissingDataError: a folder with no game discovery finds

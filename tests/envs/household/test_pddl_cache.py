@@ -22,12 +22,8 @@ pytest.importorskip("alfworld", reason="the household extra (alfworld, textworld
 from rl4vlm_gym.core import MissingDataError  # noqa: E402
 from rl4vlm_gym.envs.household.alfworld import GAME_FILE, find_games, task_type  # noqa: E402
 
-SAMPLE = Path("shared", "data", "alfworld_sample")  # as in test_alfworld.py
-DATA = (
-    Path(os.environ["ALFWORLD_DATA"])
-    if os.environ.get("ALFWORLD_DATA")
-    else next((parent / SAMPLE for parent in Path(__file__).resolve().parents if (parent / SAMPLE).is_dir()), SAMPLE)
-)
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "alfworld_sample"  # as in test_alfworld.py
+DATA = Path(os.environ["ALFWORLD_DATA"]) if os.environ.get("ALFWORLD_DATA") else SAMPLE
 # Skipped only when DATA holds no game file (as test_alfworld.py); game files that discovery misses fail.
 if not DATA.is_dir() or next(DATA.rglob(GAME_FILE), None) is None:
     pytest.skip(f"no ALFWorld game files ({GAME_FILE}) in {DATA}", allow_module_level=True)
