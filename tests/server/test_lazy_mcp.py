@@ -1,5 +1,6 @@
 """The patch ``openenv-lazy-mcp`` (rl4vlm_gym.server._openenv): importing our server and client leaves
-FastMCP out until an MCP part of openenv-core is used, and every MCP part is then openenv-core's own;
+FastMCP out until an MCP part of openenv-core is used (a session of a server with MCP tools,
+rl4vlm_gym.server.mcp, makes its FastMCP server on the first MCP request), and every MCP part is then openenv-core's own;
 refused (another openenv-core), openenv-core is imported as it is. Each case in a fresh interpreter:
 openenv-core is imported once per process."""
 
@@ -18,7 +19,10 @@ pytest.importorskip("openenv.core")
 SCRIPT = """
 import sys, warnings
 {prelude}
-import rl4vlm_gym.server.app, rl4vlm_gym.server.remote
+import rl4vlm_gym.server.app, rl4vlm_gym.server.remote, rl4vlm_gym.server.mcp
+from rl4vlm_gym.server.environment import Catalog
+served = rl4vlm_gym.server.mcp.MCPServedEnv(Catalog.of("rl4vlm/NumberLine-v0"))
+served.reset(seed=0)  # a session of a server with MCP tools, played without them
 print("fastmcp imported:", "fastmcp" in sys.modules)
 import openenv.core
 from openenv.core.env_server import http_server, mcp_environment
@@ -32,6 +36,8 @@ def add(a: int, b: int) -> int:
     return a + b
 
 assert list(http_server.get_server_tools(server)) == ["add"]
+assert tuple(http_server.get_server_tools(served.mcp_server)) == rl4vlm_gym.server.mcp.TOOL_NAMES
+served.close()
 assert "MCPEnvironment" in dir(openenv.core.env_server) or openenv.core.env_server.MCPEnvironment is MCPEnvironment
 print("ok")
 """
