@@ -75,6 +75,7 @@ LAYERS = (
             "rl4vlm_gym.processes",
             "rl4vlm_gym.cache",
             "rl4vlm_gym.patches",
+            "rl4vlm_gym.extras",
         ),
     ),
     Layer("env families", ("rl4vlm_gym.envs.*",), independent=True, leaves=True),

@@ -7,6 +7,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+
+from rl4vlm_gym.extras import require
+
+require("balrog", "BALROG's BabyAI envs")  # before importing it: an error naming the extra
+
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.core.world_object import Door
 from PIL import Image

@@ -39,6 +39,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from rl4vlm_gym.extras import require
+
+require("balrog", "BALROG's BabyAI envs")  # before importing it: an error naming the extra
+
 from minigrid.core.roomgrid import RoomGrid
 from minigrid.core.world_object import WorldObj
 from minigrid.envs.babyai.core.roomgrid_level import RejectSampling, RoomGridLevel

@@ -21,6 +21,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from rl4vlm_gym.extras import require
+
+require("balrog", "BALROG's BabyAI envs")  # before importing it: an error naming the extra
+
 from minigrid.envs.babyai.core.verifier import BeforeInstr, GoToInstr, OpenInstr, PickupInstr
 
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)

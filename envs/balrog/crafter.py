@@ -22,6 +22,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from rl4vlm_gym.extras import require
+
+require("balrog", "BALROG's Crafter env")  # before importing it: an error naming the extra
+
 # crafter builds on gym when it is installed (the nethack extra brings gym 0.23, as BALROG's setup
 # does), and gym's import prints a notice that it is unmaintained: not ours to show.
 with contextlib.redirect_stderr(io.StringIO()):

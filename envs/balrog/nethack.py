@@ -32,6 +32,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from PIL import Image, ImageDraw
 
+from rl4vlm_gym.extras import require
+
+require("nethack", "BALROG's NetHack and MiniHack envs")  # before importing it: an error naming the extra
+
 # NLE 0.9 is built on gym 0.23, whose import prints a notice that gym is unmaintained: it concerns
 # gym itself, which only NLE's own classes use here (our envs are Gymnasium's). NLE imports
 # pkg_resources, which warns that it is deprecated (setup.cfg pins a setuptools that has it).

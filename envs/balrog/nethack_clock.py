@@ -45,6 +45,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from rl4vlm_gym.extras import require
+
+require("nethack", "BALROG's NetHack and MiniHack envs")  # before importing it: an error naming the extra
+
 from nle.nethack import nethack as nle_nethack
 
 from rl4vlm_gym import cache, patches

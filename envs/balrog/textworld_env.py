@@ -41,6 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rl4vlm_gym.extras import require
+
+require("balrog", "BALROG's TextWorld envs")  # before importing it: an error naming the extra
+
 import jericho
 import numpy as np
 import textworld

@@ -18,6 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
+
+from rl4vlm_gym.extras import require
+
+require("games", "The two-player games")  # before importing it: an error naming the extra
+
 from pettingzoo import AECEnv
 
 from rl4vlm_gym.envs.games.boards import CONNECT_FOUR_SIZES, GAMES, Board, BoardGame, connect_four_game

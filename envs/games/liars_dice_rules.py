@@ -26,6 +26,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from rl4vlm_gym.extras import require
+
+require("games", "The two-player games")  # before importing it: an error naming the extra
+
 import pyspiel
 
 __all__ = ["GAME_NAME", "MAX_PLAYERS", "spec"]

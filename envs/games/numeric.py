@@ -65,6 +65,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 from gymnasium import spaces
+
+from rl4vlm_gym.extras import require
+
+require("games", "The games' numeric interface")  # before importing it: an error naming the extra
+
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import BaseWrapper
 from pettingzoo.utils.wrappers import BaseParallelWrapper

@@ -36,6 +36,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium.utils import seeding
+
+from rl4vlm_gym.extras import require
+
+require("games", "OpenSpiel's games")  # before importing it: an error naming the extra
+
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 

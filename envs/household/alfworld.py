@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ from rl4vlm_gym.envs.household.base import HouseholdBase
 from rl4vlm_gym.envs.household.bounded import BoundExceeded, call_bounded
 from rl4vlm_gym.envs.household.goals import TASK_TYPES
 from rl4vlm_gym.envs.household.view import Item, View
+from rl4vlm_gym.extras import require
 
 __all__ = ["ALFWorld", "GAME_FILE", "SPLITS", "default_data_dir", "find_games", "task_type"]
 
@@ -434,9 +434,7 @@ class ALFWorld(HouseholdBase):
             raise ValueError(f"planner_memory_mb={planner_memory_mb!r} must be a positive int (MiB)")
         self.planner_timeout = float(planner_timeout)
         self.planner_memory_mb = planner_memory_mb
-        for module in ("textworld", "alfworld"):
-            if importlib.util.find_spec(module) is None:
-                raise ImportError(f"{type(self).__name__} needs {module}: pip install 'rl4vlm-gym[household]'")
+        require("household", f"{type(self).__name__} (real ALFWorld games)")
         self.data_dir = default_data_dir() if data_dir is None else Path(data_dir).expanduser()
         self.split = split
         self.games: tuple[str, ...] = find_games(self.data_dir, split, task_types)

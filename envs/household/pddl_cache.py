@@ -32,6 +32,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
+from rl4vlm_gym.extras import require
+
+require("household", "rl4vlm/ALFWorld-v0")  # before importing it: an error naming the extra
+
 import fast_downward
 import textworld
 from textworld.core import GameState

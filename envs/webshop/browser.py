@@ -48,6 +48,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from rl4vlm_gym.extras import require
+
+require("webshop", "WebShop's browser renderer (rl4vlm/WebShop-Browser-v2)")  # before importing it: an error naming the extra
+
 import psutil
 from PIL import Image
 

@@ -15,6 +15,10 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from rl4vlm_gym.extras import require
+
+require("webshop", "WebShop's browser renderer (rl4vlm/WebShop-Browser-v2)")  # before importing it: an error naming the extra
+
 from flask import Flask, Response, abort, render_template, request, send_from_directory
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
