@@ -240,7 +240,7 @@ class MissionGivesAway(Walk):
     """The mission spells out where the agent and the goal are."""
 
     def _mission(self) -> str:
-        return f"Walk from {self.start} to {self.goal}."
+        return self._say("mission", f"Walk from {self.start} to {self.goal}.")
 
 
 class ReplayedGames(Walk):
@@ -257,7 +257,7 @@ class ReplayedGames(Walk):
         self.start = self.agent
 
     def _mission(self) -> str:
-        return f"Game {self.game}: walk to the green goal square."
+        return self._say("mission", f"Game {self.game}: walk to the green goal square.")
 
 
 class MissionNamesGame(ReplayedGames):
@@ -398,7 +398,7 @@ class SaltedFeedback(Walk):
     def _apply(self, action: str) -> StepOutcome:
         outcome = super()._apply(action)
         if outcome.event == "goal":
-            outcome = dataclasses.replace(outcome, feedback=f"You reached the goal (badge {hash('walk') & 0xFFFFFFFF}).")
+            outcome = dataclasses.replace(outcome, feedback=self._say("goal", f"You reached the goal (badge {hash('walk') & 0xFFFFFFFF})."))
         return outcome
 
 
@@ -569,7 +569,8 @@ class OracleFreeHidesOracle(Walk):
 
 
 class RefusedMoveChangesText(Walk):
-    """An invalid or refused move is counted in the state text ("Bumps: n"), which the key and the image leave out."""
+    """An invalid or refused move is counted in the state text ("Bumps: n"), which the key leaves out (the image
+    draws the count too, so that text and image carry the same information: the observations check passes it)."""
 
     def _new_episode(self, config: WalkLevel) -> None:
         super()._new_episode(config)
@@ -581,6 +582,15 @@ class RefusedMoveChangesText(Walk):
 
     def _describe(self) -> str:
         return f"{super()._describe()}\nBumps: {self.bumps}"
+
+    def _render(self) -> NDArray[np.uint8]:
+        image = super()._render()
+        if self.bumps:
+            image[0, 0] = (0, 0, min(self.bumps, 255))
+        return image
+
+    def _frame_key(self) -> Any:
+        return (*super()._frame_key(), self.bumps)
 
 
 class RefusedMoveChangesActions(Walk):

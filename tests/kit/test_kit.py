@@ -172,6 +172,112 @@ def test_check_names_the_defect(cls: type, check: str, law: str | None, pattern:
     assert raised == expected, f"{cls.__name__} broke the law {raised and raised.id!r}, not {law!r}"
 
 
+# Laws a broken env breaks besides those BROKEN_LAWS names for it, each inherent to its defect (the reason says why):
+# {broken env: {check: (the law, a prefix of its id as in BROKEN_LAWS, or the type of an error no law of the kit raised
+# (Gymnasium's check_env's, the env's own); the reason)}}.
+# Every other check passes the env (test_a_broken_env_fails_only_its_own_laws).
+_ENV_REFUSED = ("KeyError", "VLMEnv refuses the env when it is made: every variant needs every event, 'invalid' included")
+_NOT_VLMENV = ("common: {} does not derive from rl4vlm_gym.VLMEnv", "every check but api reads the env through VLMEnv's API")
+ALSO_FAILS: dict[type, dict[str, tuple[str, str]]] = {
+    kit_walk.EarlySuccess: {
+        "oracle": ("oracle: optimal_steps={}, but {} solves the episode", "success one move early is a solution one move shorter"),
+    },
+    kit_walk.GoalDoesNotEnd: {
+        "oracle": ("oracle: oracle action invalid", "the oracle plays on past the goal, where no move of its brings it closer"),
+    },
+    kit_walk.PickleLosesGoal: {
+        "oracle": ("oracle: optimal_steps={}, but {} solves the episode", "the search for a shorter solution plays pickled copies"),
+    },
+    kit_walk.RefusedMoveChangesImage: {
+        "observations": ("observations: the text lacks information", "the flash is drawn, never told: so the text lacks it"),
+    },
+    kit_walk.ImageModeBlack: {
+        "observations": ("common: the observed image differs from a fresh _render()", "the black image is not the env's frame"),
+    },
+    kit_walk.ImageModeLeakAtReset: {
+        "observations": ("observations: obs_mode='image' carries state text", "the law over every step, reset included"),
+    },
+    kit_walk.HumanRenderReturnsFrame: {"api": ("api: check_env warned", "Gymnasium's check_env warns of the same defect")},
+    kit_walk.SeedDoesNotRepeat: {"api": ("AssertionError", "Gymnasium's check_env resets twice with one seed")},
+    kit_walk.KeyCountsResets: {"api": ("AssertionError", "Gymnasium's check_env compares the infos of two resets with one seed")},
+    kit_walk.SeedsIgnored: {"api": ("AssertionError", "Gymnasium's check_env resets with two seeds")},
+    kit_walk.SaltedGoal: {"vector": ("vector: {} text differs", "a worker that inherits nothing hashes with another salt")},
+    kit_walk.SaltedFeedback: {"vector": ("vector: {} text differs", "a worker that inherits nothing hashes with another salt")},
+    kit_walk.NumberedText: {
+        "arguments": ("arguments: obs[{}] differs from the default appearance's", "each env made says another number"),
+        "determinism": ("determinism: rollouts differ across processes", "each env made says another number"),
+    },
+    kit_walk.NumberedImage: {
+        "arguments": ("arguments: the image differs from the train wording's", "each env made draws another number"),
+        "determinism": ("determinism: rollouts differ across processes", "each env made draws another number"),
+    },
+    kit_walk.NoInvalidEvent: {check: _ENV_REFUSED for check in CHECKS if check not in ("docs", "pickle", "seeding", "vector")},
+    kit_walk.PlainGymWalk: {
+        **{check: _NOT_VLMENV for check in CHECKS if check not in ("api", "seeding", "vector")},  # vector compares Gymnasium's API only
+        "api": ("AssertionError", "Gymnasium's check_env: its reset never seeds an RNG"),
+    },
+}
+# The checks each broken env's own laws are, with the law (None: the env's own error).
+OWN_LAWS: dict[type, dict[str, str | None]] = {}
+for _cls, _check, _law_prefix, _ in BROKEN_LAWS:
+    OWN_LAWS.setdefault(_cls, {})[_check] = _law_prefix
+# The checks the inner loop runs over every broken env (the cheapest, ~15 ms an env): the others in the slow test.
+CHEAP_VERDICT = ("seeding", "pickle", "render", "docs")
+
+
+def _verdict(cls: type, checks: tuple[str, ...]) -> dict[str, str]:
+    """The law each of ``checks`` fails ``cls`` with (its id; the error's type for an error no law raised)."""
+    failed: dict[str, str] = {}
+    for check in checks:
+        try:
+            CHECKS[check](env_id(cls), **CHEAP.get(check, {}))
+        except Exception as err:  # noqa: BLE001 - every failure is told, whatever it is
+            law = kit_laws.law_of(err)
+            failed[check] = law.id if law is not None else type(err).__name__
+    return failed
+
+
+def _expected(cls: type, checks: tuple[str, ...]) -> dict[str, str]:
+    """The laws (ids) or errors (types) of ``checks`` that ``cls`` must fail: BROKEN_LAWS's and ALSO_FAILS's."""
+    own = {check: "KeyError" if law is None else law for check, law in OWN_LAWS[cls].items()}  # None: the env's KeyError
+    laws = {**own, **{check: law for check, (law, _) in ALSO_FAILS.get(cls, {}).items()}}
+    return {check: _law(law).id if ": " in law else law for check, law in laws.items() if check in checks}
+
+
+def _assert_fails_only_its_own_laws(cls: type, checks: tuple[str, ...]) -> None:
+    failed, expected = _verdict(cls, checks), _expected(cls, checks)
+    assert failed == expected, (
+        f"{cls.__name__} breaks other laws than its own (or not its own): "
+        f"unexpected {({c: f for c, f in failed.items() if expected.get(c, '-') != f})}, "
+        f"not broken {({c: e for c, e in expected.items() if failed.get(c, '-') != e})}"
+    )
+
+
+BROKEN_ENVS = list(OWN_LAWS)
+
+
+@pytest.mark.slow  # every check over every broken env: ~0.7 s an env (vector's and determinism's processes)
+@pytest.mark.parametrize("cls", BROKEN_ENVS, ids=[cls.__name__ for cls in BROKEN_ENVS])
+def test_a_broken_env_fails_only_its_own_laws(cls: type) -> None:
+    # A broken env must break the law it is for and no other (but those ALSO_FAILS names, with the reason):
+    # one that fails a second law tests a law already covered, and a law broadened to fail a correct env
+    # shows here first.
+    _assert_fails_only_its_own_laws(cls, tuple(CHECKS))
+
+
+def test_every_broken_env_fails_only_its_own_laws_in_the_cheapest_checks() -> None:
+    # The inner loop's version of the slow test above: every broken env through the checks of CHEAP_VERDICT.
+    for cls in BROKEN_ENVS:
+        _assert_fails_only_its_own_laws(cls, CHEAP_VERDICT)
+
+
+def test_also_fails_names_broken_envs_and_checks_that_exist() -> None:
+    assert set(ALSO_FAILS) <= set(OWN_LAWS), set(ALSO_FAILS) - set(OWN_LAWS)
+    for cls, laws in ALSO_FAILS.items():
+        assert set(laws) <= set(CHECKS) and not set(laws) & set(OWN_LAWS[cls]), (cls.__name__, sorted(laws))
+        assert all(reason for _, reason in laws.values()), f"{cls.__name__}: a co-failure without its reason"
+
+
 # Laws a broken env triggers in a test of its own (which checks the law with kit_laws.law_of): the test.
 CAUGHT_ELSEWHERE = {
     "vector: {} did not {} within": "test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it (HangsInForkedWorkers)",
