@@ -66,7 +66,12 @@ def test_an_episode_played_with_the_tools_is_the_local_one(client: Any) -> None:
     obs, info = local.reset(seed=3)
     rpc = Rpc(client)
     first = rpc.tool("start_episode", seed=3)["result"]
-    assert (first["text"], first["mission"], first["actions"], first["info"]) == (obs["text"], obs["mission"], list(obs["actions"]), info)
+    assert (first["text"], first["mission"], first["actions"], first["info"]) == (
+        obs["text"],
+        obs["mission"],
+        list(obs["actions"]),
+        info,
+    )
     assert "image" not in first and first["reward"] == 0.0 and not first["done"]
     for reply in ["+", "nonsense", "-", "-", "-", "-", "-"]:
         obs, reward, terminated, truncated, info = local.step(reply)
@@ -123,3 +128,41 @@ def test_each_sessions_tools_run_in_a_thread_of_their_own(client: Any) -> None:
     for thread in made:
         thread.join(5)
         assert not thread.is_alive(), thread
+
+
+@pytest.mark.slow
+@pytest.mark.extra("trl")
+def test_trl_environment_factory_example_trains_through_the_tools(tmp_path: Any) -> None:
+    """examples/trl_environment_factory.py, one GRPO step on CPU with the tiny model: each rollout's
+    environment plays through the MCP tools (openenv-core's MCPToolClient, a server in this process), and
+    every rollout's return, the reward TRL logs, is what the local env pays for the moves it sent."""
+    import importlib.util
+    from pathlib import Path
+
+    import torch
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "trl_environment_factory.py"
+    spec = importlib.util.spec_from_file_location("trl_environment_factory", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the tiny model gains nothing from more; on a busy 2-core machine they cost 10x
+    try:
+        # level 3's seeds 0 and 1 take 11 and 2 moves at best: no episode ends before its second call
+        argv = ["--steps", "1", "--batch", "2", "--num-generations", "2", "--max-tool-calls", "2", "--seeds", "2", "--level", "3"]
+        trainer, environments = example.main([*argv, "--output", str(tmp_path)])
+    finally:
+        torch.set_num_threads(threads)
+    assert trainer.state.global_step == 1 and len(environments) == 2
+    logged = next(entry for entry in trainer.state.log_history if "reward" in entry)
+    assert logged["tools/call_frequency"] > 0 and logged["tools/failure_frequency"] == 0, logged
+    returns = []
+    for environment in environments:
+        assert environment.moves and environment.seed in (0, 1), environment.moves
+        local = gym.make(ENV)
+        local.reset(seed=environment.seed, options={"level": 3})
+        returns.append(sum(float(local.step(move)[1]) for move in environment.moves))
+        local.close()
+        assert environment.episode_return == returns[-1]
+    assert logged["reward"] == pytest.approx(sum(returns) / len(returns))
