@@ -81,11 +81,12 @@ class NavigationEnv(VLMEnv):
         super().__init_subclass__(**kwargs)
         cls.LEVELS = LADDERS[cls.TASK]
 
-    def __init__(self, *, render_view: str = "agent", **kwargs: Any) -> None:
+    def __init__(self, *, render_view: str = "agent", render_process: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if render_view not in ("agent", "top"):
             raise ValueError(f"render_view={render_view!r} is unknown; choose 'agent' or 'top'")
         self.render_view = render_view
+        self.render_process = bool(render_process)
         self._world: Any = None
         self._log: list[int] = []
         self._episode: tuple[NavLevel, dict[str, Any]] | None = None
@@ -102,16 +103,21 @@ class NavigationEnv(VLMEnv):
         return self._world
 
     def _make_world(self) -> Any:
-        from rl4vlm_gym.envs.navigation import gl
+        from rl4vlm_gym.envs.navigation import gl, nogl
+        from rl4vlm_gym.envs.navigation.render_process import Scene
         from rl4vlm_gym.envs.navigation.worlds import WORLDS
 
-        gl.ensure_context()
         height, width = self.image_size
+        scene = None
+        if self.render_process and nogl.available():
+            scene = Scene(self.TASK, width, height, self.appearance)
+        else:
+            gl.ensure_context()
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):  # MiniWorld prints its MSAA fall-back on stdout
                 world = WORLDS[self.TASK](
-                    obs_width=width, obs_height=height, window_width=width, window_height=height, appearance=self.appearance
+                    obs_width=width, obs_height=height, window_width=width, window_height=height, appearance=self.appearance, scene=scene
                 )
         except Exception as err:  # noqa: BLE001 - pyglet raises many types when GL is missing
             if type(err).__module__.startswith("pyglet"):
@@ -126,13 +132,8 @@ class NavigationEnv(VLMEnv):
         """Draw episodes from the env's RNG until one meets the level's start constraints; the
         world's RNG is the env's, so a level-0 episode is raw MiniWorld's. The planner runs only
         when the oracle or ``optimal_steps`` is asked for (it costs far more than the world)."""
-        from rl4vlm_gym.envs.navigation.worlds import params_for
-
         world = self.world
-        world.level = level
-        world.set_size(level.size)
-        world.params = params_for(level, self.appearance)
-        world.domain_rand = level.domain_rand
+        world.configure(level)
         world._np_random = self.np_random
         self.planner = Planner(world, forward_step=level.forward_step, turn_step=level.turn_step, can_back=BACK in self.ACTIONS)
         for _ in range(_TRIES):

@@ -30,8 +30,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rl4vlm_gym import patches
+from rl4vlm_gym.envs.navigation import nogl
 from rl4vlm_gym.envs.navigation.gl import current, import_miniworld, when_current
 from rl4vlm_gym.envs.navigation.levels import NavLevel
+from rl4vlm_gym.envs.navigation.render_process import Scene
 from rl4vlm_gym.envs.navigation.textures import remember_paths
 
 import_miniworld()
@@ -117,14 +119,23 @@ class LevelledWorld:
 
     level: NavLevel | None = None
     render_enabled: bool = True
+    scene: Scene | None = None
+    """The world's counterpart in a render process that draws it (None: drawn here, with GL)."""
+    _resetting = False
     # MiniWorldEnv's GL objects, set in its constructor (declared for the type checker)
     shadow_window: Any
     obs_fb: Any
     vis_fb: Any
 
-    def __init__(self, *args: Any, appearance: str = "default", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, appearance: str = "default", scene: Scene | None = None, **kwargs: Any) -> None:
         # Set before MiniWorld's constructor resets: it loads the textures once, at its first reset.
         self.appearance = appearance
+        self.scene = scene
+        if scene is not None:  # drawn by a render process: no GL object here (see .nogl)
+            with nogl.swapped():
+                super().__init__(*args, **kwargs)
+            self.shadow_window = None
+            return
         with current():  # the world's window, made here, is current until the first reset ends
             super().__init__(*args, **kwargs)
         # Dropped unclosed, the world's window would be closed by pyglet's Window.__del__ outside
@@ -133,9 +144,65 @@ class LevelledWorld:
         # to the next GL block (a finalizer may run inside a block, between its GL calls).
         self._finalizer = weakref.finalize(self, when_current, functools.partial(_free_gl, self.shadow_window, (self.obs_fb, self.vis_fb)))
 
+    def configure(self, level: NavLevel) -> None:
+        """Set up the next reset for ``level``: its size, MiniWorld's params, domain randomization."""
+        self.level = level
+        self.set_size(level.size)
+        self.params = params_for(level, self.appearance)
+        self.domain_rand = level.domain_rand
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        with current(self.shadow_window):  # textures load and the static scene compiles here
-            return super().reset(seed=seed, options=options)  # type: ignore[misc]
+        if self.scene is None:
+            with current(self.shadow_window):  # textures load and the static scene compiles here
+                return super().reset(seed=seed, options=options)  # type: ignore[misc]
+        # What the reset depends on, for the render process to make the same one: the level, the RNG.
+        state = None if seed is not None else dict(self.np_random.bit_generator.state)  # type: ignore[attr-defined]
+        self.scene.reset((self.level, seed, state))
+        with nogl.swapped():  # holds the GL lock: the frame is asked for after it
+            self._resetting = True
+            try:
+                obs, info = super().reset(seed=seed, options=options)  # type: ignore[misc]
+            finally:
+                self._resetting = False
+        self._numbered = {id(entity): index for index, entity in enumerate(self.entities)}  # type: ignore[attr-defined]
+        frame = self.render_obs()
+        return ({**obs, "obs": frame} if isinstance(obs, dict) else frame), info  # Sign's observation is a dict
+
+    def replay(self, replay: tuple[Any, ...]) -> None:
+        """Make the reset a world without GL recorded (:meth:`reset`), in the render process: the
+        same level and RNG state, so the same world; the objects' list as it was then is kept for :meth:`place`."""
+        level, seed, state = replay
+        if level is not None:
+            self.configure(level)
+        if state is not None:
+            rng = np.random.Generator(getattr(np.random, state["bit_generator"])())
+            rng.bit_generator.state = state
+            self._np_random = rng
+        enabled, self.render_enabled = self.render_enabled, False  # the frame is drawn after place()
+        try:
+            self.reset(seed=seed)
+        finally:
+            self.render_enabled = enabled
+        self._at_reset = list(self.entities)  # type: ignore[attr-defined]
+
+    def poses(self) -> tuple[tuple[int, ...], list[tuple[int, Any, Any]]]:
+        """Which of the reset's objects are in the world now (by their place in the reset's list), and
+        where each that moves is: what :meth:`place` needs to put a replayed world in this one's state."""
+        numbered = self._numbered
+        entities = self.entities  # type: ignore[attr-defined]
+        try:
+            present = tuple(numbered[id(entity)] for entity in entities)
+        except KeyError:
+            raise RuntimeError("an object was added to a MiniWorld world after its reset: a render process cannot draw it") from None
+        return present, [(i, entity.pos, entity.dir) for i, entity in zip(present, entities, strict=True) if not entity.is_static]
+
+    def place(self, poses: tuple[tuple[int, ...], list[tuple[int, Any, Any]]]) -> None:
+        """Put the objects where :meth:`poses` of the env's world says they are (in the render process)."""
+        present, moving = poses
+        at_reset = self._at_reset
+        self.entities[:] = [at_reset[i] for i in present]  # type: ignore[attr-defined]
+        for i, pos, direction in moving:
+            at_reset[i].pos, at_reset[i].dir = pos, direction
 
     def add_room(self, **kwargs: Any) -> Any:
         # Every room is made here (add_rect_room and connect_rooms call it), before the first
@@ -269,6 +336,8 @@ class LevelledWorld:
         return hit if isinstance(hit, Entity) and not hit.is_static else None
 
     def _render_static(self) -> None:
+        if self.scene is not None:
+            return  # the render process compiles it
         super()._render_static()  # type: ignore[misc]
         self._scene_token = next(_scene_tokens)
         _compiled_scene[0] = self._scene_token
@@ -280,13 +349,28 @@ class LevelledWorld:
     def render_obs(self, frame_buffer: Any = None) -> np.ndarray:
         if not self.render_enabled and frame_buffer is None:
             return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)
+        if self.scene is not None:
+            if self._resetting:  # drawn once the reset is done (see reset)
+                return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)
+            return self._drawn("obs", frame_buffer)
         with current(self.shadow_window):
             self._own_scene()
             return super().render_obs(frame_buffer)  # type: ignore[misc]
 
+    def _drawn(self, view: str, frame_buffer: Any) -> np.ndarray:
+        """The frame of ``view``, drawn by the render process (a world without GL)."""
+        assert self.scene is not None
+        if frame_buffer is None:
+            frame_buffer = self.obs_fb
+        buffer = "vis" if frame_buffer is self.vis_fb else "obs"
+        return self.scene.frame(view, buffer, frame_buffer.height, frame_buffer.width, self.poses())
+
     def close(self) -> None:
         """Free the GL objects MiniWorld allocates per world and never frees (~12 MB at 240x320)."""
         super().close()  # type: ignore[misc]
+        if self.scene is not None:
+            self.scene.close()
+            return
         if self.shadow_window is None:
             return
         self._finalizer.detach()
@@ -294,6 +378,10 @@ class LevelledWorld:
         self.shadow_window = None
 
     def render_top_view(self, frame_buffer: Any = None, render_agent: bool = True, return_scale: bool = False) -> Any:
+        if self.scene is not None and render_agent and not return_scale:
+            return self._drawn("top", frame_buffer)
+        if self.scene is not None:
+            raise NotImplementedError("a world drawn by a render process draws its top view with the agent, without scales")
         with current(self.shadow_window):
             self._own_scene()
             return super().render_top_view(frame_buffer, render_agent, return_scale)  # type: ignore[misc]

@@ -1,0 +1,163 @@
+"""MiniWorld's worlds without OpenGL: the same geometry, physics and random draws, no GL object made.
+
+A world rendered by a render process (:mod:`.render_process`) lives in the env's process for
+everything but drawing: the planner, the text description and the physics read it there. MiniWorld
+makes GL objects as a world is built and reset (a hidden window, frame buffers, textures, mesh
+vertex lists, a text label), so inside :func:`swapped` the names MiniWorld's modules call for those
+stand for inert objects of the same sizes: a texture knows its width and height (read from its PNG
+header), a mesh its extents (parsed by MiniWorld's own loader, without the vertex lists), a frame
+buffer its size. Every random draw is MiniWorld's own (``Texture.get``'s variant choice is made on
+the same RNG, in the same order), so a world built here and one built with GL from the same seed
+are the same world: a render process replays the reset and draws it.
+
+Written for MiniWorld 2.1.0 (:func:`available` says whether the installed one is that); the stand-ins
+live in their own caches, so a process may hold GL worlds too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import os
+import struct
+import sys
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+from rl4vlm_gym import patches
+from rl4vlm_gym.envs.navigation import gl
+
+__all__ = ["available", "swapped"]
+
+_VERSIONS = "==2.1.0"
+_depth = [0]
+
+
+def available() -> bool:
+    """Whether MiniWorld is the version the stand-ins were written for (its ``Texture.get`` checked by
+    the patch ``miniworld-texture-paths``, whose search :class:`_Texture` repeats)."""
+    try:
+        version = importlib.metadata.version("miniworld")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return patches.version_in(version, _VERSIONS) and patches.guard("miniworld-texture-paths")
+
+
+class _Inert:
+    """Stands for a GL object MiniWorld makes and calls: any call does nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+class _FrameBuffer(_Inert):
+    """A frame buffer's size (the only part of it the env's process reads)."""
+
+    def __init__(self, width: int, height: int, num_samples: int = 1) -> None:
+        self.width, self.height = width, height
+
+
+def _png_size(path: str) -> tuple[int, int]:
+    with open(path, "rb") as png:
+        header = png.read(24)
+    return struct.unpack(">II", header[16:24])  # IHDR: width, height
+
+
+class _Texture:
+    """A texture's name, file and size, chosen as MiniWorld 2.1.0's ``Texture.get`` chooses it."""
+
+    cache: dict[str, _Texture] = {}
+
+    def __init__(self, path: str, name: str) -> None:
+        self.path, self.name = path, name
+        self.width, self.height = _png_size(path)
+        self.tex = self
+
+    @classmethod
+    def get(cls, tex_name: str, rng: Any = None) -> _Texture:
+        from miniworld.opengl import Texture
+        from miniworld.utils import get_file_path
+
+        paths = Texture.tex_paths.get(tex_name, [])
+        if len(paths) == 0:
+            for i in range(1, 10):
+                path = get_file_path("textures", "%s_%d" % (tex_name, i), "png")  # noqa: UP031 - MiniWorld's own
+                if not os.path.exists(path):
+                    break
+                paths.append(path)
+        assert len(paths) > 0, ValueError(f'failed to load textures for name "{tex_name}"')
+        path = paths[rng.integers(0, len(paths))] if rng else paths[0]  # the same draw as MiniWorld's
+        if path not in cls.cache:
+            cls.cache[path] = cls(path, tex_name)
+        return cls.cache[path]
+
+    @classmethod
+    def load(cls, tex_path: str) -> _Texture:
+        return cls(tex_path, os.path.basename(tex_path))
+
+    def bind(self) -> None:
+        pass
+
+
+class _Mesh:
+    """MiniWorld's ``ObjMesh`` as its loader parses it, without the vertex lists (its extents set an
+    object's radius)."""
+
+    cache: dict[str, Any] = {}
+
+    @classmethod
+    def get(cls, mesh_name: str) -> Any:
+        from miniworld.objmesh import ObjMesh
+        from miniworld.utils import get_file_path
+
+        path = get_file_path("meshes", mesh_name, "obj")
+        if path not in cls.cache:
+            mesh = ObjMesh.__new__(ObjMesh)
+            ObjMesh.__init__(mesh, path)  # inside swapped(): pyglet and Texture are the inert ones
+            cls.cache[path] = mesh
+        return cls.cache[path]
+
+
+_PYGLET = SimpleNamespace(
+    window=SimpleNamespace(Window=_Inert),
+    text=SimpleNamespace(Label=_Inert),
+    graphics=SimpleNamespace(vertex_list=lambda *args, **kwargs: None),
+)
+
+
+def _swaps() -> list[tuple[Any, str, Any]]:
+    mw, entity, objmesh = (sys.modules[name] for name in ("miniworld.miniworld", "miniworld.entity", "miniworld.objmesh"))
+    return [
+        (mw, "pyglet", _PYGLET),
+        (mw, "FrameBuffer", _FrameBuffer),
+        (mw, "glEnable", lambda *args: None),
+        (mw, "Texture", _Texture),
+        (entity, "Texture", _Texture),
+        (entity, "ObjMesh", _Mesh),
+        (objmesh, "pyglet", _PYGLET),
+        (objmesh, "Texture", _Texture),
+    ]
+
+
+@contextlib.contextmanager
+def swapped() -> Iterator[None]:
+    """Build or reset MiniWorld worlds in this block without GL (reentrant). It holds the process's GL
+    lock (:func:`.gl.current`'s): MiniWorld's module globals are swapped for the block, and a GL world
+    in another thread must not see them."""
+    with gl._lock:
+        _depth[0] += 1
+        saved = []
+        try:
+            if _depth[0] == 1:
+                for module, name, stand_in in _swaps():
+                    saved.append((module, name, getattr(module, name)))
+                    setattr(module, name, stand_in)
+            yield
+        finally:
+            for module, name, value in saved:
+                setattr(module, name, value)
+            _depth[0] -= 1
