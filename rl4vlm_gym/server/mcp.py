@@ -11,8 +11,9 @@ that never asks pays nothing, and a process that never serves MCP never imports 
   checks of a WebSocket reset; returns the observation (below) without the image;
 - ``act(action)``: one ``step`` with the model's reply (free text, parsed by the env as a local env
   parses it); returns the observation without the image, ``reward`` and ``done``;
-- ``look()``: the latest observation with its image (PNG, base64, as in ``/ws``:
-  :func:`~rl4vlm_gym.server.models.decode_image` or any PNG reader turns it into an array).
+- ``look()``: the latest observation with its image, encoded as in ``/ws`` (PNG in base64, the
+  session's default; :func:`~rl4vlm_gym.server.models.decode_image` or any PNG reader turns it into an
+  array; ``"black"`` with no data for an all-black frame, as in ``obs_mode="text"``).
 
 ``reset``, ``step``, ``state`` and ``close`` are OpenEnv's reserved tool names (its ``MCPEnvironment``
 refuses them), hence ``start_episode`` and ``act``. A session's tools run in a thread of their own, one
@@ -115,7 +116,7 @@ class MCPServedEnv(ServedEnv):
 
         @server.tool
         async def look() -> dict[str, Any]:
-            """Return the latest observation with its image (format "png", base64 data, shape [H, W, 3]).
+            """Return the latest observation with its image (format "png": base64 PNG data, shape [H, W, 3]).
 
             Returns:
                 The latest observation, its reward and done, and image: {"format", "shape", "data"}.
@@ -132,7 +133,7 @@ class MCPServedEnv(ServedEnv):
         return await asyncio.get_running_loop().run_in_executor(self._worker, functools.partial(work, *args))
 
     def _start(self, seed: Any, options: Any, env_id: Any, make_kwargs: Any) -> dict[str, Any]:
-        self._last = self.reset(seed=seed, options=options, env_id=env_id, make_kwargs=make_kwargs, image_format="png")
+        self._last = self.reset(seed=seed, options=options, env_id=env_id, make_kwargs=make_kwargs)
         return _result(self._last, image=False)
 
     def _act(self, action: str) -> dict[str, Any]:
