@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.testing.common import REMOTE, Moves, _assert_fresh_frame, _base, _digest, _is_proxy, _make, _state_lines
+from rl4vlm_gym.testing.common import REMOTE, Moves, _assert_fresh_frame, _base, _digest, _is_proxy, _make, _oracle, _state_lines
 from rl4vlm_gym.testing.remote import _card
 
 
@@ -28,7 +28,8 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     in an env with a cheap oracle (not ``EXPENSIVE_PLAN``, not of ``CHANCE``), each with a single
     ``optimal_steps`` or a single first oracle move that differs between missions (a mission that
     tells the plan: a count, a direction).
-    A remote env's frames are compared with fresh renders only if its server exposes them."""
+    A remote env's frames are compared with fresh renders, and its missions with its plans, only if its server
+    exposes them (``--expose-oracle``)."""
     card = _card(env_id, kwargs)
     if "image" not in card.obs_modes:
         return "no image mode: nothing to compare"
@@ -39,7 +40,8 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
     by_text: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     starts: dict[str, list[str]] = defaultdict(list)
     plans: dict[str, list[tuple[Any, Any]]] = defaultdict(list)  # mission -> (optimal_steps, oracle's first move) per start
-    planned = facts["HAS_ORACLE"] and not facts["EXPENSIVE_PLAN"] and not facts["FIXED_EPISODES"] and not _is_proxy(base)
+    # A remote env's plan only from a server that exposes its oracle (computed there at each reset: no round trip of its own).
+    planned = _oracle(base) and not facts["EXPENSIVE_PLAN"] and not facts["FIXED_EPISODES"]
     situations = unframed = 0
     for seed in range(seeds):
         policy = Moves(base, np.random.default_rng(seed))
@@ -101,10 +103,11 @@ def check_observations(env_id: str, /, seeds: int = 12, steps: int = 3, **kwargs
         _assert_mission_keeps_the_plan(starts, plans)
         mission_law = "mission apart from the state and the plan"
     summary = f"{situations} situations over {seeds} seeds: image and text agree, no state text in image mode, {mission_law}"
-    if unframed:
-        summary += (
-            f"; {REMOTE}cached frames against fresh renders in {unframed} situations (the server hides them: --expose-oracle)"
-        )
+    hidden = [f"cached frames against fresh renders in {unframed} situations"] if unframed else []
+    if _is_proxy(base) and facts["HAS_ORACLE"] and not (planned or facts["EXPENSIVE_PLAN"] or facts["FIXED_EPISODES"]):
+        hidden.append("missions against the plans")
+    if hidden:
+        summary += f"; {REMOTE}{' and '.join(hidden)} (the server hides them: --expose-oracle)"
     return summary
 
 

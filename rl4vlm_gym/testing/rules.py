@@ -60,7 +60,7 @@ def check_rules(
     ``EXPENSIVE_PLAN`` envs: :class:`~rl4vlm_gym.testing.common.Moves`).
 
     A remote env (``KIT_PROXY``) runs in a server: its events cannot be traced (only the rewards'
-    range is checked), and its frames are compared with fresh renders only when the server exposes
+    range is checked; its copies for the key probes are sessions replaying the episode), and its frames are compared with fresh renders only when the server exposes
     them (``--expose-oracle``); the summary names what was not checked."""
     card = _card(env_id, kwargs)
     counts = {"steps": 0, "invalid": 0, "unframed": 0, "probed": 0}
@@ -83,8 +83,9 @@ def check_rules(
                 moves: tuple[str, ...] = ()
                 paths.setdefault(info["state_key"], moves)
                 # Not in games of chance, nor where a key discretizes a continuous state by design (MiniWorld's pose);
-                # under the default reward variant only, as long as probes are left.
-                probing = v == 0 and counts["probed"] < KEY_PROBES and not isinstance(spy, _NoSpy)
+                # under the default reward variant only, as long as probes are left. A remote env's copy is a new
+                # session that replays the seeded episode (RemoteEnv's pickling): the served env's key is probed too.
+                probing = v == 0 and counts["probed"] < KEY_PROBES
                 probing &= not (base.facts()["CHANCE"] or base.facts()["CONTINUOUS"])
                 if probing and not episode:
                     start = pickle.dumps(base)  # every episode of the seed starts here: replays start from a copy
