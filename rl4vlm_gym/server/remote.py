@@ -12,15 +12,38 @@ As ``gym.make(served_id)`` wraps the served class in a ``TimeLimit`` of its spec
 ``gym.make("rl4vlm/Remote-v0", ...)`` (:func:`make_remote`) wraps a :class:`RemoteEnv` that plays the
 served env without its limit in a ``TimeLimit`` of the same length: ``env.unwrapped`` is the served env
 unwrapped, as the conformance kit reads a local env (Gymnasium's ``check_env`` runs on it).
+
+A session never desyncs: a request that gets no answer within ``message_timeout_s`` drops the connection
+(with it the server's session; its late answer would otherwise answer the next request) and raises
+:class:`RemoteTimeoutError`. A session the server ended (idle longer than its ``--idle-timeout``, a
+restart) is reopened by the next ``reset``, and by a ``step`` of a seeded episode, which is replayed in
+the new session first (as unpickling replays it). Errors, all :class:`RemoteError` (a ``RuntimeError``)
+with the server's ``code``:
+
+- :class:`RemoteArgumentError` (also a ``ValueError``): the server refused an argument of ``make`` or
+  ``reset``, or a message's content (``VALIDATION_ERROR``);
+- :class:`RemoteCapacityError`: the server runs as many sessions as it takes (``--max-sessions``);
+- :class:`RemoteAuthError`: the server refused the token (``token=`` or the environment variable
+  ``RL4VLM_GYM_SERVER_TOKEN``, sent as ``Authorization: Bearer <token>`` on the WebSocket handshake);
+- :class:`RemoteTimeoutError`: no answer in time (above);
+- :class:`RemoteSessionLost`: the server ended the session or the connection broke, and it could not be
+  reopened here (a ``step`` of an unseeded episode): ``reset()`` opens a new one.
+
+An unreachable server raises ``ConnectionError``, as openenv-core's client does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import ipaddress
+import json
+import os
 import sys
 import weakref
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import gymnasium as gym
 import numpy as np
@@ -28,12 +51,28 @@ from gymnasium import spaces
 from gymnasium.wrappers import TimeLimit
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from rl4vlm_gym.server.environment import ARGUMENT_ERROR
-from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, EncodedImage, VLMState, decode_image
+from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMState, decode_image
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
-__all__ = ["RemoteArgumentError", "RemoteEnv", "RemoteError", "VLMEnvClient", "make_remote"]
+__all__ = [
+    "SERVER_TOKEN_ENV",
+    "RemoteArgumentError",
+    "RemoteAuthError",
+    "RemoteCapacityError",
+    "RemoteEnv",
+    "RemoteError",
+    "RemoteSessionLost",
+    "RemoteTimeoutError",
+    "VLMEnvClient",
+    "make_remote",
+]
+
+SERVER_TOKEN_ENV = "RL4VLM_GYM_SERVER_TOKEN"
+"""The environment variable holding the server's token, read when ``token`` is not given (the server reads it too)."""
 
 # The local env's limits (rl4vlm_gym.core.VLMEnv), so a remote observation fits the same space.
 MAX_TEXT_LENGTH, MAX_ACTIONS, MAX_ACTION_LENGTH, MAX_OUTPUT_LENGTH = 1 << 16, 1 << 12, 1 << 10, 1 << 20
@@ -53,7 +92,8 @@ def _close_open() -> None:
 
 
 class RemoteError(RuntimeError):
-    """The server answered with OpenEnv's error shape; ``code`` is its ``WSErrorCode``."""
+    """The server answered with OpenEnv's error shape, or the session failed; ``code`` is the server's
+    ``WSErrorCode`` (``TIMEOUT``, ``SESSION_LOST`` or ``FORBIDDEN`` where the client found the failure)."""
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(f"{message} (server error {code})")
@@ -61,12 +101,93 @@ class RemoteError(RuntimeError):
 
 
 class RemoteArgumentError(RemoteError, ValueError):
-    """The server refused an argument of ``make`` or ``reset`` (a ``ValueError`` with the local env)."""
+    """The server refused an argument of ``make`` or ``reset`` (a ``ValueError`` with the local env), or
+    the content of a message (``VALIDATION_ERROR``)."""
+
+
+class RemoteCapacityError(RemoteError):
+    """The server runs as many sessions as it takes (its ``--max-sessions``): try again later, or another server."""
+
+
+class RemoteAuthError(RemoteError):
+    """The server refused the connection: no token, or not its token (``token=`` or ``RL4VLM_GYM_SERVER_TOKEN``)."""
+
+
+class RemoteTimeoutError(RemoteError):
+    """No answer within ``message_timeout_s``: the connection was dropped, and with it the session and its
+    episode (its late answer would have answered the next request); ``reset()`` opens a new session."""
+
+
+class RemoteSessionLost(RemoteError):
+    """The server ended the session (idle longer than its ``--idle-timeout``, a restart) or the connection
+    broke, mid-episode; ``reset()`` opens a new session."""
+
+
+# An error message of a session the server closed (rl4vlm_gym.server.environment: reaped idle, or shut down).
+_CLOSED_SESSION = "this session is closed"
+# WebSocket close codes the server ends a connection with (besides a plain close).
+_TRY_AGAIN_LATER, _MESSAGE_TOO_BIG = 1013, 1009
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
     """openenv-core's WebSocket client for our server: actions are text, results are observation dicts
-    (image decoded to ``uint8[H, W, 3]``). Use it async, or ``.sync()`` for blocking calls."""
+    (image decoded to ``uint8[H, W, 3]``). Use it async, or ``.sync()`` for blocking calls.
+
+    ``token`` (default: the environment variable ``RL4VLM_GYM_SERVER_TOKEN``) goes with the WebSocket
+    handshake as ``Authorization: Bearer <token>``. Failures raise the :class:`RemoteError` classes
+    (module docstring); after a timeout or a closed connection the client is disconnected, and the next
+    request connects again (a new session). No ``permessage-deflate`` is offered: images are PNG
+    (compressed already) or raw, for speed."""
+
+    def __init__(
+        self,
+        base_url: str,
+        connect_timeout_s: float = 10.0,
+        message_timeout_s: float = 60.0,
+        *,
+        token: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s, **kwargs)
+        self._token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
+
+    async def connect(self) -> VLMEnvClient:
+        if self._ws is not None:
+            return self
+        headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
+        try:
+            self._ws = await ws_connect(
+                self._ws_url,
+                open_timeout=self._connect_timeout,
+                max_size=self._max_message_size,
+                additional_headers=headers,
+                compression=None,
+                proxy=None if _is_loopback(self._ws_url) else True,  # as openenv-core's: no proxy to this machine
+            )
+        except InvalidStatus as err:
+            status = err.response.status_code
+            if status in (401, 403):
+                detail = err.response.body.decode("utf-8", "replace")[:300] if err.response.body else ""
+                given = "a token that is not the server's" if self._token else "no token"
+                raise RemoteAuthError(
+                    f"{self._ws_url} refused the connection (HTTP {status}: {detail or 'forbidden'}): the client gave {given}; "
+                    f"pass token=... or set {SERVER_TOKEN_ENV}",
+                    "FORBIDDEN",
+                ) from None
+            raise ConnectionError(f"Failed to connect to {self._ws_url}: {err}") from err
+        except Exception as err:
+            raise ConnectionError(f"Failed to connect to {self._ws_url}: {err}") from err
+        return self
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
         extras = None
@@ -80,22 +201,79 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
         obs = dict(payload.get("observation", {}))
-        obs["image"] = decode_image(EncodedImage.model_validate(obs["image"]))
+        obs["image"] = decode_image(obs["image"])
         return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
 
     def _parse_state(self, payload: dict[str, Any]) -> VLMState:
         return VLMState.model_validate(payload)
 
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
-        await self._send(message)
-        response = await self._receive()
+        try:
+            await self._send(message)
+            raw = await asyncio.wait_for(self._ws.recv(), timeout=self._message_timeout)  # type: ignore[union-attr]
+        except TimeoutError:
+            self._drop()
+            raise RemoteTimeoutError(
+                f"no answer to {message.get('type')!r} within message_timeout_s={self._message_timeout} s: the connection "
+                "was dropped, with the session and its episode (a late answer would have answered the next request); "
+                "reset() opens a new session",
+                "TIMEOUT",
+            ) from None
+        except ConnectionClosed as closed:
+            last = await self._last_words()  # what the server said before it closed (a full server's CAPACITY_REACHED)
+            self._drop()
+            if last is None:
+                raise _closed_error(closed) from None
+            response = last
+        else:
+            response = json.loads(raw)
         if response.get("type") == "error":
-            data = response.get("data") or {}
-            text, code = str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN"))
-            if text.startswith(ARGUMENT_ERROR):
-                raise RemoteArgumentError(text[len(ARGUMENT_ERROR) :], code)
-            raise RemoteError(text, code)
+            raise _error(response.get("data") or {})
         return response
+
+    async def _last_words(self) -> dict[str, Any] | None:
+        """A message the server sent before closing the connection (buffered: the close came first)."""
+        try:
+            raw = await asyncio.wait_for(self._ws.recv(), timeout=1.0)  # type: ignore[union-attr]
+            return json.loads(raw)
+        except (ConnectionClosed, TimeoutError, ValueError, AttributeError):  # none: the close code tells
+            return None
+
+    def _drop(self) -> None:
+        """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            ws.transport.abort()
+
+
+def _error(data: Mapping[str, Any]) -> RemoteError:
+    """The exception for an error message of the server (OpenEnv's error shape)."""
+    text, code = str(data.get("message", "unknown error")), str(data.get("code", "UNKNOWN"))
+    if code == "CAPACITY_REACHED":
+        return RemoteCapacityError(text, code)
+    if text.startswith(ARGUMENT_ERROR):
+        return RemoteArgumentError(text[len(ARGUMENT_ERROR) :], code)
+    if code == "VALIDATION_ERROR":
+        errors = data.get("errors")
+        said = "; ".join(str(e.get("msg", e)) for e in errors[:3] if isinstance(e, Mapping)) if isinstance(errors, list) else ""
+        return RemoteArgumentError(f"{text}: {said}"[:1000] if said else text, code)
+    if _CLOSED_SESSION in text:
+        return RemoteSessionLost(text, "SESSION_LOST")
+    return RemoteError(text, code)
+
+
+def _closed_error(closed: ConnectionClosed) -> RemoteError:
+    """The exception for a connection the server closed without an error message."""
+    code, reason = (closed.rcvd.code, closed.rcvd.reason) if closed.rcvd is not None else (None, "")
+    said = f"WebSocket close code {code}" + (f", {reason!r}" if reason else "") if code is not None else "no close code"
+    if code == _TRY_AGAIN_LATER:
+        return RemoteCapacityError(f"the server is at capacity ({said}): try again later", "CAPACITY_REACHED")
+    if code == _MESSAGE_TOO_BIG:
+        return RemoteArgumentError(f"the message is over the server's size limit ({said})", "MESSAGE_TOO_BIG")
+    return RemoteSessionLost(
+        f"the server closed the connection ({said}): the session and its episode are gone; reset() opens a new session",
+        "SESSION_LOST",
+    )
 
 
 class _WithExtras:
@@ -124,14 +302,19 @@ class RemoteEnv(gym.Env):
     - ``url``: the server (``http://host:port`` or ``ws://host:port``).
     - ``env_id``: the served id or suite task (optional when the server serves one).
     - ``image_format``: ``"png"`` (default: small messages) or ``"raw"`` (no encoding cost).
-    - ``connect_timeout_s``, ``message_timeout_s``: the client's timeouts.
+    - ``connect_timeout_s``, ``message_timeout_s``: the client's timeouts. A request unanswered in
+      ``message_timeout_s`` drops the connection and raises :class:`RemoteTimeoutError`.
+    - ``token``: the server's token (``serve(token=...)``); default: the environment variable
+      ``RL4VLM_GYM_SERVER_TOKEN``, else none.
     - ``render_mode``: ``"rgb_array"`` (the observed frame), ``"ansi"`` or None.
     - ``served_time_limit``: True (default) plays the served env in its ``TimeLimit``; False without it
       (:func:`make_remote`, ``gym.make("rl4vlm/Remote-v0")``, then wraps this env in one of its length).
     - any other keyword: the served env's ``gym.make`` arguments.
 
     Pickling (and ``AsyncVectorEnv`` with ``spawn``) opens a new session and replays the episode
-    from its seed, so a seeded episode continues identically; an unseeded one cannot be pickled.
+    from its seed, so a seeded episode continues identically; an unseeded one cannot be pickled. The same
+    replay reopens a seeded episode whose session the server ended (reaped idle); ``reset`` always opens a
+    new session when the old one is gone. See the module docstring for the errors.
 
     It answers :class:`~rl4vlm_gym.core.VLMEnv`'s public inspection API (``facts()``, ``describe()``,
     ``admissible_actions``, ``elapsed_steps``, ``optimal_steps``, ``oracle_action()``) from the
@@ -155,6 +338,7 @@ class RemoteEnv(gym.Env):
         image_format: str = "png",
         connect_timeout_s: float = 10.0,
         message_timeout_s: float = 120.0,
+        token: str | None = None,
         render_mode: str | None = None,
         served_time_limit: bool = True,
         **make_kwargs: Any,
@@ -170,7 +354,9 @@ class RemoteEnv(gym.Env):
             self.make_kwargs["max_episode_steps"] = -1  # gym.make's "no TimeLimit"
         self.render_mode = render_mode
         self._timeouts = (connect_timeout_s, message_timeout_s)
+        self._token = token
         self._client: Any = None
+        self._lost: str | None = None  # why the episode's session is gone (a timeout, a closed session)
         self._last: dict[str, Any] | None = None
         self._history: tuple[dict[str, Any], list[Any]] | None = None  # (reset kwargs, actions) for pickling
         self._state: dict[str, Any] | None = None  # the server's state since the last reset or step
@@ -202,12 +388,14 @@ class RemoteEnv(gym.Env):
         kwargs = self._reset_kwargs(seed, options)
         result = self._call("reset", **kwargs)
         self._history = (kwargs, []) if seed is not None else None
-        self._started = True
+        self._started, self._lost = True, None
         return self._unpack(result)[0], self._last["info"]  # type: ignore[index]
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise gym.error.ResetNeeded(
+                f"{self._lost}: call reset() to open a new session" if self._lost else "call reset() before step()"
+            )
         extras = self._asked_list("step")
         result = self._call("step", _WithExtras(action, extras) if extras else action)
         if self._history is not None:
@@ -229,6 +417,12 @@ class RemoteEnv(gym.Env):
                 client.close()
             except Exception:  # noqa: BLE001 - the server may be gone already
                 pass
+
+    def instruction_prompt(self) -> str | None:
+        """The served episode's BALROG instructions (:meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`),
+        which the ``balrog`` prompt template opens with; None for envs without them (and from a server that
+        does not send them)."""
+        return self._extra("instruction_prompt")
 
     def __del__(self) -> None:
         if not sys.is_finalizing():  # the client's loop thread cannot run any more
@@ -354,16 +548,53 @@ class RemoteEnv(gym.Env):
     def _connected(self) -> Any:
         if self._client is None:
             connect, message = self._timeouts
-            self._client = VLMEnvClient(base_url=self.url, connect_timeout_s=connect, message_timeout_s=message).sync()
-            self._client.connect()
+            client = VLMEnvClient(
+                base_url=self.url, connect_timeout_s=connect, message_timeout_s=message, token=self._token
+            ).sync()
+            try:
+                client.connect()
+            except BaseException:
+                client.close()  # its event-loop thread
+                raise
+            self._client = client
             _OPEN.add(self)
         return self._client
 
     def _call(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
+        """A reset or step; a lost session is reopened for a reset, and for a step of a seeded episode
+        (replayed first); a timeout or any other loss ends the episode (step then asks for a reset)."""
         self._state, self._after = None, what
-        result = getattr(self._connected(), what)(*args, **kwargs)
+        try:
+            result = self._request(what, *args, **kwargs)
+        except RemoteSessionLost as err:
+            if what == "step" and self._history is None:
+                self._end_episode(err)
+                raise
+            self._lost = None
+            if what == "step":  # the seeded episode so far, in a new session
+                reset, actions = self._history  # type: ignore[misc]
+                self._request("reset", **reset)
+                for action in actions:
+                    self._request("step", action)
+            self._state, self._after = None, what
+            result = self._request(what, *args, **kwargs)
+        except RemoteTimeoutError as err:
+            self._end_episode(err)
+            raise
         self._state = result.observation.get("state")  # the extras asked for with it (None: none)
         return result
+
+    def _request(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
+        """One request in the current session (connecting if there is none); a client whose session is
+        gone or whose connection timed out is closed, so the next request opens a new session."""
+        try:
+            return getattr(self._connected(), what)(*args, **kwargs)
+        except (RemoteSessionLost, RemoteTimeoutError):
+            self.close()
+            raise
+
+    def _end_episode(self, err: RemoteError) -> None:
+        self._started, self._history, self._lost = False, None, str(err)
 
     def _unpack(self, result: StepResult[dict[str, Any]]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         data = result.observation
@@ -383,9 +614,9 @@ class RemoteEnv(gym.Env):
         self.__dict__.update(state)
         if self._history is not None:  # replay the seeded episode in a new session
             kwargs, actions = self._history
-            self._call("reset", **kwargs)
+            self._request("reset", **kwargs)
             for action in actions:
-                self._call("step", action)
+                self._request("step", action)
 
 
 make_remote.KIT_PROXY = True  # type: ignore[attr-defined]  # the kit checks what it makes as a served env (testing.is_remote)

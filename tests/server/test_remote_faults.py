@@ -1,0 +1,188 @@
+"""rl4vlm/Remote-v0 when things go wrong (issue 37): a timed-out request, a session the server reaped while
+idle, a full server, a refused token, a refused message. Each against a real server (openenv-core's app of
+``create_app``, served by uvicorn in a thread of this process on a free port: no interpreter to start) and
+the real client; results after a recovery are compared with the local env's."""
+
+from __future__ import annotations
+
+import inspect
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("openenv.core")
+import server_envs  # noqa: E402 - tests/server (conftest.py puts it on the path)
+
+from rl4vlm_gym.server.environment import Catalog  # noqa: E402
+from rl4vlm_gym.server.models import MAX_ACTION_CHARS  # noqa: E402
+from rl4vlm_gym.server.remote import (  # noqa: E402
+    SERVER_TOKEN_ENV,
+    RemoteArgumentError,
+    RemoteAuthError,
+    RemoteCapacityError,
+    RemoteEnv,
+    RemoteSessionLost,
+    RemoteTimeoutError,
+    VLMEnvClient,
+)
+
+ENV = "rl4vlm/NumberLine-v0"
+SMALL = {"image_size": (64, 64)}
+server_envs.register()
+CATALOG = Catalog({ENV: (ENV, {}), "gated": (server_envs.SLOW_ID, {"gated": True})}, default=ENV)
+
+
+@contextmanager
+def _served(**app_kwargs: Any) -> Iterator[tuple[str, Any]]:
+    """``CATALOG`` served by ``create_app(**app_kwargs)`` in a thread, on a free port: (URL, openenv-core's server)."""
+    import uvicorn
+
+    from rl4vlm_gym.server.app import MAX_WS_MESSAGE_BYTES, create_app
+
+    app = create_app(CATALOG, **app_kwargs)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", ws_max_size=MAX_WS_MESSAGE_BYTES))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", app.state.openenv_server
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def _until(condition: Any, what: str, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen within {seconds} s"
+        time.sleep(0.02)
+
+
+def _rollout(env: gym.Env, seed: int, steps: int = 4) -> list[Any]:
+    """What a seeded episode shows: each observation's text, image bytes and actions, rewards and flags."""
+    obs, info = env.reset(seed=seed)
+    seen: list[Any] = [(obs["text"], obs["image"].tobytes(), obs["actions"], info.get("state_key"))]
+    for i in range(steps):
+        obs, reward, terminated, truncated, info = env.step(obs["actions"][i % len(obs["actions"])])
+        seen.append((obs["text"], obs["image"].tobytes(), obs["actions"], float(reward), terminated, truncated))
+        if terminated or truncated:
+            break
+    return seen
+
+
+def _local(seed: int, steps: int = 4) -> list[Any]:
+    env = gym.make(ENV, **SMALL).unwrapped
+    try:
+        return _rollout(env, seed, steps)
+    finally:
+        env.close()
+
+
+def test_a_timed_out_step_drops_the_connection_and_the_next_reset_plays_as_the_local_env() -> None:
+    # The gated step waits until the test opens the gate: it outlasts the client's 0.2 s for sure. Before the fix the
+    # late answer stayed queued and answered the next request: every later result was the one before it.
+    server_envs.STEPPING.clear(), server_envs.OPEN.clear()
+    try:
+        with _served() as (url, _):
+            env = RemoteEnv(url, "gated", message_timeout_s=0.2, **SMALL)
+            env.reset(seed=3)
+            with pytest.raises(RemoteTimeoutError, match="within message_timeout_s=0.2 s: the connection was dropped") as caught:
+                env.step("+")
+            assert caught.value.code == "TIMEOUT"
+            with pytest.raises(gym.error.ResetNeeded, match="no answer to 'step'.*call reset"):
+                env.step("+")  # the episode went with the session
+            server_envs.OPEN.set()  # the server's step ends; its answer has no connection to go to
+            assert _rollout(env, 5) == _local(5)
+            env.close()
+    finally:
+        server_envs.OPEN.set()
+
+
+def test_reset_and_a_seeded_episode_s_step_reopen_a_session_the_server_reaped_while_idle() -> None:
+    # A TRL run whose steps are further apart than the server's --idle-timeout: the reaped session's reset (or the
+    # seeded episode's next step, replayed in a new session) goes on as the local env's.
+    with _served(idle_timeout=0.1, reap_every=0.02) as (url, server):
+        env, local = RemoteEnv(url, ENV, **SMALL), gym.make(ENV, **SMALL).unwrapped
+        try:
+            ours, theirs = env.reset(seed=1), local.reset(seed=1)
+            action = ours[0]["actions"][0]
+            ours, theirs = env.step(action), local.step(action)
+            _until(lambda: not server._sessions, "the idle reap")
+            ours, theirs = env.step(action), local.step(action)  # seeded: replayed in a new session
+            assert ours[0]["text"] == theirs[0]["text"] and np.array_equal(ours[0]["image"], theirs[0]["image"])
+            assert ours[1:] == theirs[1:] and env.elapsed_steps == local.elapsed_steps == 2
+            _until(lambda: not server._sessions, "the idle reap")
+            assert _rollout(env, 9) == _rollout(local, 9)  # reset after a reap
+            env.reset()  # unseeded: nothing to replay
+            _until(lambda: not server._sessions, "the idle reap")
+            with pytest.raises(RemoteSessionLost, match="session is closed|closed the connection"):
+                env.step(action)
+            with pytest.raises(gym.error.ResetNeeded, match="call reset"):
+                env.step(action)
+            assert _rollout(env, 4) == _local(4)
+        finally:
+            env.close(), local.close()
+
+
+def test_a_full_server_raises_the_capacity_error_and_frees_the_seat_when_a_session_closes() -> None:
+    with _served(max_sessions=1) as (url, server):
+        first = RemoteEnv(url, ENV, **SMALL)
+        with pytest.raises(RemoteCapacityError, match="capacity") as caught:
+            RemoteEnv(url, ENV, **SMALL)
+        assert caught.value.code == "CAPACITY_REACHED"
+        # a client whose first message goes out after the server has already answered and closed
+        # (openenv-core's first answer came before any message: the client saw ConnectionClosedOK 1000)
+        late = VLMEnvClient(base_url=url).sync()
+        try:
+            late.connect()
+            time.sleep(0.1)
+            with pytest.raises(RemoteCapacityError, match="capacity"):
+                late.reset(env_id=ENV, make_kwargs={"image_size": [64, 64]})
+        finally:
+            late.close()
+        first.close()
+        _until(lambda: not server._sessions, "the closed session's end")
+        second = RemoteEnv(url, ENV, **SMALL)
+        assert _rollout(second, 2) == _local(2)
+        second.close()
+
+
+def test_an_action_the_server_refuses_raises_the_argument_error_and_the_session_goes_on() -> None:
+    with _served() as (url, _):
+        env = RemoteEnv(url, ENV, **SMALL)
+        obs, _ = env.reset(seed=4)
+        with pytest.raises(RemoteArgumentError, match=f"limit is {MAX_ACTION_CHARS}") as caught:
+            env.step("x" * (MAX_ACTION_CHARS + 1))
+        assert caught.value.code == "VALIDATION_ERROR" and isinstance(caught.value, ValueError)
+        assert env.step("x" * MAX_ACTION_CHARS)[4]["action"]["valid"] is False  # at the limit: the env's parser says
+        env.close()
+
+
+@pytest.mark.skipif(
+    "token" not in inspect.signature(__import__("rl4vlm_gym.server.app", fromlist=["create_app"]).create_app).parameters,
+    reason="the server's token auth (create_app(token=...), server-transport's part of issue 37) has not landed",
+)
+def test_a_token_server_refuses_a_client_without_its_token_by_the_auth_error(monkeypatch) -> None:
+    monkeypatch.delenv(SERVER_TOKEN_ENV, raising=False)
+    with _served(token="s3cret") as (url, _):
+        for token, given in ((None, "no token"), ("wrong", "a token that is not the server's")):
+            with pytest.raises(RemoteAuthError, match=f"HTTP 403.*gave {given}") as caught:
+                RemoteEnv(url, ENV, token=token, **SMALL)
+            assert caught.value.code == "FORBIDDEN" and "s3cret" not in str(caught.value)
+        env = RemoteEnv(url, ENV, token="s3cret", **SMALL)
+        assert _rollout(env, 1) == _local(1)
+        env.close()
+        monkeypatch.setenv(SERVER_TOKEN_ENV, "s3cret")
+        env = RemoteEnv(url, ENV, **SMALL)
+        assert _rollout(env, 1, steps=1) == _local(1, steps=1)
+        env.close()
