@@ -281,6 +281,61 @@ def test_installed_wheel_imports_and_runs_outside_the_repo(installed: Path, tmp_
     assert result["smoke_tasks"] > 0  # the built-in suites ship in the wheel
 
 
+PLAYED_FROM_THE_WHEEL = {
+    "cards": "rl4vlm/Blackjack-v0",
+    "navigation": "rl4vlm/MiniWorld-OneRoom-v1",
+    "household": "rl4vlm/Household-v0",
+    "webshop": "rl4vlm/WebShop-v1",
+    "probe": "rl4vlm/ColourNaming-v0",
+    "sokoban": "rl4vlm/Sokoban-v0",
+    "frozenlake": "rl4vlm/FrozenLake-v0",
+    "balrog": "balrog/BabyAI-GoTo-v0",
+    "games": "rl4vlm/KuhnPoker-vs-CFR-v0",
+}
+"""One id of each family (Kuhn's reads its packaged CFR table), played from the installed wheel."""
+
+PLAY_EACH_FAMILY = textwrap.dedent(
+    """
+    import json, sys
+    import gymnasium as gym
+    import rl4vlm_gym
+
+    played = {}
+    for family, env_id in json.loads(sys.argv[1]).items():
+        env = gym.make(env_id)
+        obs, info = env.reset(seed=0)
+        obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        module = sys.modules[type(env.unwrapped).__module__].__file__
+        played[family] = [env_id, info["action"]["valid"], list(obs["image"].shape), module]
+        env.close()
+    families = sorted({card.family for card in rl4vlm_gym.list_envs()})
+    print(json.dumps({"played": played, "families": families}))
+    """
+)
+
+
+@pytest.mark.slow  # nine envs made in a fresh interpreter, MiniWorld's GL and BabyAI's generator among them: about 6 s
+def test_one_id_of_each_family_plays_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
+    """Each family's code and package data (textures, fonts, tables, templates) as the wheel installs them:
+    an id of each family makes, resets and takes the oracle's move, its module loaded from the wheel."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PLAY_EACH_FAMILY, json.dumps(PLAYED_FROM_THE_WHEEL)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_outside_env(installed),
+        timeout=SUBPROCESS_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert sorted(PLAYED_FROM_THE_WHEEL) == result["families"]  # a new family needs an id here
+    target = installed.resolve()
+    for family, (env_id, valid, shape, module) in result["played"].items():
+        assert valid, (family, env_id)
+        assert len(shape) == 3 and shape[2] == 3, (family, shape)
+        assert target in Path(module).resolve().parents, (family, module)
+
+
 def test_installed_console_script_lists_the_envs(installed: Path, tmp_path: Path) -> None:
     script = installed / "bin" / "rl4vlm-gym"
     assert script.is_file()
