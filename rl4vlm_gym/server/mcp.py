@@ -26,7 +26,10 @@ HTTP with a session, as ``MCPToolClient`` does in its production mode::
     POST /mcp {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                "params": {"session_id": SID, "name": "act", "arguments": {"action": "<action>up</action>"}}}
 
-``examples/trl_environment_factory.py`` trains with them through TRL's ``GRPOTrainer``.
+``examples/trl_environment_factory.py`` trains with them through TRL's ``GRPOTrainer``. ``MCPToolClient``'s
+default mode (``call_tool`` actions as ``/ws`` steps) does not apply: a ``/ws`` step here is a
+:class:`~rl4vlm_gym.server.models.VLMAction`, the env's reply, and openenv-core routes ``call_tool``
+steps only for envs whose action class is its generic one.
 """
 
 from __future__ import annotations
