@@ -113,8 +113,9 @@ class ModelAgent(Agent):
         return {own: BALROG_SAMPLING[name] for name, own in cls.SAMPLING_ARGS.items() if name in BALROG_SAMPLING}
 
     def begin(self, env: gym.Env, seed: int | None, index: int = 0) -> None:
-        env_id = env.spec.id if env.spec is not None else ""
         base = env.unwrapped
+        # a served env (rl4vlm/Remote-v0) is prompted as the env it serves, as it would be locally
+        env_id = getattr(base, "served_id", None) or (env.spec.id if env.spec is not None else "")
         obs_mode = getattr(base, "obs_mode", "image+text")
         instructions = base.instruction_prompt() if hasattr(base, "instruction_prompt") else None
         demos = self.demonstrations(env) if self.prompt.output_format == "balrog-few-shot" else ()

@@ -214,8 +214,8 @@ class EnvRollout:
                 "the env's obs_mode is 'image': its state is only in the image, and TRL's rollout_func trains on text "
                 "only; make it with obs_mode='text' or 'image+text'"
             )
-        if self.env_id is None:
-            self.env_id = env.spec.id if env.spec is not None else ""
+        if self.env_id is None:  # a served env (rl4vlm/Remote-v0) is prompted as the env it serves
+            self.env_id = getattr(unwrapped, "served_id", None) or (env.spec.id if env.spec is not None else "")
         return env
 
     def _encode(self, processing: Any, tokenizer: Any, messages: list[dict[str, Any]], generation_prompt: bool) -> list[int]:
