@@ -34,7 +34,10 @@ CONFIGS = [
     PromptConfig(output_format="plain", images=0),
     PromptConfig(template="vl-dac", images=2),
     PromptConfig(template="rl4vlm"),
-    *(PromptConfig(template="balrog", output_format=agent, history=2) for agent in ("balrog-naive", "balrog-cot", "balrog-few-shot")),
+    *(
+        PromptConfig(template="balrog", output_format=agent, history=2)
+        for agent in ("balrog-naive", "balrog-cot", "balrog-few-shot")
+    ),
     PromptConfig(template="balrog", output_format="balrog-robust-cot", images=0),
 ]
 STEPS = 3
@@ -74,7 +77,7 @@ def _comparable(messages: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
 def _episode(env: gym.Env, config: PromptConfig, seed: int) -> list[Any]:
     """The prompts an agent builds over an episode's reset and first steps (the env plays its first admissible action)."""
     obs, info = env.reset(seed=seed)
-    agent = _Stub(config, reply=f"<action>{obs['actions'][0]}</action> {{\"action\": \"{obs['actions'][0]}\"}}")
+    agent = _Stub(config, reply=f'<action>{obs["actions"][0]}</action> {{"action": "{obs["actions"][0]}"}}')
     agent.begin(env, seed)
     for _ in range(STEPS):
         agent.observe(info)
