@@ -262,7 +262,7 @@ class Job:
             except TimeoutError:
                 server.stop()
                 raise AssertionError(
-                    f"{self._what} did not finish within {timeout:.0f} s (its fresh process was killed)"
+                    f"{self._what} did not finish within {timeout:g} s (its fresh process was killed)"
                 ) from None
             except BaseException:  # e.g. KeyboardInterrupt: the reply would be out of step with the next job
                 server.stop()

@@ -179,7 +179,7 @@ def _start(
 
 def _hang(name: str, what: str) -> AssertionError:
     return AssertionError(
-        f"{name} did not {what} within {VECTOR_TIMEOUT_S:.0f} s: a worker hangs (a forked worker must not "
+        f"{name} did not {what} within {VECTOR_TIMEOUT_S:g} s: a worker hangs (a forked worker must not "
         "inherit state it cannot use, such as an OpenGL context or a lock held by another thread)"
     )
 

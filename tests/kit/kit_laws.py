@@ -1,7 +1,7 @@
 """The conformance kit's laws, listed mechanically: every ``assert`` and every ``AssertionError(...)`` in
 ``rl4vlm_gym/testing/*.py`` (read with :mod:`ast`), each with a stable id and its message as a template.
 
-``tests/kit/test_kit.py`` names the law each broken env of ``DEFECTS`` must trigger, checks at run time
+``tests/kit/test_kit.py`` names the law each broken env of ``BROKEN_LAWS`` must trigger, checks at run time
 that the failure it caught is that law's (:func:`law_of`), and fails when a law has no broken env
 (``test_every_law_has_a_broken_env``): a law no broken env triggers can be disabled unnoticed.
 """

@@ -106,8 +106,9 @@ def test_a_crashing_env_fails_the_process_checks_and_the_server_serves_on() -> N
 
 
 def test_a_job_past_its_timeout_is_killed_and_a_killed_server_started_again(server: ForkServer) -> None:
-    with pytest.raises(AssertionError, match=r"sleep did not finish within 1 s \(its fresh process was killed\)"):
-        server.call(fresh_jobs.sleep_then_pid, 3600, timeout=1, what="sleep")
+    # The job sleeps an hour: any timeout kills it, and a short one keeps the test short.
+    with pytest.raises(AssertionError, match=r"sleep did not finish within 0.1 s \(its fresh process was killed\)"):
+        server.call(fresh_jobs.sleep_then_pid, 3600, timeout=0.1, what="sleep")
     assert server.pid is None
     server.call(fresh_jobs.identity, timeout=60, what="identity")
     killed = server.pid
@@ -137,9 +138,14 @@ from rl4vlm_gym.testing.fresh import fork_server
 server = fork_server()
 server.call(fresh_jobs.identity, timeout=60, what="identity")
 job = server.start(fresh_jobs.sleep_then_pid, 3600, what="sleep")
-time.sleep(0.5)
-with open(f"/proc/{{server.pid}}/task/{{server.pid}}/children") as children:
-    print(server.pid, children.read().split()[0], flush=True)
+deadline = time.monotonic() + 60
+while True:  # until the server has forked the job's process
+    with open(f"/proc/{{server.pid}}/task/{{server.pid}}/children") as children:
+        forked = children.read().split()
+    if forked or time.monotonic() > deadline:
+        break
+    time.sleep(0.01)
+print(server.pid, forked[0], flush=True)
 if sys.argv[1] == "exit":
     sys.exit(0)  # the job still running: the interpreter's exit must end it too
 time.sleep(3600)

@@ -1,6 +1,7 @@
 """The whole conformance kit through rl4vlm/Remote-v0, against servers in subprocesses on free ports (they
 die with this process: rl4vlm_gym.processes): it catches every broken kit env the local kit catches
-(tests/kit), reports what a remote env cannot show as not checked, and its process checks pass on a
+(tests/kit's BROKEN_LAWS) but those whose defect a served env cannot show (NOT_SEEN_REMOTELY, SERVED_RENDER: each
+with its reason), reports what a remote env cannot show as not checked, and its process checks pass on a
 sample of served envs. The kit's test envs are served by the family's shared server (conftest.py's
 ``registry_url``, with every registered id); a second server here hides its oracle.
 
