@@ -64,6 +64,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "extra(*names): the test needs these extras of setup.cfg; skipped when one is absent")
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The helpers beside the tests (servers, recorders of the originals' outputs, test envs) are not
+    collected: setup.cfg's --doctest-modules is for the package's docstrings, and importing a recorder
+    imports the original it records, which a core install lacks."""
+    if collection_path.suffix == ".py" and not collection_path.name.startswith(("test_", "conftest")):
+        return True
+    return None
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("extra"):
         reason = missing_extras(*mark.args)

@@ -113,3 +113,23 @@ def test_require_names_the_extra_the_missing_module_and_the_command(monkeypatch:
     extras.require("games", "the games family")  # all there: nothing raised
     with pytest.raises(ValueError, match="unknown extra 'game'"):
         extras.require("game", "x")
+
+
+COLLECT_WITHOUT = r"""
+import json, sys
+for name in json.loads(sys.argv[1]):
+    sys.modules[name] = None
+import pytest
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:xdist", "-p", "no:randomly", "tests"]))
+"""
+
+
+@pytest.mark.slow  # collecting the whole suite: about 15 s
+def test_the_suite_collects_on_a_core_install() -> None:
+    """Without any extra, every test module collects or is skipped saying which extra it needs."""
+    hidden = sorted({module for modules in extras.MODULES.values() for module in modules})
+    out = subprocess.run(
+        [sys.executable, "-c", COLLECT_WITHOUT, json.dumps(hidden)], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
+    errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR ")]
+    assert out.returncode == 0 and not errors, (errors, out.stdout[-3000:])

@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
 import pytest
 
 from rl4vlm_gym import processes
+
+psutil = pytest.importorskip("psutil", reason="looking at process groups needs psutil (the webshop extra installs it)")
 
 # An owner: starts a child group (a shell and two grandchildren), owns a folder, prints what it made
 # and waits to be killed. The first argument selects a variant.

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("pyspiel", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+pytest.importorskip("pettingzoo", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, connect_four_env, tictactoe_env
 from rl4vlm_gym.envs.games.kuhn_aec import kuhn_poker_env
 from rl4vlm_gym.envs.games.leduc import leduc_env

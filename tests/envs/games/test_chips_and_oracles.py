@@ -10,8 +10,12 @@ import math
 
 import gymnasium as gym
 import numpy as np
-import pyspiel
 import pytest
+
+pytest.importorskip("pyspiel", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+pytest.importorskip("pettingzoo", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+
+import pyspiel
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)
 from rl4vlm_gym.envs.games import kuhn, leduc, liars_dice

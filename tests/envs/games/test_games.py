@@ -9,6 +9,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+
+pytest.importorskip("pyspiel", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+pytest.importorskip("pettingzoo", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+
 from pettingzoo.test import api_test, render_test, seed_test
 
 import rl4vlm_gym  # noqa: F401  (registers the ids)

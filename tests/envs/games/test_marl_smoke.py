@@ -14,6 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytest.importorskip("pyspiel", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+pytest.importorskip("pettingzoo", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+
 from rl4vlm_gym.envs.games.numeric import numeric_env
 
 # Tianshou and torch are imported by the tests that use them, not at collection (seconds per xdist

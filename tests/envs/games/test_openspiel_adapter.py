@@ -9,8 +9,12 @@ import warnings
 from typing import Any
 
 import numpy as np
-import pyspiel
 import pytest
+
+pytest.importorskip("pyspiel", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+pytest.importorskip("pettingzoo", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+
+import pyspiel
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, seed_test
 
 from rl4vlm_gym.envs.games.openspiel_adapter import (

@@ -7,8 +7,12 @@ import gzip
 import json
 
 import numpy as np
-import pyspiel
 import pytest
+
+pytest.importorskip("pyspiel", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+pytest.importorskip("pettingzoo", reason="the games extra is not installed: pip install 'rl4vlm-gym[games]'")
+
+import pyspiel
 from pettingzoo.test import api_test, render_test, seed_test
 
 from rl4vlm_gym.envs.games import liars_dice_rules
