@@ -17,6 +17,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 from PIL import Image
 
+from rl4vlm_gym.extras import MissingExtraError
 from rl4vlm_gym.registry import EnvCard, env_card, list_envs
 
 __all__ = [
@@ -148,14 +149,30 @@ def write_page(env_id: str, out_dir: str | Path) -> Path:
     return page
 
 
-def write_docs(out_dir: str | Path, ids: Iterable[str] | None = None, index_ids: Iterable[str] | None = None) -> list[Path]:
+def write_docs(
+    out_dir: str | Path,
+    ids: Iterable[str] | None = None,
+    index_ids: Iterable[str] | None = None,
+    missing: dict[str, list[str]] | None = None,
+) -> list[Path]:
     """Write one page per id (every registered id by default) with their images, and ``index.md``
-    listing ``index_ids`` (default: the same ids); return the pages, the index first."""
+    listing ``index_ids`` (default: the same ids); return the pages, the index first.
+
+    An id whose pip extra is not installed raises :class:`~rl4vlm_gym.extras.MissingExtraError`, or,
+    given a ``missing`` dict, is left as it is (its page, if any, untouched) and recorded there under
+    its extra, so that a core install regenerates what it can."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cards = list_envs() if ids is None else sorted((env_card(i) for i in set(ids)), key=lambda c: c.id)
     listed = cards if index_ids is None else sorted((env_card(i) for i in set(index_ids)), key=lambda c: c.id)
-    pages = [write_page(card.id, out) for card in cards]
+    pages = []
+    for card in cards:
+        try:
+            pages.append(write_page(card.id, out))
+        except MissingExtraError as err:
+            if missing is None:
+                raise
+            missing.setdefault(err.extra, []).append(card.id)
     rows = [f"| [{card.id}]({page_path(card.id)}) | {card.family} | {card.summary} | {len(card.levels)} |" for card in listed]
     index = out / "index.md"
     index.write_text(

@@ -133,3 +133,31 @@ def test_the_suite_collects_on_a_core_install() -> None:
     )
     errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR ")]
     assert out.returncode == 0 and not errors, (errors, out.stdout[-3000:])
+
+
+DOCS_WITHOUT_GAMES = r"""
+import json, sys
+for name in json.loads(sys.argv[1]):
+    sys.modules[name] = None
+import rl4vlm_gym
+from rl4vlm_gym.docs import write_docs
+ids = [c.id for c in rl4vlm_gym.list_envs() if c.family in ("games", "cards")]
+missing = {}
+pages = write_docs(sys.argv[2], ids, missing=missing)
+print(json.dumps({"pages": [p.name for p in pages], "missing": missing}))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter writing the cards family's pages: about 3 s
+def test_docs_on_an_install_without_an_extra_write_the_rest_and_name_what_they_skipped(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", DOCS_WITHOUT_GAMES, json.dumps(list(extras.MODULES["games"])), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(result["missing"]) == ["games"] and len(result["missing"]["games"]) >= 18
+    assert "Blackjack-v0.md" in result["pages"] and not any("Kuhn" in page for page in result["pages"])
