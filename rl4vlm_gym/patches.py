@@ -111,7 +111,10 @@ PATCHES: tuple[Patch, ...] = (
         name="miniworld-proximity",
         distribution="miniworld",
         versions="==2.1.0",
-        targets={"miniworld.miniworld:MiniWorldEnv.near": "c5bacca9c8b2b633", "miniworld.miniworld:Room.point_inside": "60a86b13c3c0a871"},
+        targets={
+            "miniworld.miniworld:MiniWorldEnv.near": "c5bacca9c8b2b633",
+            "miniworld.miniworld:Room.point_inside": "60a86b13c3c0a871",
+        },
         site="rl4vlm_gym.envs.navigation.worlds:LevelledWorld.near",
         kind="overridden",
         why="the oracle's planner asks whether the goal is near (and on Sidewalk whether the agent is in the street, "
@@ -219,6 +222,26 @@ PATCHES: tuple[Patch, ...] = (
         "(_session_lock, _session_info's last_activity_at, _destroy_session) with that interval, so a short idle "
         "timeout is enforced within it (the test of reclaiming waits 0.1 s rounds, not 5 s)",
         fallback="reap_every is ignored: openenv-core's own reaper looks every max(idle_timeout / 4, 5) s",
+    ),
+    Patch(
+        name="openenv-websocket-session",
+        distribution="openenv-core",
+        versions="==0.3.0",
+        targets={
+            "openenv.core.env_server.http_server:HTTPEnvServer._create_session": "1c95d7435d440256",
+            "openenv.core.env_server.http_server:HTTPEnvServer.__init__": "9b11f79d431295b1",
+            "openenv.core.env_server.http_server:HTTPEnvServer.register_routes": "bed99171fbe3c135",
+            "openenv.core.env_server.http_server:HTTPEnvServer._update_session_activity": "945e393c2bbd0761",
+        },
+        site="rl4vlm_gym.server.app:_note_session",
+        kind="overridden",
+        why="openenv-core's WebSocket handler reads an env's state on its event loop (an oracle's plan or a fresh "
+        "render there held up every client and /health for seconds): the server gets an instance _create_session "
+        "that calls openenv-core's and notes the session it made on the connection being served, and the transport "
+        "answers state itself in the session's thread (_session_executors, _update_session_activity), as "
+        "register_routes' handler answers it",
+        fallback="openenv-core answers state on its event loop: the same answers, and a slow state holds up the "
+        "server's other clients while it is computed",
     ),
     Patch(
         name="nethack-pinned-clock",

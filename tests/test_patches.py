@@ -250,7 +250,10 @@ def test_proximity_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append("inside")
         return inside(self, p)
 
-    assert (world.near(goal), world.in_street()) == (near(world, goal), bool(inside(world.street, world.agent.pos)))  # ours answers
+    assert (world.near(goal), world.in_street()) == (
+        near(world, goal),
+        bool(inside(world.street, world.agent.pos)),
+    )  # ours answers
     for cls, name, changed in ((worlds.MiniWorldEnv, "near", changed_near), (worlds.Room, "point_inside", changed_inside)):
         monkeypatch.setattr(cls, name, changed)  # either target changed: both tests refused
         with _refused("miniworld-proximity"):
@@ -392,6 +395,34 @@ def test_session_table_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     assert HTTPEnvServer._destroy_session is destroy_session
     monkeypatch.undo()
     assert create_app(Catalog.of("rl4vlm/NumberLine-v0")).state.openenv_server is not None
+
+
+def test_websocket_session_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another openenv-core's session making: the server does not wrap it (nothing set on the instance) and
+    # openenv-core answers state itself (on its loop: slower for the others, the same answer).
+    _ready("openenv-websocket-session")
+    from fastapi.testclient import TestClient
+    from openenv.core.env_server.http_server import HTTPEnvServer
+
+    from rl4vlm_gym.server.app import create_app
+    from rl4vlm_gym.server.environment import Catalog
+
+    theirs = HTTPEnvServer._create_session
+
+    async def create_session(self):  # noqa: ANN001, ANN202 - an openenv-core whose session making changed
+        return await theirs(self)
+
+    monkeypatch.setattr(HTTPEnvServer, "_create_session", create_session)
+    with _refused("openenv-websocket-session"):
+        app = create_app(Catalog.of("rl4vlm/NumberLine-v0"))
+    assert "_create_session" not in vars(app.state.openenv_server)
+    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"seed": 1, "make_kwargs": {"image_size": [64, 64]}}})
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_json({"type": "state"})
+        assert ws.receive_json()["data"]["step_count"] == 0
+    monkeypatch.undo()
+    assert "_create_session" in vars(create_app(Catalog.of("rl4vlm/NumberLine-v0")).state.openenv_server)
 
 
 def test_pinned_clock_falls_back(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -16,6 +16,12 @@ from rl4vlm_gym.envs.cards.numberline import NumberLine
 
 SLOW_ID = "servertest/SlowNumberLine-v0"
 PROC_ID = "servertest/ProcessNumberLine-v0"
+GATED_ID = "servertest/GatedNumberLine-v0"
+"""SlowNumberLine whose steps wait at the gate (the operator's kwargs: no client may set them)."""
+GATED_DESCRIBE_ID = "servertest/GatedDescribeNumberLine-v0"
+"""SlowNumberLine whose ``describe()`` (what the server's state computes) waits at the gate once a step was taken."""
+GATED_CLOSE_ID = "servertest/GatedCloseNumberLine-v0"
+"""SlowNumberLine whose ``close()`` waits at the gate (a browser closing)."""
 
 
 # A gated step (``gated=True``; the server in this process: Starlette's TestClient) sets STEPPING, then waits
@@ -28,9 +34,18 @@ class SlowNumberLine(NumberLine):
     ``gated_describe``, ``describe()`` waits for ``OPEN`` once a step was taken (a slow oracle or render:
     what the server's state computes)."""
 
-    def __init__(self, *, delay: float = 0.0, gated: bool = False, gated_describe: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *, delay: float = 0.0, gated: bool = False, gated_describe: bool = False, gated_close: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.delay, self.gated, self.gated_describe = delay, gated, gated_describe
+        self.delay, self.gated, self.gated_describe, self.gated_close = delay, gated, gated_describe, gated_close
+
+    def close(self) -> None:
+        if self.gated_close:
+            self.gated_close = False
+            STEPPING.set()
+            assert OPEN.wait(60), "the test never opened the gate"
+        super().close()
 
     def describe(self) -> str:
         if self.gated_describe and self.elapsed_steps:
@@ -66,4 +81,16 @@ class ProcessNumberLine(NumberLine):
 def register() -> list[str]:
     gym.register(SLOW_ID, entry_point=f"{__name__}:SlowNumberLine")
     gym.register(PROC_ID, entry_point=f"{__name__}:ProcessNumberLine")
-    return [SLOW_ID, PROC_ID]
+    gym.register(GATED_ID, entry_point=f"{__name__}:SlowNumberLine", kwargs={"gated": True})
+    gym.register(GATED_DESCRIBE_ID, entry_point=f"{__name__}:SlowNumberLine", kwargs={"gated_describe": True})
+    gym.register(GATED_CLOSE_ID, entry_point=f"{__name__}:SlowNumberLine", kwargs={"gated_close": True})
+    return [SLOW_ID, PROC_ID, GATED_ID, GATED_DESCRIBE_ID, GATED_CLOSE_ID]
+
+
+def catalog(*ids: str, expose_oracle: bool = False) -> Any:
+    """A :class:`~rl4vlm_gym.server.environment.Catalog` serving ``ids`` as registered (a reset names which)."""
+    from rl4vlm_gym.server.environment import Catalog
+
+    return Catalog(
+        {i: (i, {}) for i in ids}, default=ids[0] if len(ids) == 1 else None, expose_oracle=expose_oracle, title="test envs"
+    )
