@@ -1,21 +1,29 @@
-"""Step round-trip latency and throughput of served envs: in-process vs HTTP vs WebSocket, PNG vs raw
-images, 1 vs 16 concurrent sessions.
+"""Step latency of served envs: ``rl4vlm/Remote-v0`` against the local env (PNG and raw images), openenv-core's
+WebSocket client with 1 and 16 concurrent sessions, and the stateless HTTP ``/step``.
 
     .venv/bin/python benchmarks/server_latency.py [--ids rl4vlm/NumberLine-v0 rl4vlm/MiniWorld-OneRoom-v1]
-                                                  [--size 224] [--steps 300] [--sessions 1 16]
+                                                  [--size 224] [--steps 300] [--rounds 5] [--sessions 1 16]
+                                                  [--remote-only]
 
-The server is `rl4vlm-gym serve` in its own process (port 0); clients are openenv-core's
-WebSocket client (rl4vlm_gym.server.remote.VLMEnvClient, image decoded to an array) and plain HTTP
-(requests). Actions are random admissible ones (the same in every mode), episodes reset as they
-end. Over HTTP a step is OpenEnv's stateless call (a fresh env, reset, one step), so it is compared
-with an in-process reset + step. The WebSocket overhead is the p50 step latency over the wire minus
-the p50 in-process step. Medians over steps; this machine is shared, so run it alone.
+The server is ``rl4vlm-gym serve`` in its own process (port 0). Actions are random admissible ones from a fixed
+seed, the same in every mode; episodes reset as they end (resets are not timed).
+
+- ``Remote-v0``: ``gym.make("rl4vlm/Remote-v0", ...)`` and ``gym.make(env_id, ...)`` step in alternating rounds
+  (``--rounds`` of ``--steps`` steps each: the machine's load drifts, so both see the same drift); printed are the
+  p50 step of each, the overhead (p50 remote minus p50 local: the issue's figure, under 2 ms on an idle machine for
+  NumberLine at 224x224), and CPU per step: this process's (the client's, or the local env's) and the server's
+  (its process's user+sys time over the rounds).
+- ``WebSocket xN``: openenv-core's client (``VLMEnvClient``) in N threads, p50 step and throughput.
+- ``HTTP``: OpenEnv's stateless ``/step`` (a fresh env, reset, one step) against an in-process reset + step; a
+  server that refuses it (stateless routes off, or over their cap) is reported as such.
+
+Medians over steps. This machine is shared: the load average is printed before and after; run it alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import statistics
 import subprocess
 import sys
@@ -31,32 +39,75 @@ import rl4vlm_gym  # noqa: F401
 from rl4vlm_gym import processes
 from rl4vlm_gym.server.remote import VLMEnvClient
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
 
 def _p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-def _in_process(env_id: str, size: int, steps: int) -> dict[str, float]:
-    env = gym.make(env_id, image_size=(size, size))
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=0)
-    times, episode = [], 0
+def _cpu_of(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _play(env: gym.Env, steps: int, seed: int, times: list[float]) -> float:
+    """``steps`` timed steps of random admissible actions (episodes reset untimed); this process's CPU seconds."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    episode, cpu = 0, 0.0
     for _ in range(steps):
         action = obs["actions"][int(rng.integers(len(obs["actions"])))]
-        start = time.perf_counter()
+        cpu_start, start = time.process_time(), time.perf_counter()
         obs, _, terminated, truncated, _ = env.step(action)
         times.append(time.perf_counter() - start)
+        cpu += time.process_time() - cpu_start
         if terminated or truncated:
             episode += 1
-            obs, _ = env.reset(seed=episode)
-    resets = []
-    for seed in range(min(steps, 100)):
+            obs, _ = env.reset(seed=seed * 10_000 + episode)
+    return cpu
+
+
+def _remote_vs_local(url: str, env_id: str, size: int, fmt: str, steps: int, rounds: int, server_pid: int) -> dict[str, float]:
+    kwargs = {"image_size": (size, size)}
+    local = gym.make(env_id, **kwargs)
+    remote = gym.make("rl4vlm/Remote-v0", url=url, env_id=env_id, image_format=fmt, **kwargs)
+    try:
+        _play(local, 20, 0, []), _play(remote, 20, 0, [])  # warm up
+        local_times: list[float] = []
+        remote_times: list[float] = []
+        local_cpu = remote_cpu = server_cpu = 0.0
+        for r in range(rounds):
+            local_cpu += _play(local, steps, r, local_times)
+            before = _cpu_of(server_pid)
+            remote_cpu += _play(remote, steps, r, remote_times)
+            server_cpu += _cpu_of(server_pid) - before
+    finally:
+        local.close()
+        remote.close()
+    n = steps * rounds
+    return {
+        "local": _p50(local_times),
+        "remote": _p50(remote_times),
+        "local_cpu": local_cpu / n * 1000,
+        "client_cpu": remote_cpu / n * 1000,
+        "server_cpu": server_cpu / n * 1000,
+    }
+
+
+def _in_process_reset_step(env_id: str, size: int, n: int) -> float:
+    env = gym.make(env_id, image_size=(size, size))
+    obs, _ = env.reset(seed=0)
+    times = []
+    for seed in range(n):
         start = time.perf_counter()
         env.reset(seed=seed)
         env.step(obs["actions"][0])
-        resets.append(time.perf_counter() - start)
+        times.append(time.perf_counter() - start)
     env.close()
-    return {"step": _p50(times), "reset+step": _p50(resets), "steps/s": 1 / statistics.mean(times)}
+    return _p50(times)
 
 
 def _ws_session(url: str, env_id: str, size: int, fmt: str, steps: int, seed: int, out: list[float]) -> None:
@@ -74,7 +125,7 @@ def _ws_session(url: str, env_id: str, size: int, fmt: str, steps: int, seed: in
             out.append(time.perf_counter() - start)
             if result.done:
                 episode += 1
-                result = client.reset(seed=seed * 10_000 + episode)
+                result = client.reset(seed=seed * 10_000 + episode, **kwargs)
 
 
 def _ws(url: str, env_id: str, size: int, fmt: str, steps: int, sessions: int) -> dict[str, float]:
@@ -90,56 +141,60 @@ def _ws(url: str, env_id: str, size: int, fmt: str, steps: int, sessions: int) -
     return {"step": _p50(times), "steps/s": len(times) / elapsed}
 
 
-def _http(url: str, env_id: str, size: int, fmt: str, steps: int) -> dict[str, float]:
+def _http(url: str, env_id: str, size: int, fmt: str, n: int) -> float | str:
+    """p50 of the stateless ``/step`` (reset keywords and an action), or why the server refused it."""
     session = requests.Session()
     body: dict[str, Any] = {"env_id": env_id, "make_kwargs": {"image_size": [size, size]}, "image_format": fmt}
     times = []
-    for seed in range(min(steps, 100)):
+    for seed in range(n):
         start = time.perf_counter()
         got = session.post(f"{url}/step", json={"action": {"text": "<action>noop</action>"}, "seed": seed, **body})
-        got.raise_for_status()
-        json.loads(got.content)
+        if got.status_code != 200:
+            return f"refused: HTTP {got.status_code} {got.text[:120]}"
+        got.json()
         times.append(time.perf_counter() - start)
-    return {"reset+step": _p50(times)}
+    return _p50(times)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ids", nargs="*", default=["rl4vlm/NumberLine-v0", "rl4vlm/MiniWorld-OneRoom-v1"])
     parser.add_argument("--size", type=int, default=224)
-    parser.add_argument("--steps", type=int, default=300, help="steps per session")
+    parser.add_argument("--steps", type=int, default=300, help="steps per round (Remote-v0) or per session (WebSocket)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of Remote-v0 and local")
     parser.add_argument("--sessions", nargs="*", type=int, default=[1, 16])
+    parser.add_argument("--remote-only", action="store_true", help="only the Remote-v0 vs local figures")
     args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     for env_id in args.ids:
-        proc, owned = processes.popen(
-            [sys.executable, "-m", "rl4vlm_gym.cli", "serve", env_id, "--port", "0", "--max-sessions", str(max(args.sessions))],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        serve = ["serve", env_id, "--port", "0", "--max-sessions", str(max(args.sessions))]
+        proc, owned = processes.popen([sys.executable, "-m", "rl4vlm_gym.cli", *serve], stdout=subprocess.PIPE, text=True)
         try:
             url = proc.stdout.readline().split(" on ")[1].split()[0]  # type: ignore[union-attr]
-            print(f"\n{env_id} at {args.size}x{args.size} (p50 ms per step; throughput in steps/s)")
+            print(f"\n{env_id} at {args.size}x{args.size} (p50 ms per step; CPU ms per step; throughput in steps/s)")
             for fmt in ("raw", "png"):
-                local = _in_process(env_id, args.size, args.steps)
-                http = _http(url, env_id, args.size, fmt, args.steps)
+                r = _remote_vs_local(url, env_id, args.size, fmt, args.steps, args.rounds, proc.pid)
                 print(
-                    f"  HTTP {fmt:3s}            stateless reset+step {http['reset+step']:7.2f}   "
-                    f"in-process {local['reset+step']:7.2f}   overhead {http['reset+step'] - local['reset+step']:+7.2f}"
+                    f"  Remote-v0 {fmt:3s}       step {r['remote']:7.2f}   local {r['local']:7.2f}   overhead {r['remote'] - r['local']:+7.2f}"
+                    f"   CPU: client {r['client_cpu']:5.2f} (local env {r['local_cpu']:5.2f}), server {r['server_cpu']:5.2f}"
                 )
+                if args.remote_only:
+                    continue
+                http = _http(url, env_id, args.size, fmt, min(args.steps, 100))
+                local = _in_process_reset_step(env_id, args.size, min(args.steps, 100))
+                shown = (
+                    http if isinstance(http, str) else f"{http:7.2f}   in-process {local:7.2f}   overhead {http - local:+7.2f}"
+                )
+                print(f"  HTTP {fmt:3s}            stateless reset+step {shown}")
                 for n in args.sessions:
                     _ws(url, env_id, args.size, fmt, 20, n)  # warm up
-                    # in-process measured again right before: the machine is shared and its load drifts
-                    local = _in_process(env_id, args.size, args.steps)
                     ws = _ws(url, env_id, args.size, fmt, args.steps, n)
-                    print(
-                        f"  WebSocket {fmt:3s} x{n:<3d}  step {ws['step']:7.2f}   in-process {local['step']:7.2f} "
-                        f"({local['steps/s']:6.0f} steps/s)   overhead {ws['step'] - local['step']:+7.2f}   "
-                        f"{ws['steps/s']:6.0f} steps/s"
-                    )
+                    print(f"  WebSocket {fmt:3s} x{n:<3d}  step {ws['step']:7.2f}   {ws['steps/s']:6.0f} steps/s")
         finally:
             processes.kill_group(proc.pid)
             proc.wait()
             owned.release()
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

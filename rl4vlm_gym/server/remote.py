@@ -1,5 +1,5 @@
 """``rl4vlm/Remote-v0``: a Gymnasium env that plays an env served by ``rl4vlm-gym serve`` (or any server
-speaking the same OpenEnv messages), through openenv-core's own WebSocket client (``EnvClient``).
+speaking the same OpenEnv messages), over OpenEnv's WebSocket protocol.
 
     env = gym.make("rl4vlm/Remote-v0", url="http://host:8000", env_id="rl4vlm/Sokoban-v0", level=1)
     obs, info = env.reset(seed=7)          # the same four keys, info and rewards as the local env
@@ -51,8 +51,10 @@ from gymnasium import spaces
 from gymnasium.wrappers import TimeLimit
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+from openenv.core.utils import convert_to_ws_url
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect as sync_connect
 
 from rl4vlm_gym.server.environment import ARGUMENT_ERROR
 from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMState, decode_image
@@ -86,7 +88,7 @@ _OPEN: weakref.WeakSet[RemoteEnv] = weakref.WeakSet()
 
 @atexit.register
 def _close_open() -> None:
-    """Close sessions while the clients' event-loop threads can still run (not from ``__del__`` at exit)."""
+    """Close open sessions at exit, so their servers free them at once (``__del__`` does not run then)."""
     for env in list(_OPEN):
         env.close()
 
@@ -125,6 +127,7 @@ class RemoteSessionLost(RemoteError):
 
 # An error message of a session the server closed (rl4vlm_gym.server.environment: reaped idle, or shut down).
 _CLOSED_SESSION = "this session is closed"
+MAX_MESSAGE_BYTES = 100 << 20  # openenv-core's client's limit: a 4096x4096 raw frame is 64 MiB, 86 MiB in base64
 # WebSocket close codes the server ends a connection with (besides a plain close).
 _TRY_AGAIN_LATER, _MESSAGE_TOO_BIG = 1013, 1009
 
@@ -139,111 +142,67 @@ def _is_loopback(url: str) -> bool:
         return False
 
 
-class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
-    """openenv-core's WebSocket client for our server: actions are text, results are observation dicts
-    (image decoded to ``uint8[H, W, 3]``). Use it async, or ``.sync()`` for blocking calls.
+def _ws_url(base_url: str) -> str:
+    return convert_to_ws_url(base_url).rstrip("/") + "/ws"
 
-    ``token`` (default: the environment variable ``RL4VLM_GYM_SERVER_TOKEN``) goes with the WebSocket
-    handshake as ``Authorization: Bearer <token>``. Failures raise the :class:`RemoteError` classes
-    (module docstring); after a timeout or a closed connection the client is disconnected, and the next
-    request connects again (a new session). No ``permessage-deflate`` is offered: images are PNG
-    (compressed already) or raw, for speed."""
 
-    def __init__(
-        self,
-        base_url: str,
-        connect_timeout_s: float = 10.0,
-        message_timeout_s: float = 60.0,
-        *,
-        token: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s, **kwargs)
-        self._token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
+def _connect_options(ws_url: str, token: str | None, open_timeout: float) -> dict[str, Any]:
+    """websockets' ``connect`` keywords: the token's header, no ``permessage-deflate`` (images are PNG,
+    compressed already, or raw for speed: deflating a 224x224 raw frame cost 7 ms), no proxy to this machine."""
+    return {
+        "open_timeout": open_timeout,
+        "max_size": MAX_MESSAGE_BYTES,
+        "additional_headers": {"Authorization": f"Bearer {token}"} if token else None,
+        "compression": None,
+        "proxy": None if _is_loopback(ws_url) else True,
+    }
 
-    async def connect(self) -> VLMEnvClient:
-        if self._ws is not None:
-            return self
-        headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
-        try:
-            self._ws = await ws_connect(
-                self._ws_url,
-                open_timeout=self._connect_timeout,
-                max_size=self._max_message_size,
-                additional_headers=headers,
-                compression=None,
-                proxy=None if _is_loopback(self._ws_url) else True,  # as openenv-core's: no proxy to this machine
-            )
-        except InvalidStatus as err:
-            status = err.response.status_code
-            if status in (401, 403):
-                detail = err.response.body.decode("utf-8", "replace")[:300] if err.response.body else ""
-                given = "a token that is not the server's" if self._token else "no token"
-                raise RemoteAuthError(
-                    f"{self._ws_url} refused the connection (HTTP {status}: {detail or 'forbidden'}): the client gave {given}; "
-                    f"pass token=... or set {SERVER_TOKEN_ENV}",
-                    "FORBIDDEN",
-                ) from None
-            raise ConnectionError(f"Failed to connect to {self._ws_url}: {err}") from err
-        except Exception as err:
-            raise ConnectionError(f"Failed to connect to {self._ws_url}: {err}") from err
-        return self
 
-    def _step_payload(self, action: Any) -> dict[str, Any]:
-        extras = None
-        if isinstance(action, _WithExtras):
-            action, extras = action.action, action.extras
-        if isinstance(action, bytes):  # as the local parser does
-            action = action.decode("utf-8", errors="replace")
-        if not (action is None or isinstance(action, (str, int, float, bool))):
-            action = repr(action)
-        return {"text": action} if not extras else {"text": action, "metadata": {"state_extras": list(extras)}}
+def _connect_error(ws_url: str, err: Exception, token: str | None) -> Exception:
+    """The exception for a failed handshake: :class:`RemoteAuthError` for HTTP 401/403, else ``ConnectionError``."""
+    if isinstance(err, InvalidStatus) and err.response.status_code in (401, 403):
+        status, body = err.response.status_code, err.response.body
+        detail = body.decode("utf-8", "replace")[:300] if body else "forbidden"
+        given = "a token that is not the server's" if token else "no token"
+        return RemoteAuthError(
+            f"{ws_url} refused the connection (HTTP {status}: {detail}): the client gave {given}; pass token=... or set {SERVER_TOKEN_ENV}",
+            "FORBIDDEN",
+        )
+    return ConnectionError(f"Failed to connect to {ws_url}: {err}")
 
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
-        obs = dict(payload.get("observation", {}))
-        obs["image"] = decode_image(obs["image"])
-        return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
 
-    def _parse_state(self, payload: dict[str, Any]) -> VLMState:
-        return VLMState.model_validate(payload)
+def _step_payload(action: Any) -> dict[str, Any]:
+    """A step message's data: the action as text (bytes decoded, other objects by ``repr``, as the local parser
+    sees them) and the groups of state's extras asked for with it."""
+    extras = None
+    if isinstance(action, _WithExtras):
+        action, extras = action.action, action.extras
+    if isinstance(action, bytes):  # as the local parser does
+        action = action.decode("utf-8", errors="replace")
+    if not (action is None or isinstance(action, (str, int, float, bool))):
+        action = repr(action)
+    return {"text": action} if not extras else {"text": action, "metadata": {"state_extras": list(extras)}}
 
-    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
-        try:
-            await self._send(message)
-            raw = await asyncio.wait_for(self._ws.recv(), timeout=self._message_timeout)  # type: ignore[union-attr]
-        except TimeoutError:
-            self._drop()
-            raise RemoteTimeoutError(
-                f"no answer to {message.get('type')!r} within message_timeout_s={self._message_timeout} s: the connection "
-                "was dropped, with the session and its episode (a late answer would have answered the next request); "
-                "reset() opens a new session",
-                "TIMEOUT",
-            ) from None
-        except ConnectionClosed as closed:
-            last = await self._last_words()  # what the server said before it closed (a full server's CAPACITY_REACHED)
-            self._drop()
-            if last is None:
-                raise _closed_error(closed) from None
-            response = last
-        else:
-            response = json.loads(raw)
-        if response.get("type") == "error":
-            raise _error(response.get("data") or {})
-        return response
 
-    async def _last_words(self) -> dict[str, Any] | None:
-        """A message the server sent before closing the connection (buffered: the close came first)."""
-        try:
-            raw = await asyncio.wait_for(self._ws.recv(), timeout=1.0)  # type: ignore[union-attr]
-            return json.loads(raw)
-        except (ConnectionClosed, TimeoutError, ValueError, AttributeError):  # none: the close code tells
-            return None
+def _parse_result(payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
+    obs = dict(payload.get("observation", {}))
+    obs["image"] = decode_image(obs["image"])
+    return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
 
-    def _drop(self) -> None:
-        """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
-        ws, self._ws = self._ws, None
-        if ws is not None:
-            ws.transport.abort()
+
+def _answer(response: dict[str, Any]) -> dict[str, Any]:
+    """The server's answer, or the :class:`RemoteError` its error message says."""
+    if response.get("type") == "error":
+        raise _error(response.get("data") or {})
+    return response
+
+
+def _timeout_error(what: Any, seconds: float) -> RemoteTimeoutError:
+    return RemoteTimeoutError(
+        f"no answer to {what!r} within message_timeout_s={seconds} s: the connection was dropped, with the session "
+        "and its episode (a late answer would have answered the next request); reset() opens a new session",
+        "TIMEOUT",
+    )
 
 
 def _error(data: Mapping[str, Any]) -> RemoteError:
@@ -274,6 +233,127 @@ def _closed_error(closed: ConnectionClosed) -> RemoteError:
         f"the server closed the connection ({said}): the session and its episode are gone; reset() opens a new session",
         "SESSION_LOST",
     )
+
+
+class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
+    """openenv-core's WebSocket client for our server: actions are text, results are observation dicts
+    (image decoded to ``uint8[H, W, 3]``). Use it async, or ``.sync()`` for blocking calls
+    (:class:`RemoteEnv` has a blocking session of its own, without the event-loop thread of ``.sync()``).
+
+    ``token`` (default: the environment variable ``RL4VLM_GYM_SERVER_TOKEN``) goes with the WebSocket
+    handshake as ``Authorization: Bearer <token>``. Failures raise the :class:`RemoteError` classes
+    (module docstring); after a timeout or a closed connection the client is disconnected, and the next
+    request connects again (a new session)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        connect_timeout_s: float = 10.0,
+        message_timeout_s: float = 60.0,
+        *,
+        token: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s, **kwargs)
+        self._token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
+
+    async def connect(self) -> VLMEnvClient:
+        if self._ws is None:
+            try:
+                self._ws = await ws_connect(self._ws_url, **_connect_options(self._ws_url, self._token, self._connect_timeout))
+            except Exception as err:
+                raise _connect_error(self._ws_url, err, self._token) from None
+        return self
+
+    def _step_payload(self, action: Any) -> dict[str, Any]:
+        return _step_payload(action)
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
+        return _parse_result(payload)
+
+    def _parse_state(self, payload: dict[str, Any]) -> VLMState:
+        return VLMState.model_validate(payload)
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            await self._send(message)
+            raw = await asyncio.wait_for(self._ws.recv(), timeout=self._message_timeout)  # type: ignore[union-attr]
+        except TimeoutError:
+            self._drop()
+            raise _timeout_error(message.get("type"), self._message_timeout) from None
+        except ConnectionClosed as closed:
+            try:  # what the server said before it closed (a full server's CAPACITY_REACHED), buffered
+                raw = await asyncio.wait_for(self._ws.recv(), timeout=1.0)  # type: ignore[union-attr]
+            except (ConnectionClosed, TimeoutError):
+                raise _closed_error(closed) from None
+            finally:
+                self._drop()
+        return _answer(json.loads(raw))
+
+    def _drop(self) -> None:
+        """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            ws.transport.abort()
+
+
+class _Session:
+    """One WebSocket session of :class:`RemoteEnv`: OpenEnv's messages over websockets' blocking client, in the
+    caller's thread. (openenv-core's ``.sync()`` client runs an event loop in a thread of its own: two thread
+    switches a request, which on a loaded machine cost milliseconds of a step's latency.) The same messages,
+    errors and timeouts as :class:`VLMEnvClient`; after a timeout or a lost connection it is closed."""
+
+    def __init__(self, base_url: str, connect_timeout_s: float, message_timeout_s: float, token: str | None) -> None:
+        self._url, self._message_timeout = _ws_url(base_url), message_timeout_s
+        token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
+        try:
+            # entered as websockets' context manager (its direct use is deprecated); close() ends it
+            self._ws: Any = sync_connect(self._url, **_connect_options(self._url, token, connect_timeout_s)).__enter__()
+        except Exception as err:
+            raise _connect_error(self._url, err, token) from None
+
+    def reset(self, **kwargs: Any) -> StepResult[dict[str, Any]]:
+        return _parse_result(self._request({"type": "reset", "data": kwargs}).get("data", {}))
+
+    def step(self, action: Any) -> StepResult[dict[str, Any]]:
+        return _parse_result(self._request({"type": "step", "data": _step_payload(action)}).get("data", {}))
+
+    def state(self) -> VLMState:
+        return VLMState.model_validate(self._request({"type": "state"}).get("data", {}))
+
+    def close(self) -> None:
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            try:
+                ws.send(json.dumps({"type": "close"}))
+                ws.close()
+            except Exception:  # noqa: BLE001 - the server may be gone already
+                ws.close_socket()
+
+    def _request(self, message: dict[str, Any]) -> dict[str, Any]:
+        ws = self._ws
+        if ws is None:
+            raise RemoteSessionLost("this session was closed; reset() opens a new one", "SESSION_LOST")
+        try:
+            ws.send(json.dumps(message))
+            raw = ws.recv(timeout=self._message_timeout)
+        except TimeoutError:
+            self._drop()
+            raise _timeout_error(message["type"], self._message_timeout) from None
+        except ConnectionClosed as closed:
+            try:  # what the server said before it closed (a full server's CAPACITY_REACHED), buffered
+                raw = ws.recv(timeout=1.0)
+            except (ConnectionClosed, TimeoutError):
+                raise _closed_error(closed) from None
+            finally:
+                self._drop()
+        return _answer(json.loads(raw))
+
+    def _drop(self) -> None:
+        """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            ws.close_socket()
 
 
 class _WithExtras:
@@ -355,7 +435,7 @@ class RemoteEnv(gym.Env):
         self.render_mode = render_mode
         self._timeouts = (connect_timeout_s, message_timeout_s)
         self._token = token
-        self._client: Any = None
+        self._client: _Session | None = None
         self._lost: str | None = None  # why the episode's session is gone (a timeout, a closed session)
         self._last: dict[str, Any] | None = None
         self._history: tuple[dict[str, Any], list[Any]] | None = None  # (reset kwargs, actions) for pickling
@@ -424,8 +504,8 @@ class RemoteEnv(gym.Env):
         does not send them)."""
         return self._extra("instruction_prompt")
 
-    def __del__(self) -> None:
-        if not sys.is_finalizing():  # the client's loop thread cannot run any more
+    def __del__(self, _finalizing: Any = sys.is_finalizing) -> None:  # bound now: the module's globals are gone at exit
+        if not _finalizing():
             self.close()
 
     # -- the served env's public inspection API (VLMEnv's), one state round trip per reset or step --
@@ -545,18 +625,10 @@ class RemoteEnv(gym.Env):
             kwargs["options"] = dict(options)
         return kwargs
 
-    def _connected(self) -> Any:
+    def _connected(self) -> _Session:
         if self._client is None:
             connect, message = self._timeouts
-            client = VLMEnvClient(
-                base_url=self.url, connect_timeout_s=connect, message_timeout_s=message, token=self._token
-            ).sync()
-            try:
-                client.connect()
-            except BaseException:
-                client.close()  # its event-loop thread
-                raise
-            self._client = client
+            self._client = _Session(self.url, connect, message, self._token)
             _OPEN.add(self)
         return self._client
 

@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("openenv.core")
 import server_envs  # noqa: E402 - tests/server (conftest.py puts it on the path)
+from openenv.core.sync_client import SyncEnvClient  # noqa: E402
 
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
 from rl4vlm_gym.server.models import MAX_ACTION_CHARS  # noqa: E402
@@ -31,6 +32,7 @@ from rl4vlm_gym.server.remote import (  # noqa: E402
     RemoteSessionLost,
     RemoteTimeoutError,
     VLMEnvClient,
+    _Session,
 )
 
 ENV = "rl4vlm/NumberLine-v0"
@@ -101,7 +103,15 @@ def test_a_timed_out_step_drops_the_connection_and_the_next_reset_plays_as_the_l
             assert caught.value.code == "TIMEOUT"
             with pytest.raises(gym.error.ResetNeeded, match="no answer to 'step'.*call reset"):
                 env.step("+")  # the episode went with the session
-            server_envs.OPEN.set()  # the server's step ends; its answer has no connection to go to
+            client = VLMEnvClient(base_url=url, message_timeout_s=0.2).sync()  # openenv-core's client, ours for async users
+            reset = {"env_id": "gated", "make_kwargs": {"image_size": [64, 64]}, "seed": 5}
+            first = client.reset(**reset).observation
+            with pytest.raises(RemoteTimeoutError, match="no answer to 'step'"):
+                client.step("+")
+            server_envs.OPEN.set()  # the server's steps end; their answers have no connection to go to
+            again = client.reset(**reset).observation  # a new connection: its own answer, not the late step's
+            assert (again["text"], again["image"].tobytes()) == (first["text"], first["image"].tobytes())
+            client.close()
             assert _rollout(env, 5) == _local(5)
             env.close()
     finally:
@@ -142,14 +152,17 @@ def test_a_full_server_raises_the_capacity_error_and_frees_the_seat_when_a_sessi
         assert caught.value.code == "CAPACITY_REACHED"
         # a client whose first message goes out after the server has already answered and closed
         # (openenv-core's first answer came before any message: the client saw ConnectionClosedOK 1000)
-        late = VLMEnvClient(base_url=url).sync()
-        try:
-            late.connect()
-            time.sleep(0.1)
-            with pytest.raises(RemoteCapacityError, match="capacity"):
-                late.reset(env_id=ENV, make_kwargs={"image_size": [64, 64]})
-        finally:
-            late.close()
+        for late in (
+            VLMEnvClient(base_url=url).sync(),
+            _Session(url, 10.0, 10.0, None),
+        ):  # openenv-core's client, and RemoteEnv's
+            try:
+                late.connect() if isinstance(late, SyncEnvClient) else None
+                time.sleep(0.1)
+                with pytest.raises(RemoteCapacityError, match="capacity"):
+                    late.reset(env_id=ENV, make_kwargs={"image_size": [64, 64]})
+            finally:
+                late.close()
         first.close()
         _until(lambda: not server._sessions, "the closed session's end")
         second = RemoteEnv(url, ENV, **SMALL)
