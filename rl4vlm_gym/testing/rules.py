@@ -41,7 +41,14 @@ class _OutcomeSpy:
 
 
 def check_rules(
-    env_id: str, /, seeds: int = 2, episodes_per_seed: int = 2, max_steps: int = 30, random_moves: float = 0.7, **kwargs: Any
+    env_id: str,
+    /,
+    seeds: int = 2,
+    episodes_per_seed: int = 2,
+    max_steps: int = 30,
+    random_moves: float = 0.7,
+    key_probes: int | None = None,
+    **kwargs: Any,
 ) -> str:
     """The step contract, under every reward variant, over episodes that mix oracle and random moves
     (``seeds`` x ``episodes_per_seed`` episodes under the default variant, one under each other).
@@ -50,8 +57,8 @@ def check_rules(
     invalid reward; every reward is ``REWARDS[variant][event] * scale`` with a known event and
     ``0 <= scale <= 1``; ``actions`` has no repeats; progress is in [0, 1]; success is false at
     reset and turns true only on a terminating step; a ``state_key`` seen twice in episodes of one
-    seed is one state (same actions, same success; and, for up to ``KEY_PROBES`` keys reached again by
-    other moves in an env neither of ``CHANCE`` nor ``CONTINUOUS`` (whose keys discretize), the same
+    seed is one state (same actions, same success; and, for up to ``key_probes`` (default ``KEY_PROBES``) keys
+    reached again by other moves in an env neither of ``CHANCE`` nor ``CONTINUOUS`` (whose keys discretize), the same
     ``PROBE_MOVES`` random moves from both situations play alike: a key that leaves out a counter or an
     item is caught when it first matters); every observed image equals a fresh
     ``_render()`` (the frame cache's key holds all that is drawn); and after the episode's end a
@@ -59,10 +66,12 @@ def check_rules(
     the moves are random words of ``actions``, so that moves the rules refuse are met (in runs, in
     ``EXPENSIVE_PLAN`` envs: :class:`~rl4vlm_gym.testing.common.Moves`).
 
-    A remote env (``KIT_PROXY``) runs in a server: its events cannot be traced (only the rewards'
-    range is checked; its copies for the key probes are sessions replaying the episode), and its frames are compared with fresh renders only when the server exposes
-    them (``--expose-oracle``); the summary names what was not checked."""
+    A remote env (``KIT_PROXY``) runs in a server: its events cannot be traced (only the rewards' range
+    is checked; a copy for a key probe is a new session replaying the episode), and its frames are compared
+    with fresh renders only when the server exposes them (``--expose-oracle``); the summary names what was
+    not checked."""
     card = _card(env_id, kwargs)
+    probes = KEY_PROBES if key_probes is None else key_probes  # read at the call: a test may set KEY_PROBES
     counts = {"steps": 0, "invalid": 0, "unframed": 0, "probed": 0}
     for v, variant in enumerate(card.reward_variants):
         env = _make(env_id, **{**kwargs, "reward_variant": variant})
@@ -85,7 +94,7 @@ def check_rules(
                 # Not in games of chance, nor where a key discretizes a continuous state by design (MiniWorld's pose);
                 # under the default reward variant only, as long as probes are left. A remote env's copy is a new
                 # session that replays the seeded episode (RemoteEnv's pickling): the served env's key is probed too.
-                probing = v == 0 and counts["probed"] < KEY_PROBES
+                probing = v == 0 and counts["probed"] < probes
                 probing &= not (base.facts()["CHANCE"] or base.facts()["CONTINUOUS"])
                 if probing and not episode:
                     start = pickle.dumps(base)  # every episode of the seed starts here: replays start from a copy
@@ -104,7 +113,7 @@ def check_rules(
             # The histories most apart first (what a key leaves out has had the most moves to drift), and of
             # those the shortest first path (a probe replays it).
             met.sort(key=lambda m: (len(m[0]) - len(m[1]), len(m[0])))
-            for first, moves, copy, key, at in met[: KEY_PROBES - counts["probed"]]:
+            for first, moves, copy, key, at in met[: probes - counts["probed"]]:
                 counts["probed"] += _assert_same_behaviour(start, first, moves, copy, key, at)
         env.close()
     summary = (
