@@ -203,6 +203,11 @@ class _Transport:
             logger.warning("%s: %s %s refused: no or wrong bearer token", _peer(scope), method, path)
             await _json_response(send, 403, _FORBIDDEN)
             return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            logger.warning("%s: %s %s refused: a body over %d bytes declared", _peer(scope), method, path, self.limit)
+            await _json_response(send, 413, f"request body over {self.limit} bytes")
+            return
         if (method, path) not in STATELESS_ROUTES:
             await self._bounded(scope, receive, send)
             return
@@ -231,14 +236,8 @@ class _Transport:
                 self.stateless_busy -= 1
 
     async def _bounded(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """The app, with a 413 for a body over ``limit`` bytes (declared or counted)."""
-        declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            logger.warning(
-                "%s: %s %s refused: a body over %d bytes declared", _peer(scope), scope["method"], scope["path"], self.limit
-            )
-            await _json_response(send, 413, f"request body over {self.limit} bytes")
-            return
+        """The app, with a 413 once the body's bytes counted as they arrive pass ``limit`` (a client may lie in
+        Content-Length or send none; a declared length over it was refused already)."""
         seen = 0
         started = False
 
