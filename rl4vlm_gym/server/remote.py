@@ -258,7 +258,7 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
         self._token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
 
     async def connect(self) -> VLMEnvClient:
-        if self._ws is None:
+        if self._ws is None:  # type: ignore[has-type]  # openenv-core declares it in __init__, untyped
             try:
                 self._ws = await ws_connect(self._ws_url, **_connect_options(self._ws_url, self._token, self._connect_timeout))
             except Exception as err:
@@ -277,13 +277,13 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
             await self._send(message)
-            raw = await asyncio.wait_for(self._ws.recv(), timeout=self._message_timeout)  # type: ignore[union-attr]
+            raw = await asyncio.wait_for(self._ws.recv(), timeout=self._message_timeout)
         except TimeoutError:
             self._drop()
             raise _timeout_error(message.get("type"), self._message_timeout) from None
         except ConnectionClosed as closed:
             try:  # what the server said before it closed (a full server's CAPACITY_REACHED), buffered
-                raw = await asyncio.wait_for(self._ws.recv(), timeout=1.0)  # type: ignore[union-attr]
+                raw = await asyncio.wait_for(self._ws.recv(), timeout=1.0)
             except (ConnectionClosed, TimeoutError):
                 raise _closed_error(closed) from None
             finally:
@@ -292,7 +292,8 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
 
     def _drop(self) -> None:
         """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
-        ws, self._ws = self._ws, None
+        ws: Any = self._ws
+        self._ws = None  # type: ignore[assignment]  # openenv-core types it without None
         if ws is not None:
             ws.transport.abort()
 
