@@ -95,10 +95,11 @@ def _close_open() -> None:
 
 class RemoteError(RuntimeError):
     """The server answered with OpenEnv's error shape, or the session failed; ``code`` is the server's
-    ``WSErrorCode`` (``TIMEOUT``, ``SESSION_LOST`` or ``FORBIDDEN`` where the client found the failure)."""
+    ``WSErrorCode`` or, where the client found the failure, ``TIMEOUT``, ``SESSION_LOST``, ``FORBIDDEN``,
+    ``MESSAGE_TOO_BIG`` (WebSocket close code 1009) or ``CAPACITY_REACHED`` (close code 1013)."""
 
     def __init__(self, message: str, code: str) -> None:
-        super().__init__(f"{message} (server error {code})")
+        super().__init__(f"{message} (code {code})")
         self.code = code
 
 
@@ -127,7 +128,7 @@ class RemoteSessionLost(RemoteError):
 
 # An error message of a session the server closed (rl4vlm_gym.server.environment: reaped idle, or shut down).
 _CLOSED_SESSION = "this session is closed"
-MAX_MESSAGE_BYTES = 100 << 20  # openenv-core's client's limit: a 4096x4096 raw frame is 64 MiB, 86 MiB in base64
+_MAX_MESSAGE_BYTES = 100 << 20  # openenv-core's client's limit: a 4096x4096 raw frame is 64 MiB, 86 MiB in base64
 # WebSocket close codes the server ends a connection with (besides a plain close).
 _TRY_AGAIN_LATER, _MESSAGE_TOO_BIG = 1013, 1009
 
@@ -151,7 +152,7 @@ def _connect_options(ws_url: str, token: str | None, open_timeout: float) -> dic
     compressed already, or raw for speed: deflating a 224x224 raw frame cost 7 ms), no proxy to this machine."""
     return {
         "open_timeout": open_timeout,
-        "max_size": MAX_MESSAGE_BYTES,
+        "max_size": _MAX_MESSAGE_BYTES,
         "additional_headers": {"Authorization": f"Bearer {token}"} if token else None,
         "compression": None,
         "proxy": None if _is_loopback(ws_url) else True,
