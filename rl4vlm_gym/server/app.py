@@ -492,7 +492,7 @@ def create_app(
             server._reap_idle_sessions = functools.partial(_reap_idle_sessions, server, reap_every)
     noted = server is not None and patches.guard("openenv-websocket-session")
     if noted:
-        server._create_session = functools.partial(_note_session, server._create_session)  # type: ignore[union-attr, method-assign]
+        server._create_session = functools.partial(_note_session, server._create_session)  # type: ignore[union-attr]
 
     async def _close_sessions() -> None:
         if app.state.openenv_server is not None:
