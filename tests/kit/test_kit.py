@@ -173,7 +173,7 @@ def test_check_names_the_defect(cls: type, check: str, law: str | None, pattern:
 # (Gymnasium's check_env's, the env's own); the reason)}}.
 # Every other check passes the env (test_a_broken_env_fails_only_its_own_laws).
 _ENV_REFUSED = ("KeyError", "VLMEnv refuses the env when it is made: every variant needs every event, 'invalid' included")
-_NOT_VLMENV = ("common: {} does not derive from rl4vlm_gym.VLMEnv", "every check but api reads the env through VLMEnv's API")
+_NOT_VLMENV = ("common: {} does not derive from rl4vlm_gym.VLMEnv", "every check but api and vector reads the env through VLMEnv's API")
 ALSO_FAILS: dict[type, dict[str, tuple[str, str]]] = {
     kit_walk.EarlySuccess: {
         "oracle": ("oracle: optimal_steps={}, but {} solves the episode", "success one move early is a solution one move shorter"),
@@ -195,7 +195,7 @@ ALSO_FAILS: dict[type, dict[str, tuple[str, str]]] = {
     },
     kit_walk.HumanRenderReturnsFrame: {"api": ("api: check_env warned", "Gymnasium's check_env warns of the same defect")},
     kit_walk.SeedDoesNotRepeat: {"api": ("AssertionError", "Gymnasium's check_env resets twice with one seed")},
-    kit_walk.KeyCountsResets: {"api": ("AssertionError", "Gymnasium's check_env compares the infos of two resets with one seed")},
+    kit_walk.KeyCountsResets: {"api": ("AssertionError", "Gymnasium's check_env compares the step infos (state_key) of two runs of one seed")},
     kit_walk.SeedsIgnored: {"api": ("AssertionError", "Gymnasium's check_env resets with two seeds")},
     kit_walk.SaltedGoal: {"vector": ("vector: {} text differs", "a worker that inherits nothing hashes with another salt")},
     kit_walk.SaltedFeedback: {"vector": ("vector: {} text differs", "a worker that inherits nothing hashes with another salt")},
