@@ -514,7 +514,7 @@ class RemoteEnv(gym.Env):
 
     def server_state(self) -> VLMState:
         """OpenEnv's ``state`` of this session: the served env, its rules and the episode's position."""
-        return self._connected().state()
+        return self._recovering("state")
 
     def facts(self) -> dict[str, Any]:
         """The served env's :meth:`~rl4vlm_gym.core.VLMEnv.facts`, as the server sent them (JSON data)."""
@@ -635,40 +635,42 @@ class RemoteEnv(gym.Env):
         return self._client
 
     def _call(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
-        """A reset or step; a lost session is reopened for a reset, and for a step of a seeded episode
-        (replayed first); a timeout or any other loss ends the episode (step then asks for a reset)."""
+        """A reset or step (:meth:`_recovering`), and the state's extras that came with it."""
         self._state, self._after = None, what
+        result = self._recovering(what, *args, **kwargs)
+        self._state = result.observation.get("state")  # the extras asked for with it (None: none)
+        return result
+
+    def _recovering(self, what: str, *args: Any, **kwargs: Any) -> Any:
+        """A request (``reset``, ``step`` or ``state``) in a session that may be gone: a lost session is
+        reopened for a reset, and for a step or state read in a seeded episode, which is replayed in the new
+        session first (as unpickling replays it); else the loss, or a timeout, ends the episode."""
         try:
-            result = self._request(what, *args, **kwargs)
-        except RemoteSessionLost as err:
-            if what == "step" and self._history is None:
-                self._end_episode(err)
+            return self._request(what, *args, **kwargs)
+        except RemoteSessionLost:
+            if what != "reset" and self._history is None:
                 raise
-            self._lost = None
-            if what == "step":  # the seeded episode so far, in a new session
+            if what != "reset":
                 reset, actions = self._history  # type: ignore[misc]
                 self._request("reset", **reset)
                 for action in actions:
                     self._request("step", action)
-            self._state, self._after = None, what
-            result = self._request(what, *args, **kwargs)
-        except RemoteTimeoutError as err:
-            self._end_episode(err)
+                self._started = True
+            self._lost = None
+            return self._request(what, *args, **kwargs)
+        except RemoteTimeoutError:
+            self._history = None  # the episode is not replayed: the env may hang on it again
             raise
-        self._state = result.observation.get("state")  # the extras asked for with it (None: none)
-        return result
 
-    def _request(self, what: str, *args: Any, **kwargs: Any) -> StepResult[dict[str, Any]]:
-        """One request in the current session (connecting if there is none); a client whose session is
-        gone or whose connection timed out is closed, so the next request opens a new session."""
+    def _request(self, what: str, *args: Any, **kwargs: Any) -> Any:
+        """One request in the current session (connecting if there is none). A session that is gone or timed
+        out is closed, so the next request opens a new one, and its episode is lost (step asks for a reset)."""
         try:
             return getattr(self._connected(), what)(*args, **kwargs)
-        except (RemoteSessionLost, RemoteTimeoutError):
+        except (RemoteSessionLost, RemoteTimeoutError) as err:
             self.close()
+            self._started, self._lost = False, str(err)
             raise
-
-    def _end_episode(self, err: RemoteError) -> None:
-        self._started, self._history, self._lost = False, None, str(err)
 
     def _unpack(self, result: StepResult[dict[str, Any]]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         data = result.observation
