@@ -25,22 +25,33 @@ import re
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from openenv.core.env_server.http_server import HTTPEnvServer, create_fastapi_app
-from openenv.core.env_server.types import ConcurrencyConfig, WSErrorCode, WSErrorResponse, WSStateMessage, WSStateResponse
+from openenv.core.env_server.types import (
+    ConcurrencyConfig,
+    SchemaResponse,
+    WSErrorCode,
+    WSErrorResponse,
+    WSStateMessage,
+    WSStateResponse,
+)
 from pydantic import ValidationError
 from uvicorn.protocols.utils import ClientDisconnected
 
 from rl4vlm_gym import patches
 from rl4vlm_gym.server.environment import Catalog, ServedEnv
-from rl4vlm_gym.server.models import VLMAction, VLMObservation
+from rl4vlm_gym.server.models import VLMAction, VLMObservation, VLMState
+
+if TYPE_CHECKING:
+    from rl4vlm_gym.server.policy import ClientPolicy
 
 __all__ = [
     "FIRST_MESSAGE_TIMEOUT_S",
@@ -435,6 +446,7 @@ def create_app(
     stateless: bool = True,
     stateless_limit: int | None = None,
     first_message_timeout: float | None = FIRST_MESSAGE_TIMEOUT_S,
+    environment: Callable[[Catalog], ServedEnv] = ServedEnv,
 ) -> FastAPI:
     """The OpenEnv app serving ``catalog``.
 
@@ -449,6 +461,8 @@ def create_app(
         stateless: whether the stateless HTTP routes (:data:`STATELESS_ROUTES`) are served (404 when off).
         stateless_limit: at most this many stateless requests at once, 503 over it (None: ``max_sessions``).
         first_message_timeout: a WebSocket silent this many seconds after connecting is closed (None: never).
+        environment: what each session (and stateless request) plays: ``environment(catalog)``, a
+            :class:`ServedEnv` or a subclass of it (e.g. :class:`~rl4vlm_gym.server.mcp.MCPServedEnv`).
     """
     if max_sessions < 1:
         raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
@@ -458,8 +472,10 @@ def create_app(
     if first_message_timeout is not None and first_message_timeout <= 0:
         raise ValueError(f"first_message_timeout must be > 0 seconds, got {first_message_timeout}")
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout)
-    app = create_fastapi_app(functools.partial(_make_env, catalog), VLMAction, VLMObservation, concurrency_config=config)
+    factory = functools.partial(_make_env, environment, catalog)
+    app = create_fastapi_app(factory, VLMAction, VLMObservation, concurrency_config=config)
     app.title = f"RL4VLM Gym OpenEnv server: {catalog.title}"
+    _serve_our_schema(app)
 
     # Errors of the env or of the client's arguments: JSON, never a traceback, never the client's input.
     @app.exception_handler(ValueError)
@@ -513,6 +529,22 @@ def create_app(
     return app
 
 
+def _serve_our_schema(app: FastAPI) -> None:
+    """``GET /schema`` with our :class:`~rl4vlm_gym.server.models.VLMState` as its ``state`` (openenv-core's route
+    answers its generic ``State``, which names none of STATE's keys): openenv-core's route is replaced by one of the
+    same path and answer model."""
+    app.router.routes[:] = [r for r in app.router.routes if not (isinstance(r, APIRoute) and r.path == "/schema")]
+
+    @app.get("/schema", response_model=SchemaResponse, tags=["Schema"], summary="Get all JSON schemas")
+    async def get_schemas() -> SchemaResponse:
+        """The JSON schemas of the action, the observation and the state."""
+        return SchemaResponse(
+            action=VLMAction.model_json_schema(),
+            observation=VLMObservation.model_json_schema(),
+            state=VLMState.model_json_schema(),
+        )
+
+
 def _refused(request: Request, status: int, detail: Any, headers: Mapping[str, str] | None = None) -> JSONResponse:
     """An HTTP error answer, logged once with the client's address (without the client's input)."""
     if status != 404:
@@ -527,27 +559,22 @@ def _refused(request: Request, status: int, detail: Any, headers: Mapping[str, s
     return JSONResponse(status_code=status, content={"detail": detail}, headers=dict(headers) if headers else None)
 
 
-def _make_env(catalog: Catalog) -> ServedEnv:
-    """openenv-core's env factory: a :class:`ServedEnv`; in a stateless HTTP request, one whose ``close``
-    runs in a worker thread (openenv-core closes it on the event loop, and closing a browser there held
-    up every client for a second), awaited by the transport before the request's slot is free."""
+def _make_env(environment: Callable[[Catalog], ServedEnv], catalog: Catalog) -> ServedEnv:
+    """openenv-core's env factory: ``environment(catalog)``; in a stateless HTTP request, with its ``close``
+    handed to a worker thread (openenv-core closes it on the event loop, and closing a browser there held up
+    every client for a second), awaited by the transport before the request's slot is free."""
+    env = environment(catalog)
     closes = _STATELESS_CLOSES.get()
-    return ServedEnv(catalog) if closes is None else _StatelessEnv(catalog, closes)
+    if closes is not None:
+        close = env.close
+        env.close = lambda: closes.append(_closer().submit(close))  # type: ignore[method-assign]
+    return env
 
 
-class _StatelessEnv(ServedEnv):
-    """A stateless request's env: ``close`` hands the closing to a worker thread and returns."""
-
-    _closer: ThreadPoolExecutor | None = None
-
-    def __init__(self, catalog: Catalog, closes: list[Future[None]]) -> None:
-        super().__init__(catalog)
-        self._closes = closes
-
-    def close(self) -> None:
-        if _StatelessEnv._closer is None:
-            _StatelessEnv._closer = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rl4vlm-stateless-close")
-        self._closes.append(_StatelessEnv._closer.submit(super().close))
+@functools.cache
+def _closer() -> ThreadPoolExecutor:
+    """The worker threads that close stateless requests' envs (at most 8 at once; the rest queue)."""
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="rl4vlm-stateless-close")
 
 
 async def _note_session(create: Any) -> tuple[str, Any]:
@@ -610,18 +637,25 @@ def serve(
     stateless: bool = True,
     stateless_limit: int | None = None,
     first_message_timeout: float | None = FIRST_MESSAGE_TIMEOUT_S,
+    environment: Callable[[Catalog], ServedEnv] = ServedEnv,
+    policy: ClientPolicy | None = None,
 ) -> None:
     """Serve an env id or a suite until interrupted. Port 0 picks a free port; the first line on
     stdout says where (``serving TARGET on http://HOST:PORT``). ``target`` may be a ready
     :class:`Catalog` (its own ``expose_oracle`` then applies), e.g. of test-only envs.
 
-    ``token`` (else the environment variable :data:`TOKEN_ENV`), ``stateless``, ``stateless_limit`` and
-    ``first_message_timeout`` are :func:`create_app`'s. A host other than a loopback address without a
+    ``policy`` says which ``make_kwargs`` clients may set (:class:`~rl4vlm_gym.server.policy.ClientPolicy`; None:
+    the safe default); ``token`` (else the environment variable :data:`TOKEN_ENV`), ``stateless``,
+    ``stateless_limit``, ``first_message_timeout`` and ``environment`` are :func:`create_app`'s. A host other than a loopback address without a
     token prints a warning on stderr: anyone who can reach the port can then play (and load) the server."""
     import uvicorn
 
     token = token or os.environ.get(TOKEN_ENV) or None
-    catalog = target if isinstance(target, Catalog) else Catalog.of(target, make_kwargs, expose_oracle=expose_oracle)
+    if isinstance(target, Catalog):
+        catalog = target
+    else:
+        chosen: dict[str, Any] = {} if policy is None else {"policy": policy}
+        catalog = Catalog.of(target, make_kwargs, expose_oracle=expose_oracle, **chosen)
     target = catalog.title
     app = create_app(
         catalog,
@@ -631,6 +665,7 @@ def serve(
         stateless=stateless,
         stateless_limit=stateless_limit,
         first_message_timeout=first_message_timeout,
+        environment=environment,
     )
     if token is None and not _loopback(host):
         print(

@@ -324,3 +324,31 @@ def test_a_real_server_with_a_token_from_the_environment() -> None:
 def _send_real(ws, message) -> dict:
     ws.send(message if isinstance(message, str) else json.dumps(message))
     return json.loads(ws.recv(timeout=30))
+
+
+# -- what the app serves -----------------------------------------------------------------------------
+
+
+def test_schema_names_our_state() -> None:
+    with _client() as client:
+        schema = client.get("/schema").json()
+    assert {"facts", "served_id", "description"} <= set(schema["state"]["properties"])
+    assert "text" in schema["action"]["properties"] and "image" in schema["observation"]["properties"]
+
+
+def test_sessions_and_stateless_requests_play_the_given_environment_class() -> None:
+    from rl4vlm_gym.server.environment import ServedEnv
+
+    made: list[ServedEnv] = []
+
+    class Counted(ServedEnv):
+        def __init__(self, catalog: Catalog) -> None:
+            super().__init__(catalog)
+            made.append(self)
+
+    with _client(environment=Counted) as client:
+        before = len(made)  # openenv-core makes one to look at when the app is made
+        with client.websocket_connect("/ws") as ws:
+            assert _send(ws, RESET)["type"] == "observation" and len(made) == before + 1
+        assert client.post("/reset", json={"seed": 0}).status_code == 200 and len(made) == before + 2
+    assert all(env._closed for env in made[before:])  # the stateless one too, in a worker thread
