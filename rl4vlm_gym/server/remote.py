@@ -387,7 +387,8 @@ class RemoteEnv(gym.Env):
     - ``connect_timeout_s``, ``message_timeout_s``: the client's timeouts. A request unanswered in
       ``message_timeout_s`` drops the connection and raises :class:`RemoteTimeoutError`.
     - ``token``: the server's token (``serve(token=...)``); default: the environment variable
-      ``RL4VLM_GYM_SERVER_TOKEN``, else none.
+      ``RL4VLM_GYM_SERVER_TOKEN``, else none. A given token is pickled with the env (a spawned worker
+      reconnects with it); one from the environment is read again where the env is unpickled.
     - ``render_mode``: ``"rgb_array"`` (the observed frame), ``"ansi"`` or None.
     - ``served_time_limit``: True (default) plays the served env in its ``TimeLimit``; False without it
       (:func:`make_remote`, ``gym.make("rl4vlm/Remote-v0")``, then wraps this env in one of its length).
