@@ -91,19 +91,20 @@ def _local(seed: int, steps: int = 4) -> list[Any]:
 
 
 def test_a_timed_out_step_drops_the_connection_and_the_next_reset_plays_as_the_local_env() -> None:
-    # The gated step waits until the test opens the gate: it outlasts the client's 0.2 s for sure. Before the fix the
-    # late answer stayed queued and answered the next request: every later result was the one before it.
+    # The gated step waits until the test opens the gate: it outlasts the client's 0.3 s for sure (the ungated resets
+    # take a fiftieth of that). Before the fix the late answer stayed queued and answered the next request: every later
+    # result was the one before it.
     server_envs.STEPPING.clear(), server_envs.OPEN.clear()
     try:
         with _served() as (url, _):
-            env = RemoteEnv(url, "gated", message_timeout_s=0.2, **SMALL)
+            env = RemoteEnv(url, "gated", message_timeout_s=0.3, **SMALL)
             env.reset(seed=3)
-            with pytest.raises(RemoteTimeoutError, match="within message_timeout_s=0.2 s: the connection was dropped") as caught:
+            with pytest.raises(RemoteTimeoutError, match="within message_timeout_s=0.3 s: the connection was dropped") as caught:
                 env.step("+")
             assert caught.value.code == "TIMEOUT"
             with pytest.raises(gym.error.ResetNeeded, match="no answer to 'step'.*call reset"):
                 env.step("+")  # the episode went with the session
-            client = VLMEnvClient(base_url=url, message_timeout_s=0.2).sync()  # openenv-core's client, ours for async users
+            client = VLMEnvClient(base_url=url, message_timeout_s=0.3).sync()  # openenv-core's client, ours for async users
             reset = {"env_id": "gated", "make_kwargs": {"image_size": [64, 64]}, "seed": 5}
             first = client.reset(**reset).observation
             with pytest.raises(RemoteTimeoutError, match="no answer to 'step'"):
