@@ -325,7 +325,12 @@ def test_observations_lets_replayed_games_name_their_start() -> None:
     assert "missions of replayed games" in CHECKS["observations"](env_id(kit_walk.ReplayedGames))
 
 
-@pytest.mark.parametrize("check", list(CHECKS))
+# fuzz and vector never ask an env for its oracle (hostile outputs; random admissible actions), and OracleFree differs
+# from Walk only in its oracle: their verdicts on it are test_every_check_passes_the_reference_env's (0.3-0.7 s saved).
+ORACLE_FREE_CHECKS = [check for check in CHECKS if check not in ("fuzz", "vector")]
+
+
+@pytest.mark.parametrize("check", ORACLE_FREE_CHECKS)
 def test_every_check_passes_an_oracle_free_env_moving_without_an_oracle(check: str) -> None:
     report = CHECKS[check](env_id(kit_walk.OracleFree))
     if check == "oracle":
