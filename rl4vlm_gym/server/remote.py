@@ -129,6 +129,7 @@ class RemoteSessionLost(RemoteError):
 # An error message of a session the server closed (rl4vlm_gym.server.environment: reaped idle, or shut down).
 _CLOSED_SESSION = "this session is closed"
 _MAX_MESSAGE_BYTES = 100 << 20  # openenv-core's client's limit: a 4096x4096 raw frame is 64 MiB, 86 MiB in base64
+_CLOSE_TIMEOUT_S = 2.0
 # WebSocket close codes the server ends a connection with (besides a plain close).
 _TRY_AGAIN_LATER, _MESSAGE_TOO_BIG = 1013, 1009
 
@@ -149,13 +150,16 @@ def _ws_url(base_url: str) -> str:
 
 def _connect_options(ws_url: str, token: str | None, open_timeout: float) -> dict[str, Any]:
     """websockets' ``connect`` keywords: the token's header, no ``permessage-deflate`` (images are PNG,
-    compressed already, or raw for speed: deflating a 224x224 raw frame cost 7 ms), no proxy to this machine."""
+    compressed already, or raw for speed: deflating a 224x224 raw frame cost 7 ms), no proxy to this machine,
+    and a short wait for the server's side of a close (a gone server must not hold ``close()`` for websockets'
+    10 s)."""
     return {
         "open_timeout": open_timeout,
         "max_size": _MAX_MESSAGE_BYTES,
         "additional_headers": {"Authorization": f"Bearer {token}"} if token else None,
         "compression": None,
         "proxy": None if _is_loopback(ws_url) else True,
+        "close_timeout": _CLOSE_TIMEOUT_S,
     }
 
 

@@ -6,7 +6,11 @@ the real client; results after a recovery are compared with the local env's."""
 from __future__ import annotations
 
 import inspect
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +25,7 @@ pytest.importorskip("openenv.core")
 import server_envs  # noqa: E402 - tests/server (conftest.py puts it on the path)
 from openenv.core.sync_client import SyncEnvClient  # noqa: E402
 
+from rl4vlm_gym import processes  # noqa: E402
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
 from rl4vlm_gym.server.models import MAX_ACTION_CHARS  # noqa: E402
 from rl4vlm_gym.server.remote import (  # noqa: E402
@@ -200,3 +205,29 @@ def test_a_token_server_refuses_a_client_without_its_token_by_the_auth_error(mon
         env = RemoteEnv(url, ENV, **SMALL)
         assert _rollout(env, 1, steps=1) == _local(1, steps=1)
         env.close()
+
+
+@pytest.mark.slow  # a server process of its own (an interpreter importing openenv-core: seconds) and 3 s of waiting
+def test_a_hung_server_times_out_a_step_and_holds_close_for_two_seconds_at_most() -> None:
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", ENV, "--port", "0"]
+    proc, owned = processes.popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split(" on ")[1].split()[0]
+        closing, stepping = (RemoteEnv(url, ENV, message_timeout_s=1.0, **SMALL) for _ in range(2))
+        closing.reset(seed=0)
+        obs, _ = stepping.reset(seed=0)
+        os.kill(proc.pid, signal.SIGSTOP)  # hung: it answers nothing, not even a close
+        try:
+            start = time.monotonic()
+            closing.close()  # websockets waits 10 s for the server's side of a close by default
+            assert time.monotonic() - start < 3.0, f"close() took {time.monotonic() - start:.1f} s on a hung server"
+            start = time.monotonic()
+            with pytest.raises(RemoteTimeoutError, match="within message_timeout_s=1.0 s"):
+                stepping.step(obs["actions"][0])
+            assert time.monotonic() - start < 2.0  # the drop does not wait for the hung server either
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+    finally:
+        processes.kill_group(proc.pid)
+        proc.wait()
+        owned.release()
