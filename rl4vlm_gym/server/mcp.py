@@ -161,11 +161,5 @@ def _result(observation: VLMObservation, *, image: bool) -> dict[str, Any]:
 
 def create_mcp_app(catalog: Catalog, **options: Any) -> FastAPI:
     """:func:`~rl4vlm_gym.server.app.create_app` (same ``options``) whose sessions are :class:`MCPServedEnv`:
-    the same server, plus MCP tools on its ``/mcp`` route."""
-    app = create_app(catalog, **options)
-    server = app.state.openenv_server
-    if server is None:
-        raise RuntimeError("MCP tools need openenv-core 0.3.0's HTTPEnvServer (the patch openenv-session-table was refused)")
-    # openenv-core makes each session's env with this factory (create_app's is ServedEnv's)
-    server._env_factory = functools.partial(MCPServedEnv, catalog)
-    return app
+    the same server, plus MCP tools on its ``/mcp`` route (``rl4vlm-gym serve``'s ``environment=MCPServedEnv``)."""
+    return create_app(catalog, environment=MCPServedEnv, **options)
