@@ -1,12 +1,18 @@
 """Our navigation wrapper against raw MiniWorld: step time on the same task, resolution and actions.
 
     .venv/bin/python benchmarks/miniworld_overhead.py [--tasks OneRoom Hallway] [--sizes 60x80 240x320]
+    .venv/bin/python benchmarks/miniworld_overhead.py --render-process [--core -1]
 
 Both envs run in this one process, pinned to one core, taking the same random sequence of the
 three movement actions (episodes reset when they end, resets untimed); rounds alternate raw and
 wrapped so machine noise hits both alike, and each figure is the median over rounds. The wrapper
 runs in ``image`` mode (what raw MiniWorld gives: a camera frame) and in ``image+text`` mode (plus
 the text description).
+
+``--render-process`` compares instead our env rendering in its own process (``render_process=True``,
+the frames drawn by a render process) with in-process rendering, in ``image`` mode: wall time per
+step and CPU time per step (this process's plus the render process's, read from /proc), medians
+over alternating rounds. Pinning (``--core``) pins the render process to the same core.
 """
 
 from __future__ import annotations
@@ -63,6 +69,55 @@ def measure(task: str, height: int, width: int, rounds: int, steps: int, rng: np
     return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) used so far by these processes, from /proc."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measure_render_process(task: str, height: int, width: int, rounds: int, steps: int, rng: np.random.Generator) -> dict[str, float]:
+    """Median ms/step, wall and CPU, of our env in ``image`` mode rendering in-process and in a render process."""
+    envs = {
+        name: gym.make(f"rl4vlm/MiniWorld-{task}-v1", image_size=(height, width), obs_mode="image", render_process=remote).unwrapped
+        for name, remote in (("in-process", False), ("render process", True))
+    }
+    seeds = iter(range(10**6))
+    for env in envs.values():
+        env.reset(seed=0)  # starts the render process
+    scene = envs["render process"].world.scene
+    helper = [scene.renderer().process_id] if scene is not None else []
+    pids = {"in-process": [os.getpid()], "render process": [os.getpid(), *helper]}
+    wall: dict[str, list[float]] = {name: [] for name in envs}
+    cpu: dict[str, list[float]] = {name: [] for name in envs}
+    for _ in range(rounds):
+        actions = rng.integers(3, size=steps)
+        for name, env in envs.items():
+            before = _cpu(pids[name])
+            wall[name].append(_round(lambda a, env=env: bool(env.step(MOVES[a])[2]), lambda env=env: env.reset(seed=next(seeds)), actions))
+            cpu[name].append((_cpu(pids[name]) - before) / steps)  # resets included (a few per round)
+    for env in envs.values():
+        env.close()
+    return {f"{kind} {name}": statistics.median(values[name]) * 1e3 for kind, values in (("wall", wall), ("cpu", cpu)) for name in envs}
+
+
+def main_render_process(args: argparse.Namespace) -> None:
+    table = Table("task", "image", "in-process ms/step", "render process ms/step", "ratio", "in-process CPU ms/step",
+                  "render process CPU ms/step", "CPU ratio",
+                  title=f"Step time, median of {args.rounds} alternating rounds of {args.steps} steps")  # fmt: skip
+    rng = np.random.default_rng(0)
+    for task in args.tasks:
+        for size in args.sizes:
+            height, width = (int(v) for v in size.split("x"))
+            m = measure_render_process(task, height, width, args.rounds, args.steps, rng)
+            a, b, c, d = m["wall in-process"], m["wall render process"], m["cpu in-process"], m["cpu render process"]
+            table.add_row(task, f"{height}x{width}", f"{a:.3f}", f"{b:.3f}", f"{b / a:.3f}x", f"{c:.3f}", f"{d:.3f}", f"{d / c:.3f}x")
+    Console(width=200).print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", nargs="*", default=["OneRoom", "Hallway", "FourRooms", "WallGap"])
@@ -70,10 +125,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=600, help="steps per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: no pinning)")
+    parser.add_argument("--render-process", action="store_true", help="compare in-process rendering with a render process")
     args = parser.parse_args()
     if args.core >= 0 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.core})
     import_miniworld()
+    if args.render_process:
+        main_render_process(args)
+        return
 
     table = Table("task", "image", "raw MiniWorld ms/step", "ours image", "ours image+text", "ratio image", "ratio image+text",
                   title=f"Step time, median of {args.rounds} alternating rounds of {args.steps} steps (one core)")  # fmt: skip

@@ -91,14 +91,41 @@ def test_async_vector_env_with_the_default_fork_context_resets_and_steps(env_id:
 
 @NAV
 @pytest.mark.skipif(sys.platform != "linux", reason="fork is the default start method on Linux only")
-def test_fork_after_the_parent_rendered_miniworld_raises_an_error_naming_spawn() -> None:
+def test_fork_after_the_parent_rendered_miniworld_works_and_draws_the_parents_frames() -> None:
+    """The env's process holds no GL (a render process draws), so a default fork after rendering works."""
+    out = run(
+        """
+        import numpy as np, gymnasium as gym, rl4vlm_gym
+        from rl4vlm_gym.envs.navigation import gl
+        ACTIONS = ["turn left", "move forward", "move forward"]
+        parent = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=(36, 48))
+        frames = [parent.reset(seed=0)[0]["image"]] + [parent.step(a)[0]["image"] for a in ACTIONS]
+        assert gl._context_pid is None, "the env's process made a GL context"
+        env = gym.vector.AsyncVectorEnv([lambda: gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=(36, 48))])
+        forked = [env.reset(seed=0)[0]["image"][0]] + [env.step([a])[0]["image"][0] for a in ACTIONS]
+        env.close()
+        assert all(np.array_equal(a, b) for a, b in zip(frames, forked)), "the forked worker drew other frames"
+        obs, _ = parent.reset(seed=1)  # the parent's own env still renders
+        assert obs["image"].any()
+        print("FORKED_OK")
+        """,
+        timeout=240,
+        what="a forked MiniWorld worker after the parent rendered",
+    )
+    assert "FORKED_OK" in out
+
+
+@NAV
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is the default start method on Linux only")
+def test_fork_after_the_parent_rendered_miniworld_in_process_raises_an_error_naming_spawn() -> None:
+    """``render_process=False`` renders in the env's process, whose GL context a forked child cannot use."""
     out = run(
         """
         import gymnasium as gym, rl4vlm_gym
         from rl4vlm_gym.envs.navigation.gl import GLForkError
-        parent = gym.make("rl4vlm/MiniWorld-OneRoom-v1")
+        parent = gym.make("rl4vlm/MiniWorld-OneRoom-v1", render_process=False)
         parent.reset(seed=0)  # the parent now holds a GL context, which no forked child can use
-        env = gym.vector.AsyncVectorEnv([lambda: gym.make("rl4vlm/MiniWorld-OneRoom-v1")])
+        env = gym.vector.AsyncVectorEnv([lambda: gym.make("rl4vlm/MiniWorld-OneRoom-v1", render_process=False)])
         try:
             env.reset(seed=0)
         except GLForkError as err:
@@ -109,7 +136,7 @@ def test_fork_after_the_parent_rendered_miniworld_raises_an_error_naming_spawn()
         print("PARENT_OK")
         """,
         timeout=240,
-        what="a forked MiniWorld worker after the parent rendered",
+        what="a forked in-process MiniWorld worker after the parent rendered",
     )
     assert "RAISED" in out, f"the forked child did not raise GLForkError:\n{out[-2000:]}"
     assert "context='spawn'" in out and "PARENT_OK" in out

@@ -13,6 +13,10 @@ A child forked after its parent made a context gets :class:`GLForkError` instead
 
 Every GL call runs inside :func:`current`, which lets any thread render: see there why.
 
+By default an env holds no GL at all: a render process draws its frames (:mod:`.render_process`),
+and the GL context is that process's. What follows is about the process that draws: the render
+process, or the env's own with ``render_process=False``.
+
 Deferring the shadow window runs pyglet's private start-up step ourselves: the patch
 ``pyglet-deferred-shadow-window`` of :mod:`rl4vlm_gym.patches`, made only over pyglet 1.5.31's
 (:func:`deferring_shadow_window`); refused, pyglet makes its window at import, as it does by itself.

@@ -42,6 +42,8 @@ __all__ = ["RenderProcessError", "Renderer", "Scene", "lease", "renderers"]
 
 _ERROR = b""
 """An empty reply: the request failed; a pickled (type name, message) follows."""
+_UNKNOWN = "UnknownScene"
+"""The error name of a request for a scene the render process does not hold."""
 
 
 class RenderProcessError(RuntimeError):
@@ -55,7 +57,8 @@ class Renderer:
         self.lock = threading.Lock()
         self.pid = os.getpid()  # the owner: a forked child's copy is not its to use
         self.generation = 0  # started processes so far: a scene re-sends its reset to a new one
-        self.users = 0
+        self.keys: set[int] = set()  # the live scenes drawn here
+        self.dropped: list[int] = []  # scenes closed or collected, freed in the process at the next call
         self.proc: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._owned: processes.Owned | None = None
@@ -69,7 +72,8 @@ class Renderer:
         ours, theirs = socket.socketpair()
         try:
             self.proc, self._owned = processes.popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno())], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL
+                [sys.executable, "-m", __name__, str(theirs.fileno())], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # MiniWorld prints its MSAA fall-back: not on the owner's stdout
             )
         finally:
             theirs.close()
@@ -90,23 +94,25 @@ class Renderer:
                 self.proc.wait(timeout=5)
             self.proc = None
 
-    def call(self, scene: Scene, request: tuple[Any, ...], size: int) -> np.ndarray | None:
+    def call(self, scene: Scene, request: tuple[Any, ...], size: int) -> np.ndarray:
         """Send ``request`` for ``scene`` (with its reset if this renderer has not seen it) and return
-        the frame of ``size`` bytes (None for a request with no reply); caller holds :attr:`lock`."""
+        the frame of ``size`` bytes, flat; the caller holds :attr:`lock`."""
         for attempt in range(2):
             if self._conn is None:
                 self._start()
             assert self._conn is not None
             message = request if scene.sent == (self.generation, scene.token) else (*request, scene.spec, scene.replay)
             try:
+                while self.dropped:
+                    self._conn.send(("drop", self.dropped.pop()))
                 self._conn.send(message)
-                if not size:
-                    scene.sent = (self.generation, scene.token)
-                    return None
                 frame = bytearray(size)
                 got = self._conn.recv_bytes_into(frame)
                 if got == 0:
                     name, text = self._conn.recv()
+                    if name == _UNKNOWN and not attempt:  # it lost the scene (it never should): send it again
+                        scene.sent = None
+                        continue
                     raise RenderProcessError(f"the MiniWorld render process failed: {name}: {text}")
                 if got != size:
                     raise RenderProcessError(f"the MiniWorld render process sent {got} bytes for a frame of {size}")
@@ -116,7 +122,7 @@ class Renderer:
                 self.stop()
                 if attempt:
                     raise
-        raise AssertionError("unreachable")
+        raise RenderProcessError("the MiniWorld render process lost the scene twice")
 
 
 _pool: list[Renderer] = []
@@ -129,18 +135,18 @@ def renderers() -> list[Renderer]:
     return list(_pool)
 
 
-def lease() -> Renderer:
-    """A renderer for a new scene: one no scene uses, else a new one (up to one per CPU), else the least used."""
+def lease(key: int) -> Renderer:
+    """A renderer for scene ``key``: one no scene uses, else a new one (up to one per CPU), else the least used."""
     with _pool_lock:
-        free = [r for r in _pool if r.users == 0]
+        free = [r for r in _pool if not r.keys]
         if free:
             renderer = free[0]
         elif len(_pool) < (os.cpu_count() or 1):
             renderer = Renderer()
             _pool.append(renderer)
         else:
-            renderer = min(_pool, key=lambda r: r.users)
-        renderer.users += 1
+            renderer = min(_pool, key=lambda r: len(r.keys))
+        renderer.keys.add(key)
         return renderer
 
 
@@ -177,17 +183,16 @@ class Scene:
 
     def renderer(self) -> Renderer:
         if self._renderer is None or self._renderer.pid != os.getpid():
-            self._renderer, self.sent = lease(), None
+            self._renderer, self.sent = lease(self.key), None
             self._finalizer = weakref.finalize(self, _drop, self._renderer, self.key)
         return self._renderer
 
-    def frame(self, view: str, buffer: str, height: int, width: int, poses: list[tuple[Any, ...]]) -> np.ndarray:
+    def frame(self, view: str, buffer: str, height: int, width: int, poses: tuple[Any, ...]) -> np.ndarray:
         """The frame of ``view`` ("obs": the agent's camera, "top": the map) into frame buffer
         ``buffer`` ("obs" or "vis", of ``height`` x ``width``) with the objects at ``poses``."""
         renderer = self.renderer()
         with renderer.lock:
             pixels = renderer.call(self, ("frame", self.key, view, buffer, poses), height * width * 3)
-        assert pixels is not None
         return pixels.reshape(height, width, 3)
 
     def close(self) -> None:
@@ -197,13 +202,11 @@ class Scene:
 
 
 def _drop(renderer: Renderer, key: int) -> None:
-    if renderer.pid != os.getpid():
-        return
-    with _pool_lock:
-        renderer.users -= 1
-    with renderer.lock, contextlib.suppress(OSError, EOFError):
-        if renderer._conn is not None:
-            renderer._conn.send(("drop", key))
+    """Free scene ``key``: at once in this process, at the renderer's next call in the render process.
+    Takes no lock: a finalizer runs at any allocation, even inside a call holding the renderer's."""
+    if renderer.pid == os.getpid():
+        renderer.keys.discard(key)
+        renderer.dropped.append(key)
 
 
 # -- The render process ----------------------------------------------------------------------------
@@ -228,24 +231,24 @@ def serve(conn: Connection) -> None:
                 world.close()
             continue
         try:
-            if len(message) > 5:  # the scene's spec and reset come along: (re)build and replay
+            if len(message) > 5:  # the scene's spec and reset come along: build the world if new, replay the reset
                 (task, width, height, appearance), replay = message[5], message[6]
-                world = worlds.get(key)
-                if world is None or world.spec != message[5]:
-                    if world is not None:
-                        world.close()
-                    world = worlds[key] = WORLDS[task](
+                if key not in worlds:
+                    worlds[key] = WORLDS[task](
                         obs_width=width, obs_height=height, window_width=width, window_height=height, appearance=appearance
                     )
-                    world.spec = message[5]
                 if replay is not None:
-                    world.replay(replay)
+                    worlds[key].replay(replay)
             _, _, view, buffer, poses = message[:5]
-            world = worlds[key]
+            world = worlds.get(key)
+            if world is None:
+                conn.send_bytes(_ERROR)
+                conn.send((_UNKNOWN, f"no scene {key} here"))
+                continue
             world.place(poses)
             frame_buffer = world.obs_fb if buffer == "obs" else world.vis_fb
             frame = world.render_obs(frame_buffer) if view == "obs" else world.render_top_view(frame_buffer)
-            conn.send_bytes(memoryview(np.ascontiguousarray(frame)).cast("B"))  # bytes, not rows
+            conn.send_bytes(np.ascontiguousarray(frame).data.cast("B"))  # bytes, not rows
         except Exception as err:  # noqa: BLE001 - the owner raises it
             conn.send_bytes(_ERROR)
             conn.send((type(err).__name__, f"{err}\n{traceback.format_exc()}"))

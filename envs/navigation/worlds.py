@@ -121,7 +121,7 @@ class LevelledWorld:
     render_enabled: bool = True
     scene: Scene | None = None
     """The world's counterpart in a render process that draws it (None: drawn here, with GL)."""
-    _resetting = False
+    _resetting = _constructing = False
     # MiniWorldEnv's GL objects, set in its constructor (declared for the type checker)
     shadow_window: Any
     obs_fb: Any
@@ -132,9 +132,10 @@ class LevelledWorld:
         self.appearance = appearance
         self.scene = scene
         if scene is not None:  # drawn by a render process: no GL object here (see .nogl)
+            self._constructing = True  # MiniWorld's constructor resets; nobody sees that frame
             with nogl.swapped():
                 super().__init__(*args, **kwargs)
-            self.shadow_window = None
+            self.shadow_window, self._constructing = None, False
             return
         with current():  # the world's window, made here, is current until the first reset ends
             super().__init__(*args, **kwargs)
@@ -165,6 +166,8 @@ class LevelledWorld:
             finally:
                 self._resetting = False
         self._numbered = {id(entity): index for index, entity in enumerate(self.entities)}  # type: ignore[attr-defined]
+        if self._constructing:
+            return obs, info
         frame = self.render_obs()
         return ({**obs, "obs": frame} if isinstance(obs, dict) else frame), info  # Sign's observation is a dict
 

@@ -1,6 +1,7 @@
 """MiniWorld's GL from many threads: a world made, played and closed in any thread, after others were
 closed in other threads, draws the frames a fresh world draws (a server runs each session in its own
-thread and may close it from another)."""
+thread and may close it from another). The GL is the env's own process's (``render_process=False``),
+but in the last test, where envs in threads draw in render processes."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ if importlib.util.find_spec("miniworld") is None:  # importing it here would ope
 
 ENV_ID = "rl4vlm/MiniWorld-OneRoom-v1"
 SIZE = (64, 64)
+KWARGS = {"image_size": SIZE, "render_process": False}
 ACTIONS = ("turn left", "move forward", "turn right")
 
 
@@ -58,7 +60,7 @@ def _in_threads(*jobs: Callable[[], Any]) -> list[Any]:
 
 
 def _played_and_closed() -> list[str]:
-    env = gym.make(ENV_ID, image_size=SIZE)
+    env = gym.make(ENV_ID, **KWARGS)
     try:
         return _frames(env)
     finally:
@@ -66,7 +68,7 @@ def _played_and_closed() -> list[str]:
 
 
 def _played_and_dropped() -> list[str]:
-    env = gym.make(ENV_ID, image_size=SIZE)
+    env = gym.make(ENV_ID, **KWARGS)
     frames = _frames(env)
     env.unwrapped.itself = env  # a reference cycle, as harnesses make: the collector frees the world
     del env
@@ -87,7 +89,7 @@ def test_worlds_made_after_others_closed_in_other_threads_draw_the_same_frames(e
 
 
 def test_a_world_closed_in_another_thread_than_it_played_in_leaves_the_others_intact(expected: list[str]) -> None:
-    envs = [gym.make(ENV_ID, image_size=SIZE) for _ in range(2)]
+    envs = [gym.make(ENV_ID, **KWARGS) for _ in range(2)]
     assert _in_threads(lambda: _frames(envs[0]), lambda: _frames(envs[1])) == [expected, expected]
     envs[0].close()  # from this thread: its context was last current in the thread that played it
     assert _in_threads(lambda: _frames(envs[1]), _played_and_closed) == [expected, expected]
@@ -121,3 +123,16 @@ def test_worlds_in_threads_draw_the_same_frames_after_miniworld_was_imported_fir
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_envs_in_threads_drawn_by_render_processes_draw_the_in_process_frames(expected: list[str]) -> None:
+    """A server's sessions, each in its thread, rendering at once (each live env has a renderer of its own)."""
+
+    def played() -> list[str]:
+        env = gym.make(ENV_ID, image_size=SIZE, render_process=True)
+        try:
+            return _frames(env)
+        finally:
+            env.close()
+
+    assert _in_threads(played, played, played) == [expected] * 3
