@@ -84,14 +84,16 @@ def test_uv_lock_locks_the_projects_requirements() -> None:
 
 
 def test_the_projects_app_serves_env_id_with_mcp_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    """server/app.py's ``app`` (openenv.yaml's ``server.app:app``) serves the env id of ``ENV_ID``, and its
-    sessions answer the MCP tools; ``main`` is the pyproject's ``server`` entry point."""
+    """server/app.py's ``app`` (openenv.yaml's ``server.app:app``) serves the env id of ``ENV_ID``, requires the
+    token of ``RL4VLM_GYM_SERVER_TOKEN``, and its sessions answer the MCP tools; ``main`` is the pyproject's
+    ``server`` entry point."""
     from fastapi.testclient import TestClient
 
     from rl4vlm_gym.server.mcp import TOOL_NAMES
 
     monkeypatch.setenv("ENV_ID", "rl4vlm/FrozenLake-v0")
     monkeypatch.setenv("IDLE_TIMEOUT", "none")
+    monkeypatch.setenv("RL4VLM_GYM_SERVER_TOKEN", "s3cret")
     spec = importlib.util.spec_from_file_location("rl4vlm_gym_env_server_app", PROJECT / "server" / "app.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -100,6 +102,8 @@ def test_the_projects_app_serves_env_id_with_mcp_tools(monkeypatch: pytest.Monke
     scripts = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["server"].endswith("server.app:main") and callable(module.main)
     with TestClient(module.app) as client:
+        assert client.get("/metadata").status_code == 403
+        client.headers["Authorization"] = "Bearer s3cret"
         assert "rl4vlm/FrozenLake-v0" in client.get("/metadata").json()["description"]
         listed = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).json()
     assert [tool["name"] for tool in listed["result"]["tools"]] == list(TOOL_NAMES), listed
