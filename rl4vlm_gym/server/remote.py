@@ -293,7 +293,11 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
                 raise _closed_error(closed) from None
             finally:
                 self._drop()
-        return _answer(json.loads(raw))
+        try:
+            return _answer(json.loads(raw))
+        except RemoteSessionLost:  # the server closed the session but not the socket: the next request connects anew
+            self._drop()
+            raise
 
     def _drop(self) -> None:
         """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
@@ -353,7 +357,11 @@ class _Session:
                 raise _closed_error(closed) from None
             finally:
                 self._drop()
-        return _answer(json.loads(raw))
+        try:
+            return _answer(json.loads(raw))
+        except RemoteSessionLost:  # the server closed the session but not the socket: the next request connects anew
+            self._drop()
+            raise
 
     def _drop(self) -> None:
         """Disconnect at once, without a closing handshake (the server may be busy or gone)."""

@@ -146,6 +146,15 @@ def test_reset_and_a_seeded_episode_s_step_reopen_a_session_the_server_reaped_wh
             with pytest.raises(gym.error.ResetNeeded, match="call reset"):
                 env.step(action)
             assert _rollout(env, 4) == _local(4)
+            client = VLMEnvClient(base_url=url).sync()  # openenv-core's client: the error, then a new session
+            reset = {"env_id": ENV, "make_kwargs": {"image_size": [64, 64]}, "seed": 4}
+            first = client.reset(**reset).observation
+            _until(lambda: not server._sessions, "the idle reap")
+            with pytest.raises(RemoteSessionLost):
+                client.reset(**reset)
+            again = client.reset(**reset).observation
+            assert (again["text"], again["image"].tobytes()) == (first["text"], first["image"].tobytes())
+            client.close()
         finally:
             env.close(), local.close()
 
