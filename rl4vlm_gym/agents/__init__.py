@@ -19,9 +19,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from rl4vlm_gym.agents.base import Agent, Completion, ModelAgent, Usage
+from rl4vlm_gym.agents.base import Agent, AgentUnavailableError, Completion, ModelAgent, Usage
 
-__all__ = ["AGENTS", "Agent", "Completion", "ModelAgent", "Usage", "agent_class", "make_agent"]
+__all__ = ["AGENTS", "Agent", "AgentUnavailableError", "Completion", "ModelAgent", "Usage", "agent_class", "make_agent"]
 
 AGENTS: dict[str, str] = {
     "random": "rl4vlm_gym.agents.simple:RandomAgent",

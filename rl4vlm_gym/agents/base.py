@@ -22,7 +22,13 @@ import gymnasium as gym
 from rl4vlm_gym.agents.demos import oracle_demos
 from rl4vlm_gym.prompts import BALROG_SAMPLING, BalrogDemo, Message, PromptBuilder, PromptConfig
 
-__all__ = ["Agent", "Completion", "ModelAgent", "Usage"]
+__all__ = ["Agent", "AgentUnavailableError", "Completion", "ModelAgent", "Usage"]
+
+
+class AgentUnavailableError(RuntimeError):
+    """The agent cannot act at all, for any episode: its model endpoint cannot be reached, or does not
+    answer in time. An evaluation stops on it, keeping its finished episodes, instead of recording every
+    remaining episode as failed; run again once the model is up, and it resumes."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rl4vlm_gym.agents.base import Completion, ModelAgent, Usage
+from rl4vlm_gym.agents.base import AgentUnavailableError, Completion, ModelAgent, Usage
 from rl4vlm_gym.prompts import Message, PromptConfig, to_openai
 
 __all__ = ["AgentError", "OpenAIAgent"]
@@ -24,6 +24,11 @@ _UNSET: Any = object()  # an argument not given: the prompt's protocol decides
 
 class AgentError(RuntimeError):
     """The model endpoint failed or answered something that is not a reply."""
+
+
+class EndpointUnavailableError(AgentError, AgentUnavailableError):
+    """The endpoint cannot be reached, or did not answer within the timeout after the retries: an
+    evaluation stops on it (and resumes when run again) rather than failing every episode."""
 
 
 class OpenAIAgent(ModelAgent):
@@ -98,9 +103,11 @@ class OpenAIAgent(ModelAgent):
             settings = {k: v for k, v in self.settings.items() if v is not None}
             reply = self.client.chat.completions.create(model=self.model, messages=to_openai(conversation, self._png_level), **settings)
         except openai.APITimeoutError:
-            raise AgentError(f"{where} did not answer within {self.client.timeout} s ({self.client.max_retries} retries)") from None
+            raise EndpointUnavailableError(
+                f"{where} did not answer within {self.client.timeout} s ({self.client.max_retries} retries)"
+            ) from None
         except openai.APIConnectionError as err:
-            raise AgentError(f"cannot reach {where}: {err}") from None
+            raise EndpointUnavailableError(f"cannot reach {where}: {err}") from None
         except openai.APIStatusError as err:
             raise AgentError(f"{where} answered HTTP {err.status_code}: {err.message}") from None
         except openai.APIError as err:  # a 200 whose body is not a chat completion, among others

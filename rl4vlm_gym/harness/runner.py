@@ -25,6 +25,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import gzip
 import importlib
+import inspect
 import json
 import logging
 import multiprocessing
@@ -37,7 +38,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rl4vlm_gym.agents import Agent, ModelAgent, agent_class, make_agent
+from rl4vlm_gym.agents import Agent, AgentUnavailableError, ModelAgent, agent_class, make_agent
 from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.harness.suite import WRAPPERS, Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
@@ -79,6 +80,19 @@ class AgentSpec:
         if own is not None and not isinstance(own, PromptConfig):
             own = PromptConfig(**dict(own))
         return AgentSpec(self.name, {**cls.protocol_defaults(own), **self.kwargs})
+
+    def check(self, prompt: PromptConfig | None = None) -> None:
+        """Raise ``ValueError`` naming the problem when :meth:`make` would fail for want of an argument
+        or for one the agent does not take, without making the agent (a model agent loads a model)."""
+        cls = agent_class(self.name)
+        kwargs = dict(self.for_prompt(prompt).kwargs)
+        if prompt is not None and issubclass(cls, ModelAgent):
+            kwargs.setdefault("prompt", prompt)
+        try:
+            inspect.signature(cls).bind(**kwargs)
+        except TypeError as err:
+            takes = [p for p in inspect.signature(cls).parameters if p not in ("self", "prompt")]
+            raise ValueError(f"agent {self.name!r}: {err} (it takes {', '.join(takes) or 'no arguments'}; pass them as -a NAME=VALUE)") from None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kwargs": dict(self.kwargs)}
@@ -123,6 +137,8 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
     clock = time.perf_counter
     try:
         agent.begin(env, seed)
+    except AgentUnavailableError:
+        raise
     except Exception as err:  # e.g. a few-shot agent without demonstrations for this env
         error = f"agent raised {type(err).__name__}: {err}"
     while error is None:
@@ -130,6 +146,8 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
         try:
             agent.observe(info)  # BALROG's prompt reads its observation text from info
             output = agent.act(obs)
+        except AgentUnavailableError:  # no episode can be played: the run stops (run_suite)
+            raise
         except Exception as err:  # the agent's failure ends the episode; the run goes on
             error = f"agent raised {type(err).__name__}: {err}"
             break
@@ -202,6 +220,8 @@ class _Worker:
                 return _failed(task, seed, f"making the env raised {type(err).__name__}: {err}")
         try:
             return play_episode(env, self.agent, task, seed)
+        except AgentUnavailableError:
+            raise
         except Exception as err:  # the env broke: record it, and make a fresh env next time
             self.envs.pop(task_name, None)
             _close_quietly(env)
@@ -299,6 +319,7 @@ def run_suite(
     suite.check_envs()
     agent_class(agent.name)  # an unknown agent fails here, not in every worker
     prompt = prompt or suite.prompt
+    agent.check(prompt)  # and missing or unknown arguments too, before the run's folder is written
     agent = agent.for_prompt(prompt)  # the protocol's sampling defaults, written into run.json
     out = Path(out)
     manifest = {
@@ -328,14 +349,20 @@ def run_suite(
                 if on_episode is not None:
                     on_episode(record, len(done), total)
 
-            if backend == "ray":
-                from rl4vlm_gym.harness.ray_runner import play_on_ray
+            try:
+                if backend == "ray":
+                    from rl4vlm_gym.harness.ray_runner import play_on_ray
 
-                play_on_ray(suite, agent, prompt, todo, save, workers=workers, address=address, actor_options=actor_options)
-            elif workers <= 1:
-                _run_inline(suite, agent, prompt, todo, save)
-            else:
-                _run_pool(suite, agent, prompt, todo, save, workers)
+                    play_on_ray(suite, agent, prompt, todo, save, workers=workers, address=address, actor_options=actor_options)
+                elif workers <= 1:
+                    _run_inline(suite, agent, prompt, todo, save)
+                else:
+                    _run_pool(suite, agent, prompt, todo, save, workers)
+            except AgentUnavailableError as err:
+                raise RunError(
+                    f"the agent cannot play: {err}. The run stopped with {len(done)} of {total} episodes saved in {out}; "
+                    "once the model answers, run the same command again to resume"
+                ) from None
     return [done[key] for key in wanted if key in done]
 
 
@@ -385,16 +412,22 @@ def _drain(pool: cf.ProcessPoolExecutor, keys: list[tuple[str, int]], save: Call
             except cf.process.BrokenProcessPool:
                 broken.append(futures[future])
     except BaseException:
+        workers = _processes(pool)  # before shutdown, which forgets them
         pool.shutdown(wait=False, cancel_futures=True)
-        _kill(pool)
+        _kill(workers)
         raise
     if shutdown or broken:
         pool.shutdown(wait=not broken)
     return sorted(broken, key=keys.index)
 
 
-def _kill(pool: cf.ProcessPoolExecutor) -> None:
-    for process in list(getattr(pool, "_processes", {}).values()):
+def _processes(pool: cf.ProcessPoolExecutor) -> list[Any]:
+    """The pool's worker processes (a private table of the standard library's pool; empty once shut down)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _kill(processes: list[Any]) -> None:
+    for process in processes:
         if process.is_alive():
             process.kill()
 

@@ -201,6 +201,62 @@ def test_failing_agents_are_recorded_not_fatal(tmp_path, agents_module):
     assert summary["overall"]["failed_episodes"] == len(records) and summary["overall"]["success"]["mean"] == 0
 
 
+def test_agent_arguments_are_checked_before_the_run_folder_is_written(tmp_path):
+    """A wrong agent argument is named before anything is written, so the corrected command starts
+    afresh (it used to leave run.json behind, and the corrected run was refused as another agent's)."""
+    suite = Suite.from_dict({**SMALL, "tasks": [{**SMALL["tasks"][0], "seeds": [11]}]})
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"agent 'oracle': got an unexpected keyword argument 'colour' \(it takes no arguments"):
+        run_suite(suite, AgentSpec("oracle", {"colour": "red"}), out)
+    assert not out.exists()
+    pytest.importorskip("openai")
+    with pytest.raises(ValueError, match="agent 'openai': missing a required argument: 'model' \\(it takes model, base_url"):
+        run_suite(suite, AgentSpec("openai", {}), out)
+    assert not out.exists()
+    assert run_suite(suite, AgentSpec("oracle"), out)[0]["success"]
+
+
+@pytest.mark.extra("eval", "webshop")  # the OpenAI-compatible agent; Flask serves the model when it is up
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])  # 2: spawned workers, 6 s
+def test_an_unreachable_model_stops_the_run_which_resumes_once_it_answers(tmp_path, workers):
+    """A model endpoint nobody listens on: the run stops with an error naming it and saves nothing as
+    played (before, every episode was recorded failed and the run called complete); once a model
+    answers, the same folder resumes."""
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on: connections are refused at once
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    suite = Suite.from_dict({**SMALL, "max_steps": 3, "tasks": [{**SMALL["tasks"][0], "seeds": [11, 12, 13]}]})
+    spec = AgentSpec("openai", {"model": "m", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 0, "timeout": 5})
+    out = tmp_path / "run"
+    with pytest.raises(RunError, match=rf"cannot reach http://127.0.0.1:{port}/v1 .*run the same command again to resume"):
+        run_suite(suite, spec, out, workers=workers)
+    assert load_episodes(out / "episodes.jsonl") == []  # nothing recorded as played
+    with pytest.raises(RunError, match="cannot reach"):  # still down: it stops again, never "complete"
+        run_suite(suite, spec, out, workers=workers)
+
+    import threading
+
+    from flask import Flask
+    from werkzeug.serving import make_server
+
+    model = Flask("model")  # the model is up: an OpenAI-compatible endpoint answering "1" to everything
+    reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "1"}}]}  # fmt: skip
+    model.add_url_rule("/v1/chat/completions", "c", lambda: (reply, 200), methods=["POST"])
+    server = make_server("127.0.0.1", port, model, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        records = run_suite(suite, spec, out, workers=workers)
+    finally:
+        server.shutdown()
+        thread.join()
+    assert len(records) == len(suite.episodes) and not any(r["error"] for r in records)
+    assert records[0]["steps"][0]["raw"] == "1"
+
+
 def test_two_workers_and_a_dying_worker(tmp_path, agents_module):
     suite = Suite.from_dict(SMALL)
     one = run_suite(suite, AgentSpec("random", {"seed": 1}), tmp_path / "one")
