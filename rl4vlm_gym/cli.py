@@ -861,12 +861,33 @@ def serve(
     expose_oracle: Annotated[
         bool, typer.Option(help="Put the oracle's next action in `state` (trusted evaluation only).")
     ] = False,
+    client_kwargs: Annotated[
+        str | None,
+        typer.Option(
+            help="make_kwargs names a client may set, comma-separated (replaces the safe default per env; "
+            "'' allows none). Names with a default rule keep its bounds."
+        ),
+    ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(help="A policy file (YAML or JSON): client_kwargs and their rules, max_image_size."),
+    ] = None,
+    max_image_size: Annotated[
+        int | None, typer.Option(min=1, help="The largest image side a client may ask (default 1024, or the policy file's).")
+    ] = None,
 ) -> None:
-    """Serve envs over OpenEnv's HTTP/WebSocket protocol (extra `server`); see rl4vlm_gym.server."""
+    """Serve envs over OpenEnv's HTTP/WebSocket protocol (extra `server`); see rl4vlm_gym.server.
+
+    Clients may set only the ``make_kwargs`` the operator allows: by default, per env, the arguments that change
+    what an episode shows or asks (level, obs_mode, image_size up to --max-image-size, reward_variant...), never
+    a path, a renderer or a planner bound; ``--client-kwargs`` or ``--policy`` replaces that list. ``--make-kwargs``
+    are the operator's own and are not checked."""
     import json
 
     try:
         from rl4vlm_gym.server.app import serve as run_server
+        from rl4vlm_gym.server.environment import Catalog
+        from rl4vlm_gym.server.policy import MAX_IMAGE_SIZE, ClientPolicy
     except ImportError as err:
         console.print(f"[red]the server needs the `server` extra: pip install 'rl4vlm-gym[server]' ({err})[/red]")
         raise typer.Exit(2) from None
@@ -874,15 +895,17 @@ def serve(
         kwargs = json.loads(make_kwargs) if make_kwargs else {}
         if not isinstance(kwargs, dict):
             raise ValueError("--make-kwargs must be a JSON object")
-        run_server(
-            target,
-            host=host,
-            port=port,
-            max_sessions=max_sessions,
-            idle_timeout=idle_timeout or None,
-            make_kwargs=kwargs,
-            expose_oracle=expose_oracle,
-        )
+        if client_kwargs is not None and policy is not None:
+            raise ValueError("give either --client-kwargs or --policy (a policy file lists its names itself)")
+        if policy is not None:
+            chosen = ClientPolicy.from_file(policy, max_image_size=max_image_size)
+        elif client_kwargs is not None:
+            chosen = ClientPolicy.of_names(client_kwargs.split(","), max_image_size=max_image_size or MAX_IMAGE_SIZE)
+        else:
+            chosen = ClientPolicy(max_image_size=max_image_size or MAX_IMAGE_SIZE)
+        # the Catalog is made here (serve() takes a ready one), so that it carries the policy
+        catalog = Catalog.of(target, kwargs, expose_oracle=expose_oracle, policy=chosen)
+        run_server(catalog, host=host, port=port, max_sessions=max_sessions, idle_timeout=idle_timeout or None)
     except (ValueError, OSError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None

@@ -35,12 +35,24 @@ passes. Endpoints and messages are OpenEnv's:
   (a body over 8 MiB, refused before parsing), 422 (a malformed request), 500.
 
 Reset keywords (all optional; unknown ones are refused by name): ``seed`` (int >= 0), ``options``
-(Gymnasium's, e.g. ``{"level": 2}``), ``env_id`` (a served id or suite task; required when the
-server serves several), ``make_kwargs`` (the env's ``gym.make`` arguments, e.g. ``{"image_size":
-[224, 224], "obs_mode": "image"}``; a change remakes the session's env), ``image_format``
+(Gymnasium's, e.g. ``{"level": 2}``; at most 10,000 characters as JSON), ``env_id`` (a served id or
+suite task; required when the server serves several), ``make_kwargs`` (the env's ``gym.make``
+arguments, e.g. ``{"image_size": [224, 224], "obs_mode": "image"}``; a change remakes the session's
+env; only the names the operator allows, below), ``image_format``
 (``"png"``, the default, or ``"raw"``; kept for the session), ``episode_id``, ``state_extras`` (groups
 of STATE's extras to get with the observation, below; a step asks with ``{"text": ..., "metadata":
 {"state_extras": [...]}}``).
+
+The operator's policy (:mod:`rl4vlm_gym.server.policy`) decides which ``make_kwargs`` a client may
+set, each with bounds: by default, per env, ``level``, ``obs_mode``, ``image_size``, ``reward_variant``,
+``action_format``, ``action_match``, ``appearance``, ``wording``, ``max_episode_steps`` and a few family
+choices (``render_view``, ``text_format``, ``duplicate``...), never a path, a renderer, a planner bound
+(``optimal_steps_at_reset`` only with ``--expose-oracle``); ``--client-kwargs NAME,...`` or ``--policy
+FILE`` replaces that list, and ``image_size`` is capped per side (``--max-image-size``, 1024 by
+default). The operator's own ``--make-kwargs`` are not checked. Errors name the refused name (cut at
+64 characters) or field and the rule, and describe a value by its type and size, never echoing it
+(a validation error's ``errors`` give ``loc``, ``msg`` and ``input`` as e.g. ``"a str of 1048577
+characters"``).
 
 OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format": "png"|"raw"|"black",
 "shape": [H, W, 3], "data": base64}``; raw is the ``uint8`` bytes in C order; an all-black frame,
@@ -58,6 +70,7 @@ STATE (:class:`~rl4vlm_gym.server.models.VLMState`): ``episode_id``, ``step_coun
 as they hold at the current level), ``reward_variant``, ``rewards`` (the reward tables),
 ``has_oracle``, ``invalid_feedback``, ``obs_mode`` (the same facts under their old names),
 ``elapsed_steps``, ``admissible``, ``description`` (the state in words: ``describe()``),
+``instruction_prompt`` (the episode's BALROG instructions, :meth:`~rl4vlm_gym.core.VLMEnv.instruction_prompt`),
 ``served_id``, ``max_episode_steps`` (the served id's registered time limit, in which
 ``rl4vlm/Remote-v0`` wraps the served env), ``card`` (the served id's card and its class's name and docstring sections) and,
 only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance kit),
@@ -66,7 +79,10 @@ only from a server started with ``--expose-oracle`` (trusted evaluation, the con
 ``admissible_actions``, ``elapsed_steps``), so the conformance kit checks a served env as a local one;
 a group it read once comes with each later reset and step (``state_extras``): one round trip a step.
 A ``state`` message answers every group (``extras`` names them).
-A refused ``reset`` argument's error message starts with ``"ValueError: "``.
+A refused ``reset`` argument's error message starts with ``"ValueError: "``; a closed session's
+(reaped idle, or the server stopping) with ``"SessionClosed: "``. ``/schema``'s ``state`` is
+:class:`~rl4vlm_gym.server.models.VLMState`'s schema, which declares every key above (a key of a group
+not computed is absent, not null).
 """
 
 import rl4vlm_gym.server._openenv  # noqa: F401 - first: openenv-core without its web UI

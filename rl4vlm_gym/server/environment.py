@@ -10,7 +10,6 @@ whatever it started (a browser, a GL world).
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import math
 import threading
@@ -26,15 +25,19 @@ from openenv.core.env_server.types import EnvironmentMetadata
 
 from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
+from rl4vlm_gym.server.policy import RESERVED, ClientPolicy, accepted_names, shown_name
 
-__all__ = ["Catalog", "ServedEnv"]
+__all__ = ["ARGUMENT_ERROR", "SESSION_CLOSED", "Catalog", "ServedEnv"]
 
-# make() keywords a client may not choose: the server decides how envs render and wrap.
-_RESERVED_KWARGS = {"render_mode", "disable_env_checker", "apply_api_compatibility", "autoreset"}
 _MAX_KWARGS_CHARS = 10_000
+_MAX_OPTIONS_CHARS = 10_000
+_MAX_ERROR_CHARS = 500  # an env's own refusal may quote the value it refused: cut
 _MAX_DOC_SECTION_CHARS = 4_000
 ARGUMENT_ERROR = "ValueError: "
 """The prefix of an error message that refuses an argument of ``reset`` (a ``ValueError`` locally)."""
+SESSION_CLOSED = "SessionClosed: "
+"""The prefix of the error a session answers once it is closed (reaped idle, or the server stopping):
+a client opens a new session (``rl4vlm/Remote-v0`` reconnects on its next reset)."""
 
 
 @dataclass(frozen=True)
@@ -43,22 +46,33 @@ class Catalog:
 
     ``default`` is the name a session gets when its ``reset`` names none (the only one, if one).
     ``expose_oracle`` puts the oracle's next action into ``state`` (for trusted evaluation and
-    the conformance kit; a hosted env for training keeps it off)."""
+    the conformance kit; a hosted env for training keeps it off). ``policy`` says which ``make_kwargs``
+    a client may set (:class:`~rl4vlm_gym.server.policy.ClientPolicy`; the entries' own kwargs are the
+    operator's, not checked)."""
 
     entries: Mapping[str, tuple[str, Mapping[str, Any]]]
     default: str | None = None
     expose_oracle: bool = False
     title: str = "RL4VLM Gym"
     extra: dict[str, Any] = field(default_factory=dict)
+    policy: ClientPolicy = field(default_factory=ClientPolicy)
 
     @classmethod
-    def of(cls, target: str, kwargs: Mapping[str, Any] | None = None, *, expose_oracle: bool = False) -> Catalog:
+    def of(
+        cls,
+        target: str,
+        kwargs: Mapping[str, Any] | None = None,
+        *,
+        expose_oracle: bool = False,
+        policy: ClientPolicy | None = None,
+    ) -> Catalog:
         """An env id (``rl4vlm/Sokoban-v0``) or a suite (a built-in name or a YAML file)."""
         import rl4vlm_gym  # noqa: F401 - registers the ids
 
         kwargs = dict(kwargs or {})
+        policy = policy or ClientPolicy()
         if target in gym.registry:
-            return cls({target: (target, kwargs)}, default=target, expose_oracle=expose_oracle, title=target)
+            return cls({target: (target, kwargs)}, default=target, expose_oracle=expose_oracle, title=target, policy=policy)
         from rl4vlm_gym.harness.suite import SuiteError, load_suite
 
         try:
@@ -71,7 +85,7 @@ class Catalog:
             entries[task.name] = (task.env, {**make, **kwargs})
             entries.setdefault(task.env, (task.env, kwargs))
         default = next(iter(entries)) if len(entries) == 1 else None
-        return cls(entries, default=default, expose_oracle=expose_oracle, title=f"suite {suite.name}")
+        return cls(entries, default=default, expose_oracle=expose_oracle, title=f"suite {suite.name}", policy=policy)
 
     def resolve(self, name: str | None) -> tuple[str, dict[str, Any]]:
         if name is None:
@@ -79,8 +93,8 @@ class Catalog:
                 raise ValueError(f"name an env: reset(env_id=...) with one of {sorted(self.entries)}")
             name = self.default
         if not isinstance(name, str) or name not in self.entries:
-            shown = name[:200] if isinstance(name, str) else type(name).__name__
-            raise ValueError(f"env_id {shown!r} is not served here; this server serves {sorted(self.entries)}")
+            shown = shown_name(name) if isinstance(name, str) else f"a {type(name).__name__}"
+            raise ValueError(f"env_id {shown} is not served here; this server serves {sorted(self.entries)[:50]}")
         env_id, kwargs = self.entries[name]
         return env_id, dict(kwargs)
 
@@ -166,25 +180,31 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         **unknown: Any,
     ) -> VLMObservation:
         if unknown:
+            names = ", ".join(shown_name(n) for n in sorted(unknown)[:10])
             raise ValueError(
-                f"reset() got unknown arguments {sorted(unknown)[:10]}; it takes seed, options, env_id, "
+                f"reset() got unknown arguments {names}; it takes seed, options, env_id, "
                 "make_kwargs, image_format, episode_id, state_extras"
             )
         asked = _extra_groups(state_extras)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be an object, got {type(options).__name__}")
+            raise ValueError(f"seed must be an int in 0..2**63-1 (got {_what(seed)})")
+        if options is not None:
+            if not isinstance(options, dict):
+                raise ValueError(f"options must be an object (got {_what(options)})")
+            if len(json.dumps(options, default=str)) > _MAX_OPTIONS_CHARS:
+                raise ValueError(f"options is longer than {_MAX_OPTIONS_CHARS} characters as JSON")
+        if episode_id is not None and (not isinstance(episode_id, str) or len(episode_id) > 256):
+            raise ValueError(f"episode_id must be a string of at most 256 characters (got {_what(episode_id)})")
         if image_format is not None:
-            if image_format not in IMAGE_FORMATS:
-                raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")
+            if not isinstance(image_format, str) or image_format not in IMAGE_FORMATS:
+                raise ValueError(f"image_format must be one of {list(IMAGE_FORMATS)} (got {_what(image_format)})")
             self._image_format = image_format
         with self._lock:
             try:
                 env = self._env_for(env_id, make_kwargs)
                 obs, info = env.reset(seed=seed, options=options)
             except ValueError as err:  # OpenEnv's error shape has no type: the prefix tells clients a refused argument
-                raise ValueError(f"{ARGUMENT_ERROR}{err}") from None
+                raise ValueError(f"{ARGUMENT_ERROR}{_cut(str(err))}") from None
         self._episode_id = episode_id if episode_id is not None else str(uuid.uuid4())
         self._steps = 0
         self._refresh_extra(asked, at_reset=True)
@@ -200,7 +220,8 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         episode, which suits single-turn tasks."""
         if reset:
             if self.env is not None:
-                raise ValueError(f"step() got reset arguments {sorted(reset)[:10]} in a session that has an episode")
+                names = ", ".join(shown_name(n) for n in sorted(reset)[:10])
+                raise ValueError(f"step() got reset arguments {names} in a session that has an episode")
             self._encode_reset = False
             try:
                 self.reset(**reset)
@@ -268,6 +289,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
                 if base.started:
                     extra["admissible"] = list(base.admissible_actions)
                     extra["description"] = base.describe()
+                    extra["instruction_prompt"] = base.instruction_prompt()  # BALROG's template reads it (None: generic)
         if self.catalog.expose_oracle and isinstance(base, VLMEnv) and base.started:
             self._trusted_facts(base, extra, groups)
         return extra
@@ -321,7 +343,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
 
     def _require_env(self) -> gym.Env:
         if self._closed:
-            raise RuntimeError("this session is closed (idle too long, or shut down); open a new one")
+            raise RuntimeError(f"{SESSION_CLOSED}this session is closed (idle too long, or shut down); open a new one")
         if self.env is None:
             raise RuntimeError(
                 "call reset before step (HTTP /step is stateless: give it seed and env_id to step from a "
@@ -331,18 +353,18 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
 
     def _env_for(self, name: str | None, make_kwargs: dict[str, Any] | None) -> gym.Env:
         if self._closed:
-            raise RuntimeError("this session is closed (idle too long, or shut down); open a new one")
+            raise RuntimeError(f"{SESSION_CLOSED}this session is closed (idle too long, or shut down); open a new one")
         key = name if name is not None else (self._key or self.catalog.default)
         env_id, kwargs = self.catalog.resolve(key)
         if make_kwargs is not None:
             if not isinstance(make_kwargs, dict):
-                raise ValueError(f"make_kwargs must be an object, got {type(make_kwargs).__name__}")
+                raise ValueError(f"make_kwargs must be an object (got {_what(make_kwargs)})")
             if len(json.dumps(make_kwargs, default=str)) > _MAX_KWARGS_CHARS:
-                raise ValueError(f"make_kwargs is longer than {_MAX_KWARGS_CHARS} characters")
-            reserved = sorted(set(make_kwargs) & _RESERVED_KWARGS)
+                raise ValueError(f"make_kwargs is longer than {_MAX_KWARGS_CHARS} characters as JSON")
+            reserved = sorted(shown_name(n) for n in set(make_kwargs) & RESERVED)
             if reserved:
-                raise ValueError(f"make_kwargs may not set {reserved}")
-            kwargs.update(make_kwargs)
+                raise ValueError(f"make_kwargs may not set {', '.join(reserved)}: the server decides how envs render and wrap")
+            kwargs.update(self.catalog.policy.check(env_id, make_kwargs, trusted=self.catalog.expose_oracle))
             if "image_size" in kwargs and isinstance(kwargs["image_size"], list):
                 kwargs["image_size"] = tuple(kwargs["image_size"])
         elif self.env is not None and key == self._key:
@@ -358,20 +380,22 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
 
     @staticmethod
     def _check_kwargs(env_id: str, kwargs: Mapping[str, Any]) -> None:
-        """Refuse keywords the env does not take, naming them (before making anything)."""
+        """Refuse keywords the env does not take, naming them (before making anything); a class taking
+        ``**kwargs`` is followed to the bases it passes them to."""
         from rl4vlm_gym.registry import env_class
 
         try:
             cls = env_class(env_id)
         except KeyError:
             return  # not one of ours (a plain Gymnasium id): make() will say
-        params = inspect.signature(cls).parameters
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        takes = accepted_names(cls)
+        if takes is None:
             return
-        allowed = set(params) | {"max_episode_steps"}
+        allowed = set(takes) | {"max_episode_steps"}
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
-            raise ValueError(f"{env_id} takes no arguments {unknown}; it takes {sorted(allowed - _RESERVED_KWARGS)}")
+            names = ", ".join(shown_name(n) for n in unknown[:10])
+            raise ValueError(f"{env_id} takes no arguments {names}; it takes {sorted(allowed - RESERVED)}")
 
     def _observation(
         self,
@@ -403,9 +427,24 @@ def _extra_groups(asked: Any) -> tuple[str, ...] | None:
     """``state_extras`` of a reset or step, checked: a list of :data:`EXTRA_GROUPS` names (None: not asked)."""
     if asked is None:
         return None
-    if not isinstance(asked, list) or not all(isinstance(g, str) and g in EXTRA_GROUPS for g in asked):
-        raise ValueError(f"state_extras must be a list of {list(EXTRA_GROUPS)}, got {str(asked)[:200]}")
+    if not isinstance(asked, list) or len(asked) > 16 or not all(isinstance(g, str) and g in EXTRA_GROUPS for g in asked):
+        raise ValueError(f"state_extras must be a list of names from {list(EXTRA_GROUPS)} (got {_what(asked)})")
     return tuple(g for g in EXTRA_GROUPS if g in asked)
+
+
+def _what(value: Any) -> str:
+    """A client's value described without echoing it: its type and size."""
+    if isinstance(value, (str, list, dict)):
+        unit = "characters" if isinstance(value, str) else "items"
+        return f"a {type(value).__name__} of {len(value)} {unit}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"an int of {len(str(abs(value)))} digits" if abs(value) >= 2**63 else "an int out of range"
+    return f"a {type(value).__name__}"
+
+
+def _cut(message: str) -> str:
+    """An error message kept short (an env's refusal may quote the value refused)."""
+    return message if len(message) <= _MAX_ERROR_CHARS else message[:_MAX_ERROR_CHARS] + "..."
 
 
 def _registered_limit(env_id: str | None) -> int | None:

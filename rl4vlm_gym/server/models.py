@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = [
     "EXTRA_GROUPS",
@@ -42,11 +42,46 @@ from an ``--expose-oracle`` server. Only the groups asked for are computed; a ``
 all three."""
 
 
+MAX_ERROR_NAME_CHARS = 64
+"""A field name in a validation error is cut at this many characters (a client chooses the names it sends)."""
+
+
+def described(value: Any) -> str:
+    """A client's value in an error: its type and size, never the value (a 7 MB action must not come back)."""
+    if isinstance(value, (str, bytes)):
+        return f"a {type(value).__name__} of {len(value)} characters"
+    if isinstance(value, (list, tuple, dict)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
+
+
+def _loc(part: int | str) -> int | str:
+    return part if isinstance(part, int) or len(part) <= MAX_ERROR_NAME_CHARS else part[:MAX_ERROR_NAME_CHARS] + "..."
+
+
 class VLMAction(Action):
     """The model's raw output. Anything that is not a string is passed on, and the env's parser
-    reports it as an invalid action (as a local env does)."""
+    reports it as an invalid action (as a local env does). A message that is not a valid action is
+    refused with errors that name each field and describe what was sent by type and size
+    (:func:`described`), never echoing it: openenv-core sends ``errors()`` back to the client."""
 
     text: str | int | float | bool | None = Field(default=None, description="The model's output, parsed by the env")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _errors_without_input(cls, data: Any, handler: Any) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as err:
+            details = [
+                InitErrorDetails(
+                    type=PydanticCustomError(e["type"], e["msg"].replace("{", "(").replace("}", ")")),
+                    loc=tuple(_loc(p) for p in e["loc"]),
+                    input=described(e["input"]),
+                )
+                for e in err.errors(include_url=False)[:10]
+            ]
+            raise ValidationError.from_exception_data(err.title, details) from None
 
     @field_validator("text")
     @classmethod
@@ -91,10 +126,54 @@ class VLMObservation(Observation):
     )
 
 
-class VLMState(State):
-    """The session's env and episode (OpenEnv's ``state``); extra keys describe the env's rules."""
+def _as_given(description: str, json_type: str | list[str]) -> Any:
+    """A field holding what the env gave, as it gave it (no coercion: the conformance kit checks the
+    type the env returned), documented in the schema as ``json_type``."""
+    extra: dict[str, Any] = {"type": json_type}
+    return Field(default=None, description=description, json_schema_extra=extra)
 
-    env_id: str | None = None
+
+class VLMState(State):
+    """The session's env and episode (OpenEnv's ``state``) and the env's rules, as the protocol
+    (:mod:`rl4vlm_gym.server`) lists them. The extras come in groups (``extras`` names those sent):
+    a key outside them is absent, not null. Values from the env are sent as the env gave them."""
+
+    env_id: str | None = Field(default=None, description="The served id or suite task the session plays")
+    extras: list[str] | None = Field(default=None, description="The groups of extras computed: rules, oracle, frame")
+    served_id: str | None = Field(default=None, description="The registered id of the env made")
+    make_kwargs: dict[str, Any] | None = Field(default=None, description="The env's gym.make arguments")
+    oracle_exposed: bool | None = Field(default=None, description="Whether the server exposes the oracle (--expose-oracle)")
+    card: dict[str, Any] | None = Field(default=None, description="The served id's card, its class's name and docstring sections")
+    elapsed_steps: Any = _as_given("Steps taken in the episode, as the env counts them", "integer")
+    max_episode_steps: Any = _as_given("The served id's registered time limit (null: none)", ["integer", "null"])
+    facts: dict[str, Any] | None = Field(default=None, description="The env's rules as JSON data (VLMEnv.facts())")
+    has_oracle: Any = _as_given("Whether the env has an oracle (facts' HAS_ORACLE)", "boolean")
+    reward_variant: Any = _as_given("The reward variant played", "string")
+    rewards: Any = _as_given("The reward tables (facts' REWARDS)", "object")
+    invalid_feedback: Any = _as_given("What an invalid action gets (facts' INVALID_FEEDBACK)", "object")
+    obs_mode: Any = _as_given("The observation mode", "string")
+    admissible: Any = _as_given("The admissible actions now", "array")
+    description: Any = _as_given("The state in words (describe())", "string")
+    instruction_prompt: Any = _as_given(
+        "The episode's BALROG instructions (instruction_prompt(); null: generic)", ["string", "null"]
+    )
+    oracle_action: Any = _as_given("The oracle's next action (--expose-oracle only)", "string")
+    oracle_error: str | None = Field(default=None, description="Why the oracle gave no action (--expose-oracle only)")
+    optimal_steps: Any = _as_given("The plan's length once computed (--expose-oracle only)", "integer")
+    fresh_frame_sha256: str | None = Field(
+        default=None, description="SHA-256 of a fresh render of the state (--expose-oracle only)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _only_sent(self, handler: Any) -> dict[str, Any]:
+        """Extras not computed are left out (as before they were fields), so a client tells "absent" from null."""
+        data = handler(self)
+        for name in _OPTIONAL_EXTRAS - self.model_fields_set:
+            data.pop(name, None)
+        return data
+
+
+_OPTIONAL_EXTRAS = frozenset(VLMState.model_fields) - {"episode_id", "step_count", "env_id"}
 
 
 def encode_image(image: np.ndarray, fmt: str) -> EncodedImage:
