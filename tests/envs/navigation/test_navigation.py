@@ -171,7 +171,7 @@ def test_close_frees_the_worlds_gl_objects() -> None:
     from rl4vlm_gym.envs.navigation.gl import current
     from rl4vlm_gym.envs.navigation.worlds import attachments
 
-    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1")
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", render_process=False)  # the in-process world's GL objects
     env.reset(seed=0)
     world = env.unwrapped.world
     with current(world.shadow_window):  # FBO names are the world's context's own
