@@ -458,7 +458,11 @@ class RemoteEnv(gym.Env):
         # The groups of state's extras read in this env after a reset, and after a step: asked for with each later one.
         self._asked: dict[str, set[str]] = {"reset": {"rules"}, "step": set()}
         self._after = "reset"  # what the current state follows
-        first = self._call("reset", **self._reset_kwargs(None, None))  # makes the env, shows the image size
+        try:
+            first = self._call("reset", **self._reset_kwargs(None, None))  # makes the env, shows the image size
+        except BaseException:
+            self.close()  # a refused argument: the session goes now, not when the half-made env is collected
+            raise
         h, w, _ = first.observation["image"].shape
         self.observation_space = spaces.Dict(
             {

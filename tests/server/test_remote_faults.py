@@ -161,6 +161,10 @@ def test_reset_and_a_seeded_episode_s_step_reopen_a_session_the_server_reaped_wh
 
 def test_a_full_server_raises_the_capacity_error_and_frees_the_seat_when_a_session_closes() -> None:
     with _served(max_sessions=1) as (url, server):
+        with pytest.raises(RemoteArgumentError, match="level") as refused:  # it holds the half-made env's frame
+            RemoteEnv(url, ENV, level=99, **SMALL)
+        _until(lambda: not server._sessions, "the refused env's session end", seconds=3)  # its seat is free at once
+        assert isinstance(refused.value, ValueError) and refused.value.code == "EXECUTION_ERROR"
         first = RemoteEnv(url, ENV, **SMALL)
         with pytest.raises(RemoteCapacityError, match="capacity") as caught:
             RemoteEnv(url, ENV, **SMALL)
