@@ -875,6 +875,32 @@ def serve(
     max_image_size: Annotated[
         int | None, typer.Option(min=1, help="The largest image side a client may ask (default 1024, or the policy file's).")
     ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Bearer token every route but /health requires (header 'Authorization: Bearer TOKEN'); default: "
+            "$RL4VLM_GYM_SERVER_TOKEN. Prefer the env var: a command line is visible to other users in ps."
+        ),
+    ] = None,
+    stateless: Annotated[
+        bool,
+        typer.Option(
+            help="Serve the stateless HTTP routes (POST /reset, POST /step, GET /state); --no-stateless: they answer 404, "
+            "play over the WebSocket /ws only."
+        ),
+    ] = True,
+    stateless_limit: Annotated[
+        int | None, typer.Option(min=1, help="At most N stateless HTTP requests at once; 503 over it (default: --max-sessions).")
+    ] = None,
+    first_message_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Close a WebSocket that sends nothing for SECONDS after connecting, so silent sockets cannot hold the "
+            "server (0: never).",
+        ),
+    ] = 10.0,
+    mcp: Annotated[bool, typer.Option(help="Offer the env's actions as MCP tools too (rl4vlm_gym.server.mcp).")] = False,
 ) -> None:
     """Serve envs over OpenEnv's HTTP/WebSocket protocol (extra `server`); see rl4vlm_gym.server.
 
@@ -905,7 +931,23 @@ def serve(
             chosen = ClientPolicy(max_image_size=max_image_size or MAX_IMAGE_SIZE)
         # the Catalog is made here (serve() takes a ready one), so that it carries the policy
         catalog = Catalog.of(target, kwargs, expose_oracle=expose_oracle, policy=chosen)
-        run_server(catalog, host=host, port=port, max_sessions=max_sessions, idle_timeout=idle_timeout or None)
+        options: dict[str, Any] = {}
+        if mcp:
+            from rl4vlm_gym.server.mcp import MCPServedEnv  # FastMCP itself comes with the first MCP request
+
+            options["environment"] = MCPServedEnv
+        run_server(
+            catalog,
+            host=host,
+            port=port,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout or None,
+            token=token,
+            stateless=stateless,
+            stateless_limit=stateless_limit,
+            first_message_timeout=first_message_timeout or None,
+            **options,
+        )
     except (ValueError, OSError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None

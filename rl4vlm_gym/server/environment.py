@@ -237,6 +237,8 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
 
     @property
     def state(self) -> VLMState:
+        if self._closed:  # as reset and step: a client reading state after an idle reap learns it, and reconnects
+            raise RuntimeError(f"{SESSION_CLOSED}this session is closed (idle too long, or shut down); open a new one")
         self._reads_state = True
         extra = self._extra
         if extra is None or len(extra["extras"]) < len(EXTRA_GROUPS):  # the first read, or after a partial request

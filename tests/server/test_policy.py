@@ -211,8 +211,9 @@ def test_state_schema_is_vlmstate_s_and_extras_not_computed_are_absent() -> None
     state = served.state.model_dump()
     assert state["served_id"] == NUMBERLINE and "instruction_prompt" in state and "oracle_action" not in state
     served.close()
-    with pytest.raises(RuntimeError, match=f"^{SESSION_CLOSED}this session is closed"):
-        served.reset(seed=0)
+    for closed in (lambda: served.reset(seed=0), lambda: served.state):  # a reaped session says so, also to a state read
+        with pytest.raises(RuntimeError, match=f"^{SESSION_CLOSED}this session is closed"):
+            closed()
 
 
 def test_a_real_server_refuses_with_an_error_and_the_session_goes_on() -> None:
@@ -238,3 +239,39 @@ def test_a_real_server_refuses_with_an_error_and_the_session_goes_on() -> None:
             assert json.loads(answer)["data"]["code"] == "VALIDATION_ERROR" and len(answer) < 2000, answer[:300]
             got = send({"type": "reset", "data": {"seed": 0, "make_kwargs": {"image_size": 96}}})
             assert got["type"] == "observation" and got["data"]["observation"]["image"]["shape"] == [96, 96, 3], got
+
+
+@pytest.mark.slow  # an interpreter that imports the server (~3 s): the full run checks the flags reach serve()
+def test_rl4vlm_gym_serve_applies_its_policy_token_and_stateless_flags(tmp_path) -> None:
+    import sys
+    import urllib.error
+    import urllib.request
+
+    import serving
+
+    websockets = pytest.importorskip("websockets.sync.client")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("max_image_size: 96\nclient_kwargs:\n  level: {min: 0, max: 1}\n  image_size: {}\n")
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", NUMBERLINE, "--port", "0", "--policy", str(policy)]
+    with serving.served([*command, "--token", "t0ken", "--no-stateless", "--first-message-timeout", "5"]) as url:
+        auth = {"Authorization": "Bearer t0ken"}
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(url + "/metadata"), timeout=30)
+        assert refused.value.code == 403  # --token
+        with pytest.raises(urllib.error.HTTPError) as off:
+            urllib.request.urlopen(urllib.request.Request(url + "/reset", data=b"{}", headers=auth), timeout=30)
+        assert off.value.code == 404  # --no-stateless
+        with websockets.connect(url.replace("http", "ws") + "/ws", additional_headers=auth) as ws:
+            for make_kwargs, said in [
+                ({"image_size": 97}, "--max-image-size 96"),
+                ({"level": 2}, "'level' must be an int in 0..1"),
+                ({"obs_mode": "text"}, "'obs_mode' is not allowed on this server (policy file policy.yaml)"),
+            ]:
+                ws.send(json.dumps({"type": "reset", "data": {"seed": 0, "make_kwargs": make_kwargs}}))
+                got = json.loads(ws.recv(timeout=30))
+                assert got["type"] == "error" and said in got["data"]["message"], got
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 0, "make_kwargs": {"image_size": 96, "level": 1}}}))
+            got = json.loads(ws.recv(timeout=30))
+            assert (
+                got["data"]["observation"]["image"]["shape"] == [96, 96, 3] and got["data"]["observation"]["info"]["level"] == 1
+            )
