@@ -41,7 +41,7 @@ import json
 import os
 import sys
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,7 +56,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as sync_connect
 
-from rl4vlm_gym.server.environment import ARGUMENT_ERROR
+from rl4vlm_gym.server.environment import ARGUMENT_ERROR, SESSION_CLOSED
 from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMState, decode_image
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
@@ -126,7 +126,7 @@ class RemoteSessionLost(RemoteError):
     broke, mid-episode; ``reset()`` opens a new session."""
 
 
-# An error message of a session the server closed (rl4vlm_gym.server.environment: reaped idle, or shut down).
+# What a session the server closed (reaped idle, or shut down) said before SESSION_CLOSED prefixed it.
 _CLOSED_SESSION = "this session is closed"
 _MAX_MESSAGE_BYTES = 100 << 20  # openenv-core's client's limit: a 4096x4096 raw frame is 64 MiB, 86 MiB in base64
 _CLOSE_TIMEOUT_S = 2.0
@@ -195,10 +195,15 @@ def _parse_result(payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
     return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
 
 
-def _answer(response: dict[str, Any]) -> dict[str, Any]:
-    """The server's answer, or the :class:`RemoteError` its error message says."""
+def _answer(raw: str | bytes, drop: Callable[[], None]) -> dict[str, Any]:
+    """The server's answer, or the :class:`RemoteError` its error message says; a session the server closed
+    but kept the socket of (an idle reap) is dropped with ``drop``, so the next request connects anew."""
+    response = json.loads(raw)
     if response.get("type") == "error":
-        raise _error(response.get("data") or {})
+        err = _error(response.get("data") or {})
+        if isinstance(err, RemoteSessionLost):
+            drop()
+        raise err
     return response
 
 
@@ -221,7 +226,9 @@ def _error(data: Mapping[str, Any]) -> RemoteError:
         errors = data.get("errors")
         said = "; ".join(str(e.get("msg", e)) for e in errors[:3] if isinstance(e, Mapping)) if isinstance(errors, list) else ""
         return RemoteArgumentError(f"{text}: {said}"[:1000] if said else text, code)
-    if _CLOSED_SESSION in text:
+    if text.startswith(SESSION_CLOSED):
+        return RemoteSessionLost(text[len(SESSION_CLOSED) :], "SESSION_LOST")
+    if _CLOSED_SESSION in text:  # a server from before SESSION_CLOSED
         return RemoteSessionLost(text, "SESSION_LOST")
     return RemoteError(text, code)
 
@@ -293,11 +300,7 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
                 raise _closed_error(closed) from None
             finally:
                 self._drop()
-        try:
-            return _answer(json.loads(raw))
-        except RemoteSessionLost:  # the server closed the session but not the socket: the next request connects anew
-            self._drop()
-            raise
+        return _answer(raw, self._drop)
 
     def _drop(self) -> None:
         """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
@@ -357,11 +360,7 @@ class _Session:
                 raise _closed_error(closed) from None
             finally:
                 self._drop()
-        try:
-            return _answer(json.loads(raw))
-        except RemoteSessionLost:  # the server closed the session but not the socket: the next request connects anew
-            self._drop()
-            raise
+        return _answer(raw, self._drop)
 
     def _drop(self) -> None:
         """Disconnect at once, without a closing handshake (the server may be busy or gone)."""
