@@ -138,6 +138,9 @@ def test_reset_and_a_seeded_episode_s_step_reopen_a_session_the_server_reaped_wh
             assert ours[0]["text"] == theirs[0]["text"] and np.array_equal(ours[0]["image"], theirs[0]["image"])
             assert ours[1:] == theirs[1:] and env.elapsed_steps == local.elapsed_steps == 2
             _until(lambda: not server._sessions, "the idle reap")
+            state = env.server_state()  # a state read too: the episode replayed in a new session
+            assert (state.step_count, state.model_dump().get("description")) == (2, local.describe())
+            _until(lambda: not server._sessions, "the idle reap")
             assert _rollout(env, 9) == _rollout(local, 9)  # reset after a reap
             env.reset()  # unseeded: nothing to replay
             _until(lambda: not server._sessions, "the idle reap")
