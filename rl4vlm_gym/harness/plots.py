@@ -98,6 +98,10 @@ def task_bars(runs: Sequence[tuple[str, Mapping[str, Any]]], metric: str = "succ
         ax.set_ylabel(f"{metric} (95% CI)")
         if metric in _BOUNDED:
             ax.set_ylim(0, 1.05)
+        means = [summary["tasks"].get(t, {}).get(metric) for _, summary in runs for t in tasks]
+        if all(score is None or score["mean"] == 0 for score in means):  # bars of height 0 draw nothing: say so
+            words = {"success": "no successes", "progress": "no progress"}.get(metric, f"{metric} 0 everywhere")
+            ax.text(0.5, 0.5, words, transform=ax.transAxes, ha="center", va="center", color="#555", fontsize=11)
         if len(runs) > 1:
             ax.legend(fontsize=8, frameon=False)
         fig.tight_layout(pad=1.2)

@@ -151,6 +151,39 @@ def _run_blocks(run: dict[str, Any], index: int, baseline: dict[str, Any] | None
     return blocks
 
 
+def _side_by_side_blocks(runs: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """The runs in columns: the overall scores, then each task's success (a task a run did not play: -)."""
+    labels = [f"{_label(r)} on {r['summary']['suite']}" for r in runs]
+    overall = [r["summary"]["overall"] for r in runs]
+    metrics = [
+        ("success", lambda o: score_cell(o["success"])),
+        ("progress", lambda o: score_cell(o["progress"])),
+        ("normalised steps (SPL)", lambda o: score_cell(o["normalised_steps"])),
+        ("invalid-action rate", lambda o: f"{o['invalid_action_rate']:.3f}"),
+        ("return", lambda o: score_cell(o["return"])),
+        ("episodes (failed)", lambda o: f"{o['episodes']} ({o['failed_episodes']})"),
+    ]
+    tasks = list(dict.fromkeys(task for r in runs for task in r["summary"]["tasks"]))
+
+    def success(run: Mapping[str, Any], task: str) -> str:
+        scores = run["summary"]["tasks"].get(task)
+        return "-" if scores is None else score_cell(scores["success"])
+
+    return [
+        _Heading("Runs side by side"),
+        _Text(
+            "Each run in a column: means over tasks and per task, 95% bootstrap intervals over seeds; each run's details follow."
+        ),
+        _Table(["metric", *labels], [[name, *(cell(o) for o in overall)] for name, cell in metrics]),
+        _Table(["task (success)", *labels], [[task, *(success(r, task) for r in runs)] for task in tasks]),
+        _Figure(
+            "runs_success",
+            lambda: plots.task_bars([(label, r["summary"]) for label, r in zip(labels, runs)]),
+            "Success per task and run (95% CI over seeds).",
+        ),
+    ]
+
+
 def _comparison_blocks(run: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[Any]:
     paired = compare(run["episodes"], baseline["episodes"], _COMPARED)
     text = (
@@ -212,6 +245,8 @@ def write_report(
     blocks: list[Any] = [_Heading("Evaluation report", 1)]
     if base is not None:
         blocks.append(_Text(f"Baseline: {_label(base)} on suite `{base['summary']['suite']}` (`{base['folder']}`)."))
+    if len(loaded) > 1:
+        blocks += _side_by_side_blocks(loaded)
     for i, run in enumerate(loaded):
         blocks += _run_blocks(run, i, base)
     if len({r["summary"]["suite"] for r in loaded}) > 1:
@@ -275,15 +310,16 @@ def _markdown(blocks: Sequence[Any], out: Path) -> str:
 # HTML ---------------------------------------------------------------------------------------------
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; line-height: 1.4; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 90em; padding: 0 1em; color: #222; line-height: 1.4; }
 h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td { font-variant-numeric: tabular-nums; white-space: nowrap; }
 td:last-child { white-space: normal; }  /* long text (errors, paths) is last */
 table { display: block; max-width: 100%; overflow-x: auto; }
 code { background: #f3f3f3; padding: 0 0.2em; }
+p, h1, h2, h3, figcaption { overflow-wrap: anywhere; }  /* a long path or name wraps on a phone, never widens the page */
 figure { margin: 0.5em 0 1.5em; } figcaption { font-size: 0.85em; color: #555; }
 """
 

@@ -140,9 +140,14 @@ def test_report_of_runs_across_suites_with_baseline_and_training_logs(runs: dict
     md, page = write_report([runs[k] for k in order], tmp_path / "r", baseline=runs["tiny-random"], training_logs=logs)
     text = md.read_text()
     assert [line for line in text.splitlines() if line.startswith("## ")] == [
-        "## tiny / oracle", "## tiny / random", "## tiny-levels / oracle", "## tiny-levels / random",
+        "## Runs side by side", "## tiny / oracle", "## tiny / random", "## tiny-levels / oracle", "## tiny-levels / random",
         "## Transfer matrix", "## Learning curves",
     ]  # fmt: skip
+    # the runs side by side: overall, then each task (the levels suite's tasks are the tiny suite's: nl and bj)
+    labels = "oracle on tiny | random on tiny | oracle on tiny-levels | random on tiny-levels"
+    assert f"| metric | {labels} |" in text and f"| task (success) | {labels} |" in text
+    assert re.search(r"\| success \| 0\.750 \[[\d.]+, [\d.]+\] \| 0\.167 \[[\d.]+, [\d.]+\] \| 0\.750 .* \| 0\.833 ", text), text
+    assert re.search(r"\| episodes \(failed\) \| 5 \(0\) \| 5 \(1\) \| 5 \(0\) \| 5 \(0\) \|", text), text
     assert text.count("### Paired comparison with random") == 3  # never the baseline against itself
     # oracle minus random: nl diffs (0, 1, 1) -> 2/3, bj (1, 0) -> 1/2; mean over tasks 0.583; 3 wins, 2 ties
     assert re.search(r"\| success \| 0\.583 \[[-\d.]+, [-\d.]+\] \| 3 \| 2 \| 0 \|", text), text
@@ -155,11 +160,11 @@ def test_report_of_runs_across_suites_with_baseline_and_training_logs(runs: dict
     plots_dir = tmp_path / "r" / "plots"
     assert sorted(p.name for p in plots_dir.iterdir()) == [
         "learning_curves.png", "run0_success.png", "run1_success.png", "run2_success.png", "run3_success.png",
-        "transfer_matrix.png",
+        "runs_success.png", "transfer_matrix.png",
     ]  # fmt: skip
     assert "![Overall success per agent and suite.](plots/transfer_matrix.png)" in text
     html = page.read_text()
-    assert html.count("<svg") == 6 and "tiny-levels (levels)" in html and ">0.83<" in html  # heat-map cell annotation
+    assert html.count("<svg") == 7 and "tiny-levels (levels)" in html and ">0.83<" in html  # heat-map cell annotation
     assert "<h2>Learning curves</h2>" in html and ">ppo<" in html and ">dac<" in html  # legend entries
     assert not EXTERNAL.search(html)
 
@@ -175,7 +180,7 @@ def test_reports_escape_file_text_and_are_byte_identical(runs: dict[str, Path], 
     for x, y in zip(first, second, strict=True):
         assert x.read_bytes() == y.read_bytes(), x.name
     pngs = sorted(p.name for p in (tmp_path / "a" / "plots").iterdir())
-    assert pngs == sorted(p.name for p in (tmp_path / "b" / "plots").iterdir()) and len(pngs) == 3
+    assert pngs == sorted(p.name for p in (tmp_path / "b" / "plots").iterdir()) and len(pngs) == 4
     for name in pngs:
         assert (tmp_path / "a" / "plots" / name).read_bytes() == (tmp_path / "b" / "plots" / name).read_bytes(), name
     html = first[1].read_text()
@@ -330,6 +335,65 @@ def test_leaderboard_page_renders_and_sorts_in_chromium(
         assert severe == []
     finally:
         driver.quit()
+
+
+LAYOUT = """
+const page = document.documentElement;
+const tables = [...document.querySelectorAll('table')].map(t => {
+  const r = t.getBoundingClientRect();
+  return {visible: r.width > 0 && r.height > 0, left: r.left, right: r.right, hidden: t.scrollWidth - t.clientWidth};
+});
+return {overflow: page.scrollWidth - page.clientWidth, width: page.clientWidth, tables: tables,
+        figures: [...document.querySelectorAll('figure svg')].map(s => s.getBoundingClientRect().right)};
+"""
+
+
+@pytest.mark.slow  # a Chromium at two window sizes over two pages: about 6 s
+@pytest.mark.extra("eval", "webshop")
+@pytest.mark.skipif(
+    not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()),
+    reason="needs Debian's chromium and chromium-driver at /usr/bin (scripts/setup.sh installs them)",
+)
+def test_report_and_site_fit_a_laptop_and_a_phone_in_chromium(
+    runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No horizontal scrolling of the page at 1280 px or 390 px, every table shown and inside the page, every
+    plot inside the page; at 1280 px no table hides a column (on a phone a wide table scrolls inside itself);
+    the report puts its runs side by side."""
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    _, report = write_report(
+        [runs["tiny-oracle"], runs["tiny-random"], runs["levels-random"]], tmp_path / "report", baseline=runs["tiny-random"]
+    )
+    _, site = write_leaderboard(_entries(runs), tmp_path / "site")
+    assert "Runs side by side" in report.read_text(encoding="utf-8")
+    driver = _chromium(tmp_path / "profile")
+    try:
+        for width in (1280, 390):
+            driver.set_window_size(width, 900)
+            for page in (report, site):
+                driver.get(page.resolve().as_uri())
+                layout = driver.execute_script(LAYOUT)
+                where = f"{page.name} at {width} px"
+                assert layout["overflow"] <= 0, f"{where}: the page scrolls sideways by {layout['overflow']} px"
+                assert layout["tables"] and all(t["visible"] for t in layout["tables"]), where
+                assert all(t["left"] >= 0 and t["right"] <= layout["width"] + 1 for t in layout["tables"]), where
+                assert all(right <= layout["width"] + 1 for right in layout["figures"]), where
+                if width == 1280:  # a laptop sees every column without scrolling a table
+                    assert [t["hidden"] for t in layout["tables"] if t["hidden"] > 0] == [], where
+    finally:
+        driver.quit()
+
+
+def test_an_all_zero_run_s_plot_says_so(runs: dict[str, Path]) -> None:
+    """Bars of height zero draw nothing: the plot says 'no successes' instead of staying empty."""
+    pytest.importorskip("matplotlib")
+    from rl4vlm_gym.harness import plots
+
+    zero = {"tasks": {"nl": {"success": {"mean": 0.0, "ci95": [0.0, 0.0]}}}}
+    some = {"tasks": {"nl": {"success": {"mean": 0.5, "ci95": [0.0, 1.0]}}}}
+    texts = [t.get_text() for t in plots.task_bars([("a", zero)]).axes[0].texts]
+    assert texts == ["no successes"]
+    assert list(plots.task_bars([("a", zero), ("b", some)]).axes[0].texts) == []
 
 
 def test_plots_without_matplotlib_name_the_eval_extra() -> None:
