@@ -120,7 +120,7 @@ import json, sys
 for name in json.loads(sys.argv[1]):
     sys.modules[name] = None
 import pytest
-sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:xdist", "-p", "no:randomly", "tests"]))
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:xdist", "tests"]))
 """
 
 
