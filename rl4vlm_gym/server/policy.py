@@ -140,14 +140,6 @@ class Rule:
             raise ValueError(f"{where} must be {rule}")
         return (sides[0], sides[1])
 
-    def describe(self) -> str:
-        """The rule in words (for messages and ``--help``)."""
-        if self.kind == "choice":
-            return f"one of {list(self.choices)}"
-        if self.kind == "int":
-            return f"an int in {_span(self.low, self.high)}"
-        return {"bool": "true or false", "image_size": "an image size under the cap", "any": "any value"}[self.kind]
-
 
 def _span(low: int | None, high: int | None) -> str:
     return f"{'..' if low is None else low}..{'' if high is None else high}".replace("....", "..")
