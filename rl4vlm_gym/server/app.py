@@ -102,9 +102,11 @@ STATELESS_ROUTES = frozenset({("POST", "/reset"), ("POST", "/step"), ("GET", "/s
 """OpenEnv's stateless HTTP calls (a fresh env per request): bounded by ``stateless_limit``, or off."""
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_OPENERS, _CLOSERS = np.zeros(256, np.int8), np.zeros(256, np.int8)
-_OPENERS[[ord("["), ord("{")]] = 1
-_CLOSERS[[ord("]"), ord("}")]] = 1
+_NESTING = np.zeros(256, np.int8)  # +1 for an opening bracket's byte, -1 for a closing one's
+_NESTING[[ord("["), ord("{")]], _NESTING[[ord("]"), ord("}")]] = 1, -1
+_PARSE_IN_THREAD = 64 << 10
+"""Messages longer than this are checked and parsed in a worker thread, not on the event loop (an 8 MiB
+bracket bomb takes ~0.1 s to measure)."""
 
 
 def json_depth(text: str) -> int:
@@ -113,8 +115,7 @@ def json_depth(text: str) -> int:
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return min(text.count("[") + text.count("{"), MAX_JSON_DEPTH)  # an upper bound, enough to pass
     codes = np.frombuffer(_STRING.sub('""', text).encode("utf-8", "surrogatepass"), np.uint8)
-    depth = np.cumsum(_OPENERS[codes] - _CLOSERS[codes], dtype=np.int64)
-    return int(depth.max(initial=0))
+    return int(np.cumsum(_NESTING[codes], dtype=np.int32).max(initial=0))
 
 
 def parse_message(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -345,7 +346,7 @@ class _Transport:
                     text = (message.get("bytes") or b"").decode("utf-8")
                 except UnicodeDecodeError:
                     text = "\x00"
-            parsed, why = parse_message(text)
+            parsed, why = parse_message(text) if len(text) <= _PARSE_IN_THREAD else await asyncio.to_thread(parse_message, text)
             if parsed is None:
                 logger.warning("%s: malformed WebSocket message (%d characters): %s", connection.peer, len(text), why)
                 await _ws_error(send, why, "INVALID_JSON")
