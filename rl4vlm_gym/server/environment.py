@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import threading
 import uuid
@@ -28,6 +29,8 @@ from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMAction, VLM
 from rl4vlm_gym.server.policy import RESERVED, ClientPolicy, accepted_names, shown_name
 
 __all__ = ["ARGUMENT_ERROR", "SESSION_CLOSED", "Catalog", "ServedEnv"]
+
+logger = logging.getLogger(__name__)
 
 _MAX_KWARGS_CHARS = 10_000
 _MAX_OPTIONS_CHARS = 10_000
@@ -366,7 +369,11 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             reserved = sorted(shown_name(n) for n in set(make_kwargs) & RESERVED)
             if reserved:
                 raise ValueError(f"make_kwargs may not set {', '.join(reserved)}: the server decides how envs render and wrap")
-            kwargs.update(self.catalog.policy.check(env_id, make_kwargs, trusted=self.catalog.expose_oracle))
+            try:
+                kwargs.update(self.catalog.policy.check(env_id, make_kwargs, trusted=self.catalog.expose_oracle))
+            except ValueError as err:  # the operator hears of clients probing the policy (the message echoes no value)
+                logger.warning("%s: refused by the policy: %s", env_id, err)
+                raise
             if "image_size" in kwargs and isinstance(kwargs["image_size"], list):
                 kwargs["image_size"] = tuple(kwargs["image_size"])
         elif self.env is not None and key == self._key:

@@ -61,9 +61,12 @@ def _refused(env_id: str, make_kwargs: dict, policy: ClientPolicy | None = None,
         (NUMBERLINE, {"render_mode": "human"}, "may not set 'render_mode'"),
     ],
 )
-def test_the_default_policy_refuses_what_the_operator_did_not_allow(env_id, make_kwargs, said) -> None:
-    message = _refused(env_id, make_kwargs)
+def test_the_default_policy_refuses_what_the_operator_did_not_allow(env_id, make_kwargs, said, caplog) -> None:
+    with caplog.at_level("WARNING", logger="rl4vlm_gym.server.environment"):
+        message = _refused(env_id, make_kwargs)
     assert said in message, message
+    if "render_mode" not in make_kwargs:  # logged for the operator, without the value
+        assert [r.getMessage() for r in caplog.records] == [f"{env_id}: refused by the policy: {message[len(ARGUMENT_ERROR) :]}"]
 
 
 def test_the_image_size_cap_at_just_above_and_just_below() -> None:
