@@ -260,9 +260,11 @@ def test_rl4vlm_gym_serve_applies_its_policy_token_and_stateless_flags(tmp_path)
         auth = {"Authorization": "Bearer t0ken"}
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(url + "/metadata"), timeout=30)
+        refused.value.close()  # the error holds the response (a socket) open
         assert refused.value.code == 403  # --token
         with pytest.raises(urllib.error.HTTPError) as off:
             urllib.request.urlopen(urllib.request.Request(url + "/reset", data=b"{}", headers=auth), timeout=30)
+        off.value.close()
         assert off.value.code == 404  # --no-stateless
         with websockets.connect(url.replace("http", "ws") + "/ws", additional_headers=auth) as ws:
             for make_kwargs, said in [
