@@ -65,7 +65,18 @@ MAX_EPISODE_STEPS = 1_000_000
 RESERVED = frozenset({"render_mode", "disable_env_checker", "apply_api_compatibility", "autoreset"})
 """``gym.make`` arguments the server decides (how envs render and wrap): no policy allows them."""
 NEVER_BY_DEFAULT = frozenset(
-    {"renderer", "data_dir", "split", "goals", "goal_seed", "task", "task_types", "planner_timeout", "planner_memory_mb"}
+    {
+        "renderer",
+        "render_process",
+        "data_dir",
+        "split",
+        "goals",
+        "goal_seed",
+        "task",
+        "task_types",
+        "planner_timeout",
+        "planner_memory_mb",
+    }
 )
 """Names the default policy never allows: paths and data, processes (a browser), planner bounds, the task
 an id fixes. An operator may still allow one by name (``--client-kwargs``, a policy file)."""
@@ -213,6 +224,7 @@ def default_rules(env_id: str, trusted: bool = False) -> Mapping[str, Rule]:
     for name, rule in FAMILY_RULES.items():
         if takes is not None and name in takes:
             rules[name] = rule
+    assert not NEVER_BY_DEFAULT & set(rules), "a name the default never allows"  # FAMILY_RULES must not name one
     return MappingProxyType(rules)  # cached: shared, so read-only
 
 

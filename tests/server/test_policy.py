@@ -52,6 +52,7 @@ def _refused(env_id: str, make_kwargs: dict, policy: ClientPolicy | None = None,
         ("rl4vlm/ALFWorld-v0", {"planner_timeout": 10_000}, "'planner_timeout' is not allowed"),
         ("rl4vlm/WebShop-Amazon-v1", {"goals": SECRET}, "'goals' is not allowed"),
         ("rl4vlm/MiniWorld-OneRoom-v1", {"render_view": SECRET}, "'render_view' must be one of ['agent', 'top']"),
+        ("rl4vlm/MiniWorld-OneRoom-v1", {"render_process": False}, "'render_process' is not allowed"),  # GL in the server
         (NUMBERLINE, {"level": 99}, "'level' must be an int in 0..4"),
         (NUMBERLINE, {"level": True}, "'level' must be an int in 0..4"),
         (NUMBERLINE, {"obs_mode": SECRET * 100}, "'obs_mode' must be one of"),
