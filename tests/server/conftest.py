@@ -25,3 +25,15 @@ def registry_url() -> Iterator[str]:
 
     with served([sys.executable, str(HERE / "ids_server.py"), "--kit"]) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def server_test_envs() -> Iterator[list[str]]:
+    """The test-only envs of ``server_envs.py`` registered with Gymnasium for a module's tests, removed after."""
+    import gymnasium as gym
+    import server_envs
+
+    ids = server_envs.register()
+    yield ids
+    for env_id in ids:
+        gym.registry.pop(env_id, None)

@@ -29,16 +29,26 @@ def served(command: list[str]) -> Iterator[str]:
 @contextmanager
 def served_here(catalog: object) -> Iterator[str]:
     """``catalog`` (a :class:`~rl4vlm_gym.server.environment.Catalog`) served as ``rl4vlm-gym serve`` serves
-    it, by uvicorn in a thread of this process on a free port; stopped, its sessions closed, at the end.
-    The socket listens before the thread starts, so connections queue until uvicorn takes them (no wait)."""
+    it (``create_app(catalog, max_sessions=64)``) by :func:`served_app`."""
+    from rl4vlm_gym.server.app import create_app
+
+    with served_app(create_app(catalog, max_sessions=64)) as url:
+        yield url
+
+
+@contextmanager
+def served_app(app: object) -> Iterator[str]:
+    """A ready app (:func:`~rl4vlm_gym.server.app.create_app`'s) served by uvicorn in a thread of this process on a
+    free port, with the server's message limit; stopped, its sessions closed, at the end. The socket listens
+    before the thread starts, so connections queue until uvicorn takes them (no wait)."""
     import uvicorn
 
-    from rl4vlm_gym.server.app import MAX_WS_MESSAGE_BYTES, create_app
+    from rl4vlm_gym.server.app import MAX_WS_MESSAGE_BYTES
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
-    config = uvicorn.Config(create_app(catalog, max_sessions=64), log_level="error", ws_max_size=MAX_WS_MESSAGE_BYTES)
+    config = uvicorn.Config(app, log_level="error", ws_max_size=MAX_WS_MESSAGE_BYTES)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -30,12 +30,7 @@ ENV = "rl4vlm/NumberLine-v0"
 SMALL = {"image_size": [72, 64]}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _test_envs():
-    ids = server_envs.register()
-    yield
-    for env_id in ids:
-        gym.registry.pop(env_id, None)
+pytestmark = pytest.mark.usefixtures("server_test_envs")  # servertest/... ids (conftest.py)
 
 
 def _client(target: str | Catalog = ENV, **kwargs) -> TestClient:
@@ -352,25 +347,12 @@ def _sleepers(before: set[int]) -> set[int]:
 
 @contextlib.contextmanager
 def _live(target: str, **kwargs):
-    """A real uvicorn server in a thread of this process, on a free port (port 0), stopped at the end."""
-    import socket
-
-    import uvicorn
+    """A real uvicorn server in a thread of this process (serving.served_app): its WebSocket URL and its sessions."""
+    from serving import served_app
 
     app = create_app(Catalog.of(target), **kwargs)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", ws_max_size=MAX_WS_MESSAGE_BYTES))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    try:
-        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/ws", app.state.openenv_server
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with served_app(app) as url:
+        yield url.replace("http", "ws") + "/ws", app.state.openenv_server
 
 
 def _wait(condition, seconds: float = 10) -> bool:

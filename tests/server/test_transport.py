@@ -13,7 +13,6 @@ import threading
 import time
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
 
 pytest.importorskip("openenv.core")
@@ -34,12 +33,7 @@ STEP = {"type": "step", "data": {"text": "+"}}
 LOGGER = "rl4vlm_gym.server.app"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _test_envs():
-    ids = server_envs.register()
-    yield
-    for env_id in ids:
-        gym.registry.pop(env_id, None)
+pytestmark = pytest.mark.usefixtures("server_test_envs")  # servertest/... ids (conftest.py)
 
 
 def _client(target: str | Catalog = ENV, **kwargs) -> TestClient:
