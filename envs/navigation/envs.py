@@ -13,6 +13,7 @@ import contextlib
 import io
 import logging
 import math
+import os
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,6 +42,8 @@ __all__ = [
     "YMaze",
 ]
 
+RENDER_PROCESS_VARIABLE = "RL4VLM_GYM_RENDER_PROCESS"
+"""``0`` makes ``render_process=False`` the default: frames drawn in the env's own process."""
 PICK_UP, DROP = "pick up", "drop"
 MOVES = (TURN_LEFT, TURN_RIGHT, FORWARD, BACK)  # MiniWorld's action indices 0..3, VL-DAC's list
 logger = logging.getLogger(__name__)
@@ -81,11 +84,13 @@ class NavigationEnv(VLMEnv):
         super().__init_subclass__(**kwargs)
         cls.LEVELS = LADDERS[cls.TASK]
 
-    def __init__(self, *, render_view: str = "agent", render_process: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, render_view: str = "agent", render_process: bool | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if render_view not in ("agent", "top"):
             raise ValueError(f"render_view={render_view!r} is unknown; choose 'agent' or 'top'")
         self.render_view = render_view
+        if render_process is None:  # the default: a render process, unless the environment variable says 0
+            render_process = os.environ.get(RENDER_PROCESS_VARIABLE, "1") != "0"
         self.render_process = bool(render_process)
         self._world: Any = None
         self._log: list[int] = []
@@ -403,10 +408,11 @@ The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``i
 ``reward_variant`` (``miniworld``, ``vl-dac``), ``action_format``, ``action_match``,
 ``render_mode``, ``appearance``, ``wording``; ``render_view``: ``"agent"`` (default) or ``"top"``,
 MiniWorld's top-down map, for what ``render()`` shows (the observation stays the agent's camera); and
-``render_process``: True (default) draws the frames in a render process of the env's own, started at
-the first frame, so the env's process holds no OpenGL context (a ``fork`` after rendering works, envs
-in threads render in parallel); False draws them in the env's process (no second process; a step
-about 0.3 ms faster). The frames are the same bytes either way.
+``render_process``: True (default; ``RL4VLM_GYM_RENDER_PROCESS=0`` makes False the default) draws the
+frames in a render process of the env's own, started at the first frame, so the env's process holds no
+OpenGL context (a ``fork`` after rendering works, envs in threads render in parallel); False draws them
+in the env's process (no second process; a step about 0.3 ms faster). The frames are the same bytes
+either way.
 
 ``appearance="held-out"`` (the ``visual`` transfer axis) draws every room with textures no
 MiniWorld world uses (wood-plank walls, a marble floor, a plain tiled ceiling) under a warm light
