@@ -317,19 +317,14 @@ class _Transport:
     async def _first_message(self, connection: _Connection, receive: Any, send: Any) -> dict[str, Any] | None:
         """The first well-formed message (as ``websocket.receive``), or None when the client left or sent
         none within ``first_message_timeout`` s (the socket is then closed with 1008)."""
-        deadline = None if self.first_message_timeout is None else time.monotonic() + self.first_message_timeout
-        while True:
-            try:
-                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                message = await asyncio.wait_for(self._next_message(connection, receive, send), left)
-            except TimeoutError:
-                logger.warning(
-                    "%s: WebSocket closed: no message within %g s of connecting", connection.peer, self.first_message_timeout
-                )
-                reason = f"no message within {self.first_message_timeout:g} s of connecting"
-                await send({"type": "websocket.close", "code": 1008, "reason": reason})
-                return None
-            return None if message["type"] == "websocket.disconnect" else message
+        try:  # malformed messages meanwhile are answered, and count no session
+            message = await asyncio.wait_for(self._next_message(connection, receive, send), self.first_message_timeout)
+        except TimeoutError:
+            reason = f"no message within {self.first_message_timeout:g} s of connecting"
+            logger.warning("%s: WebSocket closed: %s", connection.peer, reason)
+            await send({"type": "websocket.close", "code": 1008, "reason": reason})
+            return None
+        return None if message["type"] == "websocket.disconnect" else message
 
     async def _next_message(self, connection: _Connection, receive: Any, send: Any) -> dict[str, Any]:
         """The client's next well-formed message for openenv-core, or its disconnect. Malformed messages are
@@ -360,31 +355,22 @@ class _Transport:
         """openenv-core's answer to ``state``, computed in the session's thread (openenv-core reads the
         property on its event loop, where a plan or a fresh render would hold up every client)."""
         assert self.server is not None and connection.session_id is not None
+        error: dict[str, Any] | None = None
         try:
             WSStateMessage(**parsed)
-        except ValidationError as err:
-            await send(
-                {
-                    "type": "websocket.send",
-                    "text": self._error_out(
-                        connection,
-                        WSErrorResponse(
-                            data={"message": "Invalid message", "code": WSErrorCode.VALIDATION_ERROR, "errors": err.errors()}
-                        ).model_dump_json(),
-                    ),
-                }
-            )
-            return
-        executor = self.server._session_executors.get(connection.session_id)
-        env = connection.env
-        try:
-            state = await asyncio.get_running_loop().run_in_executor(executor, lambda: env.state)
-            data = state.model_dump() if hasattr(state, "model_dump") else dict(state or {})
-            text = WSStateResponse(data=data).model_dump_json()
-        except Exception as err:  # as openenv-core's: the env's error, the session goes on
-            text = self._error_out(
-                connection, WSErrorResponse(data={"message": str(err), "code": WSErrorCode.EXECUTION_ERROR}).model_dump_json()
-            )
+        except ValidationError as err:  # openenv-core's answers; the session goes on
+            error = {"message": "Invalid message", "code": WSErrorCode.VALIDATION_ERROR, "errors": err.errors()}
+        if error is None:
+            executor = self.server._session_executors.get(connection.session_id)
+            env = connection.env
+            try:
+                state = await asyncio.get_running_loop().run_in_executor(executor, lambda: env.state)
+                data = state.model_dump() if hasattr(state, "model_dump") else dict(state or {})
+                text = WSStateResponse(data=data).model_dump_json()
+            except Exception as err:
+                error = {"message": str(err), "code": WSErrorCode.EXECUTION_ERROR}
+        if error is not None:
+            text = self._error_out(connection, WSErrorResponse(data=error).model_dump_json())
         self.server._update_session_activity(connection.session_id)
         await send({"type": "websocket.send", "text": text})
 
