@@ -79,7 +79,8 @@ FORK = """
     [
         ("rl4vlm/NumberLine-v0", "rl4vlm_gym.envs.cards.numberline"),
         pytest.param("rl4vlm/MiniWorld-OneRoom-v1", "rl4vlm_gym.envs.navigation.worlds", marks=NAV),
-        pytest.param("rl4vlm/WebShop-Browser-v2", "rl4vlm_gym.envs.webshop.browser", marks=WEB),
+        # 4.6-11.5 s (Chromium): the full run checks it, the other ids keep the inner loop's coverage
+        pytest.param("rl4vlm/WebShop-Browser-v2", "rl4vlm_gym.envs.webshop.browser", marks=[WEB, pytest.mark.slow]),
         pytest.param("rl4vlm/ALFWorld-v0", "rl4vlm_gym.envs.household.alfworld", marks=ALFWORLD),
     ],
 )
@@ -188,7 +189,7 @@ HUMAN = """
         "rl4vlm/ColourNaming-v0",
         "rl4vlm/WebShop-v1",
         pytest.param("rl4vlm/MiniWorld-OneRoom-v1", marks=NAV),
-        pytest.param("rl4vlm/WebShop-Browser-v2", marks=WEB),
+        pytest.param("rl4vlm/WebShop-Browser-v2", marks=[WEB, pytest.mark.slow]),  # 4 s (Chromium): the full run checks it
         pytest.param("rl4vlm/ALFWorld-v0", marks=ALFWORLD),
     ],
 )

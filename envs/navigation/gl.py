@@ -90,6 +90,9 @@ def explain(err: BaseException) -> GLUnavailableError:
 def import_miniworld() -> ModuleType:
     """Import ``miniworld`` with pyglet in headless EGL mode; raise :class:`GLUnavailableError` or a
     clear ``ImportError`` (``pip install rl4vlm-gym[nav]``) when that cannot work."""
+    from rl4vlm_gym.extras import require
+
+    require("nav", "MiniWorld's navigation envs")  # one error naming the extra, even with sys.modules["miniworld"] = None
     if "miniworld" in sys.modules:  # imported before, by us or by the user
         return _with_fast_textures(sys.modules["miniworld"])
     try:
