@@ -8,10 +8,8 @@ from __future__ import annotations
 import inspect
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +22,7 @@ import pytest
 pytest.importorskip("openenv.core")
 import server_envs  # noqa: E402 - tests/server (conftest.py puts it on the path)
 from openenv.core.sync_client import SyncEnvClient  # noqa: E402
+from serving import served_app  # noqa: E402
 
 from rl4vlm_gym import processes  # noqa: E402
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
@@ -42,30 +41,18 @@ from rl4vlm_gym.server.remote import (  # noqa: E402
 
 ENV = "rl4vlm/NumberLine-v0"
 SMALL = {"image_size": (64, 64)}
-server_envs.register()
-CATALOG = Catalog({ENV: (ENV, {}), "gated": (server_envs.SLOW_ID, {"gated": True})}, default=ENV)
+CATALOG = Catalog({ENV: (ENV, {}), "gated": (server_envs.GATED_ID, {})}, default=ENV)
+pytestmark = pytest.mark.usefixtures("server_test_envs")  # conftest.py: the servertest/... ids, registered for this module
 
 
 @contextmanager
 def _served(**app_kwargs: Any) -> Iterator[tuple[str, Any]]:
     """``CATALOG`` served by ``create_app(**app_kwargs)`` in a thread, on a free port: (URL, openenv-core's server)."""
-    import uvicorn
-
-    from rl4vlm_gym.server.app import MAX_WS_MESSAGE_BYTES, create_app
+    from rl4vlm_gym.server.app import create_app
 
     app = create_app(CATALOG, **app_kwargs)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", ws_max_size=MAX_WS_MESSAGE_BYTES))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", app.state.openenv_server
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+    with served_app(app) as url:
+        yield url, app.state.openenv_server
 
 
 def _until(condition: Any, what: str, seconds: float = 10.0) -> None:
