@@ -1,4 +1,4 @@
-"""The ``rl4vlm-gym`` command: list, info, check, play, docs, new-env, eval, match, exploitability, report, train, serve-model, suite and leaderboard."""
+"""The ``rl4vlm-gym`` command: list, doctor, info, check, play, docs, new-env, eval, match, exploitability, report, train, serve-model, suite and leaderboard."""
 
 from __future__ import annotations
 
@@ -35,6 +35,15 @@ def list_command(
     """List the registered environments."""
     # Ids are copied from here: never break or cut them (BabaIsAI's run to 79 characters), even
     # where the table must be wider than the terminal; the other columns fold.
+    every = list_envs()
+    for option, value, known in (
+        ("family", family, {c.family for c in every}),
+        ("skill", skill, {s for c in every for s in c.skills}),
+        ("obs-mode", obs_mode, {m for c in every for m in c.obs_modes}),
+    ):
+        if value is not None and value not in known:
+            console.print(f"[red]no env has --{option} {escape(repr(value))}; the registered ones: {', '.join(sorted(known))}[/red]")
+            raise typer.Exit(2)
     cards = list_envs(family=family, skill=skill, obs_mode=obs_mode)
     longest = max((len(c.id) for c in cards), default=2)
     table = Table(Column("id", no_wrap=True, min_width=longest), "family", "levels", "extra", "task")
@@ -46,6 +55,41 @@ def list_command(
         console.print(table)
     finally:
         console.width = width
+
+
+@app.command()
+def doctor() -> None:
+    """What this install has: each pip extra (or how to install it), the data the envs read, and, from a
+    clone, the Debian packages the installed extras need."""
+    import os
+    import subprocess
+
+    from rl4vlm_gym import extras
+
+    table = Table("extra", "installed", "missing modules: how to install", title="pip extras")
+    for extra, ok in extras.installed().items():
+        how = "-" if ok else f"{', '.join(extras.missing_modules(extra))}: {extras.install_command(extra)}"
+        table.add_row(extra, "[green]yes[/green]" if ok else "[yellow]no[/yellow]", escape(how))
+    console.print(table)
+    data = Table("variable", "folder", "found", title="data the envs read")
+    for variable, what in (("ALFWORLD_DATA", "rl4vlm/ALFWorld-v0's games"), ("WEBSHOP_DATA", "rl4vlm/WebShop-Amazon-v1's files")):
+        folder = os.environ.get(variable)
+        found = "not set" if folder is None else ("yes" if Path(folder).is_dir() else "no such folder")
+        data.add_row(variable, escape(folder or f"({what})"), found)
+    console.print(data)
+    listing = Path(__file__).resolve().parents[1] / "scripts" / "debian-packages.txt"
+    if not listing.is_file():
+        return  # an installed wheel: scripts/setup.sh and its list live in the repository
+    debian = Table("extra", "Debian package", "installed", title=f"Debian packages ({listing.name})")
+    for line in listing.read_text(encoding="utf-8").splitlines():
+        extra, _, packages = line.partition(":")
+        if line.startswith("#") or extra not in extras.MODULES or not extras.installed()[extra]:
+            continue
+        for package in packages.split():
+            status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False)
+            ok = "install ok installed" in status.stdout
+            debian.add_row(extra, package, "yes" if ok else f"[yellow]no[/yellow]: bash scripts/setup.sh {extra}")
+    console.print(debian)
 
 
 @app.command()
@@ -206,8 +250,12 @@ def play(
         console.print(
             f"reward {reward:+g}  return {episode_return:+g}  success {info['success']}  progress {info['progress']:.2f}"
         )
-        if terminated or truncated:
-            console.print(obs["text"].split("\n", 1)[0], markup=False)
+        if terminated or truncated:  # the final state too (Blackjack's dealer hand is shown only now)
+            if save is not None:
+                Image.fromarray(obs["image"]).save(save)
+            console.rule()
+            if obs["text"]:
+                console.print(obs["text"], markup=False)
             console.print(
                 f"[bold]episode over[/bold] ({'terminated' if terminated else 'truncated'}); return {episode_return:+g}"
             )
@@ -242,9 +290,17 @@ def docs(
             console.print(f"[red]unknown families {unknown}; registered: {sorted(known)}[/red]")
             raise typer.Exit(2)
         ids = [card.id for card in list_envs() if card.family in family]
+    from rl4vlm_gym.extras import install_command
+
     # The index keeps listing every id: regenerating one family's pages must not drop the others'.
-    pages = write_docs(out, ids, index_ids=[card.id for card in list_envs()])
+    missing: dict[str, list[str]] = {}
+    pages = write_docs(out, ids, index_ids=[card.id for card in list_envs()], missing=missing)
     console.print(f"wrote {len(pages)} pages to {out}")
+    for extra, skipped in sorted(missing.items()):
+        console.print(
+            f"[yellow]left as they were: the pages of {len(skipped)} ids that need the `{extra}` extra, not installed here "
+            f"({escape(install_command(extra))})[/yellow]"
+        )
 
 
 @app.command("new-env")

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
 import rl4vlm_gym
+import rl4vlm_gym.extras
 from rl4vlm_gym.cli import app
 from rl4vlm_gym.docs import SECTIONS, missing_sections, parse_sections
 
@@ -20,8 +23,25 @@ def test_list_shows_every_registered_id_and_filters() -> None:
     assert result.exit_code == 0, result.output
     for card in rl4vlm_gym.list_envs():
         assert card.id in result.output
-    filtered = runner.invoke(app, ["list", "--family", "no-such-family"], terminal_width=200)
-    assert "rl4vlm/" not in filtered.output
+    only = runner.invoke(app, ["list", "--family", "sokoban"], terminal_width=200)
+    assert only.exit_code == 0 and "rl4vlm/Sokoban-v0" in only.output and "rl4vlm/Points24-v0" not in only.output
+    for option, value in (("--family", "no-such-family"), ("--skill", "juggling"), ("--obs-mode", "smell")):
+        refused = runner.invoke(app, ["list", option, value], terminal_width=200)  # was an empty table and status 0
+        assert refused.exit_code == 2 and f"no env has {option} '{value}'" in refused.output, refused.output
+        assert "rl4vlm/" not in refused.output
+    assert "sokoban" in runner.invoke(app, ["list", "--family", "x"], terminal_width=200).output  # the registered ones
+
+
+def test_doctor_lists_the_extras_and_how_to_install_a_missing_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # as on an install without the games extra
+    monkeypatch.setenv("ALFWORLD_DATA", "/no/such/folder")
+    result = runner.invoke(app, ["doctor"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 4}
+    assert set(rl4vlm_gym.extras.MODULES) <= set(rows)
+    assert "no" in rows["games"] and "pyspiel: `pip install 'rl4vlm-gym[games]'`" in rows["games"]
+    assert all("yes" in rows[e] for e in rl4vlm_gym.extras.MODULES if e not in ("games", "marl"))
+    assert "no such folder" in rows["ALFWORLD_DATA"]
 
 
 def test_info_shows_the_card_and_unknown_ids_get_a_hint() -> None:
@@ -93,6 +113,21 @@ def test_play_reads_actions_from_the_terminal_and_saves_frames(tmp_path: Path) -
     assert "return +0" in result.output  # 0 (closer) - 1 (invalid) + 1 (reached)
     image = np.asarray(Image.open(frame))
     assert image.shape == (300, 300, 3)
+
+
+def test_play_shows_the_final_state(tmp_path: Path) -> None:
+    """Blackjack's dealer shows the face-down card only at the end: the last text and frame are shown."""
+    frame = tmp_path / "frame.png"
+    result = runner.invoke(
+        app, ["play", "rl4vlm/Blackjack-v0", "--seed", "0", "--save", str(frame)], input="stand\n", terminal_width=200
+    )
+    assert result.exit_code == 0, result.output
+    assert "You stand: you lose.\nDealer: Q♥, 7♦\nPlayer: 5♣, A♣" in result.output
+    env = gym.make("rl4vlm/Blackjack-v0")
+    env.reset(seed=0)
+    final = env.step("stand")[0]["image"]
+    env.close()
+    assert np.array_equal(np.asarray(Image.open(frame)), final)
 
 
 def test_play_with_the_oracle_finishes_a_points_game(tmp_path: Path) -> None:
