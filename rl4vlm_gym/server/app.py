@@ -175,7 +175,8 @@ class _Transport:
     (:data:`STATELESS_ROUTES`: off with 404, or at most ``stateless_limit`` at once, 503 over it; the
     envs they make are closed in worker threads, awaited before the slot is free).
 
-    WebSocket: the token on the handshake (HTTP 403 otherwise), then openenv-core's session starts only
+    WebSocket: the token on the handshake (HTTP 403 otherwise); then, on ``/ws`` (OpenEnv's sessions; other
+    paths such as ``/mcp`` are passed on as they come), openenv-core's session starts only
     at the first well-formed message (a socket silent for ``first_message_timeout`` s is closed with
     1008), so idle sockets hold no session; a malformed message is answered with ``INVALID_JSON`` and
     never reaches openenv-core (which would end the session); ``state`` is computed in the session's
@@ -286,6 +287,14 @@ class _Transport:
         if self.token is not None and not _bearer_ok(scope, self.token):
             logger.warning("%s: WebSocket %s refused: no or wrong bearer token", connection.peer, scope.get("path", ""))
             await _deny(scope, send, 403, _FORBIDDEN)
+            return
+        if scope.get("path") != "/ws":  # another protocol (openenv-core's /mcp speaks JSON-RPC, batches are arrays)
+            replayed = [connect]
+
+            async def replay() -> dict[str, Any]:
+                return replayed.pop() if replayed else await receive()
+
+            await self.app(scope, replay, send)
             return
         await send({"type": "websocket.accept"})
         first = await self._first_message(connection, receive, send)

@@ -354,3 +354,23 @@ def test_sessions_and_stateless_requests_play_the_given_environment_class() -> N
             assert closed(made[-1])
         assert client.post("/reset", json={"seed": 0}).status_code == 200 and len(made) == before + 2
         assert closed(made[-1])  # in a worker thread
+
+
+def test_other_websocket_paths_get_the_token_check_only() -> None:
+    # /mcp speaks JSON-RPC (a batch is a JSON array): the OpenEnv message guard is /ws's alone
+    from starlette.websockets import WebSocket
+
+    app = create_app(Catalog.of(ENV), token="s3cret")
+
+    async def echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_text(await websocket.receive_text())
+        await websocket.close()
+
+    app.router.add_websocket_route("/echo", echo)
+    with TestClient(app) as client:
+        with client.websocket_connect("/echo", headers={"Authorization": "Bearer s3cret"}) as ws:
+            ws.send_text("[1, 2]")
+            assert ws.receive_text() == "[1, 2]"
+        with pytest.raises(WebSocketDenialResponse), client.websocket_connect("/echo"):
+            pass
