@@ -613,6 +613,7 @@ def match_command(
             from rl4vlm_gym.harness.match_report import write_match_report
 
             md, html = write_match_report(out)
+            _print_standings(out / "ratings.json")
             console.print(f"report: {md} and {html}")
     except (matches.MatchError, PolicyError, ValueError, ImportError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
@@ -621,6 +622,27 @@ def match_command(
         console.print(f"[yellow]interrupted: finished games are saved in {out}; run the same command again to resume[/yellow]")
         raise typer.Exit(130) from None
     console.print(f"games: {out / 'games.jsonl'}")
+
+
+def _print_standings(path: Path) -> None:
+    """The match's standings from the report's ``ratings.json``: rank, player, games, W-D-L and the rating
+    it ranks by (mean chips for chip games, Elo for win-loss games), with 95% intervals."""
+    import json
+
+    standings = json.loads(path.read_text(encoding="utf-8"))
+    rows = standings["ratings"]
+    key = next((k for k in ("chips", "elo", "score") if rows and k in rows[0]), None)
+    table = Table("rank", "player", "games", "W-D-L", f"{key or 'rating'} [95% CI]", title=f"standings: {standings['rank_basis']}")
+    digits = 0 if key == "elo" else 3
+    for row in rows:
+        value = row.get(key) if key else None
+        interval = row.get(f"{key}_ci95") if key else None
+        shown = "-" if value is None else f"{value:.{digits}f}"
+        if value is not None and interval:
+            shown += f" [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+        wdl = f"{row['wins']}-{row['draws']}-{row['losses']}"
+        table.add_row(str(row.get("rank", "-")), escape(str(row["player"])), str(row["games"]), wdl, shown)
+    console.print(table)
 
 
 @app.command("exploitability")

@@ -312,6 +312,12 @@ def test_the_cli_plays_rates_and_reports(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "exploitability of eq: 0.0001" in result.output and (tmp_path / "report.html").exists()
+    # the standings, as ratings.json ranks them, by mean chips with their interval
+    ratings = json.loads((tmp_path / "ratings.json").read_text())["ratings"]
+    standings = [line for line in result.output.splitlines() if line.startswith("│")]
+    assert "standings: AIVAT" in result.output and "chips [95% CI]" in result.output
+    assert [line.split("│")[2].strip() for line in standings] == [row["player"] for row in ratings]
+    assert f"{ratings[0]['chips']:.3f} [{ratings[0]['chips_ci95'][0]:.3f}," in standings[0]
     listed = _cli("match", "--list")
     assert listed.exit_code == 0 and "kuhn_poker" in listed.output and "heuristic, perfect" in listed.output
     assert "cfr, always-raise, br" in listed.output and "chips" in listed.output and "win-loss" in listed.output
