@@ -111,9 +111,11 @@ bracket bomb takes ~0.1 s to measure)."""
 
 def json_depth(text: str) -> int:
     """How deep the arrays and objects of the JSON ``text`` nest, read without parsing it (brackets
-    inside strings do not count): a bound checked before ``json.loads``, whose recursion it protects."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return min(text.count("[") + text.count("{"), MAX_JSON_DEPTH)  # an upper bound, enough to pass
+    inside strings do not count): checked before ``json.loads``, whose recursion it protects. A text with
+    at most :data:`MAX_JSON_DEPTH` opening brackets in all answers their count (a bound, found in C)."""
+    openers = text.count("[") + text.count("{")
+    if openers <= MAX_JSON_DEPTH:
+        return openers
     codes = np.frombuffer(_STRING.sub('""', text).encode("utf-8", "surrogatepass"), np.uint8)
     return int(np.cumsum(_NESTING[codes], dtype=np.int32).max(initial=0))
 
