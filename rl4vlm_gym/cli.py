@@ -888,10 +888,20 @@ def leaderboard_build(
     replay: Annotated[bool, typer.Option(help="Replay every episode while validating.")] = True,
 ) -> None:
     """Validate every submission and write the leaderboard pages (Markdown and HTML)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from rl4vlm_gym.harness.leaderboard import LeaderboardError, build_leaderboard
 
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+    job = bar.add_task("validating submissions", total=None)
+
+    def started(folder: Path, done: int, total: int) -> None:
+        bar.update(job, completed=done, total=total, description=f"validating {folder.parent.name}/{folder.name}")
+
     try:
-        pages, rejected = build_leaderboard(root, out, replay=replay)
+        with bar:
+            pages, rejected = build_leaderboard(root, out, replay=replay, on_submission=started)
+            bar.update(job, completed=bar.tasks[0].total, description="validated")
     except LeaderboardError as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(1) from None

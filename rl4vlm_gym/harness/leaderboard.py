@@ -47,7 +47,7 @@ import re
 import stat
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -625,11 +625,18 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def build_leaderboard(root: str | Path, out: str | Path | None = None, *, replay: bool = True) -> tuple[list[Path], list[ValidationReport]]:
+def build_leaderboard(
+    root: str | Path,
+    out: str | Path | None = None,
+    *,
+    replay: bool = True,
+    on_submission: Callable[[Path, int, int], None] | None = None,
+) -> tuple[list[Path], list[ValidationReport]]:
     """Validate every submission under ``root`` and write the pages of the valid ones.
 
     The pages show each row's recomputed summary, its metadata, and ``verified`` from the
-    maintainers' file.
+    maintainers' file. ``on_submission(folder, done, total)`` is called as each submission's
+    validation starts (a progress bar: replaying a board takes minutes).
 
     Returns:
         The pages written (``LEADERBOARD.md`` and ``index.html`` in ``out``, default
@@ -645,7 +652,10 @@ def build_leaderboard(root: str | Path, out: str | Path | None = None, *, replay
     if out.is_symlink():
         raise LeaderboardError(f"{out} is a symbolic link: the pages are written only into a real folder")
     entries, rejected = [], []
-    for folder in find_submissions(root):
+    folders = find_submissions(root)
+    for done, folder in enumerate(folders):
+        if on_submission is not None:
+            on_submission(folder, done, len(folders))
         report = validate_submission(folder, replay=replay)
         if not report.ok:
             rejected.append(report)

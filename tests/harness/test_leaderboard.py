@@ -373,6 +373,10 @@ def test_cli_validate_build_and_verify(honest_folder, tmp_path):
     site = tmp_path / "site"
     result = runner.invoke(app, ["leaderboard", "build", "--root", str(root), "--out", str(site), "--no-replay"])
     assert result.exit_code == 1 and "left out" in result.output  # the honest row is still built
+    seen = []
+    build_leaderboard(root, tmp_path / "site2", replay=False, on_submission=lambda folder, done, total: seen.append((folder.name, done, total)))
+    assert seen == [(f.name, i, len(find_submissions(root))) for i, f in enumerate(find_submissions(root))] and len(seen) >= 2
+    assert "validated" in result.output  # the progress bar's last state (the build said what it was doing)
     page = (site / "LEADERBOARD.md").read_text()
     assert "Random over admissible actions" in page and "tampered" not in page
     assert "tokens (self-reported)" in page and "\u2713" not in page
