@@ -142,31 +142,43 @@ def check(
     for env_id in ids:
         if "url" not in kwargs:
             _card_or_exit(env_id)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     failures = not_checked = 0
     table = Table("id", "check", "result", "seconds", "detail", title="Conformance")
-    for env_id in ids:
-        missing = _missing_data(env_id, kwargs)
-        if missing:
-            table.add_row(env_id, "all", "[yellow]skip[/yellow]", "-", f"no data on this machine: {missing}")
-            continue
-        for result in run_checks(env_id, only, options=options, **kwargs):
-            not_checked += result.not_checked
-            failures += not (result.passed or result.not_checked)
-            mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
-            mark = "[yellow]not checked[/yellow]" if result.not_checked else mark
-            table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
-        if throughput_steps:
-            # An env whose every plan is a search would spend minutes planning: random moves there.
-            cls = env_class(env_id) if "url" not in kwargs else None  # a remote env's oracle may be hidden: random moves
-            policy = "random" if cls is None or cls.EXPENSIVE_PLAN or not cls.HAS_ORACLE else "oracle"
-            figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy=policy, **kwargs)
-            table.add_row(
-                env_id,
-                "throughput",
-                "-",
-                "-",
-                f"{figures['steps_per_s']:,.0f} steps/s, reset p50 {figures['reset_ms_p50']:.2f} ms ({policy}, image+text, default size)",
-            )
+    names = list(only or CHECKS)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+    job = bar.add_task("checking", total=len(ids) * len(names))
+    with bar:
+        for env_id in ids:
+            missing = _missing_data(env_id, kwargs)
+            if missing:
+                table.add_row(env_id, "all", "[yellow]skip[/yellow]", "-", f"no data on this machine: {missing}")
+                bar.advance(job, len(names))
+                continue
+            for name in names:  # one at a time, so the bar says which check of which env runs (some take minutes)
+                bar.update(job, description=f"{env_id}: {name}")
+                (result,) = run_checks(env_id, [name], options=options, **kwargs)
+                bar.advance(job)
+                not_checked += result.not_checked
+                failures += not (result.passed or result.not_checked)
+                mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
+                mark = "[yellow]not checked[/yellow]" if result.not_checked else mark
+                table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
+            if throughput_steps:
+                bar.update(job, description=f"{env_id}: throughput")
+                # An env whose every plan is a search would spend minutes planning: random moves there.
+                cls = env_class(env_id) if "url" not in kwargs else None  # a remote env's oracle may be hidden: random moves
+                policy = "random" if cls is None or cls.EXPENSIVE_PLAN or not cls.HAS_ORACLE else "oracle"
+                figures = measure_throughput(env_id, steps=throughput_steps, resets=50, policy=policy, **kwargs)
+                table.add_row(
+                    env_id,
+                    "throughput",
+                    "-",
+                    "-",
+                    f"{figures['steps_per_s']:,.0f} steps/s, reset p50 {figures['reset_ms_p50']:.2f} ms ({policy}, image+text, default size)",
+                )
+        bar.update(job, description="checked")
     console.print(table)
     if failures or not_checked:
         console.print(f"[red]{failures} check(s) failed[/red], [yellow]{not_checked} could not be checked[/yellow]")

@@ -69,6 +69,7 @@ def test_check_passes_one_env_and_rejects_unknown_checks() -> None:
     )
     assert result.exit_code == 0, result.output
     assert "all checks passed" in result.output and "steps/s" in result.output and "(oracle," in result.output
+    assert "checked" in result.output and "2/2" in result.output  # the progress bar's last state: both checks run
     bad = runner.invoke(app, ["check", "rl4vlm/NumberLine-v0", "--only", "nope"])
     assert bad.exit_code == 2 and "unknown checks" in bad.output
 
