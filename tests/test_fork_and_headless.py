@@ -117,6 +117,7 @@ def test_fork_after_the_parent_rendered_miniworld_works_and_draws_the_parents_fr
 
 
 @NAV
+@pytest.mark.slow  # the in-process option's refusal (1.5 s); the default's fork is checked in the inner loop
 @pytest.mark.skipif(sys.platform != "linux", reason="fork is the default start method on Linux only")
 def test_fork_after_the_parent_rendered_miniworld_in_process_raises_an_error_naming_spawn() -> None:
     """``render_process=False`` renders in the env's process, whose GL context a forked child cannot use."""

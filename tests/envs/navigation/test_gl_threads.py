@@ -137,4 +137,4 @@ def test_envs_in_threads_drawn_by_render_processes_draw_the_frames_one_env_draws
             env.close()
 
     alone = played()
-    assert _in_threads(played, played, played) == [alone] * 3
+    assert _in_threads(played, played) == [alone] * 2

@@ -65,8 +65,6 @@ def in_process() -> dict[str, object]:
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         import test_render_process as t
         out = {{name: t._digests(env_id, False, **kwargs) for name, (env_id, kwargs) in t.CASES.items()}}
-        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=t.SIZE, render_process=False)
-        out["moves"] = t._after_restart_moves(env)
         print("JSON", json.dumps(out))
         """
     )
@@ -75,6 +73,7 @@ def in_process() -> dict[str, object]:
     return json.loads(done.stdout.split("JSON ", 1)[1])
 
 
+@pytest.mark.slow  # 3.5 s for the fresh process, 1-2 s a case: the kill test and the fork test check frames in the inner loop
 @pytest.mark.parametrize("case", list(CASES))
 def test_frames_drawn_by_the_render_process_equal_those_drawn_in_process(case: str, in_process: dict[str, object]) -> None:
     env_id, kwargs = CASES[case]
@@ -98,7 +97,10 @@ def _wait_gone(pid: int, timeout: float = 20.0) -> bool:
     return False
 
 
-def test_a_render_process_killed_is_started_again_at_the_next_frame(in_process: dict[str, object]) -> None:
+def test_a_render_process_killed_is_started_again_at_the_next_frame() -> None:
+    reference = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=SIZE, render_process=True)
+    expected = _after_restart_moves(reference)  # drawn by a render process never killed (test_frames_drawn...: = in-process)
+    reference.close()
     env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=SIZE, render_process=True)
     try:
         env.reset(seed=2)
@@ -114,12 +116,13 @@ def test_a_render_process_killed_is_started_again_at_the_next_frame(in_process: 
             return real_step(action)
 
         env.step = step_after_a_kill  # type: ignore[method-assign]
-        assert _after_restart_moves(env) == in_process["moves"]
+        assert _after_restart_moves(env) == expected
         assert scene.renderer().process_id not in (None, old)
     finally:
         env.close()
 
 
+@pytest.mark.slow  # a fresh interpreter, 1.5 s
 def test_the_render_process_dies_with_its_owner_killed_by_sigkill() -> None:
     code = """
         import sys, time, gymnasium as gym, rl4vlm_gym
