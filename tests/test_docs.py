@@ -75,5 +75,9 @@ def test_an_index_lists_other_ids_than_the_pages_written(tmp_path: Path) -> None
     pages = write_docs(tmp_path, ["rl4vlm/ColourNaming-v0"], index_ids=["rl4vlm/ColourNaming-v0", "rl4vlm/NumberLine-v0"])
     assert [p.relative_to(tmp_path).as_posix() for p in pages] == ["index.md", "rl4vlm/ColourNaming-v0.md"]
     index = pages[0].read_text(encoding="utf-8")
-    assert "](rl4vlm/NumberLine-v0.md)" in index and "](rl4vlm/ColourNaming-v0.md)" in index
     assert not (tmp_path / "rl4vlm" / "NumberLine-v0.md").exists()
+    # a page not in the folder is listed without a link (a plugin's index had 60 broken links of 61)
+    assert "| rl4vlm/NumberLine-v0 | cards |" in index and "](rl4vlm/ColourNaming-v0.md)" in index
+    write_docs(tmp_path, ["rl4vlm/NumberLine-v0"])  # its page written once, later indexes link it
+    again = write_docs(tmp_path, ["rl4vlm/ColourNaming-v0"], index_ids=["rl4vlm/ColourNaming-v0", "rl4vlm/NumberLine-v0"])
+    assert "](rl4vlm/NumberLine-v0.md)" in again[0].read_text(encoding="utf-8")
