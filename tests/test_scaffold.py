@@ -5,6 +5,7 @@ registry, the CLI, the conformance kit, pytest and the docs build."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,6 +156,9 @@ def test_plugin_installs_and_passes_the_kit_the_tests_and_the_docs_build(tmp_pat
     page = (tmp_path / "docs" / "tinygrid" / "TinyWalk-v0.md").read_text()
     assert page == (plugin / "docs" / "tinygrid" / "TinyWalk-v0.md").read_text()  # what new-env wrote
     assert "## Rewards" in page and "| goal | +1 | +1 |" in page
+    index = (tmp_path / "docs" / "index.md").read_text()
+    links = re.findall(r"\]\(([^)]+)\)", index)
+    assert links == ["tinygrid/TinyWalk-v0.md"], links  # the plugin's page only: no link to a page it does not have
 
 
 @pytest.mark.parametrize(
