@@ -232,6 +232,7 @@ PATCHES: tuple[Patch, ...] = (
             "openenv.core.env_server.http_server:HTTPEnvServer.__init__": "9b11f79d431295b1",
             "openenv.core.env_server.http_server:HTTPEnvServer.register_routes": "bed99171fbe3c135",
             "openenv.core.env_server.http_server:HTTPEnvServer._update_session_activity": "945e393c2bbd0761",
+            "openenv.core.env_server.http_server:HTTPEnvServer._destroy_session": "301cd781d5f522f3",
         },
         site="rl4vlm_gym.server.app:_note_session",
         kind="overridden",
@@ -239,9 +240,12 @@ PATCHES: tuple[Patch, ...] = (
         "render there held up every client and /health for seconds): the server gets an instance _create_session "
         "that calls openenv-core's and notes the session it made on the connection being served, and the transport "
         "answers state itself in the session's thread (_session_executors, _update_session_activity), as "
-        "register_routes' handler answers it",
+        "register_routes' handler answers it; and an instance _destroy_session that runs openenv-core's shielded "
+        "(_destroy_to_the_end), since a handler cancelled between taking the session out of the table and closing "
+        "its env left the env open",
         fallback="openenv-core answers state on its event loop: the same answers, and a slow state holds up the "
-        "server's other clients while it is computed",
+        "server's other clients while it is computed; a handler cancelled while its session closes may leave the "
+        "session's env open",
     ),
     Patch(
         name="nethack-pinned-clock",

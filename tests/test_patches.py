@@ -415,14 +415,16 @@ def test_websocket_session_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(HTTPEnvServer, "_create_session", create_session)
     with _refused("openenv-websocket-session"):
         app = create_app(Catalog.of("rl4vlm/NumberLine-v0"))
-    assert "_create_session" not in vars(app.state.openenv_server)
+    assert not {"_create_session", "_destroy_session"} & set(vars(app.state.openenv_server))
     with TestClient(app) as client, client.websocket_connect("/ws") as ws:
         ws.send_json({"type": "reset", "data": {"seed": 1, "make_kwargs": {"image_size": [64, 64]}}})
         assert ws.receive_json()["type"] == "observation"
         ws.send_json({"type": "state"})
         assert ws.receive_json()["data"]["step_count"] == 0
     monkeypatch.undo()
-    assert "_create_session" in vars(create_app(Catalog.of("rl4vlm/NumberLine-v0")).state.openenv_server)
+    assert {"_create_session", "_destroy_session"} <= set(
+        vars(create_app(Catalog.of("rl4vlm/NumberLine-v0")).state.openenv_server)
+    )
 
 
 def test_pinned_clock_falls_back(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -507,6 +507,7 @@ def create_app(
     noted = server is not None and patches.guard("openenv-websocket-session")
     if noted:
         server._create_session = functools.partial(_note_session, server._create_session)  # type: ignore[union-attr]
+        server._destroy_session = functools.partial(_destroy_to_the_end, server._destroy_session)  # type: ignore[union-attr]
 
     async def _close_sessions() -> None:
         if app.state.openenv_server is not None:
@@ -573,6 +574,14 @@ def _make_env(environment: Callable[[Catalog], ServedEnv], catalog: Catalog) -> 
 def _closer() -> ThreadPoolExecutor:
     """The worker threads that close stateless requests' envs (at most 8 at once; the rest queue)."""
     return ThreadPoolExecutor(max_workers=8, thread_name_prefix="rl4vlm-stateless-close")
+
+
+async def _destroy_to_the_end(destroy: Any, session_id: str) -> None:
+    """openenv-core's ``_destroy_session``, run to its end even when the task awaiting it is cancelled (the
+    patch ``openenv-websocket-session``): it takes the session out of the table before it closes the env in
+    the session's thread, so a handler cancelled in between (its client gone at shutdown, a test client's
+    socket closed) left the env open, out of reach of the shutdown's closing."""
+    await asyncio.shield(destroy(session_id))
 
 
 async def _note_session(create: Any) -> tuple[str, Any]:

@@ -374,3 +374,26 @@ def test_other_websocket_paths_get_the_token_check_only() -> None:
             assert ws.receive_text() == "[1, 2]"
         with pytest.raises(WebSocketDenialResponse), client.websocket_connect("/echo"):
             pass
+
+
+def test_a_session_whose_handler_is_cancelled_still_closes_its_env() -> None:
+    # Leaving the TestClient's socket context cancels openenv-core's handler, at times between taking the session
+    # out of the table and closing its env (as a server's shutdown cancels handlers): 2-3 of 10 envs stayed open.
+    from rl4vlm_gym.server.environment import ServedEnv
+
+    made: list[ServedEnv] = []
+
+    class Counted(ServedEnv):
+        def __init__(self, catalog: Catalog) -> None:
+            super().__init__(catalog)
+            made.append(self)
+
+    with _client(environment=Counted) as client:
+        before = len(made)
+        for _ in range(10):
+            with client.websocket_connect("/ws") as ws:
+                _send(ws, RESET)
+        deadline = time.monotonic() + 10
+        while not all(env._closed for env in made[before:]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [env._closed for env in made[before:]] == [True] * 10
