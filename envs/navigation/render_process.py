@@ -113,6 +113,10 @@ class Renderer:
                     if name == _UNKNOWN and not attempt:  # it lost the scene (it never should): send it again
                         scene.sent = None
                         continue
+                    if name == "GLUnavailableError":  # its own words: what to install, which device to choose
+                        from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
+
+                        raise GLUnavailableError(f"in MiniWorld's render process: {text}")
                     raise RenderProcessError(f"the MiniWorld render process failed: {name}: {text}")
                 if got != size:
                     raise RenderProcessError(f"the MiniWorld render process sent {got} bytes for a frame of {size}")
@@ -217,7 +221,11 @@ def serve(conn: Connection) -> None:
     from rl4vlm_gym.envs.navigation import gl
     from rl4vlm_gym.envs.navigation.worlds import WORLDS
 
-    gl.ensure_context()
+    try:
+        gl.ensure_context()
+        unavailable: gl.GLUnavailableError | None = None
+    except gl.GLUnavailableError as err:  # answered to every request, so the owner raises it (not a dead socket)
+        unavailable = err
     worlds: dict[int, Any] = {}
     while True:
         try:
@@ -229,6 +237,10 @@ def serve(conn: Connection) -> None:
             world = worlds.pop(key, None)
             if world is not None:
                 world.close()
+            continue
+        if unavailable is not None:
+            conn.send_bytes(_ERROR)
+            conn.send((type(unavailable).__name__, str(unavailable)))
             continue
         try:
             if len(message) > 5:  # the scene's spec and reset come along: build the world if new, replay the reset

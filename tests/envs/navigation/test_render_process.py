@@ -167,3 +167,28 @@ def test_text_only_envs_start_no_render_process() -> None:
     scene = env.unwrapped.world.scene
     assert scene.sent is None and scene._renderer is None
     env.close()
+
+
+@pytest.mark.slow  # a fresh interpreter, 1.1 s
+def test_a_render_process_without_gl_raises_the_in_process_error_in_the_env() -> None:
+    """EGL present for the env's process but no context in the render process (here: a device that does
+    not exist): the env raises GLUnavailableError, naming what to install and the device variable."""
+    code = """
+        import gymnasium as gym, rl4vlm_gym
+        from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
+        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=(36, 48), render_process=True)
+        try:
+            env.reset(seed=0)
+        except GLUnavailableError as err:
+            print("RAISED", err)
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "RL4VLM_GYM_EGL_DEVICE": "99"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RAISED in MiniWorld's render process" in done.stdout and "RL4VLM_GYM_EGL_DEVICE" in done.stdout
