@@ -66,7 +66,7 @@ TIMING_BUDGETS_S = {
     # report: speed its tests up, or take the time from another family's budget in review. At
     # 3c7e8ef the run took 2,519 s summed (22:17 on 2 cores); a clean clone at a869683, 1,831 s (16:03);
     # at 157c5fe, 1,751 s (15:06).
-    "balrog": 325,
+    "balrog": 305,  # 266-280 s at the clean runs of 2026-11-28; 20 s kept for the next family (NEW_FAMILY_BUDGET_S)
     "navigation": 185,
     "webshop": 185,
     "games": 130,
@@ -84,6 +84,8 @@ TIMING_BUDGETS_S = {
     "sokoban": 5,
     "probe": 5,
 }
+NEW_FAMILY_BUDGET_S = 10
+"""The budget of a family not in TIMING_BUDGETS_S yet (one just scaffolded): review gives it its own."""
 
 _ENV_ID = re.compile(r"(?:^|[\[\-])((?:rl4vlm|balrog)/[A-Za-z0-9_.+-]+?-v\d+)")
 _DIRS = {"harness", "baselines", "server", "kit", "backends", "integrations", "agents"}
@@ -125,9 +127,9 @@ class TimingReport:
         terminalreporter.write_sep("-", "test time per family (summed over workers; budget: conftest.TIMING_BUDGETS_S)")
         terminalreporter.write_line(f"{'family':<14} {'tests':>6} {'seconds':>9} {'share':>6} {'budget':>7}")
         for family, (tests, seconds) in sorted(self.tallies.items(), key=lambda item: -item[1][1]):
-            budget = TIMING_BUDGETS_S.get(family)
-            flag = "" if budget is None or seconds <= budget else "  OVER BUDGET"
-            shown = "-" if budget is None else str(budget)
+            budget = TIMING_BUDGETS_S.get(family, NEW_FAMILY_BUDGET_S)
+            flag = "" if seconds <= budget else "  OVER BUDGET"
+            shown = str(budget)
             line = f"{family:<14} {tests:>6} {seconds:>9.1f} {seconds / total:>6.1%} {shown:>7}{flag}"
             terminalreporter.write_line(line, red=bool(flag))
         terminalreporter.write_line(f"{'all':<14} {sum(t for t, _ in self.tallies.values()):>6} {total:>9.1f}")

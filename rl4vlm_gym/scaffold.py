@@ -162,6 +162,28 @@ def _edited_setup_cfg(scaffold: Scaffold, setup_cfg: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _edited_architecture(scaffold: Scaffold, page: Path) -> str | None:
+    """docs/architecture.md with the family's folder in the layer table's "env families" row, among the
+    others in alphabetical order (tests/test_architecture.py holds the page to every module); None when
+    the checkout has no such page or row (an old or trimmed checkout: nothing to keep in step)."""
+    if not page.is_file():
+        return None
+    lines = page.read_text(encoding="utf-8").splitlines()
+    row = next((i for i, line in enumerate(lines) if line.startswith("| env families |")), None)
+    if row is None:
+        return None
+    named = re.findall(r"`envs/([a-z0-9_]+)/`", lines[row])
+    if not named:
+        return None
+    after = max((f for f in named if f < scaffold.family), default=None)
+    ours = f"`envs/{scaffold.family}/`"
+    if after is None:
+        lines[row] = lines[row].replace(f"`envs/{named[0]}/`", f"{ours}, `envs/{named[0]}/`", 1)
+    else:
+        lines[row] = lines[row].replace(f"`envs/{after}/`", f"`envs/{after}/`, {ours}", 1)
+    return "\n".join(lines) + "\n"
+
+
 # Run in a child process: the new family is imported from `dest` (not from wherever this process
 # imports rl4vlm_gym from) and its registration does not leak into the caller's registry.
 _DOCS_CHILD = """
@@ -215,9 +237,13 @@ def new_env(scaffold: Scaffold, dest: str | Path) -> list[Path]:
         if path.exists():
             raise ScaffoldError(f"{path} already exists; choose another family or env name, or remove it")
     setup_cfg = None if scaffold.plugin else _edited_setup_cfg(scaffold, root / "setup.cfg")  # checked before any write
+    architecture = None if scaffold.plugin else _edited_architecture(scaffold, root / "docs" / "architecture.md")
     written = [_write(path, text) for path, text in files.items()]
     if setup_cfg is not None:
         (root / "setup.cfg").write_text(setup_cfg, encoding="utf-8")
         written.append(root / "setup.cfg")
+    if architecture is not None:
+        (root / "docs" / "architecture.md").write_text(architecture, encoding="utf-8")
+        written.append(root / "docs" / "architecture.md")
     written.append(_write_docs(scaffold, root, root / ("docs" if scaffold.plugin else "docs/envs")))
     return written

@@ -59,6 +59,8 @@ def _fake_repo(root: Path) -> Path:
     (root / "envs").mkdir(parents=True)
     (root / "envs" / "__init__.py").write_text('"""Env families."""\n')
     shutil.copy(REPO / "setup.cfg", root / "setup.cfg")
+    (root / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "architecture.md", root / "docs" / "architecture.md")
     return root
 
 
@@ -67,6 +69,7 @@ def test_repository_layout(tmp_path: Path) -> None:
     written = new_env(Scaffold("gridgames", "GridWalk"), root)
     rel = sorted(p.relative_to(root).as_posix() for p in written)
     assert rel == [
+        "docs/architecture.md",
         "docs/envs/rl4vlm/GridWalk-v0.md",
         "envs/gridgames/__init__.py",
         "envs/gridgames/grid_walk.py",
@@ -82,6 +85,13 @@ def test_repository_layout(tmp_path: Path) -> None:
     # the rest of setup.cfg is untouched
     original = (REPO / "setup.cfg").read_text().splitlines()
     assert [line for line in setup_cfg if "gridgames" not in line] == original
+    # the architecture page names the family among the others, in order; nothing else changes
+    page = (root / "docs" / "architecture.md").read_text()
+    assert "`envs/games/`, `envs/gridgames/`, `envs/household/`" in page
+    assert page.replace("`envs/gridgames/`, ", "") == (REPO / "docs" / "architecture.md").read_text()
+    first = _fake_repo(tmp_path / "first")
+    new_env(Scaffold("aaa", "GridWalk"), first)  # before every family
+    assert "`envs/aaa/`, `envs/balrog/`" in (first / "docs" / "architecture.md").read_text()
     page = (root / "docs/envs/rl4vlm/GridWalk-v0.md").read_text()
     assert page.startswith("# rl4vlm/GridWalk-v0") and "](img/GridWalk-v0.png)" in page
     assert (root / "docs/envs/rl4vlm/img/GridWalk-v0.png").is_file()
