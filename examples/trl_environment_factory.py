@@ -8,8 +8,8 @@ public methods are the model's tools (here ``act``: one move, its docstring the 
 ``MCPToolClient`` (a session of its own, over HTTP ``/mcp``), calling the server's MCP tools
 ``start_episode`` and ``act`` (:mod:`rl4vlm_gym.server.mcp`).
 
-CPU smoke run: a server in this process, the tiny random Qwen2-VL built offline (no download; a step
-of 4 rollouts took 20 s of CPU on a busy 2-core machine)::
+CPU smoke run: ``rl4vlm-gym serve ENV --mcp`` started here, the tiny random Qwen2-VL built offline (no
+download; a step of 4 rollouts took 20 s of CPU on a busy 2-core machine)::
 
     python examples/trl_environment_factory.py --steps 2
 
@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import socket
-import threading
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,27 +110,23 @@ def _describe(observation: dict[str, Any], first: bool = False) -> str:
 
 
 @contextlib.contextmanager
-def local_server(env_id: str) -> Iterator[str]:
-    """``env_id`` served with MCP tools (rl4vlm_gym.server.mcp) by uvicorn in a thread, on a free port."""
-    import uvicorn
+def served(env_id: str) -> Iterator[str]:
+    """``rl4vlm-gym serve ENV_ID --mcp --port 0`` in a child process of its own group, which
+    :func:`rl4vlm_gym.processes.popen` kills if this process dies first; yields the URL its first line names,
+    and stops it at the end."""
+    from rl4vlm_gym import processes
 
-    from rl4vlm_gym.server.app import MAX_WS_MESSAGE_BYTES
-    from rl4vlm_gym.server.environment import Catalog
-    from rl4vlm_gym.server.mcp import create_mcp_app
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    app = create_mcp_app(Catalog.of(env_id), max_sessions=64, idle_timeout=None)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", ws_max_size=MAX_WS_MESSAGE_BYTES))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
+    command = [sys.executable, "-m", "rl4vlm_gym.cli", "serve", env_id, "--mcp", "--port", "0", "--max-sessions", "64"]
+    server, owned = processes.popen(command, stdout=subprocess.PIPE, text=True)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        ready = server.stdout.readline()  # "serving ENV_ID on http://127.0.0.1:PORT (WebSocket ...)"
+        if not ready.startswith("serving "):
+            raise RuntimeError(f"rl4vlm-gym serve did not start: {ready!r}")
+        yield ready.split(" on ")[1].split()[0]
     finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+        processes.kill_group(server.pid)
+        server.wait()
+        owned.release()
 
 
 def steer_to_act_calls(tokenizer: Any, moves: list[str], bias: float = 100.0) -> dict[tuple[int, ...], float]:
@@ -158,7 +154,7 @@ def main(argv: list[str] | None = None) -> Any:
     parser.add_argument("--env", default="rl4vlm/NumberLine-v0", help="the env id to play")
     parser.add_argument("--level", type=int, default=None, help="the env's level (default: its default level)")
     parser.add_argument(
-        "--url", default=None, help="a server's URL (rl4vlm-gym's OpenEnv server with MCP tools); none: one in this process"
+        "--url", default=None, help="a server's URL (rl4vlm-gym serve --mcp, or deploy/rl4vlm_gym_env); none: one started here"
     )
     parser.add_argument("--steps", type=int, default=2, help="GRPO steps")
     parser.add_argument("--batch", type=int, default=4, help="rollouts per device per step")
@@ -195,7 +191,7 @@ def main(argv: list[str] | None = None) -> Any:
     dataset = Dataset.from_list(
         [{"prompt": [{"role": "user", "content": INSTRUCTIONS}], "seed": seed} for seed in range(args.seeds)]
     )
-    config = GRPOConfig(
+    config = GRPOConfig(  # examples/trl_grpo.py's settings (repeated: each example reads alone), and the tool calls' bound
         output_dir=args.output,
         max_steps=args.steps,
         per_device_train_batch_size=args.batch,
@@ -213,7 +209,7 @@ def main(argv: list[str] | None = None) -> Any:
     )
     environments: list[GymTools] = []
     with contextlib.ExitStack() as stack:
-        url = args.url or stack.enter_context(local_server(args.env))
+        url = args.url or stack.enter_context(served(args.env))
 
         def factory() -> GymTools:
             environments.append(GymTools(url, env_id=args.env, options=None if args.level is None else {"level": args.level}))

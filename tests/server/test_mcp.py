@@ -134,12 +134,14 @@ def test_each_sessions_tools_run_in_a_thread_of_their_own(client: Any) -> None:
 @pytest.mark.extra("trl")
 def test_trl_environment_factory_example_trains_through_the_tools(tmp_path: Any) -> None:
     """examples/trl_environment_factory.py, one GRPO step on CPU with the tiny model: each rollout's
-    environment plays through the MCP tools (openenv-core's MCPToolClient, a server in this process), and
-    every rollout's return, the reward TRL logs, is what the local env pays for the moves it sent."""
+    environment plays through the MCP tools (openenv-core's MCPToolClient; the server in a thread here, as
+    ``--url``: the example's own ``rl4vlm-gym serve --mcp`` child costs 4 s of CPU more), and every
+    rollout's return, the reward TRL logs, is what the local env pays for the moves it sent."""
     import importlib.util
     from pathlib import Path
 
     import torch
+    from serving import served_app
 
     path = Path(__file__).resolve().parents[2] / "examples" / "trl_environment_factory.py"
     spec = importlib.util.spec_from_file_location("trl_environment_factory", path)
@@ -151,7 +153,8 @@ def test_trl_environment_factory_example_trains_through_the_tools(tmp_path: Any)
     try:
         # level 3's seeds 0 and 1 take 11 and 2 moves at best: no episode ends before its second call
         argv = ["--steps", "1", "--batch", "2", "--num-generations", "2", "--max-tool-calls", "2", "--seeds", "2", "--level", "3"]
-        trainer, environments = example.main([*argv, "--output", str(tmp_path)])
+        with served_app(create_mcp_app(Catalog.of(ENV))) as url:
+            trainer, environments = example.main([*argv, "--url", url, "--output", str(tmp_path)])
     finally:
         torch.set_num_threads(threads)
     assert trainer.state.global_step == 1 and len(environments) == 2
