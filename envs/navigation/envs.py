@@ -109,7 +109,7 @@ class NavigationEnv(VLMEnv):
 
     def _make_world(self) -> Any:
         from rl4vlm_gym.envs.navigation import gl, nogl
-        from rl4vlm_gym.envs.navigation.render_process import Scene
+        from rl4vlm_gym.envs.navigation.gl_process import Scene
         from rl4vlm_gym.envs.navigation.worlds import WORLDS
 
         height, width = self.image_size

@@ -13,7 +13,7 @@ A child forked after its parent made a context gets :class:`GLForkError` instead
 
 Every GL call runs inside :func:`current`, which lets any thread render: see there why.
 
-By default an env holds no GL at all: a render process draws its frames (:mod:`.render_process`),
+By default an env holds no GL at all: a render process draws its frames (:mod:`.gl_process`),
 and the GL context is that process's. What follows is about the process that draws: the render
 process, or the env's own with ``render_process=False``.
 

@@ -1,6 +1,6 @@
 """MiniWorld's worlds without OpenGL: the same geometry, physics and random draws, no GL object made.
 
-A world rendered by a render process (:mod:`.render_process`) lives in the env's process for
+A world rendered by a render process (:mod:`.gl_process`) lives in the env's process for
 everything but drawing: the planner, the text description and the physics read it there. MiniWorld
 makes GL objects as a world is built and reset (a hidden window, frame buffers, textures, mesh
 vertex lists, a text label), so inside :func:`swapped` the names MiniWorld's modules call for those

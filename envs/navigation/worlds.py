@@ -32,8 +32,8 @@ import numpy as np
 from rl4vlm_gym import patches
 from rl4vlm_gym.envs.navigation import nogl
 from rl4vlm_gym.envs.navigation.gl import current, import_miniworld, when_current
+from rl4vlm_gym.envs.navigation.gl_process import Scene
 from rl4vlm_gym.envs.navigation.levels import NavLevel
-from rl4vlm_gym.envs.navigation.render_process import Scene
 from rl4vlm_gym.envs.navigation.textures import remember_paths
 
 import_miniworld()

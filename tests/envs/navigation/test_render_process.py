@@ -83,7 +83,7 @@ def test_frames_drawn_by_the_render_process_equal_those_drawn_in_process(case: s
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return b"render_process" in cmdline.read()
+            return b"gl_process" in cmdline.read()
     except OSError:
         return False
 
