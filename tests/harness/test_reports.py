@@ -277,6 +277,13 @@ def test_leaderboard_pages(runs: dict[str, Path], tmp_path: Path) -> None:
     assert not re.search(r"""src\s*=|<link|@import""", html)  # loads nothing: no scripts, styles or images from elsewhere
 
 
+def needs_chromium(test: Any) -> Any:
+    """The eval and webshop extras (plots, Selenium) and Debian's chromium and chromium-driver."""
+    present = Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()
+    reason = "needs Debian's chromium and chromium-driver at /usr/bin (scripts/setup.sh installs them)"
+    return pytest.mark.extra("eval", "webshop")(pytest.mark.skipif(not present, reason=reason)(test))
+
+
 def _chromium(profile: Path) -> Any:
     """Debian's chromium and chromedriver, headless, as the web shop's browser starts them."""
     from selenium import webdriver
@@ -290,11 +297,7 @@ def _chromium(profile: Path) -> Any:
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver", log_output=subprocess.DEVNULL), options=options)
 
 
-@pytest.mark.extra("eval", "webshop")
-@pytest.mark.skipif(
-    not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()),
-    reason="needs Debian's chromium and chromium-driver at /usr/bin (scripts/setup.sh installs them)",
-)
+@needs_chromium
 def test_leaderboard_page_renders_and_sorts_in_chromium(
     runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -349,11 +352,7 @@ return {overflow: page.scrollWidth - page.clientWidth, width: page.clientWidth, 
 
 
 @pytest.mark.slow  # a Chromium at two window sizes over two pages: about 6 s
-@pytest.mark.extra("eval", "webshop")
-@pytest.mark.skipif(
-    not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()),
-    reason="needs Debian's chromium and chromium-driver at /usr/bin (scripts/setup.sh installs them)",
-)
+@needs_chromium
 def test_report_and_site_fit_a_laptop_and_a_phone_in_chromium(
     runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
