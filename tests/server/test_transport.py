@@ -330,7 +330,8 @@ def test_schema_names_our_state() -> None:
     assert "text" in schema["action"]["properties"] and "image" in schema["observation"]["properties"]
 
 
-def test_sessions_and_stateless_requests_play_the_given_environment_class() -> None:
+def _counting() -> tuple[type, list]:
+    """A ServedEnv class that lists every instance made (``environment=`` of create_app), and that list."""
     from rl4vlm_gym.server.environment import ServedEnv
 
     made: list[ServedEnv] = []
@@ -340,20 +341,28 @@ def test_sessions_and_stateless_requests_play_the_given_environment_class() -> N
             super().__init__(catalog)
             made.append(self)
 
-    def closed(env: ServedEnv) -> bool:  # a session's env and a stateless request's close after their answers
-        deadline = time.monotonic() + 10
-        while not env._closed and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return env._closed
+    return Counted, made
 
-    with _client(environment=Counted) as client:
+
+def _all_closed(envs: list, seconds: float = 10) -> bool:
+    """Whether every env of ``envs`` is closed within ``seconds`` (closes run in worker threads, after answers)."""
+    deadline = time.monotonic() + seconds
+    while not all(env._closed for env in envs) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return all(env._closed for env in envs)
+
+
+def test_sessions_and_stateless_requests_play_the_given_environment_class() -> None:
+    counted, made = _counting()
+
+    with _client(environment=counted) as client:
         before = len(made)  # openenv-core makes one to look at when the app is made
         with client.websocket_connect("/ws") as ws:
             assert _send(ws, RESET)["type"] == "observation" and len(made) == before + 1
             ws.send_text(json.dumps({"type": "close"}))
-            assert closed(made[-1])
+            assert _all_closed(made[-1:])
         assert client.post("/reset", json={"seed": 0}).status_code == 200 and len(made) == before + 2
-        assert closed(made[-1])  # in a worker thread
+        assert _all_closed(made[-1:])  # in a worker thread
 
 
 def test_other_websocket_paths_get_the_token_check_only() -> None:
@@ -379,21 +388,10 @@ def test_other_websocket_paths_get_the_token_check_only() -> None:
 def test_a_session_whose_handler_is_cancelled_still_closes_its_env() -> None:
     # Leaving the TestClient's socket context cancels openenv-core's handler, at times between taking the session
     # out of the table and closing its env (as a server's shutdown cancels handlers): 2-3 of 10 envs stayed open.
-    from rl4vlm_gym.server.environment import ServedEnv
-
-    made: list[ServedEnv] = []
-
-    class Counted(ServedEnv):
-        def __init__(self, catalog: Catalog) -> None:
-            super().__init__(catalog)
-            made.append(self)
-
-    with _client(environment=Counted) as client:
+    counted, made = _counting()
+    with _client(environment=counted) as client:
         before = len(made)
         for _ in range(10):
             with client.websocket_connect("/ws") as ws:
                 _send(ws, RESET)
-        deadline = time.monotonic() + 10
-        while not all(env._closed for env in made[before:]) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert [env._closed for env in made[before:]] == [True] * 10
+        assert len(made) == before + 10 and _all_closed(made[before:])
