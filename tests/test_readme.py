@@ -131,6 +131,8 @@ def check_command(line: str) -> None:
         subprocess.run(["bash", "-n", str(script)], check=True)
     elif tool == "docker":
         check_docker(args)
+    elif "=" in tool and tool.split("=")[0].isupper():  # VARIABLE=value command ...: the command's check
+        check_command(line.split(None, 1)[1])
     elif tool.endswith("python") and args[:2] == ["-m", "pytest"]:
         assert all(not a.startswith("-") or a in {"-q", "-x", "-v", "-m", "-k", "-n"} for a in args[2:]), args
     else:
