@@ -291,7 +291,9 @@ def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, 
     """Like Ray's OMP_NUM_THREADS: llvmpipe's threads follow the actor's CPUs (ray_init.py)."""
     from functools import partial
 
-    make = partial(gym.make, "rl4vlm/MiniWorld-OneRoom-v1", image_size=(32, 32))
+    # GL in the actor's own process, whose threads this counts (a render process, the default, inherits
+    # LP_NUM_THREADS from the actor's environment as every child does)
+    make = partial(gym.make, "rl4vlm/MiniWorld-OneRoom-v1", image_size=(32, 32), render_process=False)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import the tests
     try:
         envs = RayVectorEnv([lambda: _RenderThreads(make())], actor_options=options)

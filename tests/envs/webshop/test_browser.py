@@ -235,11 +235,20 @@ def test_the_next_env_reuses_the_chromium_which_dies_once_idle(monkeypatch: pyte
     assert second.unwrapped._site.browser.profile == profile and second.unwrapped.goal.instruction in second.unwrapped.page.text()
     second.close()
     deadline = time.monotonic() + 20  # the idle timer's thread kills them, then deletes the profile
-    while (alive := [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]) or os.path.exists(profile):
+    while (alive := [p for p in processes if _alive(p)]) or os.path.exists(profile):
         if time.monotonic() > deadline:
             break
         time.sleep(0.05)
     assert not alive and not os.path.exists(profile)
+
+
+def _alive(process: psutil.Process) -> bool:
+    """Running and not a zombie; a process that exits between the two questions is not alive (it raced
+    the idle timer's kill in the full run: NoSuchProcess from status())."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 FORKED = r"""
