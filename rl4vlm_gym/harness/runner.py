@@ -17,7 +17,9 @@ resumed run gives the same episodes, and the same summary, as an uninterrupted o
 Workers are processes started with ``spawn`` (each makes its own agent and envs, and keeps its
 envs between episodes). A worker that dies is replaced and its episode retried once; an agent that
 raises or returns something other than a string ends its episode, which is recorded as failed
-with the error.
+with the error, except an agent that cannot play at all (``AgentUnavailableError``: its model
+endpoint is unreachable), which stops the run unrecorded, to be resumed once the model answers.
+Agent arguments are checked against the agent's signature before the run's folder is written.
 """
 
 from __future__ import annotations
