@@ -30,7 +30,7 @@ NAV = needs("miniworld", "nav")
 WEB = needs("selenium", "web")
 ALFWORLD = [
     needs("alfworld", "household"),
-    pytest.mark.skipif(not HAS_GAMES, reason="no ALFWorld games: set ALFWORLD_DATA or provide shared/data/alfworld_sample"),
+    pytest.mark.skipif(not HAS_GAMES, reason="no ALFWorld games: set ALFWORLD_DATA (the repository ships samples in tests/data/alfworld_sample)"),
 ]
 
 
@@ -81,7 +81,7 @@ FORK = """
         pytest.param("rl4vlm/MiniWorld-OneRoom-v1", "rl4vlm_gym.envs.navigation.worlds", marks=NAV),
         # 4.6-11.5 s (Chromium): the full run checks it, the other ids keep the inner loop's coverage
         pytest.param("rl4vlm/WebShop-Browser-v2", "rl4vlm_gym.envs.webshop.browser", marks=[WEB, pytest.mark.slow]),
-        pytest.param("rl4vlm/ALFWorld-v0", "rl4vlm_gym.envs.household.alfworld", marks=ALFWORLD),
+        pytest.param("rl4vlm/ALFWorld-v0", "rl4vlm_gym.envs.household.alfworld", marks=[*ALFWORLD, pytest.mark.slow]),  # 3 s
     ],
 )
 def test_async_vector_env_with_the_default_fork_context_resets_and_steps(env_id: str, module: str) -> None:
@@ -191,7 +191,7 @@ HUMAN = """
         "rl4vlm/WebShop-v1",
         pytest.param("rl4vlm/MiniWorld-OneRoom-v1", marks=NAV),
         pytest.param("rl4vlm/WebShop-Browser-v2", marks=[WEB, pytest.mark.slow]),  # 4 s (Chromium): the full run checks it
-        pytest.param("rl4vlm/ALFWorld-v0", marks=ALFWORLD),
+        pytest.param("rl4vlm/ALFWorld-v0", marks=[*ALFWORLD, pytest.mark.slow]),  # 3 s (its planner): the full run checks it
     ],
 )
 def test_human_mode_on_a_headless_machine_warns_and_breaks_nothing(env_id: str) -> None:
