@@ -66,8 +66,9 @@ def doctor() -> None:
 
     from rl4vlm_gym import extras
 
+    installed = extras.installed()
     table = Table("extra", "installed", "missing modules: how to install", title="pip extras")
-    for extra, ok in extras.installed().items():
+    for extra, ok in installed.items():
         how = "-" if ok else f"{', '.join(extras.missing_modules(extra))}: {extras.install_command(extra)}"
         table.add_row(extra, "[green]yes[/green]" if ok else "[yellow]no[/yellow]", escape(how))
     console.print(table)
@@ -83,7 +84,7 @@ def doctor() -> None:
     debian = Table("extra", "Debian package", "installed", title=f"Debian packages ({listing.name})")
     for line in listing.read_text(encoding="utf-8").splitlines():
         extra, _, packages = line.partition(":")
-        if line.startswith("#") or extra not in extras.MODULES or not extras.installed()[extra]:
+        if line.startswith("#") or not installed.get(extra):
             continue
         for package in packages.split():
             status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False)
@@ -131,6 +132,7 @@ def check(
     ``rl4vlm-gym check rl4vlm/Remote-v0 --url URL --env-id ID`` checks an env served by ``rl4vlm-gym serve``;
     ``--episodes N`` shortens the oracle check (a served env plays each episode over the network)."""
     from rl4vlm_gym.testing import CHECKS, measure_throughput, run_checks
+    from rl4vlm_gym.testing.remote import served_cards_kept
 
     unknown = sorted(set(only or ()) - set(CHECKS))
     if unknown:
@@ -156,15 +158,16 @@ def check(
                 table.add_row(env_id, "all", "[yellow]skip[/yellow]", "-", f"no data on this machine: {missing}")
                 bar.advance(job, len(names))
                 continue
-            for name in names:  # one at a time, so the bar says which check of which env runs (some take minutes)
-                bar.update(job, description=f"{env_id}: {name}")
-                (result,) = run_checks(env_id, [name], options=options, **kwargs)
-                bar.advance(job)
-                not_checked += result.not_checked
-                failures += not (result.passed or result.not_checked)
-                mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
-                mark = "[yellow]not checked[/yellow]" if result.not_checked else mark
-                table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
+            with served_cards_kept():  # a remote id's card read once for all its checks, as one run_checks call does
+                for name in names:  # one at a time, so the bar says which check of which env runs (some take minutes)
+                    bar.update(job, description=f"{env_id}: {name}")
+                    (result,) = run_checks(env_id, [name], options=options, **kwargs)
+                    bar.advance(job)
+                    not_checked += result.not_checked
+                    failures += not (result.passed or result.not_checked)
+                    mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
+                    mark = "[yellow]not checked[/yellow]" if result.not_checked else mark
+                    table.add_row(env_id, result.check, mark, f"{result.seconds:.1f}", result.detail)
             if throughput_steps:
                 bar.update(job, description=f"{env_id}: throughput")
                 # An env whose every plan is a search would spend minutes planning: random moves there.

@@ -35,6 +35,7 @@ import typer
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
+from rl4vlm_gym import processes
 from rl4vlm_gym.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,7 +309,7 @@ def test_the_server_blocks_run_for_real(tmp_path: Path) -> None:
     serve_line = next(b for b in blocks() if b.key == SERVE_BLOCK).code.splitlines()[0]
     words = command_words(serve_line)
     words[words.index("--port") + 1] = "0"
-    server = subprocess.Popen(
+    server, owned = processes.popen(  # dies with this process, even under SIGKILL
         [sys.executable, "-m", "rl4vlm_gym.cli", *words[1:], "--expose-oracle"], stdout=subprocess.PIPE, text=True
     )
     try:
@@ -328,3 +329,4 @@ def test_the_server_blocks_run_for_real(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+        owned.release()
