@@ -54,7 +54,9 @@ if TYPE_CHECKING:
 
     from rl4vlm_gym.rendering import HumanWindow
 
-__all__ = ["FACT_ATTRIBUTES", "NOT_COMPUTED", "REWARD_VOCABULARY", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv"]
+__all__ = [
+    "FACT_ATTRIBUTES", "NOT_COMPUTED", "REWARD_VOCABULARY", "Decision", "MissingDataError", "ObsDict", "StepOutcome", "VLMEnv",
+]  # fmt: skip
 
 ObsDict = dict[str, Any]
 """``{"image": uint8[H, W, 3], "text": str, "mission": str, "actions": tuple[str, ...]}``"""
@@ -233,6 +235,43 @@ _OWN_CODE: frozenset[CodeType] = frozenset()  # VLMEnv's methods' code: set once
 class MissingDataError(FileNotFoundError):
     """An env needs data files that users download themselves (ALFWorld's games, say) and they are
     not where the env looked; the message names the places tried and how to point at the data."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a solver knows of the decision the agent faces now: the unit of decision-level
+    evaluation (:meth:`VLMEnv.decision`) and of decision-level credit.
+
+    A field is ``None`` when the env cannot say it exactly, and ``reason`` then says why; a
+    decision fact is never a guess.
+
+    Attributes:
+        optimal_actions: the admissible actions an optimal policy may take in this state, in the
+            order of ``obs["actions"]``. In a deterministic env, exactly the actions after which
+            ``steps_to_go`` drops by one; in a game of chance (``CHANCE``), the actions of maximal
+            expected return. ``None``: unknown (no solver, or a state no action solves).
+        steps_to_go: the fewest steps that solve the episode from this state (0 once solved), so
+            at reset it equals :attr:`VLMEnv.optimal_steps`. ``None`` in games of chance and in
+            states from which the task cannot be solved any more.
+        values: the expected return of each admissible action, playing optimally afterwards, in
+            games of chance whose solver computes them (regret in expected value); else ``None``.
+        reason: why a field is ``None`` (``"no solver"``, ``"unsolvable from here"``...), else
+            ``None``.
+    """
+
+    optimal_actions: tuple[str, ...] | None
+    steps_to_go: int | None
+    values: Mapping[str, float] | None = None
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON data: ``steps_to_go`` ``None`` becomes -1 (ints batch), tuples become lists."""
+        return {
+            "optimal_actions": None if self.optimal_actions is None else list(self.optimal_actions),
+            "steps_to_go": -1 if self.steps_to_go is None else int(self.steps_to_go),
+            "values": None if self.values is None else {a: float(v) for a, v in self.values.items()},
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -510,6 +549,13 @@ class VLMEnv(gym.Env[ObsDict, str]):
         still answer for the episode's start."""
         raise NotImplementedError
 
+    def _decision(self) -> Decision:
+        """The decision facts of the current state (see :class:`Decision`), for an env whose
+        solver can say them: called only between ``reset`` and the end of an episode, at every
+        step of an evaluated episode, so keep it cheap (reuse the oracle's plan; the cost per
+        family is in ``benchmarks/decision_cost.py``). The default says there is no solver."""
+        return Decision(None, None, reason="no solver: this env does not compute decision facts")
+
     def oracle_action(self) -> str:
         """The oracle's next action from the true state, as a plain admissible action. Played from
         the reset, it solves every solvable episode in exactly ``optimal_steps`` (the kit checks).
@@ -674,6 +720,24 @@ class VLMEnv(gym.Env[ObsDict, str]):
             optimal = self._optimal_steps()
             self._optimal = -1 if optimal is None else optimal  # not int(): the kit must see a float
         return self._optimal
+
+    def decision(self) -> dict[str, Any]:
+        """The decision facts of the current state as JSON data (:meth:`Decision.as_dict`): the
+        optimal actions, the steps to go, the actions' values, and why any is missing. The harness
+        records them before every step, the kit checks them against the oracle's play, and the
+        server sends them as they are.
+
+        After the episode ended there is no decision left: ``steps_to_go`` is 0 if it succeeded,
+        -1 otherwise, and ``optimal_actions`` is ``None``."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before decision()")
+        if self._ended is not None:
+            over = Decision(None, 0 if self._success() else None, reason="the episode is over")
+            return over.as_dict()
+        found = self._decision()
+        if not isinstance(found, Decision):
+            raise TypeError(f"{type(self).__name__}._decision() returned {type(found).__name__}, not a Decision")
+        return found.as_dict()
 
     @property
     def elapsed_steps(self) -> int:
