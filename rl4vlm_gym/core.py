@@ -257,12 +257,16 @@ class Decision:
             games of chance whose solver computes them (regret in expected value); else ``None``.
         reason: why a field is ``None`` (``"no solver"``, ``"unsolvable from here"``...), else
             ``None``.
+        features: features of the state the family declares, for breaking errors down (e.g.
+            ``{"objects": 3, "phase": "heat"}``): names to ints or short strings. The harness
+            adds its own (steps to go, after an invalid action, the step's place in the episode).
     """
 
     optimal_actions: tuple[str, ...] | None
     steps_to_go: int | None
     values: Mapping[str, float] | None = None
     reason: str | None = None
+    features: Mapping[str, int | str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON data: ``steps_to_go`` ``None`` becomes -1 (ints batch), tuples become lists."""
@@ -271,6 +275,7 @@ class Decision:
             "steps_to_go": -1 if self.steps_to_go is None else int(self.steps_to_go),
             "values": None if self.values is None else {a: float(v) for a, v in self.values.items()},
             "reason": self.reason,
+            "features": None if self.features is None else dict(self.features),
         }
 
 
