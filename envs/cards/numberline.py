@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from PIL import Image, ImageDraw
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.cards.layout import LOOKS
 from rl4vlm_gym.envs.cards.levels import NUMBERLINE_LEVELS, NumberLineLevel
 from rl4vlm_gym.envs.cards.wording import PHRASES, WORDINGS
@@ -24,6 +24,10 @@ class NumberLine(VLMEnv):
     RL4VLM's NumberLine (Zhai et al., 2024). A target and a current number are drawn on a white
     canvas; each step adds or subtracts one. The episode ends when the numbers are equal, or
     after ``2 * max_position`` steps.
+
+    Decisions (``decision()``): exact; ``steps_to_go`` is the distance to the target and the
+    one optimal action moves towards it ("unsolvable from here" once fewer steps are left than
+    the distance); feature ``distance``.
 
     ## Observation
     - ``image``: a white canvas with ``Target: g`` and ``Current: c`` in DejaVu Sans Bold, as in
@@ -132,6 +136,15 @@ class NumberLine(VLMEnv):
 
     def _optimal_steps(self) -> int:
         return abs(self.target - self._start)
+
+    def _decision(self) -> Decision:
+        # Exact and free: the distance is the plan, and only the move towards the target shortens it.
+        distance = abs(self.target - self.position)
+        features = {"distance": distance}
+        left = self.config.max_steps - self.elapsed_steps
+        if distance > left:
+            return Decision(None, None, reason=f"unsolvable from here: {distance} steps to go, {left} left", features=features)
+        return Decision((self.oracle_action(),), distance, features=features)
 
     def oracle_action(self) -> str:
         return "+" if self.position < self.target else "-"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.probe.wording import PHRASES, WORDINGS
 
 if TYPE_CHECKING:
@@ -50,6 +50,9 @@ class ColourNaming(VLMEnv):
     needs only the observation, and the random agent succeeds ``1 / colours`` of the time, so a
     trainer that works lifts success well above chance within minutes even from a random model
     (``benchmarks/baselines_learning.py``).
+
+    Decisions (``decision()``): exact; one step to go, the colour's name the only optimal
+    action; features ``colours`` (how many the level uses) and ``patch`` (1 on level 2).
 
     ## Observation
     - ``image``: the colour filling the canvas, or a square of it on white (level 2).
@@ -140,6 +143,10 @@ class ColourNaming(VLMEnv):
 
     def _optimal_steps(self) -> int:
         return 1
+
+    def _decision(self) -> Decision:
+        # One answer decides the episode: the colour's name is the only optimal action, one step to go.
+        return Decision((self._colour,), 1, features={"colours": len(self._names), "patch": int(self._patch)})
 
     def oracle_action(self) -> str:
         return self._colour
