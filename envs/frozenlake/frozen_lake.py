@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv, generate_random_map
 from PIL import Image
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.frozenlake.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import offscreen_sdl
 
@@ -54,6 +54,11 @@ class FrozenLake(VLMEnv):
     otherwise, a game of chance: ``optimal_steps`` is -1 there. The oracle walks a shortest path
     (breadth-first search) on ice that does not slip, and plays the policy that maximises the
     chance of reaching the goal (value iteration on Gymnasium's transition table) when it does.
+
+    Decisions (``decision()``): on ice that does not slip, exact from the BFS (``steps_to_go``
+    the moves left, the optimal actions those that shorten them); on slippery ice a game of
+    chance: ``values`` are each action's chance of reaching the goal (value iteration) and the
+    optimal actions the best of them. Feature ``distance``: the moves to the goal without slips.
 
     ## Observation
     - ``image``: Gymnasium's own pygame ``rgb_array`` frame (ice, holes, the goal's gift and the
@@ -175,7 +180,11 @@ class FrozenLake(VLMEnv):
         return float(self._success())
 
     def _distances(self) -> dict[int, int]:
-        """Moves to the goal from each state on ice that does not slip (BFS back from the goal)."""
+        """Moves to the goal from each state on ice that does not slip (BFS back from the goal);
+        computed once per map (the episode's, or one a test sets)."""
+        cached = getattr(self, "_distance_cache", None)
+        if cached is not None and cached[0] == self.desc:
+            return cached[1]
         size = len(self.desc)
         goal = next(r * size + c for r, line in enumerate(self.desc) for c, ch in enumerate(line) if ch == "G")
         dist, frontier = {goal: 0}, deque([goal])
@@ -187,7 +196,18 @@ class FrozenLake(VLMEnv):
                 if 0 <= nr < size and 0 <= nc < size and self.desc[nr][nc] != "H" and nxt not in dist:
                     dist[nxt] = dist[state] + 1
                     frontier.append(nxt)
+        self._distance_cache = (self.desc, dist)
         return dist
+
+    def _next_cells(self) -> list[int]:
+        """The cell each action (in ``ACTIONS`` order) leads to on ice that does not slip; a move
+        off the map stays put, as in Gymnasium."""
+        size = len(self.desc)
+        r, c = self._cell
+        cells = []
+        for nr, nc in ((r, c - 1), (r + 1, c), (r, c + 1), (r - 1, c)):
+            cells.append(nr * size + nc if 0 <= nr < size and 0 <= nc < size else self.position)
+        return cells
 
     @property
     def CHANCE(self) -> bool:  # type: ignore[override]  # noqa: N802 - the base class's flag, per level here
@@ -199,8 +219,13 @@ class FrozenLake(VLMEnv):
             return None  # a game of chance
         return self._distances().get(self.position)
 
-    def _value_policy(self) -> tuple[int, ...]:
-        """The policy maximising the chance of reaching the goal (value iteration, no discount)."""
+    def _action_values(self) -> NDArray[np.float64]:
+        """``q[state, action]``: the chance of reaching the goal after the action, playing best
+        afterwards (value iteration on Gymnasium's transition table, no discount, until a sweep
+        changes no value by 1e-12); computed once per map."""
+        cached = getattr(self, "_value_cache", None)
+        if cached is not None and cached[0] == (self.desc, self.slippery):
+            return cached[1]
         table = self.lake.P
         states = len(table)
         moves, reward = np.zeros((states, 4, states)), np.zeros((states, 4))
@@ -217,7 +242,32 @@ class FrozenLake(VLMEnv):
             if np.max(np.abs(new - value)) < 1e-12:
                 break
             value = new
-        return tuple(int(a) for a in q.argmax(axis=1))
+        self._value_cache = ((self.desc, self.slippery), q)
+        return q
+
+    def _value_policy(self) -> tuple[int, ...]:
+        """The policy maximising the chance of reaching the goal (the first best action of each state)."""
+        return tuple(int(a) for a in self._action_values().argmax(axis=1))
+
+    def _decision(self) -> Decision:
+        # Exact on both kinds of ice, from tables computed once per map (a BFS, a value iteration),
+        # so each call is a look-up. Feature: the moves to the goal on ice that does not slip.
+        dist = self._distances()
+        to_go = dist.get(self.position)
+        features = {"distance": -1 if to_go is None else to_go}
+        if self.slippery:
+            # A game of chance: each action's value is its chance of reaching the goal (the expected
+            # return), from value iteration; the optimal actions are the best ones (ties within 1e-9).
+            q = self._action_values()[self.position]
+            values = {action: float(q[i]) for i, action in enumerate(ACTIONS)}
+            best = max(values.values())
+            optimal = tuple(a for a in ACTIONS if values[a] >= best - 1e-9)
+            return Decision(optimal, None, values=values, reason="a game of chance: the ice decides where a move goes", features=features)
+        if to_go is None:
+            return Decision(None, None, reason="unsolvable from here: no path to the goal", features=features)
+        cells = self._next_cells()
+        optimal = tuple(a for a, cell in zip(ACTIONS, cells, strict=True) if dist.get(cell) == to_go - 1)
+        return Decision(optimal, to_go, features=features)
 
     def oracle_action(self) -> str:
         if self.slippery:
@@ -225,12 +275,9 @@ class FrozenLake(VLMEnv):
                 self._policy = self._value_policy()
             return ACTIONS[self._policy[self.position]]
         dist = self._distances()
-        size = len(self.desc)
-        r, c = self._cell
         best = None
-        for index, (nr, nc) in enumerate(((r, c - 1), (r + 1, c), (r, c + 1), (r - 1, c))):
-            nxt = nr * size + nc
-            if 0 <= nr < size and 0 <= nc < size and nxt in dist and (best is None or dist[nxt] < dist[best[1]]):
+        for index, nxt in enumerate(self._next_cells()):
+            if nxt != self.position and nxt in dist and (best is None or dist[nxt] < dist[best[1]]):
                 best = (index, nxt)
         return ACTIONS[best[0]] if best is not None else ACTIONS[0]
 
