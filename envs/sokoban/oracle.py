@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from itertools import combinations
 
 from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS
 
@@ -77,3 +78,43 @@ def solve(
                 raise SolverLimit(f"more than {max_states} states explored")
             frontier.append(nxt)
     return None
+
+
+State = tuple[Cell, frozenset[Cell]]
+
+
+def distances_to_go(walls: frozenset[Cell], targets: frozenset[Cell], boxes: int) -> dict[State, int]:
+    """The fewest moves that solve the room from every state that can still be solved.
+
+    A breadth-first search backwards from the solved states (``boxes`` boxes on targets, the player
+    on any free floor cell) by reverse moves, a walk or a pull, so a state missing from the table can
+    never be solved (a box in a corner, say). One search serves every state of a room: the decision
+    facts of any state, on the oracle's path or off it, are then look-ups.
+    """
+    height = max(r for r, _ in walls) + 1
+    width = max(c for _, c in walls) + 1
+    floor = frozenset((r, c) for r in range(height) for c in range(width) if (r, c) not in walls)
+    dist: dict[State, int] = {}
+    frontier: deque[State] = deque()
+    for placed in combinations(sorted(targets), boxes):
+        on = frozenset(placed)
+        for player in floor - on:
+            dist[(player, on)] = 0
+            frontier.append((player, on))
+    while frontier:
+        state = frontier.popleft()
+        (pr, pc), state_boxes = state
+        further = dist[state] + 1
+        for dr, dc in DIRECTIONS:
+            came = (pr - dr, pc - dc)  # the player came from here by moving (dr, dc)
+            if came not in floor or came in state_boxes:
+                continue
+            before: list[State] = [(came, state_boxes)]  # a walk
+            pushed = (pr + dr, pc + dc)
+            if pushed in state_boxes:  # or a push of the box now at `pushed`, which stood where the player is
+                before.append((came, (state_boxes - {pushed}) | {(pr, pc)}))
+            for previous in before:
+                if previous not in dist:
+                    dist[previous] = further
+                    frontier.append(previous)
+    return dist
