@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.cards import layout, renderer, wording
-from rl4vlm_gym.envs.cards.blackjack_oracle import BlackjackRules, hand_value, optimal_action
+from rl4vlm_gym.envs.cards.blackjack_oracle import BlackjackRules, action_values, hand_value, optimal_action
 from rl4vlm_gym.envs.cards.deck import Card, random_card
 from rl4vlm_gym.envs.cards.levels import BLACKJACK_LEVELS, BlackjackLevel
 
@@ -28,6 +29,11 @@ class Blackjack(VLMEnv):
     then the dealer draws to 17 or more and the higher total without busting wins. Aces count
     11 unless that busts. Every rank is equally likely, so a 10-valued card is a 10, J, Q or K
     (RL4VLM never drew a 10).
+
+    Decisions (``decision()``): a game of chance; ``values`` are the exact expected rewards of
+    standing and of hitting (then playing optimally) given the hand and the up card, from the
+    oracle's infinite-deck recursion, and the optimal actions the best of them. Features ``total``,
+    ``soft`` (1 with an ace counted 11) and ``dealer`` (the up card).
 
     ## Observation
     - ``image``: green felt with the dealer's face-up card and a face-down card at the top and
@@ -192,12 +198,29 @@ class Blackjack(VLMEnv):
     def _optimal_steps(self) -> None:
         return None  # a game of chance: no fixed solution length
 
+    def _decision(self) -> Decision:
+        total, soft = hand_value([c.value() for c in self.player])
+        return _decision(total, soft, self.dealer[0].value(), self.rules, len(self.player) == 2 and total == 21)
+
     def oracle_action(self) -> str:
         """The expected-return-maximising action for this hand (exact infinite-deck policy)."""
         if self.result is not None:
             return "stand"
         total, soft = hand_value([c.value() for c in self.player])
         return optimal_action(total, soft, self.dealer[0].value(), self.rules)
+
+
+@functools.lru_cache(maxsize=1024)
+def _decision(total: int, soft: bool, upcard: int, rules: BlackjackRules, natural: bool) -> Decision:
+    """The decision facts of a hand (memoised: they depend on nothing else). A game of chance: the
+    values are the exact expected rewards of standing and of hitting (then playing optimally), from
+    blackjack_oracle's infinite-deck recursion given what the player sees (the hand's total and the
+    dealer's up card; whether it is a natural where one pays 3:2)."""
+    values = {action: float(value) for action, value in action_values(total, soft, upcard, rules, natural).items()}
+    best = max(values.values())
+    optimal = tuple(a for a in Blackjack.ACTIONS if values[a] >= best - 1e-9)
+    features: dict[str, int | str] = {"total": total, "soft": int(soft), "dealer": upcard}
+    return Decision(optimal, None, values=values, reason="a game of chance: the cards drawn decide the hand", features=features)
 
 
 def _is_natural(cards: list[Card]) -> bool:

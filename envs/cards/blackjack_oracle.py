@@ -26,6 +26,7 @@ __all__ = [
     "DEALER_TOTALS",
     "Action",
     "BlackjackRules",
+    "action_values",
     "dealer_distribution",
     "deal_value",
     "expected_return",
@@ -129,6 +130,35 @@ def optimal_action(
     total, soft, upcard, checked = _state(player_total, usable_ace, dealer_upcard, rules)
     hit_better = _hit(total, soft, upcard, checked) > _stand(total, upcard, checked)
     return "hit" if hit_better else "stand"
+
+
+def action_values(
+    player_total: int,
+    usable_ace: bool,
+    dealer_upcard: int,
+    rules: BlackjackRules = _STANDARD,
+    natural: bool = False,
+) -> dict[Action, Fraction]:
+    """The exact expected reward of standing and of hitting (then playing optimally).
+
+    The values of a decision in a game of chance: :func:`optimal_action` takes the action of the
+    higher one (ties stand). They are exact fractions, so a tie is found exactly.
+
+    Args:
+        player_total, usable_ace, dealer_upcard, rules: as in :func:`hit_value`.
+        natural: the hand is a natural (a two-card 21). Where ``rules.natural`` pays 3:2, standing
+            on it pays +1.5 unless the dealer's hidden card completes a natural too (a push), as in
+            :func:`deal_value`; otherwise a natural stands like any 21.
+    """
+    total, soft, upcard, checked = _state(player_total, usable_ace, dealer_upcard, rules)
+    hit = _hit(total, soft, upcard, checked)
+    if natural and checked.natural:
+        if total != 21:
+            raise ValueError(f"a natural totals 21, got {player_total!r}")
+        completing = {1: 10, 10: 1}.get(upcard)  # the hidden card completes a dealer natural only behind an ace or a ten
+        dealer_natural = CARD_PROBABILITIES[completing] if completing else Fraction(0)
+        return {"stand": _NATURAL_PAYOUT * (1 - dealer_natural), "hit": hit}
+    return {"stand": _stand(total, upcard, checked), "hit": hit}
 
 
 def deal_value(
