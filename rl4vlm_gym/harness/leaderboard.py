@@ -26,8 +26,11 @@ duplicate keys) and trusts nothing it can recompute:
   outputs, through the runner's own :func:`~rl4vlm_gym.harness.runner.play_episode`, and every
   field the env decides must match: optimal steps, each step's parsed action, validity, parser
   error and reward, the level, version, success, progress, the end flags, the number of steps
-  (no step after the end). Tokens and timings cannot be recomputed: they are range-checked, must
-  add up, and are shown as self-reported.
+  (no step after the end), and each step's decision facts and the final ones (optimal actions,
+  steps to go, action values, reason, features), from which the summary's decision metrics were
+  recomputed: a log with them has them in every step, or, written before the runner recorded them,
+  nowhere (then it claims no decision metrics). Tokens and timings cannot be recomputed: they are
+  range-checked, must add up, and are shown as self-reported.
 
 Validation stops at the first problem and says where: the file, the line and the rule. Nothing in
 a submission is imported, executed or unpickled.
@@ -169,6 +172,17 @@ class _Manifest(BaseModel):
 _Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
+class _Decision(BaseModel):
+    """A step's decision facts (:meth:`rl4vlm_gym.core.Decision.as_dict`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    optimal_actions: list[Annotated[str, Field(max_length=10_000)]] | None = Field(max_length=10_000)
+    steps_to_go: int = Field(ge=-1, le=10**7)
+    values: dict[str, _Finite] | None = Field(max_length=10_000)
+    reason: str | None = Field(max_length=10_000)
+    features: dict[str, int | str | bool] | None = Field(max_length=100)
+
+
 class _Step(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     raw: str
@@ -180,6 +194,7 @@ class _Step(BaseModel):
     output_tokens: int = Field(ge=0, le=10**9)
     agent_ms: _Finite = Field(ge=0.0, le=8.64e7)  # at most a day per step
     env_ms: _Finite = Field(ge=0.0, le=8.64e7)
+    decision: _Decision | None = None  # absent from logs written before the runner recorded it
 
 
 class _Episode(BaseModel):
@@ -202,6 +217,7 @@ class _Episode(BaseModel):
     output_tokens: int = Field(ge=0, le=10**15)
     error: str | None = Field(max_length=10_000)
     steps: list[_Step] = Field(max_length=100_000)
+    final_decision: _Decision | None = None
 
 
 class ValidationReport:
@@ -392,6 +408,7 @@ def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[lis
     records: list[dict[str, Any]] = []
     digests: list[bytes] = []
     line_bytes, items = _episode_limits(suite)
+    with_facts: tuple[bool, int] | None = None  # whether the log records decision facts, and the line that said so
     for number, line in files.lines(name, max_lines=len(wanted), max_line_bytes=line_bytes):
         digests.append(hashlib.sha256(line).digest())
         data = parse_json(line, name, number, max_items=items)
@@ -409,8 +426,15 @@ def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[lis
             raise _Rejected(f"{at}: episode ({episode.task}, {episode.seed}) is recorded twice")
         seen.add(key)
         _check_record(tasks[episode.task], episode, f"{at}: episode ({episode.task}, {episode.seed})")
-        light = episode.model_dump(by_alias=True, exclude={"steps"})
-        light["steps"] = [{"agent_ms": s.agent_ms, "env_ms": s.env_ms} for s in episode.steps]
+        with_facts = _check_facts(episode, with_facts, at, number)
+        light = episode.model_dump(by_alias=True, exclude={"steps", "final_decision"})
+        if with_facts and with_facts[0]:  # what the decision metrics are computed from
+            light["steps"] = [{"agent_ms": s.agent_ms, "env_ms": s.env_ms, "valid": s.valid, "parsed": s.parsed,
+                               "decision": s.decision.model_dump() if s.decision else None} for s in episode.steps]  # fmt: skip
+            if episode.final_decision is not None:
+                light["final_decision"] = episode.final_decision.model_dump()
+        else:
+            light["steps"] = [{"agent_ms": s.agent_ms, "env_ms": s.env_ms} for s in episode.steps]
         records.append(light)
         del data, episode  # a line may be large: free it before reading the next
     missing = [k for k in suite.episodes if k not in seen]
@@ -418,6 +442,22 @@ def _read_episodes(files: UntrustedFolder, name: str, suite: Suite) -> tuple[lis
         shown_keys = ", ".join(f"({t}, {s})" for t, s in missing[:3]) + (" ..." if len(missing) > 3 else "")
         raise _Rejected(f"{name}: lacks {len(missing)} of the suite's episodes, e.g. (task, seed) {shown_keys}")
     return records, digests
+
+
+def _check_facts(episode: _Episode, with_facts: tuple[bool, int] | None, at: str, number: int) -> tuple[bool, int] | None:
+    """A log records decision facts in every step and after every episode with steps, or nowhere (a
+    log from before the runner recorded them): facts left out of some steps would hide errors from
+    the decision metrics. Returns whether this log has them, and the line that first said so."""
+    if not episode.steps:
+        return with_facts
+    here = [s.decision is not None for s in episode.steps] + [episode.final_decision is not None]
+    if any(here) and not all(here):
+        missing = "final_decision" if all(here[:-1]) else f"step {here.index(False) + 1}'s decision"
+        raise _Rejected(f"{at}: episode ({episode.task}, {episode.seed}): {missing} is missing: a log records decision facts everywhere or nowhere")
+    if with_facts is not None and with_facts[0] != here[0]:
+        first = f"line {with_facts[1]} " + ("records" if with_facts[0] else "does not record")
+        raise _Rejected(f"{at}: {'records' if here[0] else 'does not record'} decision facts but {first} them: a log records them everywhere or nowhere")
+    return with_facts or (here[0], number)
 
 
 def _check_record(task: Task, episode: _Episode, where: str) -> None:
@@ -525,6 +565,8 @@ def _replay_problem(env: gym.Env, task: Task, record: Mapping[str, Any]) -> str 
                 return f"step {i}: the log says {key}={_value(want[key])}; replaying the output gives {_value(got[key])}"
         if not math.isclose(got["reward"], want["reward"], abs_tol=_TOLERANCE):
             return f"step {i}: the log says reward {want['reward']}; replaying the output gives {got['reward']}"
+        if want.get("decision") is not None and (problem := _facts_differ(want["decision"], got["decision"])):
+            return f"step {i}: the log's decision facts say {problem}"
     if used < len(logged):
         return f"the log goes on after the episode ended at step {used}: {len(logged) - used} step(s) recorded after the end"
     if rebuilt["error"] == _LogEnded.__name__:
@@ -538,6 +580,21 @@ def _replay_problem(env: gym.Env, task: Task, record: Mapping[str, Any]) -> str 
         same = math.isclose(got, want, abs_tol=_TOLERANCE) if key in ("progress", "return") else (got == want and type(got) is type(want))
         if not same:
             return f"the log says {key}={want!r}; replaying the outputs gives {got!r}"
+    if record.get("final_decision") is not None and (problem := _facts_differ(record["final_decision"], rebuilt["final_decision"])):
+        return f"the log's final decision facts say {problem}"
+    return None
+
+
+def _facts_differ(logged: Mapping[str, Any], replayed: Mapping[str, Any]) -> str | None:
+    """How logged decision facts differ from the env's (``None``: they agree; values within 1e-6)."""
+    for key in ("optimal_actions", "steps_to_go", "reason", "features", "values"):
+        want, got = logged.get(key), replayed.get(key)
+        if key == "values" and isinstance(want, Mapping) and isinstance(got, Mapping) and want.keys() == got.keys():
+            if all(math.isclose(want[a], got[a], rel_tol=0, abs_tol=_TOLERANCE) for a in want):
+                continue
+        elif want == got and type(want) is type(got):
+            continue
+        return f"{key}={_value(want)}; replaying the output gives {_value(got)}"
     return None
 
 

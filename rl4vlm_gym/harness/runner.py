@@ -45,7 +45,17 @@ from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.harness.suite import WRAPPERS, Suite, Task
 from rl4vlm_gym.prompts import PromptConfig
 
-__all__ = ["AgentSpec", "RunError", "build_summary", "load_episodes", "make_task_env", "play_episode", "run_suite", "write_summary"]
+__all__ = [
+    "AgentSpec",
+    "RunError",
+    "build_summary",
+    "decision_facts",
+    "load_episodes",
+    "make_task_env",
+    "play_episode",
+    "run_suite",
+    "write_summary",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -127,12 +137,17 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
     """Play one episode and return its record (one JSONL line).
 
     The record holds the task, env id and version, level, obs mode and seed; per step the raw
-    output, the parsed action, validity and parser error, reward, tokens and latencies; and the
-    episode's return, success, progress, steps, optimal steps, invalid actions, tokens and error.
+    output, the parsed action, validity and parser error, reward, tokens and latencies, and the
+    decision facts of the state the action was taken in (``decision``: the env's
+    :meth:`~rl4vlm_gym.core.VLMEnv.decision` asked for just before the step); the episode's return,
+    success, progress, steps, optimal steps, invalid actions, tokens and error, and the decision
+    facts of the state the episode ended in (``final_decision``), from which the last step's regret
+    is known. :mod:`rl4vlm_gym.harness.decisions` scores the steps from these facts.
     """
     spec_version = env.spec.version if env.spec is not None else None
     obs, info = env.reset(seed=seed)
     optimal = episode_optimal_steps(env, info)
+    base = env.unwrapped
     steps: list[dict[str, Any]] = []
     terminated = truncated = False
     error = None
@@ -157,8 +172,10 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
         if not isinstance(output, str):
             error = f"agent returned {type(output).__name__}, not str: {output!r:.200}"
             break
+        decision = decision_facts(base)
+        t2 = clock()  # the decision's time is neither the agent's nor the step's
         obs, reward, terminated, truncated, info = env.step(output)
-        t2 = clock()
+        t3 = clock()
         usage = agent.usage.get(0)
         action = info.get("action", {})
         steps.append(
@@ -171,7 +188,8 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
                 "input_tokens": usage.input_tokens if usage else 0,
                 "output_tokens": usage.output_tokens if usage else 0,
                 "agent_ms": round((t1 - t0) * 1e3, 3),
-                "env_ms": round((t2 - t1) * 1e3, 3),
+                "env_ms": round((t3 - t2) * 1e3, 3),
+                "decision": decision,
             }
         )
         if terminated or truncated:
@@ -195,7 +213,24 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
         "output_tokens": sum(s["output_tokens"] for s in steps),
         "error": error,
         "steps": steps,
+        "final_decision": decision_facts(base),
     }
+
+
+NO_FACTS = "not a VLMEnv: no decision facts"
+
+
+def decision_facts(env: Any) -> dict[str, Any]:
+    """The decision facts of ``env``'s current state (:meth:`~rl4vlm_gym.core.VLMEnv.decision`),
+    as the episode log records them: a solver that raises does not stop the run, its error is the
+    ``reason`` (the step is then unscored), as is an env that is not a :class:`VLMEnv`."""
+    if not isinstance(env, VLMEnv):
+        return {"optimal_actions": None, "steps_to_go": -1, "values": None, "reason": NO_FACTS, "features": None}
+    try:
+        return env.decision()
+    except Exception as err:  # a broken solver costs its facts, never the episode
+        reason = f"decision() raised {type(err).__name__}: {err}"[:500]
+        return {"optimal_actions": None, "steps_to_go": -1, "values": None, "reason": reason, "features": None}
 
 
 # Workers ------------------------------------------------------------------------------------------
@@ -506,9 +541,12 @@ def _version() -> str:
 def build_summary(suite: Suite, records: list[dict[str, Any]], protocol_hash: str, agent: Any, complete: bool) -> dict[str, Any]:
     """A run's summary: its identity (suite, protocol hash, agent), whether every episode of the
     suite is in, the scores of :func:`~rl4vlm_gym.harness.metrics.summarize`, apart the timing, for
-    suites that score their tasks the board's score (:func:`~rl4vlm_gym.harness.metrics.scored`), and
+    suites that score their tasks the board's score (:func:`~rl4vlm_gym.harness.metrics.scored`),
     for suites played with BALROG's prompt, BALROG's own figures
-    (:func:`~rl4vlm_gym.harness.metrics.balrog_summary`)."""
+    (:func:`~rl4vlm_gym.harness.metrics.balrog_summary`), and for logs with decision facts the
+    decision metrics (:func:`~rl4vlm_gym.harness.decisions.decision_summary`; a log written before
+    the runner recorded them has none, and its summary is as it was)."""
+    from rl4vlm_gym.harness.decisions import decision_summary, has_decisions
     from rl4vlm_gym.harness.metrics import balrog_summary, scored, summarize, timing
     from rl4vlm_gym.registry import env_card
 
@@ -526,6 +564,8 @@ def build_summary(suite: Suite, records: list[dict[str, Any]], protocol_hash: st
     if suite.prompt.template == "balrog":
         benchmark = {t.name: b for t in suite.tasks if (b := env_card(t.env).benchmark) is not None}
         summary["balrog"] = balrog_summary(records, benchmark)
+    if has_decisions(records):
+        summary["decisions"] = decision_summary(records, [t.name for t in suite.tasks])
     return summary
 
 

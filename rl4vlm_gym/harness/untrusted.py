@@ -76,11 +76,12 @@ MAX_DEPTH = 32
 """Nesting of JSON arrays and objects, or of YAML sequences and mappings."""
 MAX_ITEMS = 100_000
 """Keys plus array elements of one JSON document (one line of a JSON Lines file), or YAML nodes."""
-LINE_BYTES_PER_STEP = 256
-ITEMS_PER_STEP = 12
+LINE_BYTES_PER_STEP = 512
+ITEMS_PER_STEP = 32
 """An episode's line may grow with its step budget beyond :data:`MAX_LINE_BYTES` and
-:data:`MAX_ITEMS` (:func:`episode_limits`): a record holds 10 items a step, about 150 bytes for a
-one-word output (BALROG's NetHack allows 100,000 steps; a random agent plays 13,000)."""
+:data:`MAX_ITEMS` (:func:`episode_limits`): a record holds 10 items a step and its decision facts
+about 6 more and one per optimal action, value and feature, about 300 bytes for a one-word output
+(BALROG's NetHack allows 100,000 steps; a random agent plays 13,000)."""
 
 
 def episode_limits(max_steps: int) -> tuple[int, int]:

@@ -74,6 +74,9 @@ def _honest_record(task_name: str, seed: int, outputs: Sequence[str]) -> dict[st
 
 def _replace(records: list[dict[str, Any]], record: dict[str, Any]) -> None:
     i = next(i for i, r in enumerate(records) if (r["task"], r["seed"]) == (record["task"], record["seed"]))
+    if not any("decision" in s for r in records for s in r["steps"]):  # a log from before the runner recorded facts
+        record = {k: v for k, v in record.items() if k != "final_decision"}
+        record["steps"] = [{k: v for k, v in s.items() if k != "decision"} for s in record["steps"]]
     records[i] = record
 
 

@@ -211,15 +211,15 @@ def test_folder_rules(tmp_path):
     ("steps", "limits"),
     [
         (300, (8_388_608, 100_000)),
-        (8_250, (8_388_608, 100_000)),  # 12 items a step + 1,000 reach MAX_ITEMS
-        (8_251, (8_388_608, 100_012)),
-        (32_768, (8_388_608, 394_216)),  # 256 bytes a step reach MAX_LINE_BYTES
-        (32_769, (8_388_864, 394_228)),
-        (100_000, (25_600_000, 1_201_000)),  # BALROG's NetHack
+        (3_093, (8_388_608, 100_000)),  # 32 items a step + 1,000 reach MAX_ITEMS
+        (3_094, (8_388_608, 100_008)),
+        (16_384, (8_388_608, 525_288)),  # 512 bytes a step reach MAX_LINE_BYTES
+        (16_385, (8_389_120, 525_320)),
+        (100_000, (51_200_000, 3_201_000)),  # BALROG's NetHack
     ],
 )
 def test_an_episode_line_may_grow_with_the_suites_step_budget(steps, limits):
-    # A record holds 10 items and ~150 bytes a step for a one-word output.
+    # A record holds 10 items and ~150 bytes a step for a one-word output, and its decision facts ~6 items and ~150 bytes more.
     assert untrusted.episode_limits(steps) == limits
 
 
