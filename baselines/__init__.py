@@ -6,7 +6,9 @@
   log-probs, GAE critic trained through the backbone;
 - ``loop`` (:mod:`.loop`): leave-one-out advantages over K rollouts of a task, per-token PPO
   with LOOP's asymmetric clip;
-- ``gigpo`` (:mod:`.gigpo`): episode-group plus anchor-state step-group advantages.
+- ``gigpo`` (:mod:`.gigpo`): episode-group plus anchor-state step-group advantages;
+- ``grow`` (:mod:`.grow`): GRPO advantages between the state-action samples of a task's episodes,
+  GiGPO's loss.
 
 Shared parts are in :mod:`.common` (policy, rollout collector, storage, GAE, loss pieces),
 the loop in :mod:`.trainer`, configs in :mod:`.config` and ``configs/``. ``rl4vlm-gym train``
@@ -25,6 +27,7 @@ ALGORITHMS: dict[str, str] = {
     "rl4vlm": "rl4vlm_gym.baselines.rl4vlm:RL4VLM",
     "loop": "rl4vlm_gym.baselines.loop:LOOP",
     "gigpo": "rl4vlm_gym.baselines.gigpo:GiGPO",
+    "grow": "rl4vlm_gym.baselines.grow:GROW",
 }
 
 

@@ -94,7 +94,7 @@ class RaySpec(_Model):
 class RolloutSpec(_Model):
     num_envs: int = Field(default=4, ge=1)
     steps: int = Field(default=256, ge=1, description="env steps per update (step-budget methods)")
-    groups: int = Field(default=4, ge=1, description="episode groups per update (LOOP, GiGPO)")
+    groups: int = Field(default=4, ge=1, description="episode groups per update (LOOP, GiGPO, GROW)")
     group_size: int = Field(default=8, ge=1)
     vectorization: Literal["sync", "async", "ray"] = "sync"
     ray: RaySpec = Field(default_factory=RaySpec)
@@ -153,7 +153,7 @@ class OpponentSpec(_Model):
 
 
 class TrainConfig(_Model):
-    algo: Literal["vl-dac", "rl4vlm", "loop", "gigpo"]
+    algo: Literal["vl-dac", "rl4vlm", "loop", "gigpo", "grow"]
     env: EnvSpec = Field(default_factory=EnvSpec)
     opponent: OpponentSpec | None = Field(default=None, description="self-play instead of the env's own opponent")
     model: ModelSpec = Field(default_factory=ModelSpec)
