@@ -711,9 +711,31 @@ def report_command(
     console.print(f"wrote {md} and {html}")
 
 
+@app.command("decisions")
+def decisions_command(
+    run: Annotated[Path, typer.Argument(help="A run folder (rl4vlm-gym eval) whose episodes carry decision facts.")],
+    compare: Annotated[Path | None, typer.Option(help="Another run folder: compared decision by decision on the same seeds.")] = None,
+    trained_on: Annotated[
+        str | None, typer.Option(help="With --compare (the run before training): the family trained on; shows decision transfer.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="The HTML file to write.")] = Path("decisions.html"),
+    images: Annotated[int, typer.Option(min=0, help="At most this many frames of error states (each replays an episode).")] = 8,
+) -> None:
+    """Write the decision report: per family where the agent goes wrong (the states and moves of the
+    most common errors, with frames), and with --compare the two runs decision by decision."""
+    from rl4vlm_gym.harness.decision_report import DecisionReportError, write_decision_report
+
+    try:
+        path = write_decision_report(run, out, compare=compare, trained_on=trained_on, images=images)
+    except DecisionReportError as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"wrote {path}")
+
+
 @app.command("train")
 def train_command(
-    algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop or gigpo.")],
+    algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop, gigpo or grow.")],
     env: Annotated[str | None, typer.Option(help="Env id to train on (overrides the config's).")] = None,
     model: Annotated[
         str | None, typer.Option(help="Model folder or hub id (default: the config's; the tiny model on CPU).")
@@ -772,7 +794,7 @@ def train_command(
 
 @app.command("study")
 def study_command(
-    algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop or gigpo.")] = "vl-dac",
+    algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop, gigpo or grow.")] = "vl-dac",
     k: Annotated[
         list[int] | None, typer.Option("--k", help="Set sizes: families per training set (repeatable; default 1 2).")
     ] = None,
