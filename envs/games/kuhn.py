@@ -264,6 +264,9 @@ class Kuhn(SpielGame):
         opponent = KuhnOpponent(name, load(spec).num_players())
         return lambda state: best_response(state, seat, opponent)
 
+    def features(self, view: KuhnSeen) -> dict[str, int | str]:
+        return {"card": CARDS[view.card], "facing_bet": int(1 in view.history)}
+
     def stake(self, state: Any, seat: int) -> float:
         n = state.num_players()
         return 1.0 + sum(a for i, a in enumerate(state.history()[n:]) if i % n == seat)  # the ante and a bet

@@ -149,6 +149,10 @@ class Leduc(SpielGame):
     def policy(self, name: str, spec: str) -> Policy:
         return {"random": uniform, "cfr": cfr_policy}[name]
 
+    def features(self, view: LeducSeen) -> dict[str, int | str]:
+        pair = view.public is not None and view.public // 2 == view.card // 2
+        return {"round": 1 if view.public is None else 2, "card": RANKS[view.card // 2], "pair": int(pair)}
+
     def stake(self, state: Any, seat: int) -> float:
         return float(self.view(state, seat).put_in()[seat])
 

@@ -249,6 +249,23 @@ class Dice(SpielGame):
 
         return DiceResponse.of(spec, seat, name).move
 
+    def action_values(self, name: str, spec: str, seat: int, state: Any, payoff: Callable[[float], float]) -> dict[int, float] | None:
+        """Against the random and heuristic players :mod:`.liars_dice_oracle`'s search (exact at
+        every level); against CFR+ (one die) the exact expectimax over the opponent's die
+        (:class:`~rl4vlm_gym.envs.games.decisions.SpielResponse`)."""
+        if name not in MARKOV:
+            return super().action_values(name, spec, seat, state, payoff) if spec == SPECS[0] else None
+        from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
+
+        response = DiceResponse.of(spec, seat, name, (payoff(1.0), payoff(-1.0), payoff(0.0)))
+        history = [(h.player, h.action) for h in state.full_history()]
+        rolls = [a + 1 for p, a in history if p < 0]
+        mine = tuple(sorted(rolls[seat * response.numdice : (seat + 1) * response.numdice]))
+        return response.action_values(mine, [(p, a) for p, a in history if p >= 0])
+
+    def features(self, view: DiceSeen) -> dict[str, int | str]:
+        return {"bids": len(view.moves)}
+
     def fallback(self, spec: str) -> Policy:
         return heuristic
 

@@ -49,9 +49,12 @@ def hands(numdice: int) -> list[tuple[tuple[int, ...], float]]:
 class DiceResponse:
     """The exact best response of ``seat`` in the Liar's dice game ``spec`` to opponents who all
     play the policy ``liars_dice.MARKOV[name]`` (see the module docstring). Build it with
-    :meth:`of` (cached: the searches done are kept for the next move)."""
+    :meth:`of` (cached: the searches done are kept for the next move). ``payoff``: what ``seat``
+    is paid when it wins the challenge, loses it, or (three players or more) takes no part in it;
+    OpenSpiel's returns by default, the views' ``sparse`` reward (1, 0, 0) maximises wins."""
 
-    def __init__(self, spec: str, seat: int, name: str) -> None:
+    def __init__(self, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> None:
+        self.payoff = payoff
         self.players, self.numdice = shape(spec)
         self.total, self.seat, self.policy = self.players * self.numdice, seat, MARKOV[name]
         self.liar = liar_action(self.total)
@@ -65,8 +68,8 @@ class DiceResponse:
 
     @classmethod
     @functools.cache
-    def of(cls, spec: str, seat: int, name: str) -> DiceResponse:
-        return cls(spec, seat, name)
+    def of(cls, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> DiceResponse:
+        return cls(spec, seat, name, payoff)
 
     # The search ------------------------------------------------------------------------------------
 
@@ -81,13 +84,13 @@ class DiceResponse:
 
     @functools.cache  # noqa: B019
     def _called(self, mine: tuple[int, ...], last: int, caller: int) -> np.ndarray:
-        """Our return, roll by roll, when ``caller`` calls liar on the bid ``last``."""
+        """Our payoff, roll by roll, when ``caller`` calls liar on the bid ``last``."""
         bidder = (caller - 1) % self.players
         out = np.zeros(len(self.joint))
         for i, row in enumerate(self.joint):
             dice = [*mine, *(d for h in row for d in self.hands[h])]
             winner, loser = (bidder, caller) if bid_holds(last, dice) else (caller, bidder)
-            out[i] = 1.0 if winner == self.seat else -1.0 if loser == self.seat else 0.0
+            out[i] = self.payoff[0] if winner == self.seat else self.payoff[1] if loser == self.seat else self.payoff[2]
         return out
 
     def _child(self, mine: tuple[int, ...], last: int | None, mover: int, action: int, belief: np.ndarray) -> np.ndarray:

@@ -44,8 +44,9 @@ require("games", "OpenSpiel's games")  # before importing it: an error naming th
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, VLMObservations, agent_spaces, cached_frame, check_arguments
+from rl4vlm_gym.envs.games.decisions import CHANCE_REASON, best_actions, exact_expectimax
 from rl4vlm_gym.envs.games.openspiel_renderer import text_image
 from rl4vlm_gym.envs.games.spiel import load, sample
 from rl4vlm_gym.parsing import ActionParser
@@ -113,6 +114,10 @@ class TextGame:
         oracle_nodes: the states the oracle's search may visit per move.
         transpositions: ``str(state)`` and the player to move determine the rest of the game, so
             the oracle's search values each such position once.
+        exact_moves: the decision facts (``OpenSpielView.decision``) search the whole rest of
+            the game, exactly, from positions where the seat has at most this many legal moves
+            (a bound on the search's size that is the same on every machine); 0: never. Only for
+            games of perfect information with ``transpositions``.
     """
 
     title: str
@@ -126,6 +131,7 @@ class TextGame:
     evaluate: Callable[[Any, int], float] | None = field(default=None, compare=False)
     oracle_nodes: int = ORACLE_NODES
     transpositions: bool = False
+    exact_moves: int = 0
 
     def seat_name(self, player: int) -> str:
         return self.seat_names[player] if player < len(self.seat_names) else f"player {player}"
@@ -216,6 +222,7 @@ GOOFSPIEL = TextGame(
     evaluate=_goofspiel_points,
     oracle_nodes=6000,  # the whole game with 4 cards (5,304 states from the first bid, shallower searches included): exact at level 0
     transpositions=True,
+    exact_moves=4,  # 4 cards in hand: at most 42 ms cold (5: 2.2 s)
 )
 DOTS_AND_BOXES = TextGame(
     title="Dots and Boxes",
@@ -229,6 +236,7 @@ DOTS_AND_BOXES = TextGame(
     evaluate=_boxes_lead,
     oracle_nodes=1500,
     transpositions=True,  # the lines, the boxes' owners and the mover
+    exact_moves=9,  # 9 lines left: 24 ms cold on 2x2 boxes, 180 ms on 2x3 (12 lines: 0.3 s, 1.1 s)
 )
 PIG = TextGame(
     title="Pig",
@@ -1032,6 +1040,35 @@ class OpenSpielView(VLMEnv):
     def _optimal_steps(self) -> int | None:
         return None  # the opponents' moves and chance are drawn as the game goes (CHANCE)
 
+    def _decision(self) -> Decision:
+        """Each legal move's expected return against the uniformly random opponent, on the reward
+        variant's scale, where the rest of the game is small enough to search exactly
+        (``TextGame.exact_moves``; the values of positions are kept across calls); else no
+        optimal actions, and why. No steps to go: the opponent's moves and chance are drawn."""
+        legal = self.state.legal_actions(self.seat)
+        features: dict[str, int | str] = {"legal_moves": len(legal)}
+        if len(legal) > self.GAME.exact_moves:
+            why = "" if self.GAME.exact_moves else " (never, for this game)"
+            return Decision(None, None, reason=f"no exact solver here: the rest of the game is searched exactly only from positions "
+                            f"with at most {self.GAME.exact_moves} legal moves{why}", features=features)
+        table = self.REWARDS[self.reward_variant]
+        key = (self.spiel_spec, self.seat, tuple(sorted(table.items())))
+        memo = _POSITION_VALUES.setdefault(key, {})
+        if len(memo) >= _POSITION_VALUES_KEPT:
+            memo.clear()
+        values = exact_expectimax(self.state, self.seat, self._reward_at_end, memo)
+        names = move_names(self.GAME, self.state, self.seat)
+        by_name = {names[i]: values[a] for i, a in enumerate(legal)}
+        return Decision(best_actions(by_name, names), None, values=by_name, reason=CHANCE_REASON, features=features)
+
+    def _reward_at_end(self, state: Any) -> float:
+        """The reward the env pays at the terminal ``state`` (as ``_apply`` does)."""
+        returns = state.returns()
+        best_other = max(r for i, r in enumerate(returns) if i != self.seat)
+        event = "won" if returns[self.seat] > best_other else "lost" if returns[self.seat] < best_other else "draw"
+        scale = abs(returns[self.seat]) / load(self.spiel_spec).max_utility() if returns[self.seat] else 1.0
+        return self._reward(event) * scale
+
     def oracle_action(self) -> str:
         """The expectimax move against the uniformly random opponents (:func:`oracle_move`)."""
         if self.state.is_terminal():
@@ -1054,6 +1091,11 @@ class OpenSpielView(VLMEnv):
                     self.state.apply_action(actions[0])
                 else:
                     self.state.apply_actions(list(actions))
+
+
+_POSITION_VALUES: dict[tuple[Any, ...], dict[tuple[str, int], float]] = {}
+"""The single-agent views' exact position values, by (game string, seat, reward table)."""
+_POSITION_VALUES_KEPT = 1_000_000
 
 
 _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{name}`` (:mod:`~rl4vlm_gym.envs.games.openspiel_adapter`).

@@ -15,6 +15,7 @@ attribute at most, from the level's vocabulary, in the order size, colour, shape
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -23,7 +24,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from PIL import Image, ImageDraw
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC
 from rl4vlm_gym.rendering import font, to_array
 
@@ -66,6 +67,12 @@ class Level:
 
 
 LEVELS = (Level(3, ("colour", "shape")), Level(4, ("size", "colour", "shape")), Level(6, ("size", "colour", "shape")))
+
+
+@functools.cache
+def _phrase_words(level: Level) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each message of ``level`` (in the order of ``Level.phrases``) and its words."""
+    return tuple((p, frozenset(p.split())) for p in level.phrases())
 
 
 def name(thing: Thing) -> str:
@@ -276,6 +283,23 @@ class _ReferentialView(VLMEnv):
     def _optimal_steps(self) -> int | None:
         return 1  # one message (or one pick), and the oracle's always lands
 
+    def _decision(self) -> Decision:
+        """One step solves the round; the optimal actions are those that solve it for certain,
+        ``values`` each action's expected reward (the chance that the listener ends on the target).
+        Features: the candidates, and the words of the shortest description that singles out the
+        target (what the built-in speaker says, or the oracle)."""
+        table = self.REWARDS[self.reward_variant]
+        chances = self._chances()
+        values = {a: p * float(table["success"]) + (1.0 - p) * float(table["failure"]) for a, p in chances.items()}
+        certain = tuple(a for a, p in chances.items() if p == 1.0)
+        # the shortest description: the listener's message, or the speaker's shortest certain phrase
+        words = len((self.message or "").split()) if self.ROLE == "listener" else min(len(a.split()) for a in certain)
+        return Decision(certain, 1, values=values, features={"candidates": len(self.round.candidates), "words_needed": words})
+
+    def _chances(self) -> dict[str, float]:
+        """Each action's chance of ending on the target."""
+        raise NotImplementedError
+
     def _outcome(self, feedback: str) -> StepOutcome:
         won = self._success()
         return StepOutcome(
@@ -343,6 +367,10 @@ class ReferentialListener(_ReferentialView):
     def _describe(self) -> str:
         return listener_text(self.round, self.message, self.picked)
 
+    def _chances(self) -> dict[str, float]:
+        target = str(self.round.target_position())
+        return {a: float(a == target) for a in self._actions()}
+
     def oracle_action(self) -> str:
         fitting = [k + 1 for k, i in enumerate(self.round.listener_order) if fits(self.round.candidates[i], self.message or "")]
         return str(fitting[0])
@@ -409,6 +437,17 @@ class ReferentialSpeaker(_ReferentialView):
 
     def _describe(self) -> str:
         return speaker_text(self.round, self.message, self.picked)
+
+    def _chances(self) -> dict[str, float]:
+        """The listener picks uniformly among the candidates that fit the message (all if none does)."""
+        r = self.round
+        things = [frozenset(v for _, v in c) for c in r.candidates]
+        target, n = things[r.target], len(things)
+        chances = {}
+        for phrase, words in _phrase_words(r.config):
+            fitting = sum(1 for t in things if words <= t)
+            chances[phrase] = (1.0 / fitting if words <= target else 0.0) if fitting else 1.0 / n
+        return chances
 
     def oracle_action(self) -> str:
         r = self.round

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from gymnasium.utils import seeding
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, cached_frame
+from rl4vlm_gym.envs.games.decisions import CHANCE_REASON, ChipsReward, SpielResponse, best_actions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -118,6 +119,18 @@ class SpielGame:
         """The exact best response of ``seat`` to opponent ``name`` (state -> action), or
         ``None`` where none is computed (the oracle then plays ``fallback``)."""
         return None
+
+    def action_values(self, name: str, spec: str, seat: int, state: Any, payoff: Callable[[float], float]) -> dict[int, float] | None:
+        """The expected return of each legal action of ``seat`` at ``state`` (its turn) against
+        opponent ``name``, playing best afterwards, ``payoff`` mapping OpenSpiel's return of the
+        seat to the env's reward; ``None`` where no exact solver exists. The default is
+        :class:`~rl4vlm_gym.envs.games.decisions.SpielResponse`, the exact expectimax over the
+        worlds the seat cannot tell apart."""
+        return SpielResponse.of(self, spec, name, seat, payoff).action_values(state)
+
+    def features(self, view: Any) -> dict[str, int | str]:
+        """A few features of what a seat knows (``view``), for breaking decision errors down."""
+        return {}
 
     def fallback(self, spec: str) -> Policy:
         """The oracle's policy where no exact best response exists."""
@@ -354,6 +367,37 @@ class SpielView(ChipsScored, VLMEnv):
     def _optimal_steps(self) -> int | None:
         return None  # chance and the opponent's moves are drawn as the game goes (CHANCE)
 
+    def _decision(self) -> Decision:
+        """The best responses to the opponents' known policy at our information state and their
+        expected returns (``SpielGame.action_values``); no steps to go: the deal and the
+        opponents' moves are chance. A function of the level, the reward variant, the seat and
+        our information state, so it is kept (:data:`_DECISIONS`)."""
+        spec = self.config.spec
+        left = int(load(spec).max_game_length()) - sum(1 for h in self.state.full_history() if h.player >= 0)
+        if self.elapsed_steps + left > self.STEP_LIMIT:
+            # the hand may reach the step limit before it ends, and is then scored as a fold,
+            # which the solvers do not model (only invalid moves make a hand this long)
+            return Decision(None, None, reason=f"{self.STEP_LIMIT - self.elapsed_steps} steps are left before the hand is forfeited, "
+                            f"fewer than it may take ({left}): the solver does not model the forfeit", features=self.GAME.features(self._seen()))
+        key = (type(self), self.config, self.reward_variant, self.seat, self.state.information_state_string(self.seat))
+        found = _DECISIONS.get(key)
+        if found is None:
+            if len(_DECISIONS) >= _DECISIONS_KEPT:
+                _DECISIONS.clear()
+            found = _DECISIONS[key] = self._solve()
+        return found
+
+    def _solve(self) -> Decision:
+        spec, features = self.config.spec, self.GAME.features(self._seen())
+        table = self.REWARDS[self.reward_variant]  # type: ignore[attr-defined]
+        payoff = ChipsReward(float(table["won"]), float(table["lost"]), float(table.get("tie", 0.0)), self.chips_unit)
+        values = self.GAME.action_values(self.config.opponent, spec, self.seat, self.state, payoff)
+        if values is None:
+            return Decision(None, None, reason=f"no exact best response to the {self.config.opponent} opponent here", features=features)
+        names = self.GAME.name_moves(self.state, spec)
+        by_name = {names[i]: float(values[a]) for i, a in enumerate(self.state.legal_actions())}
+        return Decision(best_actions(by_name, names), None, values=by_name, reason=CHANCE_REASON, features=features)
+
     def oracle_action(self) -> str:
         """The exact best response to the opponents' known policy (at the move's information
         state: it maximises the expected chips), where the game has one; else the game's
@@ -377,6 +421,11 @@ class SpielView(ChipsScored, VLMEnv):
         self.__dict__.update(state)
         if "history" in state:
             self.state = replay(self.config.spec, self.history)
+
+
+_DECISIONS: dict[tuple[Any, ...], Decision] = {}
+"""The single-agent views' decision facts by (class, level, reward variant, seat, information state)."""
+_DECISIONS_KEPT = 65_536
 
 
 class SpielAEC(VLMAgentsAEC):

@@ -15,9 +15,10 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import REWARDS
 from rl4vlm_gym.envs.games.boards import CONNECT_FOUR_SIZES, GAMES, Board, BoardGame, connect_four_game
+from rl4vlm_gym.envs.games.decisions import CHANCE_REASON, best_actions
 from rl4vlm_gym.envs.games.opponents import (
     HeuristicPlayer,
     PerfectPlayer,
@@ -43,24 +44,31 @@ class Level:
     game: BoardGame
 
 
+NATIVE_PAYOFF: tuple[float, float, float] = (1.0, 0.0, -1.0)
+"""The native rewards of a win, a draw and a loss (PettingZoo's returns)."""
+
+
 @functools.cache
-def ttt_expectimax(board: Board, piece: int, opponent: Player) -> float:
-    """The expected native return (+1 win, -1 loss, 0 draw) of ``piece`` playing best from
-    ``board`` (its turn) against ``opponent``'s known move distribution. Tic-Tac-Toe only."""
-    return max(_ttt_move_value(board, piece, opponent, m) for m in GAMES["tictactoe"].legal(board))
+def ttt_expectimax(board: Board, piece: int, opponent: Player, payoff: tuple[float, float, float] = NATIVE_PAYOFF) -> float:
+    """The expected return of ``piece`` playing best from ``board`` (its turn) against
+    ``opponent``'s known move distribution, a win, a draw and a loss paying ``payoff`` (default
+    the native +1, 0, -1). Tic-Tac-Toe only."""
+    return max(ttt_move_value(board, piece, opponent, m, payoff) for m in GAMES["tictactoe"].legal(board))
 
 
-def _ttt_move_value(board: Board, piece: int, opponent: Player, move: int) -> float:
+def ttt_move_value(board: Board, piece: int, opponent: Player, move: int, payoff: tuple[float, float, float] = NATIVE_PAYOFF) -> float:
+    """The expected return of ``piece`` playing ``move`` on ``board``, then best (see :func:`ttt_expectimax`)."""
     game = GAMES["tictactoe"]
+    win, draw, loss = payoff
     after = game.play(board, move, piece)
     if game.winner(after):
-        return 1.0
+        return win
     if not game.legal(after):
-        return 0.0
+        return draw
     total = 0.0
     for reply, p in opponent.distribution(game, after).items():
         then = game.play(after, reply, 3 - piece)
-        total += p * (-1.0 if game.winner(then) else 0.0 if not game.legal(then) else ttt_expectimax(then, piece, opponent))
+        total += p * (loss if game.winner(then) else draw if not game.legal(then) else ttt_expectimax(then, piece, opponent, payoff))
     return total
 
 
@@ -147,6 +155,17 @@ class BoardGameView(VLMEnv):
 
     def _oracle_move(self) -> int:
         raise NotImplementedError
+
+    def _features(self) -> dict[str, int | str]:
+        """The marks or pieces on the board, and whether a move wins now or must block one of the
+        opponent's (the tactical states where errors cost a game)."""
+        game, board = self.game, self.board
+        legal = game.legal(board)
+        return {
+            "pieces": sum(1 for v in board if v),
+            "can_win": int(any(game.winner(game.play(board, m, self.seat)) == self.seat for m in legal)),
+            "must_block": int(any(game.winner(game.play(board, m, 3 - self.seat)) == 3 - self.seat for m in legal)),
+        }
 
     def _describe(self) -> str:
         return self.game.describe(self.board, None, not self.outcome)
@@ -255,9 +274,29 @@ class TicTacToe(BoardGameView):
 
     def _oracle_move(self) -> int:
         board, opponent = self.board, self.opponent
-        values = {m: _ttt_move_value(board, self.seat, opponent, m) for m in self.game.legal(board)}
+        values = {m: ttt_move_value(board, self.seat, opponent, m) for m in self.game.legal(board)}
         top = max(values.values())
         return next(m for m in preference(self.game) if values.get(m, -2.0) >= top - 1e-12)
+
+
+    def _decision(self) -> Decision:
+        """Each free square's expected return against the opponent's known move distribution, on
+        the reward variant's scale (:func:`ttt_move_value`); the best are the optimal actions. The
+        opponent draws its moves, so there are no steps to go. Kept per board (``_TTT_DECISIONS``)."""
+        key = (type(self), self.reward_variant, self.seat, self.board)
+        found = _TTT_DECISIONS.get(key)
+        if found is None:
+            table = self.REWARDS[self.reward_variant]
+            payoff = (float(table["win"]), float(table["draw"]), float(table["loss"]))
+            board, game = self.board, self.game
+            values = {game.moves[m]: ttt_move_value(board, self.seat, self.opponent, m, payoff) for m in game.legal(board)}
+            found = _TTT_DECISIONS[key] = Decision(
+                best_actions(values, self._actions()), None, values=values, reason=CHANCE_REASON, features=self._features()
+            )
+        return found
+
+
+_TTT_DECISIONS: dict[tuple[Any, ...], Decision] = {}  # at most 2 x 5478 boards per class and variant
 
 
 class TicTacToeVsHeuristic(TicTacToe):
@@ -337,6 +376,15 @@ class ConnectFour(BoardGameView):
 
     def _oracle_move(self) -> int:
         return self.ORACLE.best(self.game, self.board)
+
+    def _decision(self) -> Decision:
+        return Decision(None, None, reason=C4_REASON, features=self._features())
+
+
+C4_REASON = (
+    "no exact solver: the expected return against this opponent needs a search of the whole game, out of reach "
+    "here (the oracle searches 4 plies by alpha-beta, maximising the worst case, which is no best response)"
+)
 
 
 class ConnectFourVsHeuristic(ConnectFour):
