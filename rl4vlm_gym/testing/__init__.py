@@ -14,7 +14,9 @@ change nothing and pay the invalid reward, rewards come from ``REWARDS``, progre
 keep their laws, ``state_key`` names one state, cached frames equal fresh ones, the episode's end
 is final), ``observations`` (image and text carry the same information, ``image`` mode puts no
 state in text, the mission does not give the state away), ``oracle`` (every solvable level solved
-in exactly ``optimal_steps``, an int that no shorter solution beats), ``vector`` (sync and async
+in exactly ``optimal_steps``, an int that no shorter solution beats), ``decisions`` (the decision facts,
+``decision()``: the oracle's moves are optimal, exactly the valid moves that lower ``steps_to_go`` by one
+are, and an env with an oracle computes them or says why not), ``vector`` (sync and async
 with Gymnasium's default start method and with workers that inherit nothing of their owner, as
 ``spawn``'s), ``pickle``, ``render`` and ``docs``.
 
@@ -34,7 +36,7 @@ cannot be seen over the wire is said in the summary (``NOT CHECKED remotely: ...
 that cannot run at all, reported as not checked (:class:`NotCheckable`, ``CheckResult.not_checked``).
 
 The kit is a package, one module per check family (``api``, ``arguments``, ``seeding``,
-``determinism``, ``fuzz``, ``rules``, ``observations``, ``oracle``, ``vector``, ``render``, ``docs``),
+``determinism``, ``fuzz``, ``rules``, ``observations``, ``oracle``, ``decisions``, ``vector``, ``render``, ``docs``),
 beside ``common`` (what every check shares), ``remote`` (cards and rules, local or served),
 ``rollouts`` (digests and traces), ``runner`` (``CHECKS`` and :func:`run_checks`), ``fresh`` (the
 long-lived fork server whose children are the process checks' fresh processes), ``throughput`` and
@@ -46,6 +48,7 @@ from __future__ import annotations
 from rl4vlm_gym.testing.api import check_api, check_pickle
 from rl4vlm_gym.testing.arguments import check_arguments
 from rl4vlm_gym.testing.common import REMOTE, CheckResult, NotCheckable, is_remote
+from rl4vlm_gym.testing.decisions import DECISION_EPISODES, check_decisions
 from rl4vlm_gym.testing.determinism import check_determinism
 from rl4vlm_gym.testing.docs import check_docs
 from rl4vlm_gym.testing.fuzz import FUZZ_INPUTS, SURELY_INVALID, check_fuzz
@@ -61,6 +64,7 @@ from rl4vlm_gym.testing.vector import VECTOR_TIMEOUT_S, check_vector
 
 __all__ = [
     "CHECKS",
+    "DECISION_EPISODES",
     "FUZZ_INPUTS",
     "ORACLE_EPISODES",
     "ORACLE_EPISODES_EXPENSIVE",
@@ -71,6 +75,7 @@ __all__ = [
     "NotCheckable",
     "check_api",
     "check_arguments",
+    "check_decisions",
     "check_determinism",
     "check_docs",
     "check_fuzz",

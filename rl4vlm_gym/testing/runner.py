@@ -10,6 +10,7 @@ from typing import Any
 from rl4vlm_gym.testing.api import check_api, check_pickle
 from rl4vlm_gym.testing.arguments import check_arguments
 from rl4vlm_gym.testing.common import REMOTE, CheckResult, NotCheckable
+from rl4vlm_gym.testing.decisions import check_decisions
 from rl4vlm_gym.testing.determinism import check_determinism
 from rl4vlm_gym.testing.docs import check_docs
 from rl4vlm_gym.testing.fuzz import check_fuzz
@@ -30,6 +31,7 @@ CHECKS: dict[str, Callable[..., str]] = {
     "rules": check_rules,
     "observations": check_observations,
     "oracle": check_oracle,
+    "decisions": check_decisions,
     "vector": check_vector,
     "pickle": check_pickle,
     "render": check_render,

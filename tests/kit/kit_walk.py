@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.registry import EnvCard, register
 
 MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
@@ -136,6 +136,12 @@ class Walk(VLMEnv):
         if r != gr:
             return "down" if gr > r else "up"
         return "right" if gc > c else "left"
+
+    def _decision(self) -> Decision:
+        # Every move one square nearer is optimal (none is refused: the goal lies inside the grid).
+        here = self._distance(self.agent)
+        nearer = tuple(a for a, (dr, dc) in MOVES.items() if self._distance((self.agent[0] + dr, self.agent[1] + dc)) < here)
+        return Decision(nearer, here, features={"side": self.side})
 
 
 # -- one defect each ----------------------------------------------------------------------------
@@ -1236,6 +1242,112 @@ class MissionNamesGoal(Walk):
         return self._say("mission", f"Walk to row {self.goal[0]}, column {self.goal[1]}: answer up, down, left or right.")
 
 
+# -- decision facts that lie: each overrides _decision only ------------------------------------
+
+
+class NoDecisions(Walk):
+    """Has an oracle but keeps the base class's "no solver" decision facts."""
+
+    _decision = VLMEnv._decision
+
+
+class NearerMoves(Walk):
+    """The moves one square nearer, for the broken decision facts below."""
+
+    def _nearer(self) -> tuple[str, ...]:
+        facts = Walk._decision(self)
+        assert facts.optimal_actions is not None
+        return facts.optimal_actions
+
+
+class OptimalOutOfOrder(NearerMoves):
+    """Lists the optimal moves in reverse order, not in the order of ``obs["actions"]``."""
+
+    def _decision(self) -> Decision:
+        return dataclasses.replace(Walk._decision(self), optimal_actions=self._nearer()[::-1])
+
+
+class FactsWithoutReason(NearerMoves):
+    """Knows the facts on the last square only, and does not say why they are missing elsewhere."""
+
+    def _decision(self) -> Decision:
+        return Walk._decision(self) if self._distance(self.agent) == 1 else Decision(None, None)
+
+
+class HalfFacts(NearerMoves):
+    """Gives the optimal moves but not the steps to go."""
+
+    def _decision(self) -> Decision:
+        return Decision(self._nearer(), None, reason="steps not counted")
+
+
+class StepsOffByOne(NearerMoves):
+    """Counts one step too many to go."""
+
+    def _decision(self) -> Decision:
+        return dataclasses.replace(Walk._decision(self), steps_to_go=self._distance(self.agent) + 1)
+
+
+class OracleNotOptimal(NearerMoves):
+    """Leaves the oracle's move out of the optimal moves wherever another one is nearer too."""
+
+    def _decision(self) -> Decision:
+        nearer = self._nearer()
+        others = tuple(a for a in nearer if a != self.oracle_action())
+        return dataclasses.replace(Walk._decision(self), optimal_actions=others or nearer)
+
+
+class SuboptimalListed(NearerMoves):
+    """Lists every move the edge allows as optimal, those that lead away included."""
+
+    def _decision(self) -> Decision:
+        allowed = tuple(a for a, (dr, dc) in MOVES.items() if 0 <= self.agent[0] + dr < self.side and 0 <= self.agent[1] + dc < self.side)
+        return dataclasses.replace(Walk._decision(self), optimal_actions=allowed)
+
+
+class OnlyOracleListed(NearerMoves):
+    """Lists the oracle's move alone as optimal, though another move is as good."""
+
+    def _decision(self) -> Decision:
+        return dataclasses.replace(Walk._decision(self), optimal_actions=(self.oracle_action(),))
+
+
+class ValuesDisagree(NearerMoves):
+    """Gives action values whose best move is the farthest, not the optimal one."""
+
+    def _decision(self) -> Decision:
+        values = {a: float(self._distance((self.agent[0] + dr, self.agent[1] + dc))) for a, (dr, dc) in MOVES.items()}
+        return dataclasses.replace(Walk._decision(self), values=values)
+
+
+class FeatureNotScalar(NearerMoves):
+    """Declares a feature whose value is a list, not an int or a short string."""
+
+    def _decision(self) -> Decision:
+        return dataclasses.replace(Walk._decision(self), features={"agent": list(self.agent)})  # type: ignore[dict-item]
+
+
+class HugeFacts(NearerMoves):
+    """Says a reason of 100,000 characters with its facts."""
+
+    def _decision(self) -> Decision:
+        return dataclasses.replace(Walk._decision(self), reason="because " * 12_500)
+
+
+class FeatureCountsSteps(NearerMoves):
+    """Declares the steps taken as a feature of the state, so an invalid step changes the facts."""
+
+    def _decision(self) -> Decision:
+        return dataclasses.replace(Walk._decision(self), features={"taken": self.elapsed_steps})
+
+
+DECISIONS_ONLY: tuple[type[VLMEnv], ...] = (
+    NoDecisions, OptimalOutOfOrder, FactsWithoutReason, HalfFacts, StepsOffByOne, OracleNotOptimal, SuboptimalListed,
+    OnlyOracleListed, ValuesDisagree, FeatureNotScalar, HugeFacts, FeatureCountsSteps,
+)  # fmt: skip
+"""Broken envs that differ from Walk in ``_decision`` alone, which only the decisions check reads."""
+
+
 BROKEN: tuple[type[VLMEnv], ...] = (
     RefusedMoveChanges, StaleFrameCache, OptimalNone, OptimalFloat, DetourOracle, SlowOracle,
     ImageModeLeak, UnseededReplay, ImageLacksGoal, TextLacksGoal, MissionGivesAway, MissionNamesGame,
@@ -1256,7 +1368,7 @@ BROKEN: tuple[type[VLMEnv], ...] = (
     CardDefaultsToLevelOne, CardMissesVariant, PickleForgetsMoves, BadActionInfo, InvalidWithoutError, SaysFreeText,
     PlainGymWalk, UndocumentedWalk, NumberedText, NumberedImage, ForkedActions, ForkedImage, ForkedTruncates,
     DetourOnLevelOne, KeyLeavesOutBattery, MissionCountsSteps, MissionPointsTheWay,
-    FeedbackSaysWhere, MissionNamesGoal,
+    FeedbackSaysWhere, MissionNamesGoal, *DECISIONS_ONLY,
 )  # fmt: skip
 
 

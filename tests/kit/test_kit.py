@@ -144,6 +144,19 @@ BROKEN_LAWS = [
     (kit_walk.ForkedActions, "vector", "vector: {} actions differ", r"AsyncVectorEnv\(context='fork', shared_memory=True\) actions differ from SyncVectorEnv's"),
     (kit_walk.ForkedImage, "vector", "vector: {} image differs", r"AsyncVectorEnv\(context='fork', shared_memory=True\) image differs from SyncVectorEnv's"),
     (kit_walk.ForkedTruncates, "vector", "vector: {} rewards or flags differ", r"AsyncVectorEnv\(context='fork', shared_memory=True\) rewards or flags differ"),
+    (kit_walk.ChanceWithPlan, "decisions", "decisions: a game of chance", r"reset: a game of chance \(CHANCE\) gives steps_to_go=\d+; it has no fixed plan length"),
+    (kit_walk.NoDecisions, "decisions", "decisions: {} has an oracle but no decision facts", r"NoDecisions has an oracle but no decision facts; override _decision or give the reason"),
+    (kit_walk.OptimalOutOfOrder, "decisions", "decisions: optimal_actions {} must be distinct", r"optimal_actions \['(left|right)', '(up|down)'\] must be distinct admissible actions, at least one, in the order of obs\['actions'\]"),
+    (kit_walk.FactsWithoutReason, "decisions", "decisions: steps_to_go={}, optimal_actions={} without a reason", r"steps_to_go=-1, optimal_actions=None without a reason \(None\)"),
+    (kit_walk.HalfFacts, "decisions", "decisions: optimal_actions={} but steps_to_go={}", r"optimal_actions=\['\w+'.*\] but steps_to_go=-1: a deterministic env knows both or neither"),
+    (kit_walk.StepsOffByOne, "decisions", "decisions: steps_to_go={} at reset", r"steps_to_go=(\d+) at reset, but optimal_steps=\d+"),
+    (kit_walk.OracleNotOptimal, "decisions", "decisions: the oracle's action", r"the oracle's action '(up|down)' is not among optimal_actions \['(left|right)'\]"),
+    (kit_walk.SuboptimalListed, "decisions", "decisions: {} ({}) {} among optimal_actions", r"'\w+' \(valid\) is among optimal_actions \[.*\], and steps_to_go went (\d) -> (\d): exactly"),
+    (kit_walk.OnlyOracleListed, "decisions", "decisions: {} ({}) {} among optimal_actions", r"'\w+' \(valid\) is not among optimal_actions \['\w+'\], and steps_to_go went (\d) -> (\d): exactly"),
+    (kit_walk.ValuesDisagree, "decisions", "decisions: values {} are not finite returns", r"values \{'up': .*\} are not finite returns of admissible actions whose argmax set is optimal_actions"),
+    (kit_walk.FeatureNotScalar, "decisions", "decisions: features {} must map", r"features \{'agent': \[\d, \d\]\} must map at most 16 names to ints or strings"),
+    (kit_walk.HugeFacts, "decisions", "decisions: the decision facts are {} bytes", r"the decision facts are 100\d{3} bytes of JSON, over 65536"),
+    (kit_walk.FeatureCountsSteps, "decisions", "decisions: an invalid step ({}) changed the decision facts", r"an invalid step \('\w+'\) changed the decision facts: .*'taken': (\d+).* -> .*'taken': (?!\1)\d+"),
 ]
 
 # Fewer steps where they cost processes: every broken env is caught within them.
@@ -180,6 +193,7 @@ ALSO_FAILS: dict[type, dict[str, tuple[str, str]]] = {
     },
     kit_walk.GoalDoesNotEnd: {
         "oracle": ("oracle: oracle action invalid", "the oracle plays on past the goal, where no move of its brings it closer"),
+        "decisions": ("decisions: optimal_actions {} must be distinct", "on the goal the episode goes on, and no move is nearer"),
     },
     kit_walk.PickleLosesGoal: {
         "oracle": ("oracle: optimal_steps={}, but {} solves the episode", "the search for a shorter solution plays pickled copies"),
@@ -206,6 +220,24 @@ ALSO_FAILS: dict[type, dict[str, tuple[str, str]]] = {
     kit_walk.NumberedImage: {
         "arguments": ("arguments: the image differs from the train wording's", "each env made draws another number"),
         "determinism": ("determinism: rollouts differ across processes", "each env made draws another number"),
+    },
+    # Walk's decision facts are those of a correct Walk: each defect below breaks them too.
+    kit_walk.RefusedMoveChanges: {
+        "decisions": ("decisions: optimal_actions {} must be distinct", "a refused move that wraps onto the goal leaves the episode on: no move is nearer"),
+    },
+    kit_walk.DetourOracle: {"decisions": ("decisions: steps_to_go={} at reset", "optimal_steps counts the detour, which no decision may take")},
+    kit_walk.DetourOnLevelOne: {"decisions": ("decisions: steps_to_go={} at reset", "optimal_steps counts the detour, which no decision may take")},
+    kit_walk.SlowOracle: {"decisions": ("decisions: the oracle's action", "the oracle's detour moves lead away from the goal")},
+    kit_walk.OracleBumps: {"decisions": ("decisions: the oracle's action", "the oracle's move into the edge is no optimal move")},
+    kit_walk.OracleDithers: {"decisions": ("decisions: the oracle's action", "the oracle's dithering moves lead away from the goal")},
+    kit_walk.DuplicateActions: {
+        "decisions": ("decisions: optimal_actions {} must be distinct", "obs['actions'] repeats a move, which the facts list once"),
+    },
+    kit_walk.RefusedMoveChangesActions: {
+        "decisions": ("decisions: optimal_actions {} must be distinct", "the refused move reorders obs['actions']; the facts keep their order"),
+    },
+    kit_walk.KeyLeavesOutBattery: {
+        "decisions": ("decisions: {} ({}) {} among optimal_actions", "the flat battery refuses a move the facts call optimal"),
     },
     kit_walk.NoInvalidEvent: {check: _ENV_REFUSED for check in CHECKS if check not in ("docs", "pickle", "seeding", "vector")},
     kit_walk.PlainGymWalk: {
@@ -249,7 +281,7 @@ def _assert_fails_only_its_own_laws(cls: type, checks: tuple[str, ...]) -> None:
     )
 
 
-BROKEN_ENVS = list(OWN_LAWS)
+BROKEN_ENVS = [cls for cls in OWN_LAWS if cls not in kit_walk.DECISIONS_ONLY]
 
 
 @pytest.mark.slow  # ~0.35 s an env: vector's and determinism's processes, fuzz's 1 MB outputs
@@ -267,8 +299,24 @@ def test_every_broken_env_fails_only_its_own_laws_in_the_cheapest_checks() -> No
         _assert_fails_only_its_own_laws(cls, CHEAP_VERDICT)
 
 
+def test_every_broken_decision_env_fails_only_its_own_law() -> None:
+    # They differ from Walk in _decision alone, which no check but decisions reads (the test below): every other
+    # check's verdict on them is Walk's (test_every_check_passes_the_reference_env). 12 envs, ~0.1 s.
+    for cls in kit_walk.DECISIONS_ONLY:
+        _assert_fails_only_its_own_laws(cls, ("decisions",))
+
+
+def test_only_the_decisions_check_reads_decision_facts() -> None:
+    # What lets the test above skip the other checks on DECISIONS_ONLY's envs.
+    readers = sorted(p.name for p in kit_laws.KIT.glob("*.py") if re.search(r"\.decision\(|_decision\b", p.read_text()))
+    assert readers == ["decisions.py"], readers
+
+
 def test_also_fails_names_broken_envs_and_checks_that_exist() -> None:
     assert set(ALSO_FAILS) <= set(OWN_LAWS), set(ALSO_FAILS) - set(OWN_LAWS)
+    assert len(ALSO_FAILS) == len(re.findall(r"^    kit_walk\.\w+: \{", Path(__file__).read_text().split("ALSO_FAILS: dict")[1].split("\n}\n")[0], re.M)), (
+        "a broken env is named twice in ALSO_FAILS: the second entry hides the first"
+    )
     for cls, laws in ALSO_FAILS.items():
         assert set(laws) <= set(CHECKS) and not set(laws) & set(OWN_LAWS[cls]), (cls.__name__, sorted(laws))
         assert all(reason for _, reason in laws.values()), f"{cls.__name__}: a co-failure without its reason"
