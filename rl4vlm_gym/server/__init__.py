@@ -74,9 +74,12 @@ as they hold at the current level), ``reward_variant``, ``rewards`` (the reward 
 ``served_id``, ``max_episode_steps`` (the served id's registered time limit, in which
 ``rl4vlm/Remote-v0`` wraps the served env), ``card`` (the served id's card and its class's name and docstring sections) and,
 only from a server started with ``--expose-oracle`` (trusted evaluation, the conformance kit),
-``oracle_action``, ``optimal_steps`` and ``fresh_frame_sha256`` (a fresh render of the state).
+``oracle_action``, ``optimal_steps``, ``decision`` (the state's decision facts,
+:meth:`~rl4vlm_gym.core.VLMEnv.decision`, as JSON data of at most
+:data:`~rl4vlm_gym.server.environment.MAX_DECISION_CHARS`; else ``decision_error`` says why), all in the
+``oracle`` group, and ``fresh_frame_sha256`` (a fresh render of the state).
 ``rl4vlm/Remote-v0`` reads them through VLMEnv's public inspection API (``facts()``, ``describe()``,
-``admissible_actions``, ``elapsed_steps``), so the conformance kit checks a served env as a local one;
+``admissible_actions``, ``elapsed_steps``, ``decision()``), so the conformance kit checks a served env as a local one;
 a group it read once comes with each later reset and step (``state_extras``): one round trip a step.
 A ``state`` message answers every group (``extras`` names them).
 A refused ``reset`` argument's error message starts with ``"ValueError: "``; a closed session's

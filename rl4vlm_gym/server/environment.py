@@ -28,7 +28,7 @@ from rl4vlm_gym.core import VLMEnv
 from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
 from rl4vlm_gym.server.policy import RESERVED, ClientPolicy, accepted_names, shown_name
 
-__all__ = ["ARGUMENT_ERROR", "SESSION_CLOSED", "Catalog", "ServedEnv"]
+__all__ = ["ARGUMENT_ERROR", "MAX_DECISION_CHARS", "SESSION_CLOSED", "Catalog", "ServedEnv"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,9 @@ _MAX_KWARGS_CHARS = 10_000
 _MAX_OPTIONS_CHARS = 10_000
 _MAX_ERROR_CHARS = 500  # an env's own refusal may quote the value it refused: cut
 _MAX_DOC_SECTION_CHARS = 4_000
+MAX_DECISION_CHARS = 1 << 20
+"""The largest decision facts (:meth:`~rl4vlm_gym.core.VLMEnv.decision`, as JSON) a server sends; larger ones
+are refused with ``decision_error`` (the conformance kit holds an env to far less: 64 KiB)."""
 ARGUMENT_ERROR = "ValueError: "
 """The prefix of an error message that refuses an argument of ``reset`` (a ``ValueError`` locally)."""
 SESSION_CLOSED = "SessionClosed: "
@@ -302,7 +305,8 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
     @staticmethod
     def _trusted_facts(base: VLMEnv, extra: dict[str, Any], groups: tuple[str, ...]) -> None:
         """What only a trusted client may see (``--expose-oracle``), in ``groups``: ``oracle``, the oracle's
-        move and the plan's length once computed (at reset, or always with ``optimal_steps_at_reset=True``);
+        move, the plan's length once computed (at reset, or always with ``optimal_steps_at_reset=True``) and the
+        decision facts (``decision()``: the optimal actions and steps to go, which give the oracle away);
         ``frame``, the SHA-256 of a fresh render of the state (the kit compares it with the cached frame).
         ``HAS_ORACLE`` is read from the env's facts (the public inspection API, as the kit reads it)."""
         if "oracle" in groups:
@@ -314,6 +318,14 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
             optimal = base.computed_optimal_steps  # as computed: asking would plan, and change later infos
             if optimal is not None:
                 extra["optimal_steps"] = _plain(optimal)  # as it is: the kit checks it is an int
+            try:
+                decision = _plain(base.decision())
+                size = len(json.dumps(decision))
+                if size > MAX_DECISION_CHARS:
+                    raise ValueError(f"the decision facts are {size} characters of JSON, over the server's {MAX_DECISION_CHARS}")
+                extra["decision"] = decision
+            except Exception as err:  # noqa: BLE001 - sent as the reason, as the oracle's error is
+                extra["decision_error"] = f"{type(err).__name__}: {err}"[:_MAX_ERROR_CHARS]
         if "frame" in groups and base.obs_mode != "text":
             extra["fresh_frame_sha256"] = hashlib.sha256(np.ascontiguousarray(base.fresh_render()).tobytes()).hexdigest()
 

@@ -38,7 +38,7 @@ IMAGE_FORMATS = ("png", "raw")
 EXTRA_GROUPS = ("rules", "oracle", "frame")
 """The parts of ``state``'s extras a client may ask to get with a reset or step (``state_extras``): ``rules``
 (the card, facts, description, admissible actions, position), ``oracle`` (``oracle_action``,
-``optimal_steps``: planning) and ``frame`` (``fresh_frame_sha256``: a fresh render); the last two only
+``optimal_steps``, ``decision``: planning) and ``frame`` (``fresh_frame_sha256``: a fresh render); the last two only
 from an ``--expose-oracle`` server. Only the groups asked for are computed; a ``state`` message answers
 all three."""
 
@@ -161,6 +161,12 @@ class VLMState(State):
     oracle_action: Any = _as_given("The oracle's next action (--expose-oracle only)", "string")
     oracle_error: str | None = Field(default=None, description="Why the oracle gave no action (--expose-oracle only)")
     optimal_steps: Any = _as_given("The plan's length once computed (--expose-oracle only)", "integer")
+    decision: dict[str, Any] | None = Field(
+        default=None,
+        description="The decision facts of the state, VLMEnv.decision(): optimal_actions, steps_to_go, values, reason, "
+        "features (--expose-oracle only)",
+    )
+    decision_error: str | None = Field(default=None, description="Why the env gave no decision facts (--expose-oracle only)")
     fresh_frame_sha256: str | None = Field(
         default=None, description="SHA-256 of a fresh render of the state (--expose-oracle only)"
     )

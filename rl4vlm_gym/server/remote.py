@@ -80,7 +80,16 @@ SERVER_TOKEN_ENV = "RL4VLM_GYM_SERVER_TOKEN"
 MAX_TEXT_LENGTH, MAX_ACTIONS, MAX_ACTION_LENGTH, MAX_OUTPUT_LENGTH = 1 << 16, 1 << 12, 1 << 10, 1 << 20
 
 # The group of state's extras each key belongs to (EXTRA_GROUPS; any other key is a rule: "rules").
-_GROUP = {"oracle_action": "oracle", "oracle_error": "oracle", "optimal_steps": "oracle", "fresh_frame_sha256": "frame"}
+_GROUP = {
+    "oracle_action": "oracle",
+    "oracle_error": "oracle",
+    "optimal_steps": "oracle",
+    "decision": "oracle",
+    "decision_error": "oracle",
+    "fresh_frame_sha256": "frame",
+}
+_DECISION_KEYS = ("optimal_actions", "steps_to_go", "values", "reason", "features")
+MAX_DECISION_CHARS = 1 << 20  # the server's bound (rl4vlm_gym.server.environment), held again here: a server may be hostile
 
 
 _OPEN: weakref.WeakSet[RemoteEnv] = weakref.WeakSet()
@@ -205,6 +214,39 @@ def _answer(raw: str | bytes, drop: Callable[[], None]) -> dict[str, Any]:
             drop()
         raise err
     return response
+
+
+def _decision_of(facts: Any) -> dict[str, Any]:
+    """The decision facts a server sent, as :meth:`~rl4vlm_gym.core.Decision.as_dict` gives them: the five keys, each
+    of its JSON type, the actions' names within the observation's bounds and the whole within ``MAX_DECISION_CHARS``
+    (non-finite values, which the server sends as strings, as floats again); else :class:`RemoteError`."""
+
+    def bad(why: str) -> RemoteError:
+        return RemoteError(f"the server sent malformed decision facts: {why}", "BAD_DECISION")
+
+    if not isinstance(facts, dict) or sorted(facts) != sorted(_DECISION_KEYS):
+        raise bad(f"not a mapping of {list(_DECISION_KEYS)}")
+    size = len(json.dumps(facts))
+    if size > MAX_DECISION_CHARS:
+        raise bad(f"{size} characters of JSON, over {MAX_DECISION_CHARS}")
+    optimal, steps, values, reason, features = (facts[k] for k in _DECISION_KEYS)
+    if optimal is not None and not (
+        isinstance(optimal, list) and len(optimal) <= MAX_ACTIONS and all(isinstance(a, str) and len(a) <= MAX_ACTION_LENGTH for a in optimal)
+    ):
+        raise bad("optimal_actions is not null or a list of action names")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < -1:
+        raise bad("steps_to_go is not an int of at least -1")
+    if values is not None:
+        if not isinstance(values, dict) or len(values) > MAX_ACTIONS:
+            raise bad("values is not null or a mapping of actions to numbers")
+        values = {a: float(v) if v in ("nan", "inf", "-inf") else v for a, v in values.items()}
+        if not all(len(a) <= MAX_ACTION_LENGTH and isinstance(v, (int, float)) and not isinstance(v, bool) for a, v in values.items()):
+            raise bad("values is not null or a mapping of actions to numbers")
+    if reason is not None and not isinstance(reason, str):
+        raise bad("reason is not null or a string")
+    if features is not None and not isinstance(features, dict):
+        raise bad("features is not null or a mapping")  # its values' types are the kit's to judge
+    return {"optimal_actions": optimal, "steps_to_go": steps, "values": values, "reason": reason, "features": features}
 
 
 def _timeout_error(what: Any, seconds: float) -> RemoteTimeoutError:
@@ -411,7 +453,7 @@ class RemoteEnv(gym.Env):
     new session when the old one is gone. See the module docstring for the errors.
 
     It answers :class:`~rl4vlm_gym.core.VLMEnv`'s public inspection API (``facts()``, ``describe()``,
-    ``admissible_actions``, ``elapsed_steps``, ``optimal_steps``, ``oracle_action()``) from the
+    ``admissible_actions``, ``elapsed_steps``, ``optimal_steps``, ``oracle_action()``, ``decision()``) from the
     server's ``state``, so the conformance kit reads a served env as it reads a local one. Each group
     of it (:data:`~rl4vlm_gym.server.models.EXTRA_GROUPS`: the rules, the oracle, the fresh frame) read
     once after a reset comes with every later reset, and one read after a step with every later step
@@ -611,6 +653,17 @@ class RemoteEnv(gym.Env):
     def fresh_frame_sha256(self) -> str | None:
         """SHA-256 of a fresh render of the served state (``--expose-oracle`` servers; else None)."""
         return self._extra("fresh_frame_sha256")
+
+    def decision(self) -> dict[str, Any]:
+        """The served state's decision facts (:meth:`~rl4vlm_gym.core.VLMEnv.decision`; only from a server started
+        with ``--expose-oracle``), checked for their shape and size (:class:`RemoteError` ``BAD_DECISION`` if not);
+        their laws are the conformance kit's (``decisions``)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before decision()")
+        facts = self._extra("decision")
+        if facts is None:
+            raise RuntimeError(self._extra("decision_error") or "the server does not expose decision facts (--expose-oracle)")
+        return _decision_of(facts)
 
     def oracle_action(self) -> str:
         """The served env's oracle move (only from a server started with ``--expose-oracle``)."""
