@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rl4vlm_gym.core import StepOutcome
+from rl4vlm_gym.core import Decision, StepOutcome
 from rl4vlm_gym.envs.household.base import HouseholdBase
 from rl4vlm_gym.envs.household.generator import generate
 from rl4vlm_gym.envs.household.levels import LEVELS, HouseLevel
-from rl4vlm_gym.envs.household.oracle import plan
+from rl4vlm_gym.envs.household.oracle import features, optimal_commands, plan
 from rl4vlm_gym.envs.household.view import View, overview
 from rl4vlm_gym.envs.household.wording import PHRASES, WORDINGS
 from rl4vlm_gym.envs.household.world import COMMAND_STYLES, House
@@ -39,6 +39,7 @@ class Household(HouseholdBase):
         self.house: House | None = None
         self._plan: list[str] | None = None
         self._shortest = -1
+        self._decided: tuple[str, Decision] | None = None  # the last state's key and its facts
 
     # VLMEnv hooks ---------------------------------------------------------------------------------
 
@@ -48,6 +49,7 @@ class Household(HouseholdBase):
             self._plan = plan(self.house)
             if self._plan:
                 self._shortest = len(self._plan)
+                self._decided = None
                 return
         raise RuntimeError(f"{type(self).__name__}: no solvable house in {_TRIES} draws at level {self.level}")
 
@@ -88,6 +90,25 @@ class Household(HouseholdBase):
 
     def _optimal_steps(self) -> int | None:
         return self._shortest
+
+    def _decision(self) -> Decision:
+        """Exact: the oracle's plan is shortest from any state, so its length is ``steps_to_go``, and
+        the optimal commands are those after which it is one shorter (``oracle.optimal_commands``).
+        The plan is the oracle's own, kept while the agent follows it; the facts are kept for the
+        state until it changes (an invalid command, ``look`` or ``examine`` changes nothing)."""
+        house = self._house
+        key = house.key()
+        if self._decided is not None and self._decided[0] == key:
+            return self._decided[1]
+        if self._plan is None:
+            self._plan = plan(house)
+        if self._plan is None:
+            decision = Decision(None, None, reason="unsolvable from here", features=features(house))
+        else:
+            steps = len(self._plan)
+            decision = Decision(optimal_commands(house, steps), steps, features=features(house))
+        self._decided = (key, decision)
+        return decision
 
     def oracle_action(self) -> str:
         if not self._plan:
@@ -146,6 +167,11 @@ def _doc(task: str | None) -> str:
     trained here meets the same commands and sentences in real ALFWorld games
     (``rl4vlm/ALFWorld-v0``). Every house is solvable by construction, and the oracle's plan,
     shortest from the start, gives ``optimal_steps``.
+
+    Decisions: exact in every state. ``steps_to_go`` is the length of the oracle's shortest plan
+    from the current state, ``optimal_actions`` the commands after which it is one command shorter
+    (several when orders tie); features ``task``, ``phase`` (``find``, ``free`` the hands, ``clean``
+    / ``heat`` / ``cool``, ``put``, ``light``) and ``left`` (objects still to place).
 
     ## Observation
     - ``image``: a drawing of what the agent sees: the room's receptacles before the first

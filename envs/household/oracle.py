@@ -9,6 +9,11 @@ adds the ``go to`` and ``open`` steps it needs, and keeps the shortest. With no 
 unexplored the result is optimal, which ``tests/envs/household`` checks against breadth-first
 search over the full rules. The search is small (a handful of candidates), so a plan costs
 well under a millisecond.
+
+:func:`optimal_commands` gives the decision facts' optimal actions: the commands after which the
+shortest plan is one command shorter, found by planning once after each command that changes the
+state (one-step lookahead, exact because :func:`plan` is). :func:`features` names the state's
+task, phase and objects left, for breaking an agent's errors down.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rl4vlm_gym.envs.household.kinds import APPLIANCES
+from rl4vlm_gym.envs.household.world import READ_ONLY
 
 if TYPE_CHECKING:
     from rl4vlm_gym.envs.household.world import House
 
-__all__ = ["plan"]
+__all__ = ["features", "optimal_commands", "plan"]
 
 
 class _Route:
@@ -30,9 +36,9 @@ class _Route:
 
     __slots__ = ("commands", "held", "house", "moved", "opened", "place")
 
-    def __init__(self, house: House) -> None:
+    def __init__(self, house: House, place: str | None) -> None:
         self.house = house
-        self.place = house.place
+        self.place = place
         self.held = house.holding
         self.opened = set(house.opened)
         self.moved: dict[str, str] = {}  # objects this route has put down, and where
@@ -71,32 +77,104 @@ class _Route:
 def plan(house: House) -> list[str] | None:
     """The shortest admissible command sequence that wins the game; ``[]`` if it is won, ``None``
     if it cannot be won."""
-    goal = house.goal
-    if goal.satisfied(house):
+    if house.goal.satisfied(house):
         return []
-    routes = _look_routes(house) if goal.task == "look_at_obj_in_light" else _place_routes(house)
     best: list[str] | None = None
-    for commands in routes:
+    for commands in _routes(house, house.place):
         if best is None or len(commands) < len(best):
             best = commands
     return best
 
 
-def _free_hands(house: House, first: str) -> Iterator[_Route]:
+def _routes(house: House, place: str | None) -> Iterator[list[str]]:
+    """Every candidate plan of the state, the agent standing at ``place``."""
+    return _look_routes(house, place) if house.goal.task == "look_at_obj_in_light" else _place_routes(house, place)
+
+
+def optimal_commands(house: House, steps: int) -> tuple[str, ...]:
+    """The admissible commands, in their order, after which the shortest plan has ``steps - 1``
+    commands, ``steps`` being the shortest plan's length now (``len(plan(house))``).
+
+    A command that only describes (``look``, ``examine``...) leaves the state, and so the distance,
+    as it is. The others are tried one by one (a copy of the state, the command, :func:`plan`),
+    except ``go to``, the most numerous: ``go to R`` changes only the agent's place, and a plan's
+    place matters only to its first command, which is always a ``go to`` when the agent stands
+    nowhere. So one enumeration from nowhere gives every ``go to R``'s distance: the shortest
+    route whose first move is ``go to R``, less that move, or any shortest route.
+    """
+    if steps <= 0:
+        return ()
+    shortest, first_go = _distances_after_go(house)
+    optimal = []
+    for command, (op, *args) in house.admissible().items():
+        if op in READ_ONLY:
+            continue
+        if op == "goto":
+            after = min(shortest, first_go.get(args[0], shortest))
+        else:
+            twin = house.copy()
+            twin.apply(command)
+            rest = plan(twin)
+            after = -1 if rest is None else len(rest)
+        if after == steps - 1:
+            optimal.append(command)
+    return tuple(optimal)
+
+
+def _distances_after_go(house: House) -> tuple[int, dict[str, int]]:
+    """From nowhere: the shortest route's length, and per receptacle ``R`` the length of the
+    shortest route that starts with ``go to R``, that first move left out."""
+    shortest = _UNREACHABLE
+    first_go: dict[str, int] = {}
+    for commands in _routes(house, None):
+        shortest = min(shortest, len(commands))
+        first = commands[0][len("go to ") :]  # from nowhere, every route starts by going somewhere
+        first_go[first] = min(first_go.get(first, _UNREACHABLE), len(commands) - 1)
+    return shortest, first_go
+
+
+_UNREACHABLE = 1 << 30
+
+
+def features(house: House) -> dict[str, int | str]:
+    """The state's decision features: ``task`` (ALFWorld's task type), ``phase`` (what the task
+    needs next: ``find`` an object of the goal's kind, ``free`` the hands of another object,
+    ``clean``/``heat``/``cool`` the one held, ``put`` it in place, or ``light`` a lamp) and
+    ``left`` (how many objects must still reach the goal: 0 to 2)."""
+    goal, held = house.goal, house.holding
+    target = held is not None and house.objects[held].kind == goal.obj
+    if goal.task == "look_at_obj_in_light":
+        left = 0 if target else 1
+        phase = "light" if target else "free" if held is not None else "find"
+    else:
+        placed = max((goal.placed(house, r) for r in house.of_kind(goal.recep or "")), default=0)
+        left = max(goal.count - placed, 0)
+        if held is None:
+            phase = "find"
+        elif not target:
+            phase = "free"
+        elif goal.treatment and not goal.treated(house, held):
+            phase = goal.treatment
+        else:
+            phase = "put"
+    return {"task": goal.task, "phase": phase, "left": left}
+
+
+def _free_hands(house: House, first: str, place: str | None) -> Iterator[_Route]:
     """Routes that start by putting down what the hands hold, unless it is ``first``, the
     object the route fetches first."""
     held = house.holding
     if held is None or held == first:
-        yield _Route(house)
+        yield _Route(house, place)
         return
     for receptacle in house.listing:
         if house.accepts(receptacle, held):
-            route = _Route(house)
+            route = _Route(house, place)
             route.put(held, receptacle)
             yield route
 
 
-def _place_routes(house: House) -> Iterator[list[str]]:
+def _place_routes(house: House, place: str | None) -> Iterator[list[str]]:
     goal = house.goal
     verb = goal.treatment
     appliances = house.of_kind(APPLIANCES[verb]) if verb else ("",)
@@ -107,7 +185,7 @@ def _place_routes(house: House) -> Iterator[list[str]]:
         candidates = [o for o in targets if o not in counted]
         for order in itertools.permutations(candidates, need):
             for tools in itertools.product(appliances, repeat=need):
-                for route in _free_hands(house, order[0]):
+                for route in _free_hands(house, order[0], place):
                     for obj, appliance in zip(order, tools, strict=True):
                         route.take(obj)
                         if verb and not goal.treated(house, obj):
@@ -116,12 +194,12 @@ def _place_routes(house: House) -> Iterator[list[str]]:
                     yield route.commands
 
 
-def _look_routes(house: House) -> Iterator[list[str]]:
+def _look_routes(house: House, place: str | None) -> Iterator[list[str]]:
     goal = house.goal
     lamps = [name for name, kind in house.kinds() if kind == goal.lamp and name in house.where]
     targets = [name for name, kind in house.kinds() if kind == goal.obj and house.objects[name].spec.pickupable]
     for lamp, obj in itertools.product(lamps, targets):
-        for route in _free_hands(house, obj):
+        for route in _free_hands(house, obj, place):
             route.take(obj)
             route.go(house.where[lamp])
             if lamp not in house.toggled:

@@ -27,7 +27,7 @@ from rl4vlm_gym.envs.household.goals import Goal
 from rl4vlm_gym.envs.household.kinds import OBJECTS, RECEPTACLES, ObjectKind, ReceptacleKind
 from rl4vlm_gym.envs.household.view import Item, View, carrying, overview, receptacle_sentence
 
-__all__ = ["COMMAND_STYLES", "House", "Receptacle", "Thing"]
+__all__ = ["COMMAND_STYLES", "READ_ONLY", "House", "Receptacle", "Thing"]
 
 COMMAND_STYLES = ("move", "put")
 """``"move"``: ``move O to R`` (ALFWorld >= 0.4 games); ``"put"``: ``put O in/on R`` (json_2.1.1)."""
@@ -178,6 +178,19 @@ class House:
                 )
         return self._view
 
+    def copy(self) -> House:
+        """A copy whose state changes apart from this one's: what commands change is copied, the
+        receptacle and object tables, the goal and the cached layout are shared (none changes)."""
+        twin = object.__new__(House)
+        twin.__dict__.update(self.__dict__)
+        twin.contents = {r: list(inside) for r, inside in self.contents.items()}
+        twin.where = dict(self.where)
+        twin.opened = set(self.opened)
+        for name in ("clean", "hot", "cool", "sliced", "on", "toggled"):
+            setattr(twin, name, set(getattr(self, name)))
+        twin._view = None
+        return twin
+
     def key(self) -> str:
         """A canonical key of the state: equal states of this house give equal keys."""
         parts = (
@@ -248,7 +261,7 @@ class House:
         """Carry out an admissible command and return ALFWorld's feedback."""
         op, *args = self.admissible()[command]
         feedback = getattr(self, f"_do_{op}")(*args)
-        if op not in _READ_ONLY:
+        if op not in READ_ONLY:
             self._admissible = None
             self._view = None
         return feedback
@@ -338,4 +351,5 @@ class House:
         return f"There's nothing special about {o}."
 
 
-_READ_ONLY = frozenset({"inventory", "look", "help", "examine_receptacle", "examine_object"})
+READ_ONLY = frozenset({"inventory", "look", "help", "examine_receptacle", "examine_object"})
+"""The operations that describe and change nothing."""

@@ -13,7 +13,7 @@ import rl4vlm_gym  # noqa: F401 - registers the ids
 from rl4vlm_gym.envs.household.goals import TASK_TYPES, Goal
 from rl4vlm_gym.envs.household.household import Household
 from rl4vlm_gym.envs.household.levels import LEVELS
-from rl4vlm_gym.envs.household.oracle import plan
+from rl4vlm_gym.envs.household.oracle import features, optimal_commands, plan
 from rl4vlm_gym.envs.household.world import House, Receptacle, Thing
 from rl4vlm_gym.testing import check_oracle
 
@@ -203,11 +203,37 @@ def test_oracle_solves_200_seeds_per_level_in_optimal_steps(env_id: str) -> None
     assert report.count("200/200 solvable solved") == len(LEVELS), report
 
 
-def _copy(house: House) -> House:
+def _deep_copy(house: House) -> House:
     """A deep copy of the house's state that shares what no command changes: the name -> frozen
-    receptacle and object tables and the frozen goal (half the cost of copying a state)."""
+    receptacle and object tables and the frozen goal."""
     unchanging = (house.receptacles, house.objects, house.goal)
     return copy.deepcopy(house, {id(part): part for part in unchanging})
+
+
+def _copy(house: House) -> House:
+    """The searches' copy: ``House.copy`` (20 times cheaper than a deep copy), which
+    test_house_copy_is_a_deep_copy holds to :func:`_deep_copy`."""
+    return house.copy()
+
+
+def test_house_copy_is_a_deep_copy() -> None:
+    """``House.copy`` (the searches' and the decision facts' copy) plays every command as a deep copy
+    does, from states of a random walk, and leaves the house it copied as it was."""
+    env = Household(level=2, obs_mode="text")
+    rng = np.random.default_rng(0)
+    for seed in range(2):
+        obs, _ = env.reset(seed=seed)
+        for _ in range(6):
+            house = env.house
+            assert house is not None
+            key = house.key()
+            for command in house.admissible():
+                cheap, deep = house.copy(), _deep_copy(house)
+                assert cheap.apply(command) == deep.apply(command)
+                assert cheap.key() == deep.key() and list(cheap.admissible()) == list(deep.admissible())
+                assert cheap.view() == deep.view() and house.key() == key
+            obs, *_ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+    env.close()
 
 
 def shortest_by_search(house: House, limit: int) -> int | None:
@@ -247,7 +273,7 @@ def test_oracle_plans_are_shortest(task: str) -> None:
         assert house is not None
         best = plan(house)
         assert best is not None
-        assert shortest_by_search(copy.deepcopy(house), len(best)) == len(best)
+        assert shortest_by_search(_copy(house), len(best)) == len(best)
 
 
 @pytest.mark.parametrize("env_id", ["rl4vlm/Household-v0", "rl4vlm/Household-PickTwo-v0"])
@@ -285,3 +311,55 @@ def test_the_win_is_paid_on_the_step_that_satisfies_the_goal_and_no_earlier(vari
             if step < steps:  # up to one step before the goal holds: nothing paid, nothing ended
                 assert (reward, terminated, info["success"]) == (0.0, False, False), f"seed {seed}: paid at step {step} of {steps}"
         assert (reward, terminated, truncated, info["success"]) == (win, True, False, True), f"seed {seed}: not paid {win} on the last step"
+
+
+# -- decision facts --------------------------------------------------------------------------------
+
+
+def test_decision_facts_of_a_hand_worked_kitchen() -> None:
+    house = kitchen(Goal("pick_heat_then_place_in_recep", "apple", recep="fridge"))
+    # go to countertop 1, take apple 1, go to microwave 1, heat, go to fridge 1, open fridge 1, move: 7
+    assert optimal_commands(house, 7) == ("go to countertop 1",)
+    assert features(house) == {"task": "pick_heat_then_place_in_recep", "phase": "find", "left": 1}
+    run(house, "go to countertop 1", "take apple 1 from countertop 1")
+    assert optimal_commands(house, 5) == ("go to microwave 1",)
+    assert features(house)["phase"] == "heat"
+    run(house, "go to microwave 1")
+    assert optimal_commands(house, 4) == ("heat apple 1 with microwave 1",)
+    # At the closed fridge with the apple still to fetch, opening first costs nothing: two optimal moves.
+    house = kitchen(Goal("pick_and_place_simple", "apple", recep="fridge"))
+    run(house, "go to fridge 1")
+    assert len(plan(house) or ()) == 5
+    assert optimal_commands(house, 5) == ("go to countertop 1", "open fridge 1")
+    run(house, "go to cabinet 1", "open cabinet 1", "take mug 1 from cabinet 1")
+    assert features(house) == {"task": "pick_and_place_simple", "phase": "free", "left": 1}
+    # the mug goes back into the open cabinet, or on the countertop, where the apple is: 6 either way
+    assert optimal_commands(house, 6) == ("go to countertop 1", "move mug 1 to cabinet 1")
+
+
+@pytest.mark.parametrize("seed", [0, 1, *(pytest.param(seed, marks=pytest.mark.slow) for seed in range(2, 6))])
+def test_decision_facts_equal_breadth_first_search_off_the_oracles_path(seed: int) -> None:
+    """From the states of a seeded random walk: ``steps_to_go`` is the shortest distance by breadth-first
+    search over the full rules, and ``optimal_actions`` are exactly the commands whose successor is one
+    step closer by that search (an independent computation: no route enumeration, no copy but deepcopy)."""
+    env = Household(level=0, obs_mode="text")
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    for _ in range(4):
+        house = env.house
+        assert house is not None
+        facts = env.decision()
+        steps = facts["steps_to_go"]
+        assert steps == shortest_by_search(_copy(house), steps), "steps_to_go is not the shortest distance"
+        closer = []
+        for command, (op, *_) in house.admissible().items():
+            if op in {"inventory", "look", "help", "examine_receptacle", "examine_object"}:
+                continue
+            child = _copy(house)
+            child.apply(command)
+            if shortest_by_search(child, steps - 1) == steps - 1:
+                closer.append(command)
+        assert facts["optimal_actions"] == closer, "optimal_actions are not the commands one step closer"
+        obs, _, terminated, _, _ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+        assert not terminated
+    env.close()
