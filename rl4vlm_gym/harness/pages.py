@@ -1,7 +1,8 @@
 """The leaderboard pages: ``LEADERBOARD.md`` and one static, self-contained ``index.html``.
 
 Per suite (one leaderboard each) a table ranked by overall success, with the 95% interval and the
-number of episodes behind it, and a bar plot of overall success; a suite that scores its tasks
+number of episodes behind it (and, for boards whose logs carry decision facts, decision accuracy and
+regret per decision with their intervals), and a bar plot of overall success; a suite that scores its tasks
 (:class:`~rl4vlm_gym.harness.suite.TaskScore`: chips in poker) ranks by that score instead and adds
 a table of each task's own figure with its interval; when the entries span several
 suites, the transfer matrix (names by suites). The HTML tables sort by any column on a click.
@@ -141,6 +142,19 @@ def _ranked(entries: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str
     return ranked
 
 
+_DECISION_HEADER = ["decision accuracy [95% CI]", "regret/decision [95% CI]"]
+
+
+def _decision_cells(entry: Mapping[str, Any]) -> list[_Cell]:
+    """Decision accuracy and regret in steps per decision, with intervals (``-``: no decision facts)."""
+    o = (entry["summary"].get("decisions") or {}).get("overall") or {}
+    cells = []
+    for key in ("accuracy", "regret_steps"):
+        score = o.get(key)
+        cells.append(_Cell(score_cell(score), repr(float(score["mean"]))) if score else _Cell("-", ""))
+    return cells
+
+
 def _row(rank: int, entry: Mapping[str, Any], scored: bool = False) -> list[_Cell]:
     m, o = entry["metadata"], entry["summary"]["overall"]
     url = m.get("url")
@@ -163,6 +177,18 @@ def _row(rank: int, entry: Mapping[str, Any], scored: bool = False) -> list[_Cel
     if score is not None:
         cells.insert(5, _Cell(score_cell(score), repr(float(score["mean"]))))
     return cells
+
+
+def _board(ranked: Sequence[tuple[int, Mapping[str, Any]]], scored: bool) -> tuple[list[str], list[list[_Cell]]]:
+    """A suite's board: header and rows (the score column where the suite scores its tasks, the
+    decision columns where some entry's logs carry decision facts)."""
+    header = [*_HEADER[:5], "score [95% CI]", *_HEADER[5:]] if scored else list(_HEADER)
+    rows = [_row(rank, e, scored) for rank, e in ranked]
+    if any(e["summary"].get("decisions") for _, e in ranked):
+        at = header.index("invalid") + 1
+        header = [*header[:at], *_DECISION_HEADER, *header[at:]]
+        rows = [[*row[:at], *_decision_cells(e), *row[at:]] for row, (_, e) in zip(rows, ranked, strict=True)]
+    return header, rows
 
 
 def _task_table(ranked: Sequence[tuple[int, Mapping[str, Any]]]) -> tuple[list[str], list[list[_Cell]]]:
@@ -276,8 +302,7 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
         axis, description = str(group[0]["axis"]), str(group[0]["suite_description"])
         ranked = _ranked(group)
         scored = all("score" in e["summary"] for e in group)
-        header = [*_HEADER[:5], "score [95% CI]", *_HEADER[5:]] if scored else _HEADER
-        rows = [_row(rank, e, scored) for rank, e in ranked]
+        header, rows = _board(ranked, scored)
         md += [f"## {md_cell(suite)} ({md_cell(axis)})", "", md_cell(description), "", *_md_table(header, rows)]
         figure = plots.overall_bars([str(e["metadata"]["name"]) for _, e in ranked], [_headline(e) for _, e in ranked], "score" if scored else "success")
         body.append(f'<h2 id="{_anchor(suite)}">{html.escape(suite)} <small>({html.escape(axis)})</small></h2>\n')

@@ -11,6 +11,7 @@ transfer matrix (agents by suites); with training logs, learning curves. Text re
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +23,7 @@ from rl4vlm_gym.harness import plots
 from rl4vlm_gym.harness.metrics import compare
 from rl4vlm_gym.harness.runner import load_episodes
 
-__all__ = ["CSS", "FAILED_SHOWN", "html_page", "html_table", "md_cell", "score_cell", "write_report"]
+__all__ = ["CSS", "DECISION_METRICS", "FAILED_SHOWN", "decision_blocks", "html_from_blocks", "html_page", "html_table", "md_cell", "png_data_uri", "score_cell", "write_report"]
 
 FAILED_SHOWN = 5
 """Failed episodes listed per run (the count of all of them is given too)."""
@@ -45,6 +46,12 @@ class _Text:
 class _Table:
     header: list[str]
     rows: list[list[str]]
+
+
+@dataclass
+class _Image:
+    png: bytes  # shown inline (a data: URI), so the page stays one file
+    caption: str
 
 
 @dataclass
@@ -135,6 +142,8 @@ def _run_blocks(run: dict[str, Any], index: int, baseline: dict[str, Any] | None
         _Table(["task", "env", "level", "obs", *_TASK_COLUMNS], [_task_row(name, t) for name, t in s["tasks"].items()]),
         _Figure(f"run{index}_success", lambda: plots.task_bars([(label, s)]), "Success per task (95% CI over seeds)."),
     ]
+    if s.get("decisions"):
+        blocks += decision_blocks(s["decisions"])
     failed = [r for r in run["episodes"] if r.get("error") is not None]
     if failed:
         shown = "" if len(failed) <= FAILED_SHOWN else f", the first {FAILED_SHOWN}"
@@ -151,6 +160,49 @@ def _run_blocks(run: dict[str, Any], index: int, baseline: dict[str, Any] | None
     return blocks
 
 
+DECISION_METRICS = (
+    ("accuracy", "decision accuracy"),
+    ("valid_accuracy", "accuracy of valid steps"),
+    ("invalid_rate", "invalid share of scored steps"),
+    ("regret_steps", "regret, steps per decision"),
+    ("regret_value", "regret, expected value per decision"),
+    ("first_error", "first error, step"),
+    ("recovery", "errors recovered"),
+    ("steps_to_recover", "steps to recover"),
+    ("lost", "episodes lost (moved into an unsolvable state)"),
+)
+"""The decision metrics a report shows (:data:`rl4vlm_gym.harness.decisions.RATIOS`), with their labels."""
+
+
+def decision_blocks(decisions: Mapping[str, Any]) -> list[Any]:
+    """The blocks of a run's decision metrics (``summary["decisions"]``): overall and per task."""
+    o = decisions["overall"]
+    coverage = f"{o['scored_steps']} of {o['steps']} steps were scored (the others' envs have no decision facts for them)"
+    rows = [[label, score_cell(o[key])] for key, label in DECISION_METRICS]
+    task_rows = []
+    for name, t in decisions["tasks"].items():
+        cells = [score_cell(t[key]) for key in ("accuracy", "regret_steps", "regret_value", "first_error", "recovery")]
+        unscored = "; ".join(f"{n} {reason}" for reason, n in t["unscored"].items())
+        task_rows.append([name, f"{t['scored_steps']} / {t['steps']}", *cells, str(t["lost_episodes"]), unscored or "-"])
+    return [
+        _Heading("Decisions", 3),
+        _Text(
+            "Every step scored against the env's solver (`rl4vlm-gym decisions RUN` shows where the errors are): pooled over each "
+            "task's decisions, then the mean over tasks; 95% bootstrap intervals over episodes. " + coverage + "."
+        ),
+        _Table(["metric", "mean [95% CI]"], rows),
+        _Table(["task", "scored / steps", "accuracy", "regret (steps)", "regret (value)", "first error", "recovered", "lost", "unscored"], task_rows),
+    ]
+
+
+def _decision_rows(runs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Decision accuracy and regret of each run, where one has them (``-``: a run without facts)."""
+    if not any(r["summary"].get("decisions") for r in runs):
+        return []
+    overall = [(r["summary"].get("decisions") or {}).get("overall") or {} for r in runs]
+    return [[name, *(score_cell(o.get(key)) for o in overall)] for key, name in DECISION_METRICS if key in ("accuracy", "regret_steps")]
+
+
 def _side_by_side_blocks(runs: Sequence[Mapping[str, Any]]) -> list[Any]:
     """The runs in columns: the overall scores, then each task's success (a task a run did not play: -)."""
     labels = [f"{_label(r)} on {r['summary']['suite']}" for r in runs]
@@ -163,6 +215,7 @@ def _side_by_side_blocks(runs: Sequence[Mapping[str, Any]]) -> list[Any]:
         ("return", lambda o: score_cell(o["return"])),
         ("episodes (failed)", lambda o: f"{o['episodes']} ({o['failed_episodes']})"),
     ]
+
     tasks = list(dict.fromkeys(task for r in runs for task in r["summary"]["tasks"]))
 
     def success(run: Mapping[str, Any], task: str) -> str:
@@ -174,7 +227,7 @@ def _side_by_side_blocks(runs: Sequence[Mapping[str, Any]]) -> list[Any]:
         _Text(
             "Each run in a column: means over tasks and per task, 95% bootstrap intervals over seeds; each run's details follow."
         ),
-        _Table(["metric", *labels], [[name, *(cell(o) for o in overall)] for name, cell in metrics]),
+        _Table(["metric", *labels], [[name, *(cell(o) for o in overall)] for name, cell in metrics] + _decision_rows(runs)),
         _Table(["task (success)", *labels], [[task, *(success(r, task) for r in runs)] for task in tasks]),
         _Figure(
             "runs_success",
@@ -304,6 +357,8 @@ def _markdown(blocks: Sequence[Any], out: Path) -> str:
         elif isinstance(block, _Figure):
             path = plots.save(block.draw(), out / "plots" / f"{block.name}.png")
             lines += [f"![{block.caption}]({path.relative_to(out).as_posix()})", ""]
+        elif isinstance(block, _Image):
+            lines += [f"![{md_cell(block.caption)}]({png_data_uri(block.png)})", ""]
     return "\n".join(lines)
 
 
@@ -366,6 +421,16 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], attrs: str 
     return f"<table{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
 
 
+def png_data_uri(png: bytes) -> str:
+    """A PNG as a ``data:`` URI, for a self-contained page."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def html_from_blocks(blocks: Sequence[Any], title: str) -> str:
+    """A self-contained page of report blocks (headings, text, tables, figures, images)."""
+    return _html(blocks, title)
+
+
 def _html(blocks: Sequence[Any], title: str) -> str:
     body: list[str] = []
     for block in blocks:
@@ -378,4 +443,7 @@ def _html(blocks: Sequence[Any], title: str) -> str:
         elif isinstance(block, _Figure):
             svg = plots.svg_inline(block.draw())
             body.append(f"<figure>{svg}<figcaption>{html.escape(block.caption)}</figcaption></figure>\n")
+        elif isinstance(block, _Image):
+            image = f'<img src="{png_data_uri(block.png)}" alt="{html.escape(block.caption)}">'
+            body.append(f"<figure>{image}<figcaption>{html.escape(block.caption)}</figcaption></figure>\n")
     return html_page(title, "".join(body))

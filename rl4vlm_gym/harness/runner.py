@@ -110,13 +110,16 @@ class AgentSpec:
         return {"name": self.name, "kwargs": dict(self.kwargs)}
 
 
-def make_task_env(task: Task, prompt: PromptConfig | None = None) -> gym.Env:
+def make_task_env(task: Task, prompt: PromptConfig | None = None, render_mode: str | None = None) -> gym.Env:
     """``gym.make`` of a task's env with its kwargs, budget and wrappers. Under the ``balrog``
     prompt the env parses replies as the prompt's BALROG agent writes them, with exact matching
-    (BALROG's), unless the task says otherwise."""
+    (BALROG's), unless the task says otherwise. ``render_mode`` (``"rgb_array"``: frames of a
+    text-only task too) is for showing states, never for playing a run."""
     kwargs = task.make_kwargs
     if prompt is not None and prompt.template == "balrog":
         kwargs = {"action_format": prompt.output_format, "action_match": "strict", **kwargs}
+    if render_mode is not None:
+        kwargs = {**kwargs, "render_mode": render_mode}
     env = gym.make(task.env, **kwargs)
     for name in task.wrappers:
         module, _, attr = WRAPPERS[name].partition(":")

@@ -322,3 +322,99 @@ def test_facts_are_in_every_step_or_in_none(submission):
     )
     submission.edit_records(lambda rs: (_with_facts(rs), rs[0].pop("final_decision")))
     assert "episodes.jsonl:1: episode (numberline/image+text, 1835504127): final_decision is missing" in submission.problem(replay=False)
+
+
+# -- the decision report -------------------------------------------------------------------------------
+
+WALK_ID = "decisiontest/Walk-v0"
+
+
+@pytest.fixture
+def walk_runs(tmp_path):
+    """Two run folders of Walk on seeds 0-2: ``before`` errs at steps 2 (left) and 4 (wait) of every episode, ``after`` plays the oracle."""
+    import gymnasium as gym
+
+    gym.register(WALK_ID, entry_point=Walk)
+    task = Task(name="walk", env=WALK_ID, obs_mode="text", seeds=(0, 1, 2))
+    folders = {}
+    try:
+        for name, outputs in (("before", ("right", "left", "right", "wait", "right", "right")), ("after", ("right",) * 3)):
+            folder = tmp_path / name
+            folder.mkdir()
+            env = gym.make(WALK_ID, obs_mode="text")
+            records = [play_episode(env, _Outputs(outputs), task, seed) for seed in task.seeds]
+            env.close()
+            manifest = {"suite": "walk", "agent": {"name": name, "kwargs": {}}, "prompt": {"template": "default"},
+                        "protocol": {"tasks": [task.model_dump(mode="json")]}}  # fmt: skip
+            (folder / "run.json").write_text(json.dumps(manifest))
+            (folder / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+            folders[name] = folder
+        yield folders
+    finally:
+        gym.registry.pop(WALK_ID, None)
+
+
+def test_decision_report_errors_frames_comparison_and_transfer(walk_runs, tmp_path):
+    from rl4vlm_gym.harness.decision_report import compare_decisions, error_kinds, write_decision_report
+    from rl4vlm_gym.harness.runner import load_episodes
+
+    before, after = (load_episodes(walk_runs[n] / "episodes.jsonl") for n in ("before", "after"))
+    kinds = error_kinds(before)
+    assert [(k.task, k.move, k.optimal, k.count, k.state_text()) for k in kinds] == [
+        ("walk", "left", ("right",), 3, "side=near, steps_to_go=2"), ("walk", "wait", ("right",), 3, "side=near, steps_to_go=2")]  # fmt: skip
+    assert kinds[0].examples == [(0, 2), (1, 2), (2, 2)]
+    c = compare_decisions(after, before)["Walk"]  # this run: after; the other: before
+    assert (c.episodes, c.compared, c.kept, c.fixed, c.broken, c.changed, c.diverged) == (3, 6, 3, 3, 0, 0, 3)
+    assert c.examples[0] == ("walk", 0, 2, "left", "right", "fixed")
+    assert compare_decisions(before, after)["Walk"].broken == 3
+    page = write_decision_report(walk_runs["after"], tmp_path / "r" / "after.html", compare=walk_runs["before"], trained_on="Walk")
+    text = page.read_text()
+    assert "Decision transfer" in text and "Walk (trained on)" in text
+    assert "<td>6 / 3 / 3 / 0 / 0</td>" in text  # compared / kept / fixed / broken / changed
+    assert "<td>0.667 [0.67, 0.67]</td><td>1.000 [1.00, 1.00]</td><td>0.333 [0.33, 0.33]</td>" in text  # 4 of 6 an episode, 3 of 3
+    page = write_decision_report(walk_runs["before"], tmp_path / "before.html", images=1)
+    text = page.read_text()
+    assert "<td>walk</td><td>side=near, steps_to_go=2</td><td>left</td><td>right</td><td>3</td>" in text
+    assert text.count('<img src="data:image/png;base64,') == 1 and "before step 2: left taken, optimal right" in text
+    assert "Errors by state feature" in text and write_decision_report(walk_runs["before"], tmp_path / "b2.html", images=1).read_text() == text
+
+
+def test_decisions_cli(walk_runs, tmp_path):
+    from typer.testing import CliRunner
+
+    from rl4vlm_gym.cli import app
+    from rl4vlm_gym.harness.decision_report import DecisionReportError, write_decision_report
+
+    out = tmp_path / "d.html"
+    result = CliRunner().invoke(app, ["decisions", str(walk_runs["after"]), "--compare", str(walk_runs["before"]), "--out", str(out), "--images", "0"])
+    assert result.exit_code == 0, result.output
+    assert out.exists() and "<img" not in out.read_text()
+    with pytest.raises(DecisionReportError, match="--trained-on needs --compare"):  # the CLI prints it and exits 2
+        write_decision_report(walk_runs["after"], out, trained_on="Walk")
+    (walk_runs["before"] / "episodes.jsonl").write_text(json.dumps({"task": "walk", "seed": 0, "steps": [{"parsed": "left"}]}) + "\n")
+    with pytest.raises(DecisionReportError, match="carry no decision facts"):
+        write_decision_report(walk_runs["before"], out)
+
+
+def test_reports_and_boards_show_decision_metrics():
+    from rl4vlm_gym.harness.pages import _board, _md_table, _ranked
+    from rl4vlm_gym.harness.report import decision_blocks, html_from_blocks
+
+    won = _record([_step("a", _facts(["a"], 2)), _step("b", _facts(["a"], 1))], OVER_LOST, success=False, terminated=False, truncated=True)
+    decisions = decision_summary([won])
+    page = html_from_blocks(decision_blocks(decisions), "t")
+    assert "<td>decision accuracy</td><td>0.500 [0.50, 0.50]</td>" in page and "<td>regret, steps per decision</td><td>0.000" in page
+    score = {"mean": 0.5, "ci95": [0.0, 1.0]}
+    overall = {"success": score, "progress": score, "normalised_steps": None, "invalid_action_rate": 0.0, "episodes": 2,
+               "input_tokens": 0, "output_tokens": 0}  # fmt: skip
+    entries = [
+        {"id": f"x{i}", "suite": "smoke", "axis": "smoke", "suite_description": "d",
+         "metadata": {"name": f"n{i}", "date": "2026-11-29", "verified": False},
+         "summary": {"overall": overall, **({"decisions": decisions} if i else {})}}
+        for i in range(2)
+    ]  # fmt: skip
+    header, rows = _board(_ranked(entries), scored=False)
+    board = "\n".join(_md_table(header, rows))
+    assert "| invalid | decision accuracy [95% CI] | regret/decision [95% CI] | episodes |" in board
+    assert "| 0.000 | 0.500 [0.50, 0.50] | 0.000 [0.00, 0.00] | 2 |" in board and "| 0.000 | - | - | 2 |" in board
+    assert "decision accuracy" not in "".join(_board(_ranked(entries[:1]), scored=False)[0])  # a board without facts keeps its columns
