@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.cards import layout, points_oracle, renderer, wording
 from rl4vlm_gym.envs.cards.deck import RANKS, Card, random_card
 from rl4vlm_gym.envs.cards.levels import PointsLevel
@@ -210,19 +210,46 @@ class PointsGame(VLMEnv):
     def _optimal_steps(self) -> int | None:
         return None if self._plan is None else len(self._plan) + 1
 
+    def _decision(self) -> Decision:
+        # Exact: points_oracle.Completions gives the fewest tokens still to write from any prefix
+        # (on the oracle's plan or off it) and is memoised per hand, so a call solves this prefix
+        # and its few admissible successors by table look-ups. Submitting ("=") is one more step.
+        completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
+        used = sum((Counter(points_oracle.numbers_in(self.formula)) & Counter(self.values)).values())
+        depth = self.formula.count("(") - self.formula.count(")")
+        features = {"cards_used": used, "cards_left": len(self.cards) - used, "open_parens": max(depth, 0)}
+        to_write = completions.shortest(self.formula)
+        if to_write is None:
+            return Decision(None, None, reason="unsolvable from here: no completion of the formula makes the target", features=features)
+        left = self.config.max_steps - self.elapsed_steps
+        if to_write + 1 > left:
+            return Decision(None, None, reason=f"unsolvable from here: {to_write + 1} steps to go, {left} left", features=features)
+        if to_write == 0:
+            return Decision(("=",), 1, features=features)
+        optimal = tuple(a for a in self._actions() if a != "=" and completions.shortest([*self.formula, a]) == to_write - 1)
+        return Decision(optimal, to_write + 1, features=features)
+
     def oracle_action(self) -> str:
-        """The next token of the shortest solution; ``=`` when it is complete, off it, or none exists."""
+        """The next token of the shortest solution; off it, the first token that keeps to a shortest
+        completion of the formula (the decision facts'); ``=`` when it is complete or none exists."""
         plan = self._plan
         done = len(self.formula)
-        if plan is None or tuple(self.formula) != plan[:done] or done == len(plan):
-            return "="
-        return plan[done]
+        if plan is not None and tuple(self.formula) == plan[:done]:
+            return "=" if done == len(plan) else plan[done]
+        optimal = self._decision().optimal_actions
+        return optimal[0] if optimal else "="
 
 
 @functools.cache
 def _vocabulary(face_values: int, operators: tuple[str, ...]) -> tuple[str, ...]:
     top = 10 if face_values == 10 else len(RANKS)
     return tuple(str(n) for n in range(1, top + 1)) + operators + ("=",)
+
+
+@functools.lru_cache(maxsize=32)
+def _completions(values: tuple[int, ...], target: int, ops: str, parentheses: bool) -> points_oracle.Completions:
+    """The completions of one hand, shared by the episodes that deal it (kept for the last 32)."""
+    return points_oracle.Completions(values, target, ops, parentheses)
 
 
 def _show(value: object) -> str:

@@ -214,7 +214,7 @@ def _solve(
     numbers: tuple[int, ...], target: int, ops: str, parentheses: bool
 ) -> tuple[str, ...] | None:
     """:func:`solve` on canonical arguments (the cached core)."""
-    entry = _Solver(ops, parentheses).best(numbers, target)
+    entry = _shared(ops, parentheses).best(numbers, target)
     found = [tokens for tokens in entry if tokens is not None]
     return min(found, key=_rank) if found else None
 
@@ -270,6 +270,7 @@ class _Solver:
         self._tables: dict[Group, dict[Rational, Entry]] = {}
         self._searches: dict[tuple[Group, Rational], Entry] = {}
         self._anything: dict[tuple[Group, bool], Entry] = {}
+        self.entries = 0  # values tabulated and searches made, to bound a shared solver's memory
 
     def best(self, group: Group, target: Rational) -> Best:
         """The best formulas over ``group`` whose value is ``target``."""
@@ -278,6 +279,7 @@ class _Solver:
         key = (group, target)
         if key not in self._searches:
             self._searches[key] = self._search(group, target)
+            self.entries += 1
         return self._searches[key]
 
     def _search(self, group: Group, target: Rational) -> Entry:
@@ -335,6 +337,7 @@ class _Solver:
                             entry = table.setdefault(value, [None, None, None])
                             self._combine(entry, op, left_entry, right_entry)
         self._tables[group] = table
+        self.entries += len(table)
         return table
 
     def _combine(self, entry: Entry, op: str, left: Best, right: Best) -> None:
@@ -356,6 +359,20 @@ class _Solver:
                     _wrap(left_tokens, wrap_left) + (op,) + _wrap(right_tokens, wrap_right)
                 )
                 _keep_better(entry, result_class, tokens)
+
+
+_SHARED_LIMIT: Final = 500_000
+"""Entries (table values and searches) a shared solver keeps before it starts afresh."""
+_SHARED_SOLVERS: dict[tuple[str, bool], _Solver] = {}
+
+
+def _shared(ops: str, parentheses: bool) -> _Solver:
+    """One solver per rule set, shared by every hand: its tables are per group of numbers, so the
+    groups that hands have in common (every small group recurs) are solved once."""
+    solver = _SHARED_SOLVERS.get((ops, parentheses))
+    if solver is None or solver.entries > _SHARED_LIMIT:
+        solver = _SHARED_SOLVERS[(ops, parentheses)] = _Solver(ops, parentheses)
+    return solver
 
 
 def _keep_better(entry: Entry, cls: int, tokens: Tokens | None) -> None:
@@ -409,3 +426,427 @@ def _splits(group: Group) -> tuple[tuple[Group, Group], ...]:
             right = tuple(v for (v, count), k in zip(counts, taken) for _ in range(count - k))
             splits.append((left, right))
     return tuple(splits)
+
+
+# --------------------------------------------------------------------------------------------
+# Completing a partial formula
+#
+# A points game builds its formula left to right and cannot erase, so from a partial formula the
+# question is the shortest completion: the fewest tokens that, appended, give a formula over the
+# remaining cards that reaches the target. The prefix is parsed into a stack of frames, one per
+# open parenthesis and one for the top level; a frame's value is, exactly,
+#
+#     S + sigma * X * c + tau * t
+#
+# where S is the sum of its finished terms, sigma the sign of its current term, X the current
+# term's product so far, c the multiplier of an operator chain still to come (``* F`` for any
+# product-class formula F, or ``/ g`` for one factor g followed by another chain; 1 if none) and
+# ``tau * t`` the terms still to come (t any formula: its own signs flip inline, "- a + b" is
+# "- (a - b)", at the same length). A frame still waiting for an operand first takes one: the
+# closing of the frame above it, or from the remaining cards. The cards left are split between
+# the parts of every frame; for each split the two smallest parts are enumerated and the largest
+# is solved for exactly and looked up (the solver's tables for small groups, its meet-in-the-middle
+# search for large ones), so a completion costs look-ups rather than a search over token strings.
+# Lengths come from the solver's canonical formulas (the shortest formula of each value and
+# class), so the completion is the shortest possible.
+# --------------------------------------------------------------------------------------------
+
+_INF: Final = 1 << 30
+_Lens = tuple[int, int, int]  # (any formula, a product chain, one factor) lengths of one value
+
+
+_FrameKey = tuple[Rational, int, Rational, str | None]
+"""A frame of a partial formula: (S, sign, X, pending). ``pending`` is ``None`` at the start of a term
+(waiting for its first operand; X unused), ``"*"`` or ``"/"`` after that operator (waiting), and ``""``
+once the current term's product X is complete."""
+_Parsed = tuple[tuple[_FrameKey, ...], tuple[int, ...]]
+"""A partial formula read so far: its frames (outermost first) and its numbers."""
+_START: Final[_Parsed] = (((0, 1, 1, None),), ())
+
+
+def _operand(frame: _FrameKey, value: Rational) -> _FrameKey | None:
+    """``frame`` after a complete operand; ``None`` on a division by zero."""
+    total, sign, product, pending = frame
+    if pending is None:
+        return total, sign, value, ""
+    if pending == "*":
+        return total, sign, product * value, ""
+    if not value:
+        return None
+    quotient = Fraction(product, value)
+    return total, sign, (quotient.numerator if quotient.denominator == 1 else quotient), ""
+
+
+def _read(parsed: _Parsed, token: str) -> _Parsed | None:
+    """A partial formula after one more token; ``None`` if no completion can make it a formula (a
+    token out of place, an unmatched ``)``, a division by zero)."""
+    frames, numbers = parsed
+    total, sign, product, pending = frames[-1]
+    waiting = pending != ""
+    number = _number(token)
+    if number is not None:
+        top = _operand(frames[-1], number) if waiting else None
+        return None if top is None else (frames[:-1] + (top,), numbers + (number,))
+    if token == "(":
+        return (frames + ((0, 1, 1, None),), numbers) if waiting else None
+    if waiting:
+        return None
+    if token == ")":
+        closed = _operand(frames[-2], total + sign * product) if len(frames) > 1 else None
+        return None if closed is None else (frames[:-2] + (closed,), numbers)
+    if token in ("+", "-"):
+        return frames[:-1] + ((total + sign * product, 1 if token == "+" else -1, 1, None),), numbers
+    if token in ("*", "/"):
+        return frames[:-1] + ((total, sign, product, token),), numbers
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parts(group: Group) -> tuple[tuple[Group, Group], ...]:
+    """Every way to cut a sorted multiset into a (possibly empty) part and the rest."""
+    counts = sorted(Counter(group).items())
+    cuts = []
+    for taken in itertools.product(*(range(count + 1) for _, count in counts)):
+        part = tuple(v for (v, _), k in zip(counts, taken) for _ in range(k))
+        rest = tuple(v for (v, count), k in zip(counts, taken) for _ in range(count - k))
+        cuts.append((part, rest))
+    return tuple(cuts)
+
+
+class _Completer:
+    """Shortest completions of partial formulas over one hand (its tables shared by every prefix)."""
+
+    def __init__(self, ops: str, parentheses: bool) -> None:
+        self._solver = _shared(ops, parentheses)
+        self._ops, self._parentheses = ops, parentheses
+        self._signs = tuple(s for s, op in ((1, "+"), (-1, "-")) if op in ops)
+        self._lens: dict[tuple[Group, Rational], _Lens] = {}
+        self._tables: dict[Group, dict[Rational, _Lens]] = {}
+        self._chains: dict[Group, dict[Rational, int]] = {}
+        self._chain_points: dict[tuple[Group, Rational], int] = {}
+
+    # -- the solver's formulas as lengths -------------------------------------------------------
+
+    def _as_lens(self, best: Best) -> _Lens:
+        atom, summed, product = (_INF if tokens is None else len(tokens) for tokens in best)
+        wrap = 2 if self._parentheses else _INF
+        any_formula = min(atom, summed, product)
+        return any_formula, min(atom, product, summed + wrap), min(atom, product + wrap, summed + wrap)
+
+    def point(self, group: Group, value: Rational) -> _Lens:
+        """The lengths of the shortest formulas over ``group`` worth ``value`` (``_INF``: none)."""
+        key = (group, value)
+        found = self._lens.get(key)
+        if found is None:
+            found = self._lens[key] = self._as_lens(self._solver.best(group, value))
+        return found
+
+    def table(self, group: Group) -> dict[Rational, _Lens]:
+        """Every value over ``group`` with its lengths (small groups: a full table is costly)."""
+        found = self._tables.get(group)
+        if found is None:
+            found = self._tables[group] = {v: self._as_lens(best) for v, best in self._solver._table(group).items()}
+        return found
+
+    def chains(self, group: Group) -> dict[Rational, int]:
+        """Every multiplier of an operator chain over ``group`` (``* F`` or ``/ g`` then a chain),
+        with its fewest tokens."""
+        found = self._chains.get(group)
+        if found is not None:
+            return found
+        found = {}
+        if "*" in self._ops:
+            for value, (_, chain, _) in self.table(group).items():
+                if chain < _INF:
+                    found[value] = 1 + chain
+        if "/" in self._ops:
+            for first, rest in _parts(group):
+                if not first:
+                    continue
+                after = self.chains(rest) if rest else {1: 0}
+                for g, (_, _, factor) in self.table(first).items():
+                    if g and factor < _INF:
+                        for c, length in after.items():
+                            key = Fraction(c) / g
+                            if 1 + factor + length < found.get(key, _INF):
+                                found[key] = 1 + factor + length
+        self._chains[group] = found
+        return found
+
+    def chain_point(self, group: Group, c: Rational) -> int:
+        """The fewest tokens of an operator chain over ``group`` with multiplier ``c``."""
+        if not group:
+            return 0 if c == 1 else _INF
+        if len(group) <= _TABLE_MAX:
+            return self.chains(group).get(c, _INF)
+        key = (group, c)
+        found = self._chain_points.get(key)
+        if found is not None:
+            return found
+        found = 1 + self.point(group, c)[1] if "*" in self._ops else _INF
+        if "/" in self._ops:  # "/ g" then a chain over the rest: c = rest / g; enumerate the smaller side
+            for first, rest in _parts(group):
+                if not first:
+                    continue
+                if len(first) <= len(rest):
+                    for g, (_, _, factor) in self.table(first).items():
+                        if g and 1 + factor < found:
+                            found = min(found, 1 + factor + self.chain_point(rest, c * g))
+                elif c:
+                    for after, length in (self.chains(rest) if rest else {1: 0}).items():
+                        if after and 1 + length < found:
+                            found = min(found, 1 + length + self.point(first, Fraction(after) / c)[2])
+                else:  # c == 0: the chain after g is worth 0, g anything but 0
+                    after_zero = (self.chains(rest) if rest else {1: 0}).get(0, _INF)
+                    if after_zero < found:
+                        factors = [lens[2] for g, lens in self.table(first).items() if g]
+                        found = min([found, *(1 + f + after_zero for f in factors)])
+        self._chain_points[key] = found
+        return found
+
+
+_Need = Rational | _Free  # a frame's required value, or any value (but zero)
+
+
+class _Completion:
+    """The shortest completion of one prefix (its frames) over groups of the remaining cards."""
+
+    def __init__(self, completer: _Completer, frames: tuple[_FrameKey, ...]) -> None:
+        self._c = completer
+        self._frames = frames
+        self._last = len(frames) - 1
+        self._solved: dict[tuple[int, Group, _Need], int] = {}
+        self._values: dict[tuple[int, Group], dict[Rational, int]] = {}
+
+    def _parts_of(self, i: int) -> tuple[Rational, tuple[tuple[str, int], ...]]:
+        """Frame ``i``'s value as ``S + sign * coeff * prod(part ** exponent) + t``: its coeff and
+        multiplicative parts (kinds: ``F`` a product formula, ``g`` one factor, ``c`` a chain, ``V``
+        the frame inside, closed)."""
+        _, _, product, pending = self._frames[i]
+        if i < self._last:
+            return (1 if pending is None else product), (("V", -1 if pending == "/" else 1), ("c", 1))
+        if pending == "*":
+            return product, (("F", 1),)
+        if pending == "/":
+            return product, (("g", -1), ("c", 1))
+        return product, (("c", 1),)
+
+    # -- the parts' lengths ------------------------------------------------------------------------
+
+    def _table(self, i: int, kind: str, group: Group) -> dict[Rational, int]:
+        c = self._c
+        if kind == "t":
+            if not group:
+                return {0: 0}
+            found: dict[Rational, int] = {}
+            for value, lens in c.table(group).items():
+                for sign in c._signs:
+                    if 1 + lens[0] < found.get(sign * value, _INF):
+                        found[sign * value] = 1 + lens[0]
+            return found
+        if kind == "c":
+            return c.chains(group) if group else {1: 0}
+        if kind == "V":
+            return {v: 1 + length for v, length in self.values(i + 1, group).items()}
+        index = 1 if kind == "F" else 2
+        return {v: lens[index] for v, lens in c.table(group).items() if lens[index] < _INF} if group else {}
+
+    def _point(self, i: int, kind: str, group: Group, value: _Need) -> int:
+        if isinstance(value, _Free):
+            nonzero = value is _Free.NONZERO
+            if kind == "V":
+                return 1 + self.solve(i + 1, group, value)
+            return min((length for v, length in self._table(i, kind, group).items() if v or not nonzero), default=_INF)
+        c = self._c
+        if kind == "t":
+            if not group:
+                return 0 if value == 0 else _INF
+            return 1 + min(c.point(group, sign * value)[0] for sign in c._signs)
+        if kind == "c":
+            return c.chain_point(group, value)
+        if kind == "V":
+            return 1 + self.solve(i + 1, group, value)
+        if not group:
+            return _INF
+        return c.point(group, value)[1 if kind == "F" else 2]
+
+    # -- frames ------------------------------------------------------------------------------------
+
+    def solve(self, i: int, group: Group, need: _Need) -> int:
+        """Fewest tokens finishing frames ``i``.. (the inner ones closed) over exactly ``group``
+        so that frame ``i`` is worth ``need``."""
+        key = (i, group, need)
+        found = self._solved.get(key)
+        if found is not None:
+            return found
+        total, sign, _, pending = self._frames[i]
+        if i == self._last and pending is None:  # a term to start: any formula E, S + sign * E
+            if not group:
+                found = _INF
+            elif isinstance(need, _Free):
+                nonzero = need is _Free.NONZERO
+                found = min((lens[0] for e, lens in self._c.table(group).items() if not nonzero or total + sign * e), default=_INF)
+            else:
+                found = self._c.point(group, sign * (need - total))[0]
+        elif isinstance(need, _Free):
+            values = self.values(i, group)
+            found = min((length for v, length in values.items() if v or need is _Free.ANY), default=_INF)
+        else:
+            found = self._solve_value(i, group, need)
+        self._solved[key] = found
+        return found
+
+    def _solve_value(self, i: int, group: Group, need: Rational) -> int:
+        total, sign, _, _ = self._frames[i]
+        coeff, mults = self._parts_of(i)
+        kinds = (*mults, ("t", 0))
+        best = _INF
+        for split in _assignments(group, len(kinds)):
+            if any(kind in ("F", "g") and not part for (kind, _), part in zip(kinds, split)):
+                continue
+            # Solve for the part on the most cards (ties: the frame inside, then the terms); enumerate the rest.
+            solved = max(range(len(kinds)), key=lambda j: (len(split[j]), kinds[j][0] == "V", kinds[j][0] == "t"))
+            others = [j for j in range(len(kinds)) if j != solved]
+            tables = [list(self._table(i, kinds[j][0], split[j]).items()) for j in others]
+            for picks in itertools.product(*tables):
+                length = sum(length for _, length in picks)
+                if length >= best:
+                    continue
+                m: Rational = coeff
+                added: Rational = 0
+                ok = True
+                for j, (value, _) in zip(others, picks):
+                    kind, exponent = kinds[j]
+                    if kind == "t":
+                        added = value
+                    elif exponent > 0:
+                        m = m * value
+                    elif value:
+                        m = Fraction(m) / value
+                    else:
+                        ok = False  # a division by zero
+                        break
+                if not ok:
+                    continue
+                kind, exponent = kinds[solved]
+                want: _Need
+                if kind == "t":
+                    want = need - total - sign * m
+                else:
+                    rest = need - total - added
+                    if not m:
+                        if rest:
+                            continue
+                        want = _Free.NONZERO if exponent < 0 else _Free.ANY
+                    else:
+                        q = Fraction(rest) / (sign * m)
+                        if exponent > 0:
+                            want = q
+                        elif q:
+                            want = 1 / q
+                        else:
+                            continue
+                best = min(best, length + self._point(i, kind, split[solved], want))
+        return best
+
+    def values(self, i: int, group: Group) -> dict[Rational, int]:
+        """Every value frame ``i`` can finish at over exactly ``group``, with the fewest tokens."""
+        key = (i, group)
+        found = self._values.get(key)
+        if found is not None:
+            return found
+        total, sign, _, pending = self._frames[i]
+        found = {}
+        if i == self._last and pending is None:
+            if group:
+                for e, lens in self._c.table(group).items():
+                    v = total + sign * e
+                    if lens[0] < found.get(v, _INF):
+                        found[v] = lens[0]
+        else:
+            coeff, mults = self._parts_of(i)
+            kinds = (*mults, ("t", 0))
+            for split in _assignments(group, len(kinds)):
+                if any(kind in ("F", "g") and not part for (kind, _), part in zip(kinds, split)):
+                    continue
+                tables = [list(self._table(i, kind, part).items()) for (kind, _), part in zip(kinds, split)]
+                for picks in itertools.product(*tables):
+                    m: Rational = coeff
+                    added: Rational = 0
+                    for (kind, exponent), (value, _) in zip(kinds, picks):
+                        if kind == "t":
+                            added = value
+                        elif exponent > 0:
+                            m = m * value
+                        elif value:
+                            m = Fraction(m) / value
+                        else:
+                            break
+                    else:
+                        v = total + sign * m + added
+                        length = sum(length for _, length in picks)
+                        if length < found.get(v, _INF):
+                            found[v] = length
+        self._values[key] = found
+        return found
+
+
+def _completer(ops: str, parentheses: bool) -> _Completer:
+    """One completer per rule set, shared by every hand like its solver (and renewed with it)."""
+    found = _SHARED_COMPLETERS.get((ops, parentheses))
+    if found is None or found._solver is not _shared(ops, parentheses) or len(found._lens) + len(found._chain_points) > _SHARED_LIMIT:
+        found = _SHARED_COMPLETERS[(ops, parentheses)] = _Completer(ops, parentheses)
+    return found
+
+
+_SHARED_COMPLETERS: dict[tuple[str, bool], _Completer] = {}
+
+
+def _assignments(group: Group, n: int) -> list[tuple[Group, ...]]:
+    """Every way to deal the multiset ``group`` into ``n`` ordered (possibly empty) parts."""
+    if n == 1:
+        return [(group,)]
+    return [(part, *tail) for part, rest in _parts(group) for tail in _assignments(rest, n - 1)]
+
+
+class Completions:
+    """Shortest completions of partial formulas over one hand: what the points games' decision
+    facts need (the fewest tokens still to write from any prefix, and which next tokens keep to it).
+
+    Args:
+        numbers: the hand's values.
+        target, ops, parentheses: as in :func:`solve`.
+    """
+
+    def __init__(self, numbers: Sequence[int], target: int, ops: str = OPERATORS, parentheses: bool = True) -> None:
+        values, self.target, ops, self.parentheses = _normalise(numbers, target, ops, parentheses)
+        self.hand = Counter(values)
+        self._completer = _completer(ops, self.parentheses)
+        self._found: dict[tuple[str, ...], int | None] = {}
+        self._parsed: dict[tuple[str, ...], _Parsed | None] = {(): _START}
+
+    def shortest(self, tokens: Sequence[str]) -> int | None:
+        """The fewest tokens to append to ``tokens`` for a formula that uses every card exactly once
+        and equals the target (0: it already does); ``None`` if no completion does."""
+        key = tuple(tokens)
+        if key in self._found:
+            return self._found[key]
+        parsed = self._parse(key)
+        found: int | None = None
+        if parsed is not None:
+            frames, numbers = parsed
+            left = self.hand - Counter(numbers)
+            if sum(left.values()) + len(numbers) == sum(self.hand.values()):  # every number is a card's
+                group = tuple(sorted(left.elements()))
+                length = _Completion(self._completer, frames).solve(0, group, self.target)
+                found = None if length >= _INF else length
+        self._found[key] = found
+        return found
+
+    def _parse(self, tokens: tuple[str, ...]) -> _Parsed | None:
+        """``tokens`` read, one more token than a prefix read before (memoised)."""
+        if tokens in self._parsed:
+            return self._parsed[tokens]
+        before = self._parse(tokens[:-1])
+        parsed = self._parsed[tokens] = None if before is None else _read(before, tokens[-1])
+        return parsed
