@@ -32,6 +32,9 @@ NO_SOLVER_REASON = VLMEnv._decision(None).reason  # type: ignore[arg-type]  # th
 """The reason :class:`~rl4vlm_gym.core.VLMEnv`'s default ``_decision`` gives: an env with an oracle that
 still gives it computes no decision facts and has not said why."""
 
+TEMPLATE = "[...]"
+"""How an admissible action that takes free text ends (WebShop's ``search[...]``): an optimal action may fill it."""
+
 TIES = 1e-9
 """Values within this of the best are ties: all of them are optimal."""
 
@@ -173,6 +176,19 @@ def _walk(env: Any, base: VLMEnv, level: int, seed: int, steps: int, oracle: boo
         before = after
 
 
+def _place(action: Any, actions: list[str]) -> int | None:
+    """Where ``action`` stands in ``actions``: its index, or that of the template it fills (``search[...]``, an
+    admissible action whose argument is free text: WebShop's search); None if it is not admissible."""
+    if not isinstance(action, str):
+        return None
+    if action in actions:
+        return actions.index(action)
+    for i, template in enumerate(actions):
+        if template.endswith(TEMPLATE) and action.startswith(template[: -len(TEMPLATE) + 1]) and action.endswith("]"):
+            return i
+    return None
+
+
 def _oracle_move(base: VLMEnv, facts: Mapping[str, Any], at: str) -> str:
     """The oracle's move, which must be among the optimal actions when they are known."""
     action = base.oracle_action()
@@ -244,14 +260,18 @@ def _facts(base: VLMEnv, obs: Mapping[str, Any], chance: bool, at: str, seen: _S
     assert not (chance and steps >= 0), f"{at}: a game of chance (CHANCE) gives steps_to_go={steps}; it has no fixed plan length"
     if optimal is not None:
         actions = list(obs["actions"])
-        assert optimal and len(set(optimal)) == len(optimal) and optimal == [a for a in actions if a in set(optimal)], (
+        places = [_place(a, actions) for a in optimal] if isinstance(optimal, list) else [None]
+        assert optimal and len(set(optimal)) == len(optimal) and None not in places and places == sorted(places), (  # type: ignore[type-var]
             f"{at}: optimal_actions {optimal} must be distinct admissible actions, at least one, in the order of "
             f"obs['actions'] {actions[:20]}"
         )
     if values is not None:
         best = max(values.values()) if values else math.nan
-        argmax = [a for a in obs["actions"] if a in values and values[a] >= best - TIES]
-        assert all(a in obs["actions"] and math.isfinite(v) for a, v in values.items()) and argmax == optimal, (
+        argmax = [a for a in values if values[a] >= best - TIES]
+        argmax.sort(key=lambda a: _place(a, list(obs["actions"])) or 0)
+        assert (
+            all(_place(a, list(obs["actions"])) is not None and math.isfinite(v) for a, v in values.items()) and argmax == optimal
+        ), (
             f"{at}: values {dict(list(values.items())[:10])} are not finite returns of admissible actions whose argmax "
             f"set is optimal_actions {optimal}"
         )
