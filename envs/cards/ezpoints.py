@@ -18,6 +18,11 @@ class EZPoints(PointsGame):
     J, Q and K count as 10. Higher levels deal more cards and other targets. The formula is
     evaluated exactly (never with ``eval``), and ``1`` then ``2`` are two numbers, not 12.
 
+    Decisions (``decision()``): exact from any partial formula: ``steps_to_go`` is the fewest
+    tokens that complete it to a right formula, plus the ``=`` (``points_oracle.Completions``), the
+    optimal actions the tokens that keep to such a completion; "unsolvable from here" once none
+    exists or the step budget is shorter. Features ``cards_used``, ``cards_left``, ``open_parens``.
+
     ## Observation
     - ``image``: the cards on green felt (#35654d) and ``Formula: ...`` below them (300x300:
       two 135x189 cards, the formula at 0.86 of the height, as in RL4VLM). A 10 shows as 10.

@@ -17,6 +17,11 @@ class Points24(PointsGame):
     submits it with ``=``. Arithmetic is exact, so ``8/(3-8/3)`` counts (RL4VLM's float
     ``eval`` rejects it).
 
+    Decisions (``decision()``): exact from any partial formula: ``steps_to_go`` is the fewest
+    tokens that complete it to a right formula, plus the ``=`` (``points_oracle.Completions``), the
+    optimal actions the tokens that keep to such a completion; "unsolvable from here" once none
+    exists or the step budget is shorter. Features ``cards_used``, ``cards_left``, ``open_parens``.
+
     ## Observation
     - ``image``: the cards on green felt, ``Formula:`` at 0.70 and the formula at 0.80 of the
       height (300x300: four 67x93 cards, as in RL4VLM). A 10 shows as 10.
