@@ -517,6 +517,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
             )
         table.add_row("average", "", f"{balrog['average_progress']:.1f}", f"{balrog['standard_error']:.1f}", "", "")
         console.print(table)
+    decisions = (summary.get("decisions") or {}).get("overall")
+    if decisions and decisions["scored_steps"]:
+        console.print(
+            f"decisions: {decisions['scored_steps']} of {decisions['steps']} steps scored, accuracy {mean(decisions['accuracy'])} "
+            f"({interval(decisions['accuracy'])}), regret {mean(decisions['regret_steps'])} ({interval(decisions['regret_steps'])}) steps per decision (rl4vlm-gym decisions RUN shows where the errors are)"
+        )
     console.print(f"protocol hash {summary['protocol_hash'][:16]}  complete: {summary['complete']}")
 
 

@@ -135,7 +135,7 @@ def error_kinds(records: Iterable[Mapping[str, Any]]) -> list[ErrorKind]:
             if not score.error:
                 continue
             state = tuple(sorted((k, v) for k, v in score.features.items() if k not in ("after_invalid", "episode_third")))
-            move = step.get("parsed") if score.valid else "(invalid)"
+            move = _move(step)
             optimal = tuple(step["decision"]["optimal_actions"])
             key = (r["task"], state, move, optimal)
             kind = kinds.setdefault(key, ErrorKind(str(r["task"]), state, str(move), optimal))
@@ -182,9 +182,9 @@ def _frame(run: _Run, task_name: str, seed: int, step: int) -> bytes | None:
     return buffer.getvalue()
 
 
-def _family_blocks(run: _Run, family: str, records: list[Mapping[str, Any]], images: list[int]) -> list[Any]:
-    """One family's decision metrics, most common errors (with frames while ``images[0]`` lasts) and
-    errors by feature."""
+def _family_blocks(run: _Run, family: str, records: list[Mapping[str, Any]], images: list[int], share: int) -> list[Any]:
+    """One family's decision metrics, most common errors (with frames of the ``share`` most common
+    while ``images[0]`` lasts) and errors by feature."""
     summary = decision_summary([{**r, "task": family} for r in records])["tasks"][family]
     blocks: list[Any] = [
         _Heading(f"{family}", 2),
@@ -209,7 +209,7 @@ def _family_blocks(run: _Run, family: str, records: list[Mapping[str, Any]], ima
             ),
             _Table(["task", "state", "move taken", "optimal moves", "errors", "examples"], rows),
         ]
-        for kind in kinds[:ERRORS_SHOWN]:
+        for kind in kinds[:ERRORS_SHOWN][:share]:
             if images[0] <= 0:
                 break
             seed, step = kind.examples[0]
@@ -269,10 +269,14 @@ def compare_decisions(records: Iterable[Mapping[str, Any]], other: Iterable[Mapp
                         kind = "fixed" if mine[i].optimal and not yours[i].optimal else "broken" if yours[i].optimal and not mine[i].optimal else "changed"
                         setattr(c, kind, getattr(c, kind) + 1)
                         if len(c.examples) < ERRORS_SHOWN:
-                            c.examples.append((str(r["task"]), int(r["seed"]), i + 1, str(b.get("parsed")), str(a.get("parsed")), kind))
+                            c.examples.append((str(r["task"]), int(r["seed"]), i + 1, _move(b), _move(a), kind))
                 if not same_move:
                     break
     return dict(result)
+
+
+def _move(step: Mapping[str, Any]) -> str:
+    return str(step.get("parsed")) if step.get("valid", True) and step.get("parsed") is not None else "(invalid)"
 
 
 def _paired_accuracy(records: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -384,8 +388,9 @@ def write_decision_report(
     if other is not None:
         blocks += _comparison_blocks(loaded, other, trained_on)
     budget = [max(0, images)]
+    share = -(-budget[0] // max(1, len(families)))  # frames are shared out between the families
     for family, records in families.items():
-        blocks += _family_blocks(loaded, family, records, budget)
+        blocks += _family_blocks(loaded, family, records, budget, share)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_from_blocks(blocks, "Decision report"), encoding="utf-8")

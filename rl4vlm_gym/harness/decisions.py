@@ -269,7 +269,8 @@ def decision_summary(records: Iterable[Mapping[str, Any]], task_order: Sequence[
 
     Per task: each metric of :data:`RATIOS` as ``{"mean", "ci95"}`` (``None`` where its denominator
     is 0: no scored step, no values, no error), the counts (steps, scored steps, errors, lost
-    episodes), why unscored steps were unscored (the most common reasons), and errors by state
+    episodes), why unscored steps were unscored (the five most common reasons, each cut at its first
+    colon: ``"no solver"``, ``"unsolvable from here"``), and errors by state
     feature (``{feature: {value: [steps, errors]}}``, the :data:`FEATURE_VALUES_KEPT` most common
     values). Overall: the mean over the tasks where a metric is defined, its interval from the same
     resamples averaged across those tasks, and the summed counts.
@@ -294,8 +295,9 @@ def decision_summary(records: Iterable[Mapping[str, Any]], task_order: Sequence[
             samples[metric].append(boots[metric])
             entry[metric] = _estimate(counts[num].sum() / total, boots[metric])
         unscored: Counter[str] = Counter()
-        for e in episodes:
-            unscored.update(e.unscored)
+        for e in episodes:  # by the reason's head: "unsolvable from here: 4 steps to go, 1 left" is "unsolvable from here"
+            for reason, n in e.unscored.items():
+                unscored[reason.split(":")[0]] += n
         entry.update(
             steps=sum(e.steps for e in episodes),
             scored_steps=sum(e.scored for e in episodes),

@@ -139,7 +139,8 @@ def test_decision_summary_with_intervals():
     won = _record([_step("a", _facts(["a"], 2)), _step("a", _facts(["a"], 1))], OVER_WON, seed=1)
     errs = _record([_step("b", _facts(["a"], 2)), _step("a", _facts(["a"], 2)), _step("a", _facts(["a"], 1))], OVER_WON, seed=2)
     other = [_record([_step("x", _facts(["y"], 5))], OVER_LOST, task="u", success=False, terminated=True)]
-    nothing = [_record([_step("x", _facts(None, reason="no solver"))], OVER_WON, task="v")]
+    nothing = [_record([_step("x", _facts(None, reason="no solver: nothing here")), _step("x", _facts(None, reason="no solver: nor here"))],
+                       OVER_WON, task="v")]  # fmt: skip
     summary = decision_summary([won, errs, *other, *nothing], ["t", "u", "v"])
     t = summary["tasks"]["t"]
     assert t["accuracy"]["mean"] == pytest.approx(4 / 5)  # pooled over the task's decisions, not a mean of episodes
@@ -149,7 +150,7 @@ def test_decision_summary_with_intervals():
     assert 2 / 3 <= lo <= 0.8 <= hi <= 1.0  # resamples of whole episodes: 2/3, 4/5 or 1
     assert t["lost"]["mean"] == 0 and summary["tasks"]["u"]["lost"]["mean"] == 1
     assert summary["tasks"]["u"]["regret_value"] is None and summary["tasks"]["v"]["accuracy"] is None
-    assert summary["tasks"]["v"]["unscored"] == {"no solver": 1}
+    assert summary["tasks"]["v"]["unscored"] == {"no solver": 2}  # reasons by their head
     assert t["by_feature"]["steps_to_go"] == {"2": [3, 1], "1": [2, 0]}
     overall = summary["overall"]
     assert overall["accuracy"]["mean"] == pytest.approx((0.8 + 0.0) / 2)  # tasks weigh the same; v has no scored step

@@ -96,6 +96,11 @@ def test_eval_cli_smoke_suite_with_oracle_and_random(tmp_path):
         if name != "blackjack":
             assert task["success"]["mean"] == 1.0 and task["normalised_steps"]["mean"] == 1.0, name
     assert oracle["success"]["mean"] > rand["success"]["mean"]
+    # Every decision of the oracle is optimal, wherever its env scores it (issue 38).
+    for name, task in results["oracle"]["decisions"]["tasks"].items():
+        assert task["accuracy"] is None or (task["accuracy"]["mean"] == 1.0 and task["errors"] == 0), name
+        assert task["regret_steps"] is None or task["regret_steps"]["ci95"] == [0.0, 0.0], name
+    assert "decisions: " in result.output or results["random"]["decisions"]["overall"]["scored_steps"] == 0
 
 
 def test_recorded_optimal_steps_are_asked_for_when_reset_leaves_them_out():
