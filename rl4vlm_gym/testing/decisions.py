@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -252,12 +251,15 @@ def _facts(base: VLMEnv, obs: Mapping[str, Any], chance: bool, at: str, seen: _S
         return facts
     size = len(json.dumps(facts, default=repr).encode())  # repr: the features law names what is not JSON
     assert size <= MAX_DECISION_BYTES, f"{at}: the decision facts are {size} bytes of JSON, over {MAX_DECISION_BYTES}"
-    optimal, steps, values, reason, features = (
-        facts[k] for k in ("optimal_actions", "steps_to_go", "values", "reason", "features")
-    )
-    assert isinstance(steps, numbers.Integral) and steps >= -1 and (steps >= 0 or reason) and (optimal is not None or reason), (
-        f"{at}: steps_to_go={steps!r}, optimal_actions={optimal!r} without a reason ({reason!r}): say why a fact is missing"
-    )
+    optimal, values, reason, features = (facts[k] for k in ("optimal_actions", "values", "reason", "features"))
+    steps = facts["steps_to_go"]
+    assert (
+        isinstance(steps, int)
+        and not isinstance(steps, bool)
+        and steps >= -1
+        and (steps >= 0 or reason)
+        and (optimal is not None or reason)
+    ), f"{at}: steps_to_go={steps!r}, optimal_actions={optimal!r} without a reason ({reason!r}): say why a fact is missing"
     assert chance or (optimal is None) == (steps < 0), (
         f"{at}: optimal_actions={optimal!r} but steps_to_go={steps}: a deterministic env knows both or neither"
     )
