@@ -18,12 +18,13 @@ Per episode, from its steps:
 
 - **decision accuracy**: optimal steps over scored steps; **valid accuracy**: optimal steps over
   scored valid steps (the accuracy of the moves the env accepted);
-- **regret in steps** of a step whose ``D_t`` knows the steps to go ``s_t``: an invalid step costs
-  1 (the state is unchanged, a step is spent); a valid one costs ``1 + s_{t+1} - s_t`` when the
-  steps to go after it are known (0 for an optimal move, 2 for a move away from the goal); it is
-  **lost** when ``D_{t+1}`` says the task is unsolvable from there (or the episode ended, failed,
-  by the env's own termination), and unknown otherwise (a planner gave up, the episode was cut by
-  its step budget in a state the env no longer scores). Lost steps are counted, not summed;
+- **regret in steps** of a step whose ``D_t`` knows the steps to go ``s_t``: the step is **lost**
+  when ``D_{t+1}`` says the task is unsolvable from there (or the episode ended, failed, by the
+  env's own termination; an invalid step too, when it spent the last spare step of an env's own
+  budget); else an invalid step costs 1 (the state is unchanged, a step is spent), and a valid one
+  ``1 + s_{t+1} - s_t`` when the steps to go after it are known (0 for an optimal move, 2 for a
+  move away from the goal), unknown otherwise (a planner gave up, the episode was cut by its step
+  budget in a state the env no longer scores). Lost steps are counted, not summed;
 - **regret in expected value** of a valid step whose ``D_t`` gives action values (games of chance):
   ``max_a V(a) - V(chosen)``;
 - **first error**: the step number of the first error (``None``: no error);
@@ -205,12 +206,13 @@ def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
         regret: int | None = None
         lost = False
         if before is not None:
-            if not valid:
+            later = _known(next_facts)
+            if later is None and _unsolvable(next_facts, record):
+                lost = True  # an invalid step too can lose: it spends a step of an env's own budget
+            elif not valid:
                 regret = 1
-            elif (later := _known(next_facts)) is not None:
+            elif later is not None:
                 regret = 1 + later - before
-            elif _unsolvable(next_facts, record):
-                lost = True
         value = None
         values = None if facts is None else facts.get("values")
         if values and valid and step.get("parsed") in values:
@@ -320,16 +322,20 @@ def _ratio_bootstrap(counts: Mapping[str, np.ndarray], rng: np.random.Generator)
     """Each ratio of :data:`RATIOS` over :data:`_BOOTSTRAP_SAMPLES` resamples of the episodes (the
     same resamples for every metric; ``nan`` where a resample's denominator is 0)."""
     n = len(next(iter(counts.values())))
-    table = np.stack([counts[key] for key in counts])  # (keys, episodes)
-    index = {key: i for i, key in enumerate(counts)}
-    sums = np.empty((len(counts), _BOOTSTRAP_SAMPLES))
+    keys = list(counts)
+    table = np.stack([counts[key] for key in keys], axis=1)  # (episodes, keys)
+    sums = np.empty((_BOOTSTRAP_SAMPLES, len(keys)))
     block = max(1, min(_BOOTSTRAP_SAMPLES, _BLOCK // max(n, 1)))
     for start in range(0, _BOOTSTRAP_SAMPLES, block):
         rows = min(block, _BOOTSTRAP_SAMPLES - start)
         draw = rng.integers(0, n, size=(rows, n))
-        sums[:, start : start + rows] = table[:, draw].sum(axis=2)
+        # how often each episode is drawn in each resample, then every key's sum at once (a poker
+        # board's 32,000 episodes: one bincount and one product, not a gather per key)
+        weights = np.bincount((draw + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n)
+        sums[start : start + rows] = weights.astype(np.float64) @ table  # 1.5 s CPU at 32,000 episodes, a gather per key 4.2 s
+    index = {key: i for i, key in enumerate(keys)}
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {metric: sums[index[num]] / sums[index[den]] for metric, (num, den) in RATIOS.items()}
+        return {metric: sums[:, index[num]] / sums[:, index[den]] for metric, (num, den) in RATIOS.items()}
 
 
 def _estimate(mean: float, boot: np.ndarray) -> dict[str, Any]:

@@ -98,6 +98,10 @@ def test_lost_truncated_and_unscored_steps():
                     OVER_LOST, success=False, terminated=False, truncated=True)  # fmt: skip
     s = score_steps(stuck)
     assert s[0].lost and not s[1].scored and s[1].reason == "unsolvable from here"
+    # An invalid step that spends the last spare step of the env's budget loses the game too.
+    spent = _record([_step(None, _facts(["right"], 2), valid=False), _step("right", _facts(None, reason="unsolvable from here: 2 to go, 1 left"))],
+                    OVER_LOST, success=False, terminated=False, truncated=True)  # fmt: skip
+    assert [(x.regret_steps, x.lost) for x in score_steps(spent)] == [(None, True), (None, False)]
     # Cut by the step budget: the last move's regret is unknown, not lost.
     cut = _record([_step("right", _facts(["right"], 3)), _step("left", _facts(["right"], 2))], OVER_LOST, success=False,
                   terminated=False, truncated=True)  # fmt: skip
@@ -108,7 +112,7 @@ def test_lost_truncated_and_unscored_steps():
     assert (e.scored, e.tracked, dict(e.unscored), e.accuracy()) == (0, 0, {"no solver: x": 2}, None)
     assert not has_decisions([{"steps": [{"parsed": "a"}]}]) and has_decisions([none])
     # A refused move is never optimal, whatever a (forged) log lists.
-    refused = score_steps(_record([_step("right", _facts(["right"], 3), valid=False)], OVER_LOST, success=False))
+    refused = score_steps(_record([_step("right", _facts(["right"], 3), valid=False)], _facts(["right"], 3), success=False, terminated=False))
     assert (refused[0].optimal, refused[0].regret_steps) == (False, 1)
 
 
