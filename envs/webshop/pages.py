@@ -34,6 +34,7 @@ __all__ = [
     "Route",
     "build_page",
     "normalize_query",
+    "option_clicks",
 ]
 
 PER_PAGE = 10  # WebShop's PRODUCT_WINDOW
@@ -184,6 +185,20 @@ def price_text(product: Product) -> str:
     return f"${product.price:.2f}"
 
 
+def option_clicks(product: Product) -> dict[str, list[str]]:
+    """The option values an item page offers as clicks, by option name: WebShop keeps one element
+    per text, so a value already clickable (a button above, or a value of an earlier option) is not."""
+    taken = {"back to search", "< prev"}  # the item page's buttons above its options
+    clicks: dict[str, list[str]] = {}
+    for name, values in product.options.items():
+        clicks[name] = []
+        for value in values:
+            if value not in taken:
+                taken.add(value)
+                clicks[name].append(value)
+    return clicks
+
+
 def build_page(shop: Shop, goal: Goal, route: Route, score: float | None = None) -> Page:
     """The page at ``route`` for a shopper pursuing ``goal``; ``score`` is shown on the done page."""
     b = _PageBuilder(route)
@@ -231,15 +246,13 @@ def build_page(shop: Shop, goal: Goal, route: Route, score: float | None = None)
         return b.page()
     b.button("< Prev", Route("results", route.query, route.number))
     chosen = route.chosen()
+    clickable = option_clicks(product)
     for name, values in product.options.items():
         actions: dict[str, str] = {}
-        for value in values:
-            action = f"click[{value}]"
-            if action in b.targets:
-                continue
+        for value in clickable[name]:
             options = tuple((n, value if n == name else chosen[n]) for n in product.options if n == name or n in chosen)
-            b.targets[action] = replace(item, options=options)
-            actions[value] = action
+            b.targets[f"click[{value}]"] = replace(item, options=options)
+            actions[value] = f"click[{value}]"
         selected = frozenset(v for v in values if chosen.get(name) == v)
         b.blocks.append(Block("options", (name, *values), actions, selected, asin=product.asin))
     b.add("image", asin=product.asin)

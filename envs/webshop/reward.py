@@ -28,6 +28,7 @@ dropped, non-word characters as spaces, lower-cased, rounded), which is what ``t
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -42,7 +43,7 @@ from rl4vlm_gym.envs.webshop.normalize import COLOR_SET, normalize_color
 from rl4vlm_gym.envs.webshop.nouns import approximate_nouns, title_nouns
 
 __all__ = [
-    "COLOR_SET", "MATCH", "SCORERS", "Reward", "get_reward", "goal_option_list", "normalize_color", "option_score",
+    "COLOR_SET", "MATCH", "SCORERS", "Reward", "get_reward", "goal_option_list", "has_every_attribute", "normalize_color", "option_score",
     "title_nouns", "token_set_ratio",
 ]  # fmt: skip
 
@@ -145,14 +146,25 @@ def _type_reward(product: Product, goal: Goal, scorer: str) -> tuple[float, bool
 
 
 def _attribute_matches(product: Product, goal: Goal) -> int:
-    title, bullets, description = product.title.lower(), " ".join(product.bullet_points).lower(), product.description.lower()
-    matches = 0
-    for wanted in goal.attributes:
-        if any(token_set_ratio(have, wanted) > MATCH for have in product.attributes):
-            matches += 1
-        elif wanted in title or wanted in bullets or wanted in description:
-            matches += 1
-    return matches
+    return sum(1 for wanted in goal.attributes if _has_attribute(product, wanted))
+
+
+def has_every_attribute(product: Product, goal: Goal) -> bool:
+    """Whether ``product`` has every goal attribute (the attribute term is full); stops at the first it lacks."""
+    return all(_has_attribute(product, wanted) for wanted in goal.attributes)
+
+
+def _has_attribute(product: Product, wanted: str) -> bool:
+    # The text first: a substring test is far cheaper than the fuzzy match, and either counts.
+    if wanted in product.title.lower() or wanted in " ".join(product.bullet_points).lower() or wanted in product.description.lower():
+        return True
+    return _fuzzy_attribute(tuple(product.attributes), wanted)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fuzzy_attribute(attributes: tuple[str, ...], wanted: str) -> bool:
+    # Goals of a catalog share a small vocabulary of attributes, and decision facts test many products per page.
+    return any(token_set_ratio(have, wanted) > MATCH for have in attributes)
 
 
 def goal_option_list(goal_options: Mapping[str, str] | Sequence[str], scorer: str = "original") -> list[Any]:

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.webshop.goals import SPLITS, Goal
 from rl4vlm_gym.envs.webshop.images import THEMES
 from rl4vlm_gym.envs.webshop.levels import LEVELS
+from rl4vlm_gym.envs.webshop.oracle import ShopDistances
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Page, Route, build_page, normalize_query
 from rl4vlm_gym.envs.webshop.reward import MATCH, Reward, get_reward, goal_option_list, option_score
 from rl4vlm_gym.envs.webshop.shop import Shop, data_shop, procedural_shop
@@ -80,6 +81,11 @@ class WebShop(VLMEnv):
     FTS5), 50 results shown 10 per page, as in WebShop. With ``renderer="browser"`` a real
     Flask server on 127.0.0.1 serves the pages and a real headless Chromium clicks through them
     (one Chromium per process, a window per env: ``browser.py``).
+
+    Decisions (``decision()``): exact from any page: ``steps_to_go`` is the fewest steps to a purchase
+    scoring 1 (any product that can score 1, not only the goal's), the optimal actions the clicks that
+    keep to one (``oracle.py``); on the search page the oracle's query stands for every search listing
+    such a product on page 1. Features ``page`` and ``options_left`` (option clicks still to make).
 
     ## Observation
     - ``image``: ``renderer="browser"``: a screenshot of the page, exactly ``image_size``.
@@ -176,6 +182,8 @@ class WebShop(VLMEnv):
         self._goal: Goal | None = None
         self._page: Page | None = None
         self._shortest: int | None = None
+        self._distances: ShopDistances | None = None  # the episode's distances, made when first asked
+        self._decided: dict[Route, Decision] = {}  # the episode's decision facts, by page
         self._site = _Site()
         self._finalizer = weakref.finalize(self, self._site.close)
 
@@ -197,6 +205,7 @@ class WebShop(VLMEnv):
         self._goal = shop.goals[self.goal_index]
         self.reward_terms = None
         self._go(Route())
+        self._distances, self._decided = None, {}
         self._shortest = self._solve()
         if self._browsing:  # always reload: the search page shows the new instruction
             self._in_browser(lambda browser, server: browser.open(server.url(self.route)), None)
@@ -262,8 +271,48 @@ class WebShop(VLMEnv):
         return info
 
     def oracle_action(self) -> str:
-        """The next step towards buying the goal's product with the goal's options, from any page."""
-        return self._oracle_step(self.route)
+        """The next step towards buying the goal's product with the goal's options, from any page; off
+        that way, where a shorter one to another purchase scoring 1 exists (a random click opened a
+        product as good), the first action of the decision facts' optimal ones."""
+        step = self._oracle_step(self.route)
+        if self._shortest is None:
+            return step
+        optimal = self._decision().optimal_actions
+        return step if not optimal or step in optimal else optimal[0]
+
+    def _decision(self) -> Decision:
+        """The fewest steps to a purchase scoring 1 and the actions that take one of them (``oracle.py``);
+        on the search page, the oracle's query stands for every search that lists such a product on
+        page 1. Kept per page for the episode: the oracle asks too, and agents come back to pages."""
+        if self._shortest is None:
+            return Decision(None, None, reason="unsolvable from here: the oracle knows no purchase scoring 1 (optimal_steps is -1)")
+        if self._distances is None:
+            query = self._oracle_step(Route())[len(_SEARCH) : -1]
+            self._distances = ShopDistances(self.shop(), self.goal, self._scorer, query)
+        decided = self._decided.get(self.route)
+        if decided is None:
+            decided = self._decided[self.route] = self._decide(self._distances)
+        return decided
+
+    def _decide(self, distances: ShopDistances) -> Decision:
+        route, page = self.route, self.page
+        found = distances.distance(route)
+        if found is None:
+            return Decision(None, None, reason="unsolvable from here: no purchase scoring 1 is known from this page")
+        steps, clicks = found
+        features: dict[str, int | str] = {"page": route.page, "options_left": clicks}
+        if page.has_search:
+            return Decision((self._oracle_step(route),), steps, features=features)
+        optimal = []
+        for action, target in page.targets.items():
+            if target.page == "done":  # buying ends the episode: right only if it scores 1
+                fit = distances.fit(target.asin)
+                after = 0 if fit is not None and fit.clicks(target.chosen()) == 0 else None
+            else:
+                after = _steps(distances.distance(target))
+            if after == steps - 1:
+                optimal.append(action)
+        return Decision(tuple(optimal), steps, features=features)
 
     # Oracle ---------------------------------------------------------------------------------------
 
@@ -432,12 +481,17 @@ class WebShop(VLMEnv):
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_site"] = _Site()  # a live browser cannot cross processes; the copy starts its own
+        state["_distances"], state["_decided"] = None, {}  # the distances hold the shop: the copy makes its own
         state.pop("_finalizer", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._finalizer = weakref.finalize(self, self._site.close)
+
+
+def _steps(found: tuple[int, int] | None) -> int | None:
+    return None if found is None else found[0]
 
 
 def _arrives_at(target: Route) -> Callable[[str], bool]:
@@ -453,7 +507,8 @@ class WebShopData(WebShop):
     ``data_dir`` or ``$WEBSHOP_DATA`` with WebShop's loading rules, builds its goals, shuffles
     them with ``goal_seed`` (WebShop uses 233) and keeps WebShop's splits. Prices and price caps
     come from ``goal_seed`` too, so every process sees the same shop. Product images are remote
-    Amazon URLs, so pictures are placeholders with the product's title.
+    Amazon URLs, so pictures are placeholders with the product's title. Decisions as in
+    ``rl4vlm/WebShop-v1``.
 
     ## Observation
     As in ``rl4vlm/WebShop-v1``.
