@@ -95,19 +95,19 @@ def check_decisions(
 
 
 class _Seen:
-    """What the check met: states, states with facts, reasons given for missing ones, checked moves."""
+    """What the check met: states, states with facts, reasons given for missing ones, checked moves, the largest facts."""
 
     def __init__(self, name: str, has_oracle: bool) -> None:
         self.name, self.has_oracle = name, has_oracle
-        self.states = self.known = self.moves = self.invalid = 0
+        self.states = self.known = self.moves = self.invalid = self.largest = 0
         self.reasons: dict[str, int] = {}
 
-    def count(self, decision: Mapping[str, Any]) -> None:
+    def count(self, decision: Mapping[str, Any], size: int) -> None:
         assert not (self.has_oracle and decision["reason"] == NO_SOLVER_REASON), (
             f"{self.name} has an oracle but no decision facts; override _decision or give the reason "
             f"(decision() says {NO_SOLVER_REASON!r})"
         )
-        self.states += 1
+        self.states, self.largest = self.states + 1, max(self.largest, size)
         if decision["optimal_actions"] is not None:
             self.known += 1
         else:
@@ -121,7 +121,7 @@ class _Seen:
             text += f" ({self.invalid} invalid)"
         if self.reasons:
             text += f"; none in {self.states - self.known}: {_reasons(self.reasons)}"
-        return text
+        return text + f"; at most {self.largest} bytes of JSON a state"  # what each step of an episode log carries
 
 
 def _reasons(reasons: Mapping[str, int]) -> str:
@@ -289,5 +289,5 @@ def _facts(base: VLMEnv, obs: Mapping[str, Any], chance: bool, at: str, seen: _S
             f"{at}: features {features} must map at most {MAX_FEATURES} names to ints or strings of at most "
             f"{MAX_FEATURE_CHARS} characters"
         )
-    seen.count(facts)
+    seen.count(facts, size)
     return facts
