@@ -49,8 +49,9 @@ def check_decisions(
 ) -> str:
     """The decision facts keep the laws of :class:`~rl4vlm_gym.core.Decision` in every state the check meets.
 
-    In every state: the facts are JSON data of at most ``MAX_DECISION_BYTES``; ``optimal_actions`` is a
-    subset of ``obs["actions"]`` in their order; a field that is None (``steps_to_go`` -1) comes with a
+    In every state: the facts are JSON data of at most ``MAX_DECISION_BYTES``; ``optimal_actions`` are
+    distinct admissible actions (or fill an admissible template of free text, ``search[...]``), at least one,
+    in the order of ``obs["actions"]``; a field that is None (``steps_to_go`` -1) comes with a
     reason, and in a deterministic env ``optimal_actions`` and ``steps_to_go`` are both given or both None;
     a game of chance (``CHANCE``) gives no ``steps_to_go``; ``values``, when given, are finite returns of
     admissible actions whose argmax set (ties within ``TIES``) is ``optimal_actions``; ``features`` map at
