@@ -298,6 +298,15 @@ class KuhnPoker(SpielView):
     against two random opponents and 0.000 against two CFR ones. The deal is chance, so
     ``optimal_steps`` is -1 (``CHANCE``).
 
+    Decisions: exact. ``optimal_actions`` are the best responses to the opponents' known policy at
+    your information state, ``values`` each legal move's expected return on the reward variant's
+    scale (chips in ``native``), computed by an expectimax over the cards you cannot see, weighted
+    by the chance that the deal and the opponents' policy made the moves seen, the same values as
+    OpenSpiel's ``TabularBestResponse`` (``decisions.SpielResponse``); the oracle's move is one of
+    them. ``steps_to_go`` is -1 (chance); features ``card`` (yours) and ``facing_bet`` (1 once
+    someone bet). Within a hand's length of the step limit, where a stalled hand is forfeited, there
+    are none.
+
     ## Observation
     - ``image``: your card face up, the others face down (face up at a showdown, for the players
       still in), the moves so far and the pot.

@@ -263,6 +263,16 @@ class LeducHoldem(SpielView):
     player). The
     deal is chance, so ``optimal_steps`` is -1 (``CHANCE``).
 
+    Decisions: exact. ``optimal_actions`` are the best responses to the opponents' known policy at
+    your information state, ``values`` each legal move's expected return on the reward variant's
+    scale (chips in ``native``), computed by an expectimax over the opponent's card (and the public
+    card to come) you cannot see, weighted by the chance that the deal and the opponents' policy
+    made the moves seen, the same values as OpenSpiel's ``TabularBestResponse``
+    (``decisions.SpielResponse``); the oracle's move is one of them. ``steps_to_go`` is -1 (chance);
+    features ``round`` (1 or 2), ``card`` (your rank) and ``pair`` (1 when it pairs the public
+    card). Within a hand's length of the step limit, where a stalled hand is forfeited, there are
+    none.
+
     ## Observation
     - ``image``: your card face up, the opponent's face down (up after a showdown), the public card
       (an empty slot until dealt), each round's bets and the pot.

@@ -405,6 +405,17 @@ class LiarsDice(SpielView):
     the new dice come from the deal's stream, so that seat's game leaves the pair). The dice are chance,
     so ``optimal_steps`` is -1 (``CHANCE``).
 
+    Decisions: exact. ``optimal_actions`` are the best responses to the opponents' known policy at
+    your information state, ``values`` each legal move's expected return on the reward variant's
+    scale (the game's return in ``native``), computed by an expectimax over the dice you cannot see,
+    weighted by the chance that the deal and the opponents' policy made the moves seen, the same
+    values as OpenSpiel's ``TabularBestResponse`` (``decisions.SpielResponse`` against CFR+; against
+    the random and heuristic players :mod:`.liars_dice_oracle`'s search, exact at every level); the
+    oracle's move is one of them (with ``sparse``, which pays wins only, not always with three
+    players: the oracle maximises the native return). ``steps_to_go`` is -1 (chance); feature
+    ``bids`` (the bids made so far). Within a hand's length of the step limit, where a stalled hand
+    is forfeited, there are none.
+
     ## Observation
     - ``image``: your dice face up, the opponents' as cups (face up after the call), every bid in
       order (yours in yellow, the standing one large; with three players each named by bidder).

@@ -46,7 +46,7 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.games.aec import VLMAgentsAEC, VLMObservations, agent_spaces, cached_frame, check_arguments
-from rl4vlm_gym.envs.games.decisions import CHANCE_REASON, best_actions, exact_expectimax
+from rl4vlm_gym.envs.games.decisions import CHANCE_REASON, TIE, best_actions, exact_expectimax
 from rl4vlm_gym.envs.games.openspiel_renderer import text_image
 from rl4vlm_gym.envs.games.spiel import load, sample
 from rl4vlm_gym.parsing import ActionParser
@@ -1047,35 +1047,47 @@ class OpenSpielView(VLMEnv):
         optimal actions, and why. No steps to go: the opponent's moves and chance are drawn."""
         legal = self.state.legal_actions(self.seat)
         features: dict[str, int | str] = {"legal_moves": len(legal)}
-        if len(legal) > self.GAME.exact_moves:
+        values = self._exact_values(self.reward_variant)
+        if values is None:
             why = "" if self.GAME.exact_moves else " (never, for this game)"
             return Decision(None, None, reason=f"no exact solver here: the rest of the game is searched exactly only from positions "
                             f"with at most {self.GAME.exact_moves} legal moves{why}", features=features)
-        table = self.REWARDS[self.reward_variant]
-        key = (self.spiel_spec, self.seat, tuple(sorted(table.items())))
-        memo = _POSITION_VALUES.setdefault(key, {})
-        if len(memo) >= _POSITION_VALUES_KEPT:
-            memo.clear()
-        values = exact_expectimax(self.state, self.seat, self._reward_at_end, memo)
         names = move_names(self.GAME, self.state, self.seat)
         by_name = {names[i]: values[a] for i, a in enumerate(legal)}
         return Decision(best_actions(by_name, names), None, values=by_name, reason=CHANCE_REASON, features=features)
 
-    def _reward_at_end(self, state: Any) -> float:
-        """The reward the env pays at the terminal ``state`` (as ``_apply`` does)."""
+    def _exact_values(self, variant: str) -> dict[int, float] | None:
+        """Each legal move's exact expected reward under the reward ``variant`` (OpenSpiel's
+        action ids), or ``None`` where the rest of the game is too large to search (see
+        :meth:`_decision`)."""
+        if len(self.state.legal_actions(self.seat)) > self.GAME.exact_moves:
+            return None
+        table = self.REWARDS[variant]
+        key = (self.spiel_spec, self.seat, tuple(sorted(table.items())))
+        memo = _POSITION_VALUES.setdefault(key, {})
+        if len(memo) >= _POSITION_VALUES_KEPT:
+            memo.clear()
+        return exact_expectimax(self.state, self.seat, lambda end: self._reward_at_end(end, table), memo)
+
+    def _reward_at_end(self, state: Any, table: dict[str, float]) -> float:
+        """The reward the env pays at the terminal ``state`` (as ``_apply`` does), ``table`` its events' rewards."""
         returns = state.returns()
         best_other = max(r for i, r in enumerate(returns) if i != self.seat)
         event = "won" if returns[self.seat] > best_other else "lost" if returns[self.seat] < best_other else "draw"
         scale = abs(returns[self.seat]) / load(self.spiel_spec).max_utility() if returns[self.seat] else 1.0
-        return self._reward(event) * scale
+        return float(table[event]) * scale
 
     def oracle_action(self) -> str:
-        """The expectimax move against the uniformly random opponents (:func:`oracle_move`)."""
+        """The expectimax move against the uniformly random opponents (:func:`oracle_move`), unless
+        the exact values of the native return (where the rest of the game is searched whole, as
+        for :meth:`decision`) show it is not a best one: then the first best."""
         if self.state.is_terminal():
             return "pass"  # the game is over: any move is refused
-        return self._name(
-            self.seat, oracle_move(self.state, self.seat, self.GAME.evaluate, self.GAME.oracle_nodes, self.GAME.transpositions)
-        )
+        move = oracle_move(self.state, self.seat, self.GAME.evaluate, self.GAME.oracle_nodes, self.GAME.transpositions)
+        exact = self._exact_values("native")
+        if exact is not None and exact[move] < max(exact.values()) - TIE:
+            move = next(a for a, v in exact.items() if v >= max(exact.values()) - TIE)  # OpenSpiel's order
+        return self._name(self.seat, move)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -1109,6 +1121,8 @@ _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{na
     ({exact}), valuing the positions where it stops by {evaluate}. Winning is a game of chance,
     so ``optimal_steps`` is -1 (``CHANCE``).
 
+    Decisions: {decisions}
+
     ## Observation
     - ``image``: the text below drawn in a grid of cells (the game has no renderer of its own).
     - ``text``: the step's feedback (your move, the opponent's reply), then which player you are
@@ -1139,7 +1153,9 @@ _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{na
     """
 
 
-def _view_doc(game: TextGame, name: str, *, rules: str, chance: str, moves: str, exact: str, nodes: int, evaluate: str) -> str:
+def _view_doc(
+    game: TextGame, name: str, *, rules: str, chance: str, moves: str, exact: str, nodes: int, evaluate: str, decisions: str
+) -> str:
     levels = "; ".join(f"{i}: {level.label}" for i, level in enumerate(game.levels))
     grammar = game.grammar
     return _VIEW_DOC.format(
@@ -1151,6 +1167,7 @@ def _view_doc(game: TextGame, name: str, *, rules: str, chance: str, moves: str,
         nodes=f"{nodes:,}",
         exact=exact,
         evaluate=evaluate,
+        decisions=decisions,
         grammar=grammar,
         levels=levels,
     )
@@ -1166,6 +1183,10 @@ class Goofspiel(OpenSpielView):
         moves="Both bid at once: your step is your bid, and the opponent's bid is drawn with it. With one card left the "
         "last round plays itself.",
         exact="exact with 4 cards",
+        decisions="exact where you have at most 4 legal moves (4 cards in hand): ``values`` are each move's "
+        "expected return against the random opponent on the reward variant's scale, the whole rest of the game searched (the "
+        "positions' values are kept), ``optimal_actions`` the best of them; before that none, with the reason. ``steps_to_go`` "
+        "is -1 (chance); feature ``legal_moves``.",
         nodes=GOOFSPIEL.oracle_nodes,
         evaluate="the points won so far",
     )
@@ -1180,6 +1201,11 @@ class DotsAndBoxes(OpenSpielView):
         chance="",
         moves="After you close a box you move again; the opponent's moves until your turn are played within your step.",
         exact="exact near the end of every game",
+        decisions="exact where you have at most 9 legal moves (9 lines left): ``values`` are each move's "
+        "expected return against the random opponent on the reward variant's scale, the whole rest of the game searched (the "
+        "positions' values are kept), ``optimal_actions`` the best of them; before that none, with the reason. ``steps_to_go`` "
+        "is -1 (chance); feature ``legal_moves``. There the oracle plays its search's move if it is among them, else "
+        "the first of them (its search, cut at its budget, can miss the best).",
         nodes=DOTS_AND_BOXES.oracle_nodes,
         evaluate="the boxes owned",
     )
@@ -1194,6 +1220,8 @@ class Pig(OpenSpielView):
         chance=" (the die)",
         moves="The opponent's whole turn is played within your step.",
         exact="a few rolls ahead",
+        decisions="none: the game's value needs a solution of every score and turn total (value iteration), which is not "
+        "shipped, so ``optimal_actions`` and ``steps_to_go`` are None/-1 with the reason; feature ``legal_moves``.",
         nodes=PIG.oracle_nodes,
         evaluate="the lead in banked points and turn total",
     )

@@ -294,7 +294,10 @@ class _ReferentialView(VLMEnv):
         certain = tuple(a for a, p in chances.items() if p == 1.0)
         # the shortest description: the listener's message, or the speaker's shortest certain phrase
         words = len((self.message or "").split()) if self.ROLE == "listener" else min(len(a.split()) for a in certain)
-        return Decision(certain, 1, values=values, features={"candidates": len(self.round.candidates), "words_needed": words})
+        features: dict[str, int | str] = {"candidates": len(self.round.candidates), "words_needed": words}
+        if self.CHANCE:
+            return Decision(certain, None, values=values, reason="chance: the listener draws among the candidates a message fits", features=features)
+        return Decision(certain, 1, values=values, features=features)
 
     def _chances(self) -> dict[str, float]:
         """Each action's chance of ending on the target."""
@@ -321,6 +324,10 @@ class ReferentialListener(_ReferentialView):
     own (no package plays a referential game); the multi-agent version with both roles open is
     :class:`ReferentialAEC`. The oracle picks the one candidate that fits every word, so it always
     wins in one step (``optimal_steps`` 1).
+
+    Decisions: exact. ``steps_to_go`` is 1 until the pick, ``optimal_actions`` the target's number,
+    ``values`` each pick's reward; features ``candidates`` and ``words_needed`` (the words of the
+    shortest description that singles out the target).
 
     ## Observation
     - ``image``: the message in a band at the top, the candidates below on a grid of three a row,
@@ -390,7 +397,13 @@ class ReferentialSpeaker(_ReferentialView):
     the candidates, the target, both orders and the listener's choice. The rules are our own (no
     package plays a referential game); the multi-agent version is :class:`ReferentialAEC`. The
     oracle says the shortest description that singles out the target, so the listener always
-    picks it: one step (``optimal_steps`` 1).
+    picks it, in one step; a message that fits several candidates leaves the pick to chance, so
+    the game is one of chance (``CHANCE``) and ``optimal_steps`` is -1.
+
+    Decisions: exact. ``optimal_actions`` are the phrases that single out the target (the listener
+    then picks it for certain), ``values`` each phrase's expected reward (1 over the candidates that
+    fit it, when the target does; 1 over all candidates when none fits); ``steps_to_go`` is -1
+    (chance); features ``candidates`` and ``words_needed`` (the words of the shortest such phrase).
 
     ## Observation
     - ``image``: the candidates on a grid of three a row in your order, the target framed in gold;
@@ -418,10 +431,15 @@ class ReferentialSpeaker(_ReferentialView):
     ``render_mode``.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Issue 38: a game of chance (``CHANCE``; it was not declared), so
+      ``optimal_steps`` is -1 (it was 1); the rules and the oracle are unchanged.
     """
 
     ROLE: ClassVar[str] = "speaker"
+    CHANCE: ClassVar[bool] = True  # the listener draws among the candidates an ambiguous message fits
+
+    def _optimal_steps(self) -> int | None:
+        return None  # a game of chance (CHANCE): the oracle's message always lands, but a step's outcome may be drawn
 
     def _actions(self) -> tuple[str, ...]:
         return self.round.config.phrases()

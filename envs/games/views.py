@@ -232,6 +232,13 @@ class TicTacToe(BoardGameView):
     Winning is a game of chance against the random and heuristic players and impossible against
     the perfect one, so ``optimal_steps`` is -1 (``CHANCE``).
 
+    Decisions: exact. ``values`` are each free square's expected return against the opponent's known
+    move distribution, playing best afterwards, on the reward variant's scale (the oracle's
+    expectimax, with ``sparse``'s payoffs where that is the variant), ``optimal_actions`` the best
+    of them (the oracle's move is one where the variant is ``native`` or ``penalty``);
+    ``steps_to_go`` is -1 (chance); features ``pieces`` (marks on the board), ``can_win`` and
+    ``must_block`` (1 when a move wins now, or the opponent threatens to).
+
     ## Observation
     - ``image``: PettingZoo's own pygame frame of the board (its crosses and circles), resized to
       ``image_size``.
@@ -331,6 +338,11 @@ class ConnectFour(BoardGameView):
     (exact search of the whole game is out of reach here): it takes every win within its horizon
     and never misses a block of an immediate threat, but it maximises the worst case, not the
     expected return. Winning is a game of chance, so ``optimal_steps`` is -1 (``CHANCE``).
+
+    Decisions: none exact: the expected return against these opponents needs a search of the whole
+    game, out of reach here, and the oracle's worst-case search is no best response, so
+    ``optimal_actions`` and ``steps_to_go`` are -1/None with the reason; features ``pieces``,
+    ``can_win`` and ``must_block`` (1 when a move wins now, or the opponent threatens to).
 
     ## Observation
     - ``image``: PettingZoo's own pygame frame of the board (red and black chips; on other sizes

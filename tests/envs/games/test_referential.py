@@ -64,7 +64,9 @@ def test_the_oracle_always_wins_in_one_step(env_id: str) -> None:
         for seed in range(20):
             env.reset(seed=seed, options={"level": level})
             _, reward, terminated, _, info = env.step(env.unwrapped.oracle_action())
-            assert reward == 1.0 and terminated and info["success"] and info["optimal_steps"] == 1
+            # the speaker's game is one of chance (an ambiguous message's pick is drawn): no fixed plan length
+            optimal = 1 if env_id.endswith("Listener-v0") else -1
+            assert reward == 1.0 and terminated and info["success"] and info["optimal_steps"] == optimal
 
 
 def test_the_built_in_listener_picks_uniformly_among_the_candidates_that_fit() -> None:
