@@ -215,7 +215,7 @@ class PointsGame(VLMEnv):
         # (on the oracle's plan or off it) and is memoised per hand, so a call solves this prefix
         # and its few admissible successors by table look-ups. Submitting ("=") is one more step.
         completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
-        used = sum((Counter(points_oracle.numbers_in(self.formula)) & Counter(self.values)).values())
+        used = sum(token.isdigit() for token in self.formula)  # every number written is a card's (others are refused)
         depth = self.formula.count("(") - self.formula.count(")")
         features = {"cards_used": used, "cards_left": len(self.cards) - used, "open_parens": max(depth, 0)}
         to_write = completions.shortest(self.formula)
@@ -226,7 +226,7 @@ class PointsGame(VLMEnv):
             return Decision(None, None, reason=f"unsolvable from here: {to_write + 1} steps to go, {left} left", features=features)
         if to_write == 0:
             return Decision(("=",), 1, features=features)
-        optimal = tuple(a for a in self._actions() if a != "=" and completions.shortest([*self.formula, a]) == to_write - 1)
+        optimal = tuple(a for a in self._actions() if a != "=" and completions.shortest([*self.formula, a], at_most=to_write - 1) is not None)
         return Decision(optimal, to_write + 1, features=features)
 
     def oracle_action(self) -> str:

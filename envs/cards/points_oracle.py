@@ -20,7 +20,7 @@ import operator
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["MAX_NUMBERS", "OPERATORS", "evaluate", "numbers_in", "solvable", "solve"]
 
@@ -524,6 +524,7 @@ class _Completer:
         self._tables: dict[Group, dict[Rational, _Lens]] = {}
         self._chains: dict[Group, dict[Rational, int]] = {}
         self._chain_points: dict[tuple[Group, Rational], int] = {}
+        self.frames = _Completion(self)
 
     # -- the solver's formulas as lengths -------------------------------------------------------
 
@@ -608,22 +609,32 @@ class _Completer:
 _Need = Rational | _Free  # a frame's required value, or any value (but zero)
 
 
+_Frames = tuple[_FrameKey, ...]
+"""A frame and the frames open inside it, innermost last."""
+
+
 class _Completion:
-    """The shortest completion of one prefix (its frames) over groups of the remaining cards."""
+    """Shortest completions of frames over groups of cards, for one rule set. Memoised by (frames,
+    group, need), which neither the hand nor the rest of the prefix changes, so prefixes that share
+    their inner frames and hands that share cards share the work."""
 
-    def __init__(self, completer: _Completer, frames: tuple[_FrameKey, ...]) -> None:
+    def __init__(self, completer: _Completer) -> None:
         self._c = completer
-        self._frames = frames
-        self._last = len(frames) - 1
-        self._solved: dict[tuple[int, Group, _Need], int] = {}
-        self._values: dict[tuple[int, Group], dict[Rational, int]] = {}
+        self._solved: dict[tuple[_Frames, Group, _Need], tuple[int, int]] = {}  # (length or _INF, bound searched)
+        self._values: dict[tuple[_Frames, Group], dict[Rational, int]] = {}
+        self._sorted_tables: dict[tuple[_Frames, str, Group], tuple[tuple[int, Rational], ...]] = {}
 
-    def _parts_of(self, i: int) -> tuple[Rational, tuple[tuple[str, int], ...]]:
-        """Frame ``i``'s value as ``S + sign * coeff * prod(part ** exponent) + t``: its coeff and
+    @property
+    def size(self) -> int:
+        return len(self._solved) + len(self._values) + len(self._sorted_tables)
+
+    @staticmethod
+    def _parts_of(frames: _Frames) -> tuple[Rational, tuple[tuple[str, int], ...]]:
+        """The outer frame's value as ``S + sign * coeff * prod(part ** exponent) + t``: its coeff and
         multiplicative parts (kinds: ``F`` a product formula, ``g`` one factor, ``c`` a chain, ``V``
         the frame inside, closed)."""
-        _, _, product, pending = self._frames[i]
-        if i < self._last:
+        _, _, product, pending = frames[0]
+        if len(frames) > 1:
             return (1 if pending is None else product), (("V", -1 if pending == "/" else 1), ("c", 1))
         if pending == "*":
             return product, (("F", 1),)
@@ -631,9 +642,26 @@ class _Completion:
             return product, (("g", -1), ("c", 1))
         return product, (("c", 1),)
 
+    @staticmethod
+    def lower_bound(frames: _Frames, group: Group) -> int:
+        """Fewest tokens any completion takes: a number and an operator per card (the first number
+        of a waiting innermost frame has its operator already), a ``)`` per inner frame."""
+        waiting = frames[-1][3] != ""
+        if waiting and not group:
+            return _INF
+        return 2 * len(group) - waiting + len(frames) - 1
+
+    def _part_bound(self, frames: _Frames, kind: str, group: Group) -> int:
+        """Fewest tokens a part over ``group`` takes (a lower bound, for pruning)."""
+        if kind == "V":
+            return 1 + self.lower_bound(frames[1:], group)
+        if kind == "g":
+            return 1 if len(group) == 1 else 2 * len(group) + 1  # more than one card: in parentheses
+        return 2 * len(group) - (kind == "F")
+
     # -- the parts' lengths ------------------------------------------------------------------------
 
-    def _table(self, i: int, kind: str, group: Group) -> dict[Rational, int]:
+    def _table(self, frames: _Frames, kind: str, group: Group) -> dict[Rational, int]:
         c = self._c
         if kind == "t":
             if not group:
@@ -647,16 +675,16 @@ class _Completion:
         if kind == "c":
             return c.chains(group) if group else {1: 0}
         if kind == "V":
-            return {v: 1 + length for v, length in self.values(i + 1, group).items()}
+            return {v: 1 + length for v, length in self.values(frames[1:], group).items()}
         index = 1 if kind == "F" else 2
         return {v: lens[index] for v, lens in c.table(group).items() if lens[index] < _INF} if group else {}
 
-    def _point(self, i: int, kind: str, group: Group, value: _Need) -> int:
+    def _point(self, frames: _Frames, kind: str, group: Group, value: _Need, bound: int) -> int:
+        if kind == "V":
+            return 1 + self.solve(frames[1:], group, value, bound - 1)
         if isinstance(value, _Free):
             nonzero = value is _Free.NONZERO
-            if kind == "V":
-                return 1 + self.solve(i + 1, group, value)
-            return min((length for v, length in self._table(i, kind, group).items() if v or not nonzero), default=_INF)
+            return min((length for v, length in self._table(frames, kind, group).items() if v or not nonzero), default=_INF)
         c = self._c
         if kind == "t":
             if not group:
@@ -664,23 +692,24 @@ class _Completion:
             return 1 + min(c.point(group, sign * value)[0] for sign in c._signs)
         if kind == "c":
             return c.chain_point(group, value)
-        if kind == "V":
-            return 1 + self.solve(i + 1, group, value)
         if not group:
             return _INF
         return c.point(group, value)[1 if kind == "F" else 2]
 
     # -- frames ------------------------------------------------------------------------------------
 
-    def solve(self, i: int, group: Group, need: _Need) -> int:
-        """Fewest tokens finishing frames ``i``.. (the inner ones closed) over exactly ``group``
-        so that frame ``i`` is worth ``need``."""
-        key = (i, group, need)
-        found = self._solved.get(key)
-        if found is not None:
-            return found
-        total, sign, _, pending = self._frames[i]
-        if i == self._last and pending is None:  # a term to start: any formula E, S + sign * E
+    def solve(self, frames: _Frames, group: Group, need: _Need, bound: int = _INF) -> int:
+        """Fewest tokens finishing ``frames`` (the inner ones closed) over exactly ``group`` so that
+        the outer one is worth ``need``: exact when at most ``bound``, else ``_INF`` (none that short)."""
+        key = (frames, group, need)
+        known = self._solved.get(key)
+        if known is not None and (known[0] <= known[1] or bound <= known[1]):
+            return known[0] if known[0] <= bound else _INF
+        total, sign, _, pending = frames[0]
+        if self.lower_bound(frames, group) > bound:
+            return _INF
+        asked = bound
+        if len(frames) == 1 and pending is None:  # a term to start: any formula E, S + sign * E
             if not group:
                 found = _INF
             elif isinstance(need, _Free):
@@ -688,88 +717,125 @@ class _Completion:
                 found = min((lens[0] for e, lens in self._c.table(group).items() if not nonzero or total + sign * e), default=_INF)
             else:
                 found = self._c.point(group, sign * (need - total))[0]
+            bound = _INF  # exact whatever was asked
         elif isinstance(need, _Free):
-            values = self.values(i, group)
-            found = min((length for v, length in values.items() if v or need is _Free.ANY), default=_INF)
+            found = min((length for v, length in self.values(frames, group).items() if v or need is _Free.ANY), default=_INF)
+            bound = _INF
         else:
-            found = self._solve_value(i, group, need)
-        self._solved[key] = found
+            # Iterative deepening: every completion has the floor's parity (each new pair of
+            # parentheses adds two tokens), and a shortest one has no pair around a single card
+            # or around another pair, so at most len(group) - 1 new pairs: past that, none exists.
+            floor = self.lower_bound(frames, group)
+            top = floor + 2 * max(0, len(group) - 1)
+            limit = min(bound, top)
+            found, depth = _INF, floor
+            while depth <= limit and found > depth:
+                found = self._solve_value(frames, group, need, depth)
+                depth += 2
+            bound = bound if bound < top else _INF  # nothing up to top: nothing at all
+        self._solved[key] = (found if found <= bound else _INF, bound)
+        return found if found <= asked else _INF
+
+    def _sorted(self, frames: _Frames, kind: str, group: Group) -> tuple[tuple[int, Rational], ...]:
+        """A part's ``(length, value)`` pairs, shortest first (memoised: the frame inside for ``V``,
+        else the group alone decides them)."""
+        key = (frames[1:] if kind == "V" else (), kind, group)
+        found = self._sorted_tables.get(key)
+        if found is None:
+            found = self._sorted_tables[key] = tuple(sorted(((n, v) for v, n in self._table(frames, kind, group).items()), key=_first))
         return found
 
-    def _solve_value(self, i: int, group: Group, need: Rational) -> int:
-        total, sign, _, _ = self._frames[i]
-        coeff, mults = self._parts_of(i)
+    def _solve_value(self, frames: _Frames, group: Group, need: Rational, bound: int) -> int:
+        coeff, mults = self._parts_of(frames)
         kinds = (*mults, ("t", 0))
-        best = _INF
+        floor = self.lower_bound(frames, group)
+        best = bound + 1 if bound < _INF else _INF  # only completions shorter than best are looked for
         for split in _assignments(group, len(kinds)):
             if any(kind in ("F", "g") and not part for (kind, _), part in zip(kinds, split)):
                 continue
-            # Solve for the part on the most cards (ties: the frame inside, then the terms); enumerate the rest.
+            bounds = [self._part_bound(frames, kind, part) for (kind, _), part in zip(kinds, split)]
+            if sum(bounds) >= best:
+                continue
+            # Solve for the part on the most cards (ties: the frame inside, then the terms); enumerate the
+            # others, shortest first, as long as they leave room for a shorter completion.
             solved = max(range(len(kinds)), key=lambda j: (len(split[j]), kinds[j][0] == "V", kinds[j][0] == "t"))
             others = [j for j in range(len(kinds)) if j != solved]
-            tables = [list(self._table(i, kinds[j][0], split[j]).items()) for j in others]
-            for picks in itertools.product(*tables):
-                length = sum(length for _, length in picks)
-                if length >= best:
-                    continue
-                m: Rational = coeff
-                added: Rational = 0
-                ok = True
-                for j, (value, _) in zip(others, picks):
-                    kind, exponent = kinds[j]
-                    if kind == "t":
-                        added = value
-                    elif exponent > 0:
-                        m = m * value
-                    elif value:
-                        m = Fraction(m) / value
-                    else:
-                        ok = False  # a division by zero
+            first = self._sorted(frames, kinds[others[0]][0], split[others[0]])
+            second = self._sorted(frames, kinds[others[1]][0], split[others[1]]) if len(others) > 1 else ((0, None),)
+            least = second[0][0] if second else _INF
+            for length1, value1 in first:
+                if length1 + least + bounds[solved] >= best:
+                    break
+                for length2, value2 in second:
+                    length = length1 + length2
+                    if length + bounds[solved] >= best:
                         break
-                if not ok:
-                    continue
-                kind, exponent = kinds[solved]
-                want: _Need
-                if kind == "t":
-                    want = need - total - sign * m
-                else:
-                    rest = need - total - added
-                    if not m:
-                        if rest:
-                            continue
-                        want = _Free.NONZERO if exponent < 0 else _Free.ANY
-                    else:
-                        q = Fraction(rest) / (sign * m)
-                        if exponent > 0:
-                            want = q
-                        elif q:
-                            want = 1 / q
-                        else:
-                            continue
-                best = min(best, length + self._point(i, kind, split[solved], want))
-        return best
+                    found = length + self._deduce(frames, need, coeff, kinds, split, solved, others, (value1, value2), best - 1 - length)
+                    if found < best:
+                        best = found
+                        if best <= floor:
+                            return best  # no completion is shorter
+        return best if best <= bound else _INF
 
-    def values(self, i: int, group: Group) -> dict[Rational, int]:
-        """Every value frame ``i`` can finish at over exactly ``group``, with the fewest tokens."""
-        key = (i, group)
+    def _deduce(
+        self, frames: _Frames, need: Rational, coeff: Rational, kinds: Any, split: tuple[Group, ...],
+        solved: int, others: list[int], values: tuple[Any, Any], bound: int,
+    ) -> int:
+        """The fewest tokens of the part ``solved`` once the ``others`` take ``values``."""
+        total, sign, _, _ = frames[0]
+        m: Rational = coeff
+        added: Rational = 0
+        for j, value in zip(others, values):
+            kind, exponent = kinds[j]
+            if kind == "t":
+                added = value
+            elif exponent > 0:
+                m = m * value
+            elif value:
+                m = Fraction(m) / value
+            else:
+                return _INF  # a division by zero
+        kind, exponent = kinds[solved]
+        want: _Need
+        if kind == "t":
+            want = need - total - sign * m
+        else:
+            rest = need - total - added
+            if not m:
+                if rest:
+                    return _INF
+                want = _Free.NONZERO if exponent < 0 else _Free.ANY
+            else:
+                q = Fraction(rest) / (sign * m)
+                if exponent > 0:
+                    want = q
+                elif q:
+                    want = 1 / q
+                else:
+                    return _INF
+        return self._point(frames, kind, split[solved], want, bound)
+
+    def values(self, frames: _Frames, group: Group) -> dict[Rational, int]:
+        """Every value the outer frame can finish at over exactly ``group``, with the fewest tokens."""
+        key = (frames, group)
         found = self._values.get(key)
         if found is not None:
             return found
-        total, sign, _, pending = self._frames[i]
+        total, sign, _, pending = frames[0]
         found = {}
-        if i == self._last and pending is None:
+        if len(frames) == 1 and pending is None:
             if group:
                 for e, lens in self._c.table(group).items():
                     v = total + sign * e
                     if lens[0] < found.get(v, _INF):
                         found[v] = lens[0]
         else:
-            coeff, mults = self._parts_of(i)
+            coeff, mults = self._parts_of(frames)
             kinds = (*mults, ("t", 0))
             for split in _assignments(group, len(kinds)):
                 if any(kind in ("F", "g") and not part for (kind, _), part in zip(kinds, split)):
                     continue
-                tables = [list(self._table(i, kind, part).items()) for (kind, _), part in zip(kinds, split)]
+                tables = [list(self._table(frames, kind, part).items()) for (kind, _), part in zip(kinds, split)]
                 for picks in itertools.product(*tables):
                     m: Rational = coeff
                     added: Rational = 0
@@ -794,7 +860,7 @@ class _Completion:
 def _completer(ops: str, parentheses: bool) -> _Completer:
     """One completer per rule set, shared by every hand like its solver (and renewed with it)."""
     found = _SHARED_COMPLETERS.get((ops, parentheses))
-    if found is None or found._solver is not _shared(ops, parentheses) or len(found._lens) + len(found._chain_points) > _SHARED_LIMIT:
+    if found is None or found._solver is not _shared(ops, parentheses) or len(found._lens) + len(found._chain_points) + found.frames.size > _SHARED_LIMIT:
         found = _SHARED_COMPLETERS[(ops, parentheses)] = _Completer(ops, parentheses)
     return found
 
@@ -802,6 +868,11 @@ def _completer(ops: str, parentheses: bool) -> _Completer:
 _SHARED_COMPLETERS: dict[tuple[str, bool], _Completer] = {}
 
 
+def _first(pair: tuple[int, Rational]) -> int:
+    return pair[0]
+
+
+@functools.lru_cache(maxsize=4096)
 def _assignments(group: Group, n: int) -> list[tuple[Group, ...]]:
     """Every way to deal the multiset ``group`` into ``n`` ordered (possibly empty) parts."""
     if n == 1:
@@ -824,24 +895,33 @@ class Completions:
         self._completer = _completer(ops, self.parentheses)
         self._found: dict[tuple[str, ...], int | None] = {}
         self._parsed: dict[tuple[str, ...], _Parsed | None] = {(): _START}
+        self._lefts: dict[tuple[int, ...], Group | None] = {}
+        self._cards = len(values)
 
-    def shortest(self, tokens: Sequence[str]) -> int | None:
+    def shortest(self, tokens: Sequence[str], at_most: int | None = None) -> int | None:
         """The fewest tokens to append to ``tokens`` for a formula that uses every card exactly once
-        and equals the target (0: it already does); ``None`` if no completion does."""
+        and equals the target (0: it already does); ``None`` if no completion does, or (given
+        ``at_most``) none of at most that many tokens: a bound makes the search much cheaper."""
         key = tuple(tokens)
         if key in self._found:
-            return self._found[key]
+            known = self._found[key]
+            return known if known is None or at_most is None or known <= at_most else None
         parsed = self._parse(key)
-        found: int | None = None
-        if parsed is not None:
-            frames, numbers = parsed
-            left = self.hand - Counter(numbers)
-            if sum(left.values()) + len(numbers) == sum(self.hand.values()):  # every number is a card's
-                group = tuple(sorted(left.elements()))
-                length = _Completion(self._completer, frames).solve(0, group, self.target)
-                found = None if length >= _INF else length
-        self._found[key] = found
-        return found
+        group = None if parsed is None else self._left(parsed[1])
+        length = _INF
+        if parsed is not None and group is not None:
+            length = self._completer.frames.solve(parsed[0], group, self.target, _INF if at_most is None else at_most)
+        if length < _INF or at_most is None:
+            self._found[key] = None if length >= _INF else length
+        return None if length >= _INF or (at_most is not None and length > at_most) else length
+
+    def _left(self, numbers: tuple[int, ...]) -> Group | None:
+        """The cards ``numbers`` leave (sorted), or ``None`` if some number is no card's (memoised)."""
+        key = tuple(sorted(numbers))
+        if key not in self._lefts:
+            left = self.hand - Counter(key)
+            self._lefts[key] = tuple(sorted(left.elements())) if sum(left.values()) + len(key) == self._cards else None
+        return self._lefts[key]
 
     def _parse(self, tokens: tuple[str, ...]) -> _Parsed | None:
         """``tokens`` read, one more token than a prefix read before (memoised)."""

@@ -177,6 +177,11 @@ def test_shortest_completions_match_a_brute_force_over_every_formula(
             assert got == want if want is not None else (got is None or length + got > longest), (prefix, got, want)
             checked += 1
     assert checked > 100
+    # A bound only cuts the search: asked first (nothing memoised yet), the answer within it is the same.
+    points_oracle._SHARED_COMPLETERS.clear()
+    for prefix, want in best.items():
+        assert want == 0 or points_oracle.Completions(numbers, target, ops, parens).shortest(prefix, at_most=want - 1) is None
+        assert points_oracle.Completions(numbers, target, ops, parens).shortest(prefix, at_most=want) == want
 
 
 # -- Blackjack -----------------------------------------------------------------------------------
