@@ -377,8 +377,9 @@ class SpielView(ChipsScored, VLMEnv):
         if self.elapsed_steps + left > self.STEP_LIMIT:
             # the hand may reach the step limit before it ends, and is then scored as a fold,
             # which the solvers do not model (only invalid moves make a hand this long)
-            return Decision(None, None, reason=f"{self.STEP_LIMIT - self.elapsed_steps} steps are left before the hand is forfeited, "
-                            f"fewer than it may take ({left}): the solver does not model the forfeit", features=self.GAME.features(self._seen()))
+            return Decision(None, None, reason=f"near the step limit: {self.STEP_LIMIT - self.elapsed_steps} steps are left before the "
+                            f"hand is forfeited, fewer than it may take ({left}), and the solver does not model the forfeit",
+                            features=self.GAME.features(self._seen()))
         key = (type(self), self.config, self.reward_variant, self.seat, self.state.information_state_string(self.seat))
         found = _DECISIONS.get(key)
         if found is None:
