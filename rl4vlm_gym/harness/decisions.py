@@ -201,7 +201,7 @@ def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
         valid = bool(step.get("valid", True))
         optimal_actions = None if facts is None else facts.get("optimal_actions")
         scored = optimal_actions is not None
-        optimal = (valid and step.get("parsed") in optimal_actions) if scored else None
+        optimal = None if optimal_actions is None else valid and step.get("parsed") in optimal_actions
         before = _known(facts)
         regret: int | None = None
         lost = False
@@ -257,9 +257,9 @@ def episode_decisions(record: Mapping[str, Any]) -> EpisodeDecisions:
         if s.regret_value is not None:
             result.regret_value += s.regret_value
             result.value_steps += 1
-        if s.error and s.steps_to_go is not None:
+        if s.error and (erred_at := s.steps_to_go) is not None:
             result.recoverable += 1
-            later = next((j for j in range(s.step, len(states)) if states[j] is not None and states[j] < s.steps_to_go), None)
+            later = next((j for j in range(s.step, len(states)) if (known := states[j]) is not None and known < erred_at), None)
             if later is not None:
                 result.recovered += 1
                 result.recovery_steps += later - (s.step - 1)
