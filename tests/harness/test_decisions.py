@@ -423,3 +423,19 @@ def test_reports_and_boards_show_decision_metrics():
     assert "| invalid | decision accuracy [95% CI] | regret/decision [95% CI] | episodes |" in board
     assert "| 0.000 | 0.500 [0.50, 0.50] | 0.000 [0.00, 0.00] | 2 |" in board and "| 0.000 | - | - | 2 |" in board
     assert "decision accuracy" not in "".join(_board(_ranked(entries[:1]), scored=False)[0])  # a board without facts keeps its columns
+
+
+def test_decision_facts_have_types_and_ranges(submission):
+    def edit(**change):
+        def apply(records):
+            _with_facts(records)
+            records[0]["steps"][0]["decision"].update(change)
+
+        return apply
+
+    submission.edit_records(edit(steps_to_go=-2), resummarize=False)
+    assert submission.problem(replay=False) == "episodes.jsonl:1: steps.0.decision.steps_to_go: Input should be greater than or equal to -1"
+    submission.edit_records(edit(optimal_actions="+"), resummarize=False)
+    assert submission.problem(replay=False) == "episodes.jsonl:1: steps.0.decision.optimal_actions: Input should be a valid list"
+    submission.edit_records(edit(features={"a": [1]}), resummarize=False)
+    assert submission.problem(replay=False).startswith("episodes.jsonl:1: steps.0.decision.features.a.int: Input should be a valid integer")
