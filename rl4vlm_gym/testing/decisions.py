@@ -84,6 +84,10 @@ def check_decisions(
         episodes = (1 if expensive else DECISION_EPISODES) if episodes is None else episodes
         walk_steps = (DECISION_WALK_STEPS // 3 if expensive else DECISION_WALK_STEPS) if walk_steps is None else walk_steps
         seen = _Seen(name, has_oracle)
+        if not has_oracle:
+            obs, _ = env.reset(seed=EVAL_SEEDS.start + first_seed, options={"level": levels[0]})
+            if _facts(base, obs, bool(base.facts()["CHANCE"]), f"level {levels[0]}, reset", seen)["optimal_actions"] is None:
+                return seen.report()  # oracle-free without facts: nothing to walk for
         if has_oracle:
             for i in range(first_seed, first_seed + episodes):
                 for level in levels:
