@@ -61,8 +61,8 @@ def check_decisions(
     the oracle's action is among ``optimal_actions``. After every step of a deterministic env from a state
     whose facts are known, to one whose facts are known (or that ended the episode): the action was listed
     optimal exactly when it was valid and ``steps_to_go`` fell by one, and it never fell by more. An invalid
-    step leaves the facts as they were, unless it spent the step an env's own step budget left for the plan
-    (the facts then say "unsolvable").
+    step leaves the facts as they were, or (having spent a step of the env's own limit: a step budget the plan
+    needed, a hand near a step limit) turns them unknown, with a reason.
 
     The states are those of ``episodes`` oracle episodes per level (``DECISION_EPISODES``, 1 in
     ``EXPENSIVE_PLAN`` envs) and of a seeded walk of ``walk_steps`` steps per level (:func:`_walk`) whose
@@ -230,8 +230,9 @@ def _assert_move(
     valid = bool(info["action"]["valid"])
     if not valid:
         seen.invalid += 1
-        # It changes no fact, but may spend the last step of the env's own step budget that the plan needed.
-        spent = after["optimal_actions"] is None and "unsolvable" in (after["reason"] or "")
+        # It changes no fact, but may spend a step the env's own limit left (a step budget the plan needed: "unsolvable
+        # from here"; a hand near the games' step limit): the facts may then turn unknown, with their reason.
+        spent = after["optimal_actions"] is None
         if not (terminated or truncated or spent):
             assert after == before, f"{at}: an invalid step ({action!r}) changed the decision facts: {before} -> {after}"
     if chance or before["optimal_actions"] is None or truncated:
