@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -212,21 +212,37 @@ class PointsGame(VLMEnv):
 
     def _decision(self) -> Decision:
         # Exact: points_oracle.Completions gives the fewest tokens still to write from any prefix
-        # (on the oracle's plan or off it) and is memoised per hand, so a call solves this prefix
-        # and its few admissible successors by table look-ups. Submitting ("=") is one more step.
-        completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
-        used = sum(token.isdigit() for token in self.formula)  # every number written is a card's (others are refused)
-        depth = self.formula.count("(") - self.formula.count(")")
+        # (on the oracle's plan or off it), memoised for every hand of the rule set, so a call asks
+        # this prefix and the few next tokens that can stand there (each only whether it keeps to
+        # the shortest). The facts of a formula are kept for the episode; the budget is checked per call.
+        hand = (self.cards, self.target, self.config)  # the level decides what the cards are worth
+        if getattr(self, "_decided", (None,))[0] != hand:
+            completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
+            self._decided: tuple[Any, points_oracle.Completions, dict[tuple[str, ...], tuple[int | None, tuple[str, ...]]]] = (hand, completions, {})
+        _, completions, known = self._decided
+        formula = tuple(self.formula)
+        if formula not in known:
+            to_write = completions.shortest(formula)
+            optimal: tuple[str, ...] = ()
+            if to_write == 0:
+                optimal = ("=",)
+            elif to_write is not None:
+                waiting = not formula or formula[-1] in ("(", "+", "-", "*", "/")  # an operand comes next, else an operator
+                optimal = tuple(
+                    a for a in self._actions()
+                    if (a[0].isdigit() or a == "(") == waiting and a != "="
+                    and completions.shortest((*formula, a), at_most=to_write - 1) is not None
+                )
+            known[formula] = (to_write, optimal)
+        to_write, optimal = known[formula]
+        used = sum(token.isdigit() for token in formula)  # every number written is a card's (others are refused)
+        depth = formula.count("(") - formula.count(")")
         features = {"cards_used": used, "cards_left": len(self.cards) - used, "open_parens": max(depth, 0)}
-        to_write = completions.shortest(self.formula)
         if to_write is None:
             return Decision(None, None, reason="unsolvable from here: no completion of the formula makes the target", features=features)
         left = self.config.max_steps - self.elapsed_steps
         if to_write + 1 > left:
             return Decision(None, None, reason=f"unsolvable from here: {to_write + 1} steps to go, {left} left", features=features)
-        if to_write == 0:
-            return Decision(("=",), 1, features=features)
-        optimal = tuple(a for a in self._actions() if a != "=" and completions.shortest([*self.formula, a], at_most=to_write - 1) is not None)
         return Decision(optimal, to_write + 1, features=features)
 
     def oracle_action(self) -> str:

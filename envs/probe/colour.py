@@ -98,6 +98,7 @@ class ColourNaming(VLMEnv):
         h, w = self.image_size
         self._corner = (int(self.np_random.integers(h - h // 4 + 1)), int(self.np_random.integers(w - w // 4 + 1)))
         self._answer: str | None = None
+        self._facts: Decision | None = None
 
     def _actions(self) -> tuple[str, ...]:
         return self._names
@@ -145,8 +146,11 @@ class ColourNaming(VLMEnv):
         return 1
 
     def _decision(self) -> Decision:
-        # One answer decides the episode: the colour's name is the only optimal action, one step to go.
-        return Decision((self._colour,), 1, features={"colours": len(self._names), "patch": int(self._patch)})
+        # One answer decides the episode: the colour's name is the only optimal action, one step to go
+        # (kept for the episode: a step here costs a few microseconds).
+        if self._facts is None:
+            self._facts = Decision((self._colour,), 1, features={"colours": len(self._names), "patch": int(self._patch)})
+        return self._facts
 
     def oracle_action(self) -> str:
         return self._colour

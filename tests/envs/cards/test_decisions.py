@@ -212,3 +212,20 @@ def test_blackjack_a_natural_pays_three_to_two_unless_the_hole_card_completes_on
     facts = hand(env, ("A", "K"), up)
     assert facts["values"]["stand"] == pytest.approx(stand, abs=1e-12) and facts["optimal_actions"] == ["stand"]
     assert hand(make("rl4vlm/Blackjack-v0", level=0), ("A", "K"), "5")["values"]["stand"] < 1.0  # 1:1 there
+
+
+def test_points_facts_follow_the_level_when_the_same_cards_come_again() -> None:
+    # The same seed deals the same cards on every level; J, Q, K are worth 10 on level 1, 11-13 on level 2.
+    env = make("rl4vlm/Points24-v0")
+
+    def deals_a_face(seed: int) -> bool:
+        env.reset(seed=seed, options={"level": 2})
+        return any(card.rank in ("J", "Q", "K") for card in env.unwrapped.cards)
+
+    seed = next(s for s in range(100) if deals_a_face(s))
+    fresh = make("rl4vlm/Points24-v0", level=2)
+    fresh.reset(seed=seed)
+    env.reset(seed=seed, options={"level": 1})
+    env.unwrapped.decision()
+    env.reset(seed=seed, options={"level": 2})
+    assert env.unwrapped.decision() == fresh.unwrapped.decision()
