@@ -185,12 +185,20 @@ class SpielResponse:
 _SIMULTANEOUS = -2  # pyspiel.PlayerId.SIMULTANEOUS
 
 
-def exact_expectimax(state: Any, seat: int, payoff: Callable[[Any], float], memo: dict[tuple[str, int], float]) -> dict[int, float]:
+def exact_expectimax(
+    state: Any,
+    seat: int,
+    payoff: Callable[[Any], float],
+    memo: dict[tuple[str, int], float],
+    moves: dict[tuple[str, int], dict[int, float]],
+) -> dict[int, float]:
     """The expected return of each legal action of ``seat`` at ``state`` (perfect information: the
     state is what the seat sees) against uniformly random opponents, chance by its probabilities,
     ``payoff(terminal state)`` the env's reward: the whole rest of the game is searched, so call
     it only where that is small. ``memo`` keeps the value of each position (``str(state)`` and
-    the mover) across calls: a position's value does not depend on how it was reached."""
+    the mover) across calls: a position's value does not depend on how it was reached; ``moves``
+    keeps the move values of each position where the seat moves, so asking about a position
+    searched before is a look-up."""
 
     def value(s: Any) -> float:
         if s.is_terminal():
@@ -198,7 +206,7 @@ def exact_expectimax(state: Any, seat: int, payoff: Callable[[Any], float], memo
         key = (str(s), s.current_player())
         found = memo.get(key)
         if found is None:
-            found = memo[key] = node(s)
+            found = memo[key] = node(s, key)
         return found
 
     def move_value(s: Any, action: int) -> float:
@@ -215,13 +223,19 @@ def exact_expectimax(state: Any, seat: int, payoff: Callable[[Any], float], memo
             total += value(child)
         return total / len(joints)
 
-    def node(s: Any) -> float:
+    def ours(s: Any, key: tuple[str, int]) -> dict[int, float]:
+        found = moves.get(key)
+        if found is None:
+            found = moves[key] = {int(a): move_value(s, a) for a in s.legal_actions(seat)}
+        return found
+
+    def node(s: Any, key: tuple[str, int]) -> float:
         if s.is_chance_node():
             return sum(p * value(s.child(o)) for o, p in s.chance_outcomes())
         mover = s.current_player()
         if mover in (seat, _SIMULTANEOUS):
-            return max(move_value(s, a) for a in s.legal_actions(seat))
+            return max(ours(s, key).values())
         legal = s.legal_actions(mover)
         return sum(value(s.child(a)) for a in legal) / len(legal)
 
-    return {int(a): move_value(state, a) for a in state.legal_actions(seat)}
+    return ours(state, (str(state), state.current_player()))

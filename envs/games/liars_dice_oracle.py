@@ -65,6 +65,7 @@ class DiceResponse:
         self.joint = np.array(joint, dtype=np.int64).reshape(len(joint), len(self.opponents))  # hand index of each opponent
         self.prior = np.array([math.prod(rolls[h][1] for h in row) for row in joint])
         self._values: dict[Any, np.ndarray] = {}
+        self._moves: dict[Any, dict[int, float]] = {}  # our nodes: each legal move's expected return
 
     @classmethod
     @functools.cache
@@ -98,18 +99,26 @@ class DiceResponse:
             return self._called(mine, last, mover)  # Liar follows a bid
         return self._value(mine, action, (mover + 1) % self.players, belief)
 
+    @staticmethod
+    def _node(mine: tuple[int, ...], last: int | None, mover: int, belief: np.ndarray) -> tuple[np.ndarray, Any]:
+        """The belief normalised, and the node's key: what the value below it depends on."""
+        belief = belief / belief.sum()
+        return belief, (mine, last, mover, np.round(belief, 12).tobytes())
+
     def _value(self, mine: tuple[int, ...], last: int | None, mover: int, belief: np.ndarray) -> np.ndarray:
         """Our expected return below the node, given each joint roll of the opponents, playing
-        best under ``belief`` (the weights of the rolls)."""
-        belief = belief / belief.sum()
-        key = (mine, last, mover, np.round(belief, 12).tobytes())
+        best under ``belief`` (the weights of the rolls). At our own nodes each move's expected
+        return is kept too (``_moves``: :meth:`action_values` reads it)."""
+        belief, key = self._node(mine, last, mover, belief)
         found = self._values.get(key)
         if found is not None:
             return found
         legal = self._legal(last)
         if mover == self.seat:
             children = [self._child(mine, last, mover, a, belief) for a in legal]
-            value = max(children, key=lambda v: float(belief @ v))  # the first of equals
+            expected = [float(belief @ v) for v in children]
+            self._moves[key] = dict(zip(legal, expected, strict=True))
+            value = children[expected.index(max(expected))]  # the first of equals
         else:
             likely = self._likelihood(self.opponents.index(mover), last)
             value = np.zeros(len(self.joint))
@@ -134,10 +143,11 @@ class DiceResponse:
 
     def action_values(self, mine: tuple[int, ...], bids: Sequence[tuple[int, int]]) -> dict[int, float]:
         """The expected return of each of our legal moves after ``bids`` (our turn), our dice ``mine``."""
-        belief = self.belief(bids)
-        belief = belief / belief.sum()
-        last = bids[-1][1] if bids else None
-        return {a: float(belief @ self._child(mine, last, self.seat, a, belief)) for a in self._legal(last)}
+        last, weights = bids[-1][1] if bids else None, self.belief(bids)
+        _, key = self._node(mine, last, self.seat, weights)  # the key _value files the node under
+        if key not in self._moves:
+            self._value(mine, last, self.seat, weights)
+        return self._moves[key]
 
     def move(self, state: Any) -> int:
         """The best response's move at OpenSpiel ``state`` (our turn): the best expected return,

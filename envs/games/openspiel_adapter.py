@@ -1067,7 +1067,9 @@ class OpenSpielView(VLMEnv):
         memo = _POSITION_VALUES.setdefault(key, {})
         if len(memo) >= _POSITION_VALUES_KEPT:
             memo.clear()
-        return exact_expectimax(self.state, self.seat, lambda end: self._reward_at_end(end, table), memo)
+            _MOVE_VALUES.pop(key, None)
+        moves = _MOVE_VALUES.setdefault(key, {})
+        return exact_expectimax(self.state, self.seat, lambda end: self._reward_at_end(end, table), memo, moves)
 
     def _reward_at_end(self, state: Any, table: dict[str, float]) -> float:
         """The reward the env pays at the terminal ``state`` (as ``_apply`` does), ``table`` its events' rewards."""
@@ -1108,6 +1110,8 @@ class OpenSpielView(VLMEnv):
 _POSITION_VALUES: dict[tuple[Any, ...], dict[tuple[str, int], float]] = {}
 """The single-agent views' exact position values, by (game string, seat, reward table)."""
 _POSITION_VALUES_KEPT = 1_000_000
+_MOVE_VALUES: dict[tuple[Any, ...], dict[tuple[str, int], dict[int, float]]] = {}
+"""The same views' move values of the positions where their seat moves, by the same key and then the position."""
 
 
 _VIEW_DOC = """{title} against a uniformly random opponent, on OpenSpiel's ``{name}`` (:mod:`~rl4vlm_gym.envs.games.openspiel_adapter`).

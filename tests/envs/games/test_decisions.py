@@ -174,7 +174,7 @@ def test_dots_and_boxes_endgame_values_are_a_plain_expectimax() -> None:
     expected = {names[i]: _expectimax_reference(base.state.child(a), base.seat) for i, a in enumerate(base.state.legal_actions())}
     assert facts["values"] == pytest.approx(expected, abs=1e-12) and facts["features"] == {"legal_moves": len(names)}
     memo: dict[tuple[str, int], float] = {}
-    sparse = exact_expectimax(base.state, base.seat, lambda s: float(s.returns()[base.seat] > 0), memo)  # P(win)
+    sparse = exact_expectimax(base.state, base.seat, lambda s: float(s.returns()[base.seat] > 0), memo, {})  # P(win)
     assert all(0.0 <= v <= 1.0 for v in sparse.values()) and memo
 
 
