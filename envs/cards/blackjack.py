@@ -216,7 +216,7 @@ def _decision(total: int, soft: bool, upcard: int, rules: BlackjackRules, natura
     values are the exact expected rewards of standing and of hitting (then playing optimally), from
     blackjack_oracle's infinite-deck recursion given what the player sees (the hand's total and the
     dealer's up card; whether it is a natural where one pays 3:2)."""
-    values = {action: float(value) for action, value in action_values(total, soft, upcard, rules, natural).items()}
+    values: dict[str, float] = {str(action): float(value) for action, value in action_values(total, soft, upcard, rules, natural).items()}
     best = max(values.values())
     optimal = tuple(a for a in Blackjack.ACTIONS if values[a] >= best - 1e-9)
     features: dict[str, int | str] = {"total": total, "soft": int(soft), "dealer": upcard}

@@ -122,6 +122,9 @@ class Sokoban(VLMEnv):
         "north": "up", "south": "down", "west": "left", "east": "right",
     }  # fmt: skip
 
+    _distances: tuple[Room, dict[State, int], dict[State, Decision]] | None = None
+    """The room whose distance table and decision facts are kept (see ``_distance_table``)."""
+
     def _new_episode(self, config: SokobanLevel) -> None:
         for _ in range(_REDRAWS):
             room = generate(config.size, config.size, config.boxes, config.depth, self.np_random)
@@ -261,7 +264,7 @@ class Sokoban(VLMEnv):
     def _distance_table(self) -> tuple[dict[State, int], dict[State, Decision]]:
         """The moves to go from every solvable state of this room, computed once per room, and the
         decision facts found so far."""
-        cached = getattr(self, "_distances", None)
+        cached = self._distances
         if cached is None or cached[0] != self.room:
             cached = self._distances = (self.room, distances_to_go(self.room.walls, self.room.targets, len(self.boxes)), {})
         return cached[1], cached[2]
