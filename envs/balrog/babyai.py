@@ -16,7 +16,7 @@ from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.core.world_object import Door
 from PIL import Image
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog import babyai_oracle
 from rl4vlm_gym.envs.balrog.babyai_generator import TASKS, MixedLocalLevel
 
@@ -134,9 +134,17 @@ class BabyAI(VLMEnv):
     door", "put the green box next to the red ball", "pick up the purple ball, then go to the
     grey key" or "go to the grey key after you pick up the purple ball" (reaching the second object
     first fails nothing); the fork never names a yellow box, red key, red door, green ball or grey
-    door. The oracle plays a shortest plan, found by breadth-first search over an exact model of
+    door. The oracle plays a shortest plan, found by A* search over an exact model of
     minigrid's rules for these rooms (:mod:`~rl4vlm_gym.envs.balrog.babyai_oracle`; for ``open``:
     fetch the key, unlock and open the door in one toggle), and ``optimal_steps`` is its length.
+
+    Decisions (``decision()``): exact from any state: ``steps_to_go`` is the length of a shortest
+    plan from it and the optimal actions all those after which it drops by one (turning either way,
+    several orders of pick-ups), from one A* search run on until every shortest plan is found
+    (``babyai_oracle.decisions``; kept per state, so along an optimal play the next facts are a
+    look-up); "unsolvable from here" once nothing can accomplish the mission (a box named by it
+    toggled away) or fewer steps are left than it needs. Features ``carrying`` (0 or 1) and
+    ``phase`` ("fetch key"/"open door", "fetch"/"place", "pick up"/"go to").
 
     Against BALROG (balrog-ai/BALROG af7d1f17): tests/envs/balrog/test_golden_babyai.py replays
     BALROG's own wrapper's recordings (tests/envs/balrog/golden/babyai: 5 tasks x 20 seeds, whole
@@ -207,6 +215,8 @@ class BabyAI(VLMEnv):
         self.plan = self._shortest_plan()
         self.shortest = None if self.plan is None else len(self.plan)
         self.hopeless: str | None = None  # the last state found to have no plan (a target box toggled away)
+        self._facts: babyai_oracle.Decisions = {}  # exact decision facts of the states searched so far
+        self._dead: set[babyai_oracle.State] = set()  # states from which the mission cannot be accomplished
 
     def _shortest_plan(self) -> list[int] | None:
         return babyai_oracle.shortest_plan(*babyai_oracle.read(self.game))
@@ -292,6 +302,46 @@ class BabyAI(VLMEnv):
 
     def _optimal_steps(self) -> int | None:
         return self.shortest
+
+    def _decision(self) -> Decision:
+        # Exact: one search (babyai_oracle.decisions) gives the facts of every state on a shortest
+        # plan from here, so along an optimal play the next ones are a look-up; a state off them
+        # is searched again. A fact holds whatever the path to its state, so all are kept.
+        game = self.game
+        scene, state = babyai_oracle.read(game)
+        facts = self._facts.get(state)
+        if facts is None and state not in self._dead:
+            found = babyai_oracle.decisions(scene, state)
+            if found is None:
+                return Decision(None, None, reason="the search gave up (200,000 states) before proving the shortest plan")
+            if found:
+                self._facts.update(found)
+                facts = found[state]
+            else:
+                self._dead.add(state)
+        features = self._features(state)
+        if facts is None:
+            return Decision(
+                None, None, reason="unsolvable from here: no action sequence accomplishes the mission", features=features
+            )
+        to_go, actions = facts
+        if to_go > game.max_steps - game.step_count:
+            return Decision(None, None, reason=f"unsolvable from here: {to_go} steps to go, fewer left", features=features)
+        return Decision(tuple(ACTIONS[a] for a in actions), to_go, features=features)
+
+    def _features(self, state: babyai_oracle.State) -> dict[str, int | str]:
+        """The decision features: whether the agent carries something, and the mission's phase
+        (``open``: fetch the key, then open the door; ``putnext``: fetch the object, then place it;
+        ``pick_up_seq_go_to``: pick up, then go to)."""
+        carry, picked = state[3], state[6]
+        phase = {
+            "goto": "go to",
+            "pickup": "pick up",
+            "open": "open door" if carry >= 0 else "fetch key",
+            "putnext": "place" if carry >= 0 else "fetch",
+            "pick_up_seq_go_to": "go to" if picked else "pick up",
+        }[self.task]
+        return {"carrying": int(carry >= 0), "phase": phase}
 
     def oracle_action(self) -> str:
         if not self.plan and not self.won and self.hopeless != (key := self._state_key()):

@@ -244,6 +244,77 @@ def shortest_plan(scene: Scene, start: State, limit: int = 200_000) -> list[int]
     return None
 
 
+Decisions = dict[State, tuple[int, tuple[int, ...]]]
+"""Exact decision facts by state: ``(steps to go, the actions after which they drop by one)``."""
+
+
+def decisions(scene: Scene, start: State, limit: int = 200_000) -> Decisions | None:
+    """The steps to go and the optimal actions (those after which the steps to go drop by one, in
+    minigrid's action order) of ``start`` and of every state on a shortest plan from it: ``{}``
+    when the mission cannot be accomplished from ``start`` any more, ``None`` when the search gave
+    up after ``limit`` states.
+
+    A* with :func:`lower_bound`, run on past the first success until every state whose bound
+    ``g + h`` is at most the shortest length ``C`` is expanded, recording each state's parents at
+    its least ``g``. The bound is admissible, so every state ``n`` on a shortest plan has
+    ``g + h <= C`` and is expanded at its true ``g``; its steps to go are ``C - g``, and an action
+    ``a`` from ``n`` leads to a state with one step less to go exactly when that state is on a
+    shortest plan one step further (``g`` one more): an edge recorded in the successor's parents.
+    Walking those edges back from the successful actions gives every such state and action."""
+    h = lower_bound(scene, start)
+    if h == INF:
+        return {}
+    best: dict[State, int] = {start: 0}
+    parents: dict[State, list[tuple[State, int]]] = {start: []}
+    wins: list[tuple[State, int]] = []  # (state, action) succeeding at cost C
+    heap: list[tuple[float, float, int, int, State, int]] = [(h, h, 0, 0, start, -1)]  # f, h, order, g, state, final action
+    order = 0
+    cost = INF
+    while heap:
+        f, _, _, g, state, final = heapq.heappop(heap)
+        if f > cost:
+            break
+        if final >= 0:  # a success: the first one popped is the cheapest
+            cost = g
+            wins.append((state, final))
+            continue
+        if g > best[state]:
+            continue
+        if len(best) >= limit:
+            return None
+        for action in range(6):
+            new, status = step(scene, state, action)
+            order += 1
+            if status == "success":
+                heapq.heappush(heap, (g + 1, 0, order, g + 1, state, action))
+                continue
+            known = best.get(new, INF)
+            if g + 1 < known:
+                h = lower_bound(scene, new)
+                if h < INF:
+                    best[new] = g + 1
+                    parents[new] = [(state, action)]
+                    heapq.heappush(heap, (g + 1 + h, h, order, g + 1, new, -1))
+            elif g + 1 == known:
+                parents[new].append((state, action))
+    if cost == INF:
+        return {}
+    # success entries pushed by a state expanded at a g it later improved on cost more than C: none here
+    found: dict[State, set[int]] = {}
+    for state, action in wins:
+        found.setdefault(state, set()).add(action)
+    frontier = list(found)
+    while frontier:
+        state = frontier.pop()
+        for parent, action in parents[state]:
+            if parent not in found:
+                found[parent] = set()
+                frontier.append(parent)
+            found[parent].add(action)
+    total = int(cost)
+    return {state: (total - best[state], tuple(sorted(actions))) for state, actions in found.items()}
+
+
 def shortest_plan_bfs(scene: Scene, start: State, limit: int = 200_000) -> list[int] | None:
     """The same by breadth-first search, no bound used (ties broken by minigrid's action order):
     slower, kept to check :func:`shortest_plan`."""

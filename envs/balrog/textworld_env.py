@@ -51,7 +51,7 @@ import textworld
 from PIL import Image, ImageDraw
 from textworld.core import GameState
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game, skipped_steps, walkthrough
 from rl4vlm_gym.parsing import ActionParser
 from rl4vlm_gym.rendering import font, to_array
@@ -359,6 +359,10 @@ class TextWorldLevel:
         return "BALROG's setting: one of its 25 games of the task (game seed mod 25)"
 
 
+NO_DECISIONS = "no exact solver: the oracle plays the game's walkthrough or textworld's re-plan, short but not proven shortest"
+"""Why :meth:`TextWorld.decision` gives no optimal commands or steps to go."""
+
+
 class TextWorld(VLMEnv):
     """BALROG's TextWorld tasks (treasure hunter, the cooking game, coin collector): its 75 games.
 
@@ -379,6 +383,10 @@ class TextWorld(VLMEnv):
     twice), re-planned by textworld from the current state if the episode left it;
     ``optimal_steps`` is that plan's length, short but not proven shortest (the kit's search for a
     shorter solution is skipped: ``EXPENSIVE_PLAN``).
+
+    Decisions (``decision()``): none: the walkthrough and textworld's re-plans are short, not
+    proven shortest, so no optimal command or steps to go is claimed (``optimal_actions`` None,
+    ``steps_to_go`` -1, with that reason). Features ``score`` and ``points_left`` (to ``max_score``).
 
     ``reset(seed)`` plays game ``seed mod 25`` in sorted file order, BALROG's rule for a fixed seed;
     ``reset()`` without a seed draws the game from the env's RNG (BALROG counts episodes per process
@@ -626,6 +634,15 @@ class TextWorld(VLMEnv):
         which the tests hold to that rule on all 75 games."""
         skipped = skipped_steps(self.task, self.index)
         return tuple(command for step, command in enumerate(self.walkthrough) if step not in skipped)
+
+    def _decision(self) -> Decision:
+        # No shortest-path solver: the walkthrough and textworld's re-plans are short, not proven
+        # shortest (optimal_steps says as much), so no steps to go or optimal command is claimed.
+        score, most = self.state.score or 0, self.state.max_score
+        features: dict[str, int | str] = {"score": int(score)}
+        if most is not None and math.isfinite(most):
+            features["points_left"] = int(most) - int(score)
+        return Decision(None, None, reason=NO_DECISIONS, features=features)
 
     def oracle_action(self) -> str:
         if self.plan is None:  # first asked: the plan from the reset if the episode followed it so far
