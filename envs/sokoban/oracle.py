@@ -83,13 +83,17 @@ def solve(
 State = tuple[Cell, frozenset[Cell]]
 
 
-def distances_to_go(walls: frozenset[Cell], targets: frozenset[Cell], boxes: int) -> dict[State, int]:
+def distances_to_go(walls: frozenset[Cell], targets: frozenset[Cell], boxes: int, max_states: int = 2_000_000) -> dict[State, int]:
     """The fewest moves that solve the room from every state that can still be solved.
 
     A breadth-first search backwards from the solved states (``boxes`` boxes on targets, the player
     on any free floor cell) by reverse moves, a walk or a pull, so a state missing from the table can
     never be solved (a box in a corner, say). One search serves every state of a room: the decision
     facts of any state, on the oracle's path or off it, are then look-ups.
+
+    Raises:
+        SolverLimit: the table would hold more than ``max_states`` states (never for the registered
+            levels: at most a few thousand).
     """
     height = max(r for r, _ in walls) + 1
     width = max(c for _, c in walls) + 1
@@ -117,4 +121,6 @@ def distances_to_go(walls: frozenset[Cell], targets: frozenset[Cell], boxes: int
                 if previous not in dist:
                     dist[previous] = further
                     frontier.append(previous)
+        if len(dist) > max_states:
+            raise SolverLimit(f"more than {max_states} states can still be solved")
     return dist

@@ -10,7 +10,7 @@ from PIL import Image, ImageDraw
 
 from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.sokoban.generator import DIRECTIONS, GenerationError, Room, generate
-from rl4vlm_gym.envs.sokoban.oracle import ACTIONS, State, distances_to_go, solve
+from rl4vlm_gym.envs.sokoban.oracle import ACTIONS, SolverLimit, State, distances_to_go, solve
 from rl4vlm_gym.envs.sokoban.wording import PHRASES, WORDINGS
 from rl4vlm_gym.rendering import to_array
 
@@ -246,7 +246,10 @@ class Sokoban(VLMEnv):
         # Exact: one backward search per room gives the moves to go from every solvable state
         # (oracle.distances_to_go, 0.1-22 ms once per room on the registered levels), so each call
         # is a look-up of the state and of its four successors, memoised per state.
-        table, decided = self._distance_table()
+        try:
+            table, decided = self._distance_table()
+        except SolverLimit as limit:  # a room far larger than the registered levels': no guess
+            return Decision(None, None, reason=f"the solver gave up: {limit}")
         state = (self.player, self.boxes)
         found = decided.get(state)
         if found is not None:

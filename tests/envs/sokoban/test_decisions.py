@@ -72,3 +72,17 @@ def test_generated_rooms_along_a_seeded_walk_agree_with_the_forward_solver() -> 
             if terminated or truncated:
                 break
     assert checked >= 12
+
+
+def test_a_table_over_the_solvers_bound_gives_no_facts_and_says_why(monkeypatch: Any) -> None:
+    from rl4vlm_gym.envs.sokoban import oracle, sokoban
+
+    env = in_room("######", "#P___#", "#__XO#", "######")
+    # The bound at, and just below, the number of the room's solvable states: exact at it, none below it.
+    size = len(oracle.distances_to_go(env.unwrapped.room.walls, env.unwrapped.room.targets, 1))
+    for bound, known in ((size, True), (size - 1, False)):
+        monkeypatch.setattr(sokoban, "distances_to_go", lambda *a, b=bound: oracle.distances_to_go(*a, max_states=b))
+        env.unwrapped._distances = None
+        facts = env.unwrapped.decision()
+        assert (facts["steps_to_go"] == 3) is known
+        assert known or facts["reason"].startswith("the solver gave up: more than")
