@@ -134,7 +134,7 @@ def error_kinds(records: Iterable[Mapping[str, Any]]) -> list[ErrorKind]:
         for score, step in zip(score_steps(r), r["steps"], strict=True):
             if not score.error:
                 continue
-            state = tuple(sorted((k, v) for k, v in score.features.items() if k not in ("after_invalid", "episode_third")))
+            state = tuple(sorted((k, v) for k, v in score.features.items() if k not in ("after_invalid", "after_error", "episode_third")))
             move = _move(step)
             optimal = tuple(step["decision"]["optimal_actions"])
             key = (r["task"], state, move, optimal)

@@ -37,7 +37,8 @@ Per episode, from its steps:
   that loses the game is never recovered;
 - **errors by state feature**: each scored step's features, the family's own
   (``D_t["features"]``) and the harness's: ``steps_to_go`` (``s_t`` in power-of-two buckets, or
-  ``unknown``), ``after_invalid`` (was the previous step invalid) and ``episode_third`` (``first``,
+  ``unknown``), ``after_invalid`` (was the previous step invalid), ``after_error`` (was the
+  previous step an error: do errors come in runs?) and ``episode_third`` (``first``,
   ``second`` or ``last`` third of the episode's steps). A family feature of the same name as one of
   the harness's is kept as ``env.<name>``.
 
@@ -70,7 +71,7 @@ __all__ = [
     "steps_to_go_bucket",
 ]
 
-HARNESS_FEATURES = ("steps_to_go", "after_invalid", "episode_third")
+HARNESS_FEATURES = ("steps_to_go", "after_invalid", "after_error", "episode_third")
 """The features the harness adds to every scored step (see the module docstring)."""
 
 RATIOS: dict[str, tuple[str, str]] = {
@@ -196,7 +197,7 @@ def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
     n = len(steps)
     after = [s.get("decision") for s in steps[1:]] + [record.get("final_decision")]
     scores = []
-    previous_invalid = False
+    previous_invalid = previous_error = False
     for i, (step, facts, next_facts) in enumerate(zip(steps, [s.get("decision") for s in steps], after, strict=True)):
         valid = bool(step.get("valid", True))
         optimal_actions = None if facts is None else facts.get("optimal_actions")
@@ -224,10 +225,12 @@ def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
                 features[f"env.{name}" if name in HARNESS_FEATURES else str(name)] = str(v)
             features["steps_to_go"] = steps_to_go_bucket(before)
             features["after_invalid"] = "yes" if previous_invalid else "no"
+            features["after_error"] = "yes" if previous_error else "no"
             features["episode_third"] = ("first", "second", "last")[min(2, 3 * i // n)]
         reason = None if scored else str((facts or {}).get("reason") or "not recorded")
         scores.append(StepScore(i + 1, scored, valid, optimal, before, regret, lost, value, reason, features))
         previous_invalid = not valid
+        previous_error = scored and not optimal
     return scores
 
 

@@ -65,6 +65,7 @@ def test_a_deterministic_episode_by_hand():
     assert [s.regret_steps for s in scores] == [0, 2, 1, 0, 1, 0, 0]
     assert [s.features["side"] for s in scores] == ["far", "near", "far", "far", "near", "near", "near"]
     assert [s.features["after_invalid"] for s in scores] == ["no", "no", "no", "yes", "no", "no", "no"]
+    assert [s.features["after_error"] for s in scores] == ["no", "no", "yes", "yes", "no", "yes", "no"]
     assert [s.features["episode_third"] for s in scores] == ["first", "first", "first", "second", "second", "last", "last"]
     assert [s.features["steps_to_go"] for s in scores] == ["3-4", "2", "3-4", "3-4", "2", "2", "1"]
     e = episode_decisions(HAND)
@@ -135,7 +136,7 @@ def test_family_features_and_buckets():
     assert [steps_to_go_bucket(n) for n in (None, -1, 0, 1, 2, 3, 4, 5, 8, 9, 16, 17)] == [
         "unknown", "unknown", "0", "1", "2", "3-4", "3-4", "5-8", "5-8", "9-16", "9-16", "17-32"]  # fmt: skip
     clash = _record([_step("a", _facts(["a"], 1, features={"steps_to_go": 9, "boxes": 2}))], OVER_WON)
-    assert score_steps(clash)[0].features == {"env.steps_to_go": "9", "boxes": "2", "steps_to_go": "1", "after_invalid": "no",
+    assert score_steps(clash)[0].features == {"env.steps_to_go": "9", "boxes": "2", "steps_to_go": "1", "after_invalid": "no", "after_error": "no",
                                               "episode_third": "first"}  # fmt: skip
 
 
