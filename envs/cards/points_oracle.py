@@ -584,7 +584,7 @@ class _Completer:
         found = self._chain_points.get(key)
         if found is not None:
             return found
-        found = 1 + self.point(group, c)[1] if "*" in self._ops else _INF
+        found = min(1 + self.point(group, c)[1], _INF) if "*" in self._ops else _INF
         if "/" in self._ops:  # "/ g" then a chain over the rest: c = rest / g; enumerate the smaller side
             for first, rest in _parts(group):
                 if not first:
