@@ -132,7 +132,7 @@ class GROW(GiGPO):
     loss, with the advantage computed between state-action samples (module docstring)."""
 
     name = "grow"
-    Config = GROWConfig
+    Config = GROWConfig  # type: ignore[assignment]  # GROW reuses GiGPO's loss, which reads only fields both configs have
     collect = "episodes"
 
     def estimate(self, buffer: RolloutBuffer) -> dict[str, float]:
