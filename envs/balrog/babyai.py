@@ -217,6 +217,8 @@ class BabyAI(VLMEnv):
         self.hopeless: str | None = None  # the last state found to have no plan (a target box toggled away)
         self._facts: babyai_oracle.Decisions = {}  # exact decision facts of the states searched so far
         self._dead: set[babyai_oracle.State] = set()  # states from which the mission cannot be accomplished
+        self._scene: babyai_oracle.Scene | None = None
+        self._objects: list[Any] = []
 
     def _shortest_plan(self) -> list[int] | None:
         return babyai_oracle.shortest_plan(*babyai_oracle.read(self.game))
@@ -308,7 +310,9 @@ class BabyAI(VLMEnv):
         # plan from here, so along an optimal play the next ones are a look-up; a state off them
         # is searched again. A fact holds whatever the path to its state, so all are kept.
         game = self.game
-        scene, state = babyai_oracle.read(game)
+        if self._scene is None:  # what never changes in the episode, read once
+            self._scene, self._objects = babyai_oracle.read(game)[0], babyai_oracle.objects_of(game)
+        scene, state = self._scene, babyai_oracle.read_state(game, self._objects)
         facts = self._facts.get(state)
         if facts is None and state not in self._dead:
             found = babyai_oracle.decisions(scene, state)

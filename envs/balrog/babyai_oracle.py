@@ -366,26 +366,36 @@ def read(game: Any) -> tuple[Scene, State]:
         (x, y) for x in range(grid.width) for y in range(grid.height) if (c := grid.get(x, y)) is not None and c.type == "wall"
     )
     objs = objects_of(game)
-    cells: list[Cell | None] = []
-    for obj in objs:
-        x, y = (int(v) for v in obj.cur_pos)  # (-1, -1) while carried; where it was once toggled away
-        cells.append((x, y) if 0 <= x < grid.width and grid.get(x, y) is obj else None)
-    carry = next((i for i, obj in enumerate(objs) if obj is game.carrying), -1)
-    if game.carrying is not None and carry < 0:
+    if game.carrying is not None and not any(obj is game.carrying for obj in objs):
         raise ValueError("the agent carries an object the level did not place")
     parts = mission_parts(game)
-    agent = (int(game.agent_pos[0]), int(game.agent_pos[1]), int(game.agent_dir))
     boxes = tuple(obj.type == "box" for obj in objs)
     if game.task == "open":
         (door,) = parts[0].obj_set
         if not door.is_locked or any(obj.color != door.color for obj in objs):
             raise ValueError("the open task's door is unlocked, or an object is not its key")
         scene = Scene(game.task, walls, tuple(int(v) for v in door.cur_pos), boxes, ((),))  # type: ignore[arg-type]
-        return scene, (*agent, carry, tuple(cells), ((),), False)
+        return scene, read_state(game, objs)
     named = tuple(tuple(i for i, obj in enumerate(objs) if any(obj is o for o in part.obj_set)) for part in parts)
+    return Scene(game.task, walls, None, boxes, named), read_state(game, objs)
+
+
+def read_state(game: Any, objs: list[Any]) -> State:
+    """The state alone (:func:`read`), given the level's objects (:func:`objects_of`): what changes
+    in an episode, read in a few microseconds, where the scene's walls take a scan of the grid."""
+    grid = game.grid
+    cells: list[Cell | None] = []
+    for obj in objs:
+        x, y = (int(v) for v in obj.cur_pos)  # (-1, -1) while carried; where it was once toggled away
+        cells.append((x, y) if 0 <= x < grid.width and grid.get(x, y) is obj else None)
+    carry = next((i for i, obj in enumerate(objs) if obj is game.carrying), -1)
+    agent = (int(game.agent_pos[0]), int(game.agent_pos[1]), int(game.agent_dir))
+    if game.task == "open":
+        return (*agent, carry, tuple(cells), ((),), False)
+    parts = mission_parts(game)
     targets = tuple(tuple(sorted(tuple(int(v) for v in p) for p in part.obj_poss)) for part in parts)
     picked = False
     if game.task == "pick_up_seq_go_to":
         instrs = game.instrs
         picked = (instrs.a_done if isinstance(instrs, BeforeInstr) else instrs.b_done) == "success"
-    return Scene(game.task, walls, None, boxes, named), (*agent, carry, tuple(cells), targets, picked)  # type: ignore[return-value]
+    return (*agent, carry, tuple(cells), targets, picked)  # type: ignore[return-value]

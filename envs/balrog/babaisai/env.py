@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from PIL import Image
 
-from rl4vlm_gym.core import StepOutcome, VLMEnv
+from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
 from rl4vlm_gym.envs.balrog.babaisai import levels, oracle, wording
 from rl4vlm_gym.envs.balrog.babaisai.game import MAX_STEPS, TILE, Game
@@ -26,6 +26,26 @@ _SIZES = {"make_win": (8, 8)}  # (width, height) in cells; the two-room levels a
 def grid_size(task: levels.Task) -> tuple[int, int]:
     """``(width, height)`` of ``task``'s grid in cells."""
     return _SIZES.get(task.kind, (13, 9))
+
+
+LEVELS_KEPT = 8
+"""Levels whose decision facts (and seeds whose start's shortest search) an env keeps."""
+
+
+def _keep_last(kept: dict[Any, Any], n: int) -> None:
+    """Drop the oldest entries of ``kept`` (insertion order) beyond ``n``."""
+    while len(kept) > n:
+        del kept[next(iter(kept))]
+
+
+@dataclass
+class _LevelFacts:
+    """The decision facts of one level."""
+
+    after: oracle.NextLevels  # the levels the wrapper would draw next
+    facts: oracle.ToGo = field(default_factory=dict)  # by decision key
+    failed: dict[tuple, str] = field(default_factory=dict)  # states without facts, and why
+    gate: str | None = None  # why the level has no facts at all (None: it has them)
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,18 @@ class BabaIsAI(VLMEnv):
     levels, 2 of 220 two-room make-win levels); of the others, the 14 that an exact search of 80,000
     expansions could settle had a plan as short as the target plan's; a plan takes 28 ms (median),
     0.8 s at most.
+
+    Decisions (``decision()``): exact where a search proves them: ``steps_to_go`` is the fewest
+    moves that win from the state, a way through a level that BALROG's wrapper draws anew (after
+    "X is you" is broken) counted too, and the optimal actions all moves after which it drops by
+    one ("idle" never), from one A* search run on until every shortest way is found
+    (``oracle.decisions``, at most 16,000 expansions; kept per level for the last 8 seeds, so along
+    an optimal play the next facts are a look-up). Only in a first level whose oracle plan is
+    proven shortest and as long as that search finds: none in most two-room make-win levels, nor
+    where a way through a new level is shorter than the oracle's plan (as in some make-you levels);
+    there None with the reason. A search costs milliseconds on go-to levels, about 0.1-1 s on
+    make-win ones, once per level along an optimal play and again at each state off it. Features
+    ``rules`` (active) and ``win_rule`` (1 when something is WIN).
 
     ## Observation
     - ``image``: the whole grid as the original renders it, 32-pixel tiles (256x256 for 8x8,
@@ -146,6 +178,12 @@ class BabaIsAI(VLMEnv):
         self._plan_for: tuple | None = None  # the state the plan was computed from
         self.shortest_proven = False
         self._start_world: E.World | None = None
+        self._seed_used = -1  # the seed of the episode's level
+        # By seed, the last few: the shortest search's plan from the start (None: it gave up), and
+        # by (seed, level drawn), the decision facts; both hold whatever the path to a state, so
+        # they serve every episode of that seed.
+        self._start_plans: dict[int, list[str] | None] = {}
+        self._levels_kept: dict[tuple[int, int], _LevelFacts] = {}
 
     # ---- episode ----------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -162,6 +200,7 @@ class BabaIsAI(VLMEnv):
         self._plan, self._plan_for = [], None
         self._start_world = self.game.world.copy()
         self.shortest_proven = False
+        self._seed_used = seed
 
     def _actions(self) -> tuple[str, ...]:
         return E.ACTIONS
@@ -234,33 +273,127 @@ class BabaIsAI(VLMEnv):
     def _progress(self) -> float:
         return self.game.progression
 
-    def _solve(self, world: E.World, steps_left: int, replan: bool = False) -> list[str] | None:
+    def _solve(
+        self, world: E.World, steps_left: int, replan: bool = False, shortest: list[str] | None = None
+    ) -> list[str] | None:
         """Plan from ``world`` and keep the plan for the oracle, each move with the state it is for.
-        The episode's first plan tries for a shortest one; a plan from a state off that plan (after
-        other moves) follows the level's target plan with small budgets, as fast as possible."""
-        if replan:
-            moves, shortest = oracle.plan(world, steps_left, self.game.target_plan, budget=0, part_budget=REPLAN_BUDGET)
+        The episode's first plan tries for a shortest one (``shortest``: the one that search already
+        found, if it did); a plan from a state off that plan (after other moves) follows the level's
+        target plan with small budgets, as fast as possible."""
+        if shortest is not None:
+            moves, proven = shortest, True
+        elif replan:
+            moves, proven = oracle.plan(world, steps_left, self.game.target_plan, budget=0, part_budget=REPLAN_BUDGET)
         else:
-            moves, shortest = oracle.plan(world, steps_left, self.game.target_plan)
+            moves, proven = oracle.plan(world, steps_left, self.game.target_plan, budget=0)
         self._plan, self._plan_for = [], world.key(strip=True)
         if moves is not None:
             probe = world.copy()
             for move in moves:
                 self._plan.append((probe.key(strip=True), move))
                 probe.step(move)
-        self.shortest_proven = shortest and moves is not None
+        self.shortest_proven = proven and moves is not None
         return moves
+
+    def _start_search(self) -> list[str] | None:
+        """The shortest search from the episode's start (``oracle.SHORTEST_BUDGET`` expansions):
+        its plan, or None where it gave up; searched once, for the oracle and the decision facts."""
+        assert self._start_world is not None, "reset first"
+        plans = self._start_plans
+        if self._seed_used not in plans:
+            plans[self._seed_used] = oracle.Solver(self._start_world, MAX_STEPS).shortest_plan()
+            _keep_last(plans, LEVELS_KEPT)
+        return plans[self._seed_used]
 
     def _optimal_steps(self) -> int | None:
         # for the episode's start, even when asked after some steps (EXPENSIVE_PLAN)
         assert self._start_world is not None, "reset first"
-        moves = self._solve(self._start_world, MAX_STEPS)
+        found = self._start_search()
+        moves = self._solve(self._start_world, MAX_STEPS, shortest=found)
         return None if moves is None else len(moves)
+
+    def _level_facts(self) -> _LevelFacts:
+        """The decision facts of the current level (a new level drawn in the middle of the episode
+        has others), searched so far in this episode or in the last ones of its seed."""
+        game = self.game
+        key = (self._seed_used, game.resets)
+        level = self._levels_kept.pop(key, None)
+        if level is None:
+            assert game.rs is not None
+            # the generator's state changes only when it draws: now as just after this level was drawn
+            level = _LevelFacts(oracle.NextLevels(game.task, game.rs.get_state()))
+            if game.resets == 0:  # only where the oracle's own search proved its plan shortest
+                level.gate = self._first_level_gate(level)
+        self._levels_kept[key] = level  # the last used last
+        _keep_last(self._levels_kept, LEVELS_KEPT)
+        return level
+
+    def _first_level_gate(self, level: _LevelFacts) -> str | None:
+        """Why the first level has no decision facts (None: it has them): its oracle plan must be
+        proven shortest, and the facts' search from its start must agree on the length (a way
+        through a new level, which the oracle does not take, could be shorter)."""
+        assert self._start_world is not None
+        found = self._start_search()  # the oracle's shortest search (not the target plan's, which proves nothing)
+        if found is None:
+            return (
+                f"no exact solver: the search for a shortest plan from this level's start gave up ({oracle.SHORTEST_BUDGET} "
+                "expansions); the oracle follows the level's target plan, short but not proven shortest"
+            )
+        try:
+            facts = oracle.decisions(self._start_world, level.after)
+        except oracle.GaveUp as error:
+            return f"no exact solver: {error}"
+        level.facts.update(facts)
+        to_go = facts.get(oracle.decision_key(self._start_world), (None,))[0]
+        if to_go != len(found):
+            return f"no exact solver: the oracle's plan ({len(found)} moves) is not shortest: a way through a new level takes {to_go}"
+        return None
+
+    def _known(self) -> tuple[tuple[int, tuple[str, ...]] | None, str]:
+        """The current state's moves to go and optimal moves (searched if not known yet), or None
+        and why."""
+        level = self._level_facts()
+        if level.gate is not None:
+            return None, level.gate
+        key = oracle.decision_key(self.game.world)
+        if key not in level.facts and key not in level.failed:
+            try:
+                found = oracle.decisions(self.game.world, level.after)
+            except oracle.GaveUp as error:
+                level.failed[key] = f"no exact solver here: {error}"
+            else:
+                level.facts.update(found)
+                if key not in found:
+                    level.failed[key] = f"unsolvable from here: no win within {MAX_STEPS} moves"
+        return level.facts.get(key), level.failed.get(key, "")
+
+    def _decision(self) -> Decision:
+        # One search (oracle.decisions) gives the facts of every state on a shortest way from here,
+        # so along an optimal play the next ones are a look-up.
+        known, why = self._known()
+        world = self.game.world
+        features = {"rules": len(world.rules), "win_rule": int(bool(world.props[E.WIN]))}
+        if known is None:
+            return Decision(None, None, reason=why, features=features)
+        to_go, moves = known
+        steps_left = MAX_STEPS - max(self.game.steps, self.elapsed_steps)
+        if to_go > steps_left:
+            return Decision(
+                None, None, reason=f"unsolvable from here: {to_go} moves to go, {steps_left} steps left", features=features
+            )
+        return Decision(moves, to_go, features=features)
 
     def oracle_action(self) -> str:
         if self.game.progression == 1.0:
             return "idle"
         key = self.game.world.key(strip=True)
+        on_plan = bool(self._plan) and self._plan[0][0] == key
+        if not on_plan or self._level_facts().gate is None:
+            # off its plan (or in a level drawn anew), a move the decision facts call optimal where they are known
+            known, _ = self._known()
+            if known is not None and not (on_plan and self._plan[0][1] in known[1]):
+                self._plan, self._plan_for = [], None
+                return known[1][0]
         if not self._plan or self._plan[0][0] != key:
             if self._plan_for != key:
                 self._solve(self.game.world, MAX_STEPS - max(self.game.steps, self.elapsed_steps), replan=True)

@@ -26,6 +26,14 @@ last move wins without that.
    without the ``break`` parts is tried too (moving the word of a rule to break may make the next
    rule at once, as "wall" in ``make_wall_win``), and the shorter plan kept. That plan is short,
    not provably shortest.
+
+Both leave out ways through a new level (a move that breaks "X is you" makes BALROG's wrapper draw
+one, whose win is the episode's too), so "shortest" above means among the ways within the level.
+3. **Decision facts** (:func:`decisions`) count those ways too: the same A* run on until every
+   shortest way is found, with every state on one, its moves to go and all its optimal moves.
+   A way through a new level can be the shortest (some ``two_room-make_you`` levels, where baba
+   starts next to "baba is you"): the env then gives no facts for the level rather than facts
+   that its oracle's plan would contradict.
 """
 
 from __future__ import annotations
@@ -35,7 +43,11 @@ import re
 from collections.abc import Callable
 from itertools import count
 
+import numpy as np
+
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
+from rl4vlm_gym.envs.balrog.babaisai import levels
+from rl4vlm_gym.envs.balrog.babaisai.game import MAX_STEPS
 
 MOVES = ("up", "right", "down", "left")
 SHORTEST_BUDGET = 4000
@@ -211,10 +223,10 @@ class Solver:
         """A plan that wins within ``max_steps`` moves (shortest when :attr:`shortest`), or ``None``:
         the shortest search with ``budget`` expansions (0: skip it), then the target plan."""
         if budget:
-            found = self._search(self.start, None, self.estimate, budget, self.max_steps)
+            found = self.shortest_plan(budget)
             if found is not None:
                 self.shortest = True
-                return found[0]
+                return found
         self.shortest = False
         parts = re.findall(r"(break|make|goto)\[([^\]]*)\]", self.target_plan)
         best = self._follow(parts, part_budget)
@@ -224,6 +236,11 @@ class Solver:
             if other is not None and (best is None or len(other) < len(best)):
                 best = other
         return best
+
+    def shortest_plan(self, budget: int = SHORTEST_BUDGET) -> list[str] | None:
+        """A shortest winning plan found within ``budget`` expansions (module docstring, 1.), or None."""
+        found = self._search(self.start, None, self.estimate, budget, self.max_steps)
+        return None if found is None else found[0]
 
     def _follow(self, parts: list[tuple[str, str]], budget: int) -> list[str] | None:
         """Moves reaching each part of a target plan in turn (a win on the way ends them)."""
@@ -268,3 +285,171 @@ def plan(
     solver = Solver(world, max_steps, target_plan)
     moves = solver.plan(budget, part_budget)
     return moves, solver.shortest
+
+
+# ---- decision facts: every shortest plan from a state --------------------------------------------
+DECISION_BUDGET = 16000
+"""Expansions a decision search may use from one state, new levels' searches included, before it
+gives up (proving the shortest length expands every state whose bound is below it, and those at
+it: three to four times what finding one shortest plan takes)."""
+ToGo = dict[tuple, tuple[int, tuple[str, ...]]]
+"""Decision facts by state key (:func:`decision_key`): ``(moves to go, the moves after which they
+drop by one)``, the moves in :data:`~rl4vlm_gym.envs.balrog.babaisai.engine.ACTIONS` order."""
+
+
+class GaveUp(Exception):
+    """A decision search ran out of its budget before it could prove a shortest length."""
+
+
+def decision_key(world: E.World) -> tuple:
+    """The key a decision search files a state under: the grid's types (facing and colour kept
+    only when a MOVE word is on the map, as :class:`Solver` does). The search keys the states it
+    reaches by their codes, the same but for objects that a NOUN IS NOUN rule makes (which have a
+    colour): facts filed under such a key are never looked up, and the state is searched anew."""
+    return world.key(strip=not _keeps_direction(world))
+
+
+def _keeps_direction(world: E.World) -> bool:
+    return E.property_word(E.MOVE) in {code & E.TYPE_MASK for stack in world.cells for code in stack}
+
+
+class NextLevels:
+    """The levels BALROG's wrapper would draw after this one, each when "X is you" finds nothing
+    (from the same generator, whose state changes only when it draws: the same level whichever
+    move breaks the rule), drawn and searched only when a decision search needs them."""
+
+    def __init__(self, task: levels.Task, rs_state: tuple) -> None:
+        self.task, self.rs_state = task, rs_state
+        self._next: tuple[E.World, NextLevels] | None = None
+        self._exact: float | None = None  # the next level's moves to go, once found
+        self._above = 0  # they are more than this
+        self._low: int | None = None
+
+    def level(self) -> tuple[E.World, NextLevels]:
+        """The next level's start and the levels after it."""
+        if self._next is None:
+            rs = np.random.RandomState()
+            rs.set_state(self.rs_state)
+            world = levels.generate(self.task, rs).world
+            self._next = (world, NextLevels(self.task, rs.get_state()))
+        return self._next
+
+    def lower_bound(self) -> int:
+        """At least this many moves win the next level from its start (:meth:`Solver.estimate`)."""
+        if self._low is None:
+            world = self.level()[0]
+            self._low = max(1, Solver(world, MAX_STEPS).estimate(world), self._above + 1)
+        return max(self._low, self._above + 1)
+
+    def to_go_within(self, bound: int, budget: list[int]) -> float:
+        """The fewest moves that win the next level from its start if at most ``bound``, else
+        ``inf``; raises :class:`GaveUp`. The answers are kept (the level stays the same)."""
+        if self._exact is None and bound > self._above:
+            world, after = self.level()
+            found = _search(world, after, False, budget, bound)[0]
+            if found <= bound:
+                self._exact = found
+            else:
+                self._above = bound
+        return self._exact if self._exact is not None and self._exact <= bound else float("inf")
+
+
+def decisions(world: E.World, after: NextLevels | None) -> ToGo:
+    """The decision facts of ``world`` and of every state on a shortest way to a win from it
+    (``{}``: no win within :data:`~rl4vlm_gym.envs.balrog.babaisai.game.MAX_STEPS` moves); raises
+    :class:`GaveUp` when the search runs out of :data:`DECISION_BUDGET` expansions.
+
+    A way to a win may go through a new level: a move that leaves no object of the last "X is
+    you" rule's noun makes BALROG's wrapper draw the next level (``after``; ``None``: such moves
+    are pruned), and the way then costs that move plus the next level's moves to go. Those are
+    searched only once their lower bound could beat every way left, and then only up to that bound
+    (:meth:`NextLevels.to_go_within`; if they are more, the bound grows by one and waits its turn),
+    so each level further in is searched to a smaller bound.
+
+    A* with :meth:`Solver.estimate` (admissible for both ends: a win needs ``d_win`` moves, a new
+    level a push of a word block, ``d_push`` moves, then at least one more), run on past the first
+    win until every state of ``g + h`` at most the shortest length ``C`` is expanded, keeping each
+    state's parents at its least ``g``. Every state ``n`` on a shortest way is then expanded at
+    its true ``g``, its moves to go are ``C - g``, and a move from ``n`` leaves one move less to go
+    exactly when it leads to a state on a shortest way with ``g`` one more: an edge kept in that
+    state's parents. Walking those edges back from the winning moves gives every such state and
+    move. "idle" changes nothing, so it is never one of them; a move that loses, or that wins as
+    it breaks "X is you" (BALROG's wrapper then resets the progression), is pruned."""
+    return _search(world, after, True, [DECISION_BUDGET], MAX_STEPS)[1]
+
+
+def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[int], bound: int) -> tuple[float, ToGo]:
+    """:func:`decisions`' search (``every`` False: stop at the first shortest way, return its
+    length) over ways of at most ``bound`` moves; ``budget`` holds the expansions left, shared
+    with the new levels' searches."""
+    solver = Solver(world, MAX_STEPS)
+    start, estimate = solver.start, solver.estimate
+    key0 = start.key()  # the solver's start is stripped unless a MOVE word is on the map: decision_key's key
+    best: dict[tuple, int] = {key0: 0}
+    parents: dict[tuple, list[tuple[tuple, str]]] = {key0: []}
+    tie = count()
+    # (f, 0 for an end and 1 for a state, tie, g, world, key, the move to the end or "", moves after it: -1 not known yet)
+    heap: list[tuple[float, int, int, int, E.World, tuple, str, float]] = [(estimate(start), 1, 0, 0, start, key0, "", 0)]
+    cost, ends = float("inf"), []
+    while heap:
+        f, _, _, g, state, key, move, more = heapq.heappop(heap)
+        if f > cost or f > bound:
+            break
+        if move:
+            if more < 0:  # a new level: is its bound (f - g - 1) its length, now that it could be the best?
+                more = after.to_go_within(int(f) - g - 1, budget)  # type: ignore[union-attr]
+                if more < float("inf"):
+                    heapq.heappush(heap, (g + 1 + more, 0, next(tie), g, state, key, move, more))
+                elif f + 1 <= bound:  # longer: its turn comes again at the next bound
+                    heapq.heappush(heap, (f + 1, 0, next(tie), g, state, key, move, -1))
+                continue
+            cost = g + 1 + more
+            ends.append((key, move))
+            if not every:
+                return cost, {}
+            continue
+        if g > best[key]:
+            continue
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise GaveUp(f"the search spent its {DECISION_BUDGET} expansions before proving the shortest way")
+        if g >= MAX_STEPS:
+            continue
+        for move in MOVES:
+            nxt = state.copy()
+            win, lose = nxt.step(move)
+            if lose:
+                continue
+            if nxt.you_position() is None:
+                if not win and after is not None and g + 1 + (low := after.lower_bound()) <= bound:
+                    heapq.heappush(heap, (g + 1 + low, 0, next(tie), g, state, key, move, -1))
+                continue
+            if win:
+                heapq.heappush(heap, (g + 1, 0, next(tie), g, state, key, move, 0))
+                continue
+            nkey = nxt.key()  # descends from the stripped start (objects a NOUN IS NOUN rule makes keep their colour)
+            known = best.get(nkey)
+            if known is None or g + 1 < known:
+                h = estimate(nxt)
+                if g + 1 + h > bound:
+                    continue
+                best[nkey] = g + 1
+                parents[nkey] = [(key, move)]
+                heapq.heappush(heap, (g + 1 + h, 1, next(tie), g + 1, nxt, nkey, "", 0))
+            elif g + 1 == known:
+                parents[nkey].append((key, move))
+    if not ends:
+        return cost, {}
+    found: dict[tuple, set[str]] = {}
+    for key, move in ends:
+        found.setdefault(key, set()).add(move)
+    frontier = list(found)
+    while frontier:
+        key = frontier.pop()
+        for parent, move in parents[key]:
+            if parent not in found:
+                found[parent] = set()
+                frontier.append(parent)
+            found[parent].add(move)
+    total = int(cost)
+    return cost, {key: (total - best[key], tuple(m for m in E.ACTIONS if m in moves)) for key, moves in found.items()}
