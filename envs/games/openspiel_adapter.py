@@ -30,7 +30,7 @@ Nothing here copies OpenSpiel's code: it calls ``pyspiel`` only (``load_game``, 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -1071,7 +1071,7 @@ class OpenSpielView(VLMEnv):
         moves = _MOVE_VALUES.setdefault(key, {})
         return exact_expectimax(self.state, self.seat, lambda end: self._reward_at_end(end, table), memo, moves)
 
-    def _reward_at_end(self, state: Any, table: dict[str, float]) -> float:
+    def _reward_at_end(self, state: Any, table: Mapping[str, float]) -> float:
         """The reward the env pays at the terminal ``state`` (as ``_apply`` does), ``table`` its events' rewards."""
         returns = state.returns()
         best_other = max(r for i, r in enumerate(returns) if i != self.seat)

@@ -390,7 +390,7 @@ class SpielView(ChipsScored, VLMEnv):
 
     def _solve(self) -> Decision:
         spec, features = self.config.spec, self.GAME.features(self._seen())
-        table = self.REWARDS[self.reward_variant]  # type: ignore[attr-defined]
+        table = self.REWARDS[self.reward_variant]
         payoff = ChipsReward(float(table["won"]), float(table["lost"]), float(table.get("tie", 0.0)), self.chips_unit)
         values = self.GAME.action_values(self.config.opponent, spec, self.seat, self.state, payoff)
         if values is None:
