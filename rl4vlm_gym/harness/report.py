@@ -177,7 +177,7 @@ DECISION_METRICS = (
 def decision_blocks(decisions: Mapping[str, Any]) -> list[Any]:
     """The blocks of a run's decision metrics (``summary["decisions"]``): overall and per task."""
     o = decisions["overall"]
-    coverage = f"{o['scored_steps']} of {o['steps']} steps were scored (the others' envs have no decision facts for them)"
+    coverage = f"{o['scored_steps']} of {o['steps']} steps were scored (the others' states have no optimal move to score against: why is per task)"
     rows = [[label, score_cell(o[key])] for key, label in DECISION_METRICS]
     task_rows = []
     for name, t in decisions["tasks"].items():
