@@ -52,7 +52,10 @@ ALL_IDS = [card.id for card in rl4vlm_gym.list_envs()]
 IN_PROCESS = [c for c in CHECKS if c not in ("determinism", "vector")]
 # One key probe (two sessions replaying the episode: ~0.7 s of FrozenLake's served resets here), not KEY_PROBES = 3: the
 # probe's transport is tested on KeyLeavesOutBattery (test_kit_remote.py), which the local kit probes at the default.
-SMALL = {"oracle": {"episodes": 3}, "rules": {"seeds": 1, "key_probes": 1}, "seeding": {"n_seeds": 6}, "observations": {"seeds": 4}}
+SMALL = {
+    "oracle": {"episodes": 3}, "rules": {"seeds": 1, "key_probes": 1}, "seeding": {"n_seeds": 6}, "observations": {"seeds": 4},
+    "decisions": {"episodes": 1, "walk_steps": 8},  # the facts' transport: test_remote_decisions.py and test_kit_remote.py
+}  # fmt: skip
 # The sweep: what RemoteEnv reads through the inspection API (facts, docs, the oracle's laws), one episode each.
 SWEEP_CHECKS = ["docs", "oracle"]
 SWEEP = {"oracle": {"episodes": 1}}
@@ -62,7 +65,10 @@ SWEEP = {"oracle": {"episodes": 1}}
 SWEEP_FIRST_SEED = {"rl4vlm/MiniWorld-PutNext-v1": 1}
 # The per-class kit's counts (one episode per level; fewer seeds) and make arguments (MiniWorld's GL
 # world drawn small, as test_kit_remote.py's sample does).
-PER_CLASS = {"oracle": {"episodes": 1}, "rules": {"seeds": 1, "key_probes": 1}, "seeding": {"n_seeds": 6}, "observations": {"seeds": 4}}
+PER_CLASS = {
+    "oracle": {"episodes": 1}, "rules": {"seeds": 1, "key_probes": 1}, "seeding": {"n_seeds": 6}, "observations": {"seeds": 4},
+    "decisions": {"episodes": 1, "walk_steps": 8},
+}  # fmt: skip
 assert all(SMALL[c][k] >= v for c, counts in PER_CLASS.items() for k, v in counts.items()), "the sample's kit counts less"
 # Ids whose in-process kit ran remotely at the kit's default counts (the oracle's at 2 episodes) before this
 # sweep existed: they keep them, and their make arguments then (MiniWorld's OneRoom drawn at 64x64: at its default
