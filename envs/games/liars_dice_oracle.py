@@ -68,9 +68,10 @@ class DiceResponse:
         self._moves: dict[Any, dict[int, float]] = {}  # our nodes: each legal move's expected return
 
     @classmethod
-    @functools.cache
     def of(cls, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> DiceResponse:
-        return cls(spec, seat, name, payoff)
+        # one instance per game, seat, opponent and payoff however they are passed: the oracle and
+        # the decision facts (native) share its searches
+        return _response(cls, spec, seat, name, tuple(float(p) for p in payoff))
 
     # The search ------------------------------------------------------------------------------------
 
@@ -183,3 +184,8 @@ class DiceResponse:
             return out
 
         return float(self.prior @ reach(last, mover))
+
+
+@functools.cache
+def _response(cls: type[DiceResponse], spec: str, seat: int, name: str, payoff: tuple[float, ...]) -> DiceResponse:
+    return cls(spec, seat, name, (payoff[0], payoff[1], payoff[2]))
