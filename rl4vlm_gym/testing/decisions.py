@@ -57,7 +57,8 @@ def check_decisions(
     admissible actions whose argmax set (ties within ``TIES``) is ``optimal_actions``; ``features`` map at
     most ``MAX_FEATURES`` names to ints or strings of at most ``MAX_FEATURE_CHARS`` characters.
 
-    At reset of a deterministic env, a known ``steps_to_go`` is ``optimal_steps``. Before every oracle move
+    At reset of a deterministic env, a known ``steps_to_go`` is ``optimal_steps`` (which may be -1 there only in
+    an ``EXPENSIVE_PLAN`` env whose planner gave up), and an episode with a plan does not start "unsolvable". Before every oracle move
     the oracle's action is among ``optimal_actions``. After every step of a deterministic env from a state
     whose facts are known, to one whose facts are known (or that ended the episode): the action was listed
     optimal exactly when it was valid and ``steps_to_go`` fell by one, and it never fell by more. An invalid
@@ -206,10 +207,15 @@ def _oracle_move(base: VLMEnv, facts: Mapping[str, Any], at: str) -> str:
 
 
 def _assert_reset(base: VLMEnv, facts: Mapping[str, Any], chance: bool, at: str) -> int:
-    """At reset of a deterministic env, a known ``steps_to_go`` is the episode's known ``optimal_steps`` (-1: a
-    planner that gave up, which the facts may know better); returns ``optimal_steps``."""
-    optimal = int(base.optimal_steps)
-    assert chance or facts["steps_to_go"] < 0 or optimal < 0 or facts["steps_to_go"] == optimal, (
+    """At reset of a deterministic env, a known ``steps_to_go`` is the episode's ``optimal_steps`` (which may be -1
+    only in an ``EXPENSIVE_PLAN`` env, a planner that gave up), and an episode with a plan does not start
+    "unsolvable from here" (the facts may still not be known, with another reason); returns ``optimal_steps``."""
+    optimal, steps = int(base.optimal_steps), facts["steps_to_go"]
+    if steps >= 0:
+        agree = optimal == steps or (optimal < 0 and bool(base.facts()["EXPENSIVE_PLAN"]))  # -1 there: the planner gave up
+    else:
+        agree = optimal < 0 or "unsolvable" not in (facts["reason"] or "")  # a solvable start is not "unsolvable"
+    assert chance or agree, (
         f"{at}: steps_to_go={facts['steps_to_go']} at reset, but optimal_steps={optimal}: both count the fewest steps from the start"
     )
     return optimal

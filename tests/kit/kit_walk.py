@@ -1288,6 +1288,15 @@ class StepsOffByOne(NearerMoves):
         return dataclasses.replace(Walk._decision(self), steps_to_go=self._distance(self.agent) + 1)
 
 
+class UnsolvableAtReset(NearerMoves):
+    """Says the episode is unsolvable at the start of level 1 (facts kept from another level's episode)."""
+
+    def _decision(self) -> Decision:
+        if self.side == 3 and self.elapsed_steps == 0:
+            return Decision(None, None, reason="unsolvable from here: kept from level 0")
+        return Walk._decision(self)
+
+
 class OracleNotOptimal(NearerMoves):
     """Leaves the oracle's move out of the optimal moves wherever another one is nearer too."""
 
@@ -1342,7 +1351,7 @@ class FeatureCountsSteps(NearerMoves):
 
 
 DECISIONS_ONLY: tuple[type[VLMEnv], ...] = (
-    NoDecisions, OptimalOutOfOrder, FactsWithoutReason, HalfFacts, StepsOffByOne, OracleNotOptimal, SuboptimalListed,
+    NoDecisions, OptimalOutOfOrder, FactsWithoutReason, HalfFacts, StepsOffByOne, UnsolvableAtReset, OracleNotOptimal, SuboptimalListed,
     OnlyOracleListed, ValuesDisagree, FeatureNotScalar, HugeFacts, FeatureCountsSteps,
 )  # fmt: skip
 """Broken envs that differ from Walk in ``_decision`` alone, which only the decisions check reads."""

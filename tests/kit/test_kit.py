@@ -150,6 +150,7 @@ BROKEN_LAWS = [
     (kit_walk.FactsWithoutReason, "decisions", "decisions: steps_to_go={}, optimal_actions={} without a reason", r"steps_to_go=-1, optimal_actions=None without a reason \(None\)"),
     (kit_walk.HalfFacts, "decisions", "decisions: optimal_actions={} but steps_to_go={}", r"optimal_actions=\['\w+'.*\] but steps_to_go=-1: a deterministic env knows both or neither"),
     (kit_walk.StepsOffByOne, "decisions", "decisions: steps_to_go={} at reset", r"steps_to_go=(\d+) at reset, but optimal_steps=\d+"),
+    (kit_walk.UnsolvableAtReset, "decisions", "decisions: steps_to_go={} at reset", r"level 1 seed \d+: steps_to_go=-1 at reset, but optimal_steps=\d+"),
     (kit_walk.OracleNotOptimal, "decisions", "decisions: the oracle's action", r"the oracle's action '(up|down)' is not among optimal_actions \['(left|right)'\]"),
     (kit_walk.SuboptimalListed, "decisions", "decisions: {} ({}) {} among optimal_actions", r"'\w+' \(valid\) is among optimal_actions \[.*\], and steps_to_go went (\d) -> (\d): exactly"),
     (kit_walk.OnlyOracleListed, "decisions", "decisions: {} ({}) {} among optimal_actions", r"'\w+' \(valid\) is not among optimal_actions \['\w+'\], and steps_to_go went (\d) -> (\d): exactly"),
@@ -225,14 +226,12 @@ ALSO_FAILS: dict[type, dict[str, tuple[str, str]]] = {
     kit_walk.RefusedMoveChanges: {
         "decisions": ("decisions: optimal_actions {} must be distinct", "a refused move that wraps onto the goal leaves the episode on: no move is nearer"),
     },
+    kit_walk.OptimalNone: {"decisions": ("decisions: steps_to_go={} at reset", "the facts know the steps optimal_steps says do not exist")},
     kit_walk.DetourOracle: {"decisions": ("decisions: steps_to_go={} at reset", "optimal_steps counts the detour, which no decision may take")},
     kit_walk.DetourOnLevelOne: {"decisions": ("decisions: steps_to_go={} at reset", "optimal_steps counts the detour, which no decision may take")},
     kit_walk.SlowOracle: {"decisions": ("decisions: the oracle's action", "the oracle's detour moves lead away from the goal")},
     kit_walk.OracleBumps: {"decisions": ("decisions: the oracle's action", "the oracle's move into the edge is no optimal move")},
     kit_walk.OracleDithers: {"decisions": ("decisions: the oracle's action", "the oracle's dithering moves lead away from the goal")},
-    kit_walk.DuplicateActions: {
-        "decisions": ("decisions: optimal_actions {} must be distinct", "obs['actions'] repeats a move, which the facts list once"),
-    },
     kit_walk.RefusedMoveChangesActions: {
         "decisions": ("decisions: optimal_actions {} must be distinct", "the refused move reorders obs['actions']; the facts keep their order"),
     },
