@@ -257,9 +257,10 @@ def compare_decisions(records: Iterable[Mapping[str, Any]], other: Iterable[Mapp
             mine, yours = score_steps(r), score_steps(o)
             for i, (a, b) in enumerate(zip(r["steps"], o["steps"], strict=False)):
                 same_move = a.get("parsed") == b.get("parsed")
-                if a["decision"] != b["decision"] or not same_move:  # the states differ from here on (or from the next step)
+                same_state = a.get("decision") == b.get("decision")
+                if not (same_state and same_move):  # the states differ from here on (or from the next step)
                     c.diverged += 1
-                if a["decision"] != b["decision"]:  # not the same state (a chance game's draw, say): nothing to compare
+                if not same_state:  # a chance game's draw, say: nothing to compare
                     break
                 if mine[i].scored:
                     c.compared += 1
