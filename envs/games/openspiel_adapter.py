@@ -1190,7 +1190,8 @@ class Goofspiel(OpenSpielView):
         decisions="exact where you have at most 4 legal moves (4 cards in hand): ``values`` are each move's "
         "expected return against the random opponent on the reward variant's scale, the whole rest of the game searched (the "
         "positions' values are kept), ``optimal_actions`` the best of them; before that none, with the reason. ``steps_to_go`` "
-        "is -1 (chance); feature ``legal_moves``.",
+        "is -1 (chance); feature ``legal_moves``. With ``sparse``, which pays wins only, the best moves can differ from the "
+        "oracle's, which maximises the native return.",
         nodes=GOOFSPIEL.oracle_nodes,
         evaluate="the points won so far",
     )
@@ -1208,8 +1209,9 @@ class DotsAndBoxes(OpenSpielView):
         decisions="exact where you have at most 9 legal moves (9 lines left): ``values`` are each move's "
         "expected return against the random opponent on the reward variant's scale, the whole rest of the game searched (the "
         "positions' values are kept), ``optimal_actions`` the best of them; before that none, with the reason. ``steps_to_go`` "
-        "is -1 (chance); feature ``legal_moves``. There the oracle plays its search's move if it is among them, else "
-        "the first of them (its search, cut at its budget, can miss the best).",
+        "is -1 (chance); feature ``legal_moves``. There the oracle plays its search's move if it is a best one for the native "
+        "return, else the first best (its search, cut at its budget, can miss the best); with ``sparse``, which pays wins only, "
+        "the best moves can differ from the oracle's.",
         nodes=DOTS_AND_BOXES.oracle_nodes,
         evaluate="the boxes owned",
     )
