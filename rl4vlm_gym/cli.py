@@ -726,13 +726,14 @@ def decisions_command(
     ] = None,
     out: Annotated[Path, typer.Option(help="The HTML file to write.")] = Path("decisions.html"),
     images: Annotated[int, typer.Option(min=0, help="At most this many frames of error states (each replays an episode).")] = 8,
+    figures: Annotated[bool, typer.Option(help="Plot accuracy per family (needs the eval extra's matplotlib).")] = True,
 ) -> None:
     """Write the decision report: per family where the agent goes wrong (the states and moves of the
     most common errors, with frames), and with --compare the two runs decision by decision."""
     from rl4vlm_gym.harness.decision_report import DecisionReportError, write_decision_report
 
     try:
-        path = write_decision_report(run, out, compare=compare, trained_on=trained_on, images=images)
+        path = write_decision_report(run, out, compare=compare, trained_on=trained_on, images=images, figures=figures)
     except DecisionReportError as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from rl4vlm_gym.harness import plots
 from rl4vlm_gym.harness.decisions import decision_summary, has_decisions, score_steps
-from rl4vlm_gym.harness.report import DECISION_METRICS, _Heading, _Image, _Table, _Text, html_from_blocks, score_cell
+from rl4vlm_gym.harness.report import DECISION_METRICS, _Figure, _Heading, _Image, _Table, _Text, html_from_blocks, score_cell
 from rl4vlm_gym.harness.runner import load_episodes
 from rl4vlm_gym.harness.suite import Task
 from rl4vlm_gym.prompts import PromptConfig
@@ -352,7 +353,13 @@ def _comparison_blocks(run: _Run, other: _Run, trained_on: str | None) -> list[A
 
 
 def write_decision_report(
-    run: str | Path, out: str | Path, *, compare: str | Path | None = None, trained_on: str | None = None, images: int = 8
+    run: str | Path,
+    out: str | Path,
+    *,
+    compare: str | Path | None = None,
+    trained_on: str | None = None,
+    images: int = 8,
+    figures: bool = True,
 ) -> Path:
     """Write the decision report of ``run`` (see the module docstring) to the HTML file ``out``.
 
@@ -362,6 +369,7 @@ def write_decision_report(
         compare: another run folder to compare with, decision by decision, on the same seeds.
         trained_on: with ``compare``: the family trained on between the two runs (the decision transfer view).
         images: at most this many frames of error states (0: none; each replays an episode to its step).
+        figures: draw the plot of accuracy per family (matplotlib, the ``eval`` extra); the tables say it all without.
 
     Returns:
         The path written.
@@ -386,6 +394,9 @@ def write_decision_report(
                [[f, str(len(rs)), *_family_row(rs, f)] for f, rs in families.items()]),  # fmt: skip
         _Text(f"Over the run (each task weighs the same): decision accuracy {score_cell(overall['accuracy'])}."),
     ]
+    if figures:
+        bars = [(run.label, _by_family(run.records)) for run in ([other] if other is not None else []) + [loaded]]
+        blocks.append(_Figure("family_accuracy", lambda: plots.task_bars(bars, "accuracy"), "Decision accuracy per family (95% CI over episodes)."))
     if other is not None:
         blocks += _comparison_blocks(loaded, other, trained_on)
     budget = [max(0, images)]
@@ -396,6 +407,11 @@ def write_decision_report(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_from_blocks(blocks, "Decision report"), encoding="utf-8")
     return out
+
+
+def _by_family(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A decision summary whose "tasks" are families (each family's tasks pooled)."""
+    return decision_summary([{**r, "task": f} for f, rs in _families(records).items() for r in rs])
 
 
 def _family_row(records: Sequence[Mapping[str, Any]], family: str) -> list[str]:

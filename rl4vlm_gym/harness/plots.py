@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["DPI", "cross_table", "learning_curves", "overall_bars", "save", "svg_inline", "task_bars", "transfer_matrix"]
 
 DPI = 110
-_BOUNDED = ("success", "progress", "normalised_steps")
+_BOUNDED = ("success", "progress", "normalised_steps", "accuracy")
 _STEP_COLUMNS = ("env_steps", "step")
 _RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "rl4vlm-gym",  # clip-path ids from a fixed salt, not a random one
@@ -71,7 +71,7 @@ def task_bars(runs: Sequence[tuple[str, Mapping[str, Any]]], metric: str = "succ
         runs: ``(label, summary)`` pairs (``summary.json`` contents); tasks are in first-seen
             order across the summaries.
         metric: a metric of the summaries' task entries (``success``, ``progress``,
-            ``normalised_steps``, ``return``).
+            ``normalised_steps``, ``return``; or ``accuracy`` of a decision summary's).
 
     Returns:
         The figure; with more than one run, a legend names the runs.

@@ -373,16 +373,25 @@ def test_decision_report_errors_frames_comparison_and_transfer(walk_runs, tmp_pa
     assert (c.episodes, c.compared, c.kept, c.fixed, c.broken, c.changed, c.diverged) == (3, 6, 3, 3, 0, 0, 3)
     assert c.examples[0] == ("walk", 0, 2, "left", "right", "fixed")
     assert compare_decisions(before, after)["Walk"].broken == 3
-    page = write_decision_report(walk_runs["after"], tmp_path / "r" / "after.html", compare=walk_runs["before"], trained_on="Walk")
+    page = write_decision_report(walk_runs["after"], tmp_path / "r" / "after.html", compare=walk_runs["before"], trained_on="Walk", figures=False)
     text = page.read_text()
     assert "Decision transfer" in text and "Walk (trained on)" in text
     assert "<td>6 / 3 / 3 / 0 / 0</td>" in text  # compared / kept / fixed / broken / changed
     assert "<td>0.667 [0.67, 0.67]</td><td>1.000 [1.00, 1.00]</td><td>0.333 [0.33, 0.33]</td>" in text  # 4 of 6 an episode, 3 of 3
-    page = write_decision_report(walk_runs["before"], tmp_path / "before.html", images=1)
+    page = write_decision_report(walk_runs["before"], tmp_path / "before.html", images=1, figures=False)
     text = page.read_text()
     assert "<td>walk</td><td>side=near, steps_to_go=2</td><td>left</td><td>right</td><td>3</td>" in text
     assert text.count('<img src="data:image/png;base64,') == 1 and "before step 2: left taken, optimal right" in text
-    assert "Errors by state feature" in text and write_decision_report(walk_runs["before"], tmp_path / "b2.html", images=1).read_text() == text
+    assert "Errors by state feature" in text and write_decision_report(walk_runs["before"], tmp_path / "b2.html", images=1, figures=False).read_text() == text
+
+
+@pytest.mark.slow  # 0.4 s of matplotlib; the inner loop checks the tables
+def test_decision_report_plots_accuracy_per_family(walk_runs, tmp_path):
+    from rl4vlm_gym.harness.decision_report import write_decision_report
+
+    text = write_decision_report(walk_runs["after"], tmp_path / "a.html", compare=walk_runs["before"], images=0).read_text()
+    assert text.count("<svg") == 1 and "Decision accuracy per family (95% CI over episodes)." in text
+    assert text.count("<path") > 2  # two bars at least
 
 
 def test_decisions_cli(walk_runs, tmp_path):
@@ -392,9 +401,9 @@ def test_decisions_cli(walk_runs, tmp_path):
     from rl4vlm_gym.harness.decision_report import DecisionReportError, write_decision_report
 
     out = tmp_path / "d.html"
-    result = CliRunner().invoke(app, ["decisions", str(walk_runs["after"]), "--compare", str(walk_runs["before"]), "--out", str(out), "--images", "0"])
+    result = CliRunner().invoke(app, ["decisions", str(walk_runs["after"]), "--compare", str(walk_runs["before"]), "--out", str(out), "--images", "0", "--no-figures"])
     assert result.exit_code == 0, result.output
-    assert out.exists() and "<img" not in out.read_text()
+    assert out.exists() and "<img" not in out.read_text() and "<svg" not in out.read_text()
     with pytest.raises(DecisionReportError, match="--trained-on needs --compare"):  # the CLI prints it and exits 2
         write_decision_report(walk_runs["after"], out, trained_on="Walk")
     (walk_runs["before"] / "episodes.jsonl").write_text(json.dumps({"task": "walk", "seed": 0, "steps": [{"parsed": "left"}]}) + "\n")
