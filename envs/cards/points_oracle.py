@@ -361,8 +361,9 @@ class _Solver:
                 _keep_better(entry, result_class, tokens)
 
 
-_SHARED_LIMIT: Final = 500_000
-"""Entries (table values and searches) a shared solver keeps before it starts afresh."""
+_SHARED_LIMIT: Final = 200_000
+"""Entries (table values, searches, completions) a shared solver or completer keeps before it starts
+afresh: about 150 bytes each, so some 30 MB (some 10,000 episodes of Points24 reach it)."""
 _SHARED_SOLVERS: dict[tuple[str, bool], _Solver] = {}
 
 
