@@ -280,6 +280,7 @@ class BabaIsAI(VLMEnv):
         The episode's first plan tries for a shortest one (``shortest``: the one that search already
         found, if it did); a plan from a state off that plan (after other moves) follows the level's
         target plan with small budgets, as fast as possible."""
+        moves: list[str] | None
         if shortest is not None:
             moves, proven = shortest, True
         elif replan:

@@ -42,6 +42,7 @@ import heapq
 import re
 from collections.abc import Callable
 from itertools import count
+from typing import Any
 
 import numpy as np
 
@@ -318,7 +319,7 @@ class NextLevels:
     (from the same generator, whose state changes only when it draws: the same level whichever
     move breaks the rule), drawn and searched only when a decision search needs them."""
 
-    def __init__(self, task: levels.Task, rs_state: tuple) -> None:
+    def __init__(self, task: levels.Task, rs_state: Any) -> None:
         self.task, self.rs_state = task, rs_state
         self._next: tuple[E.World, NextLevels] | None = None
         self._exact: float | None = None  # the next level's moves to go, once found
