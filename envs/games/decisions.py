@@ -126,58 +126,57 @@ class SpielResponse:
 
     def _decide(self, key: str, group: list[World]) -> dict[str, float]:
         """Our move at information state ``key``, the worlds ``group``: each action's expected
-        return under the belief, and each world's value under the best action (the first of equals)."""
+        return under the belief, and each world's value under the best action (the first of
+        equals), by the world's ``history_str``: the same worlds reach an information state
+        whichever way the search came, so the memo serves every later arrival."""
         found = self._memo.get(key)
         if found is not None:
             return found[1]
         total = sum(w for _, w in group)
         legal = group[0][0].legal_actions()
-        children = {a: [(s.child(a), w) for s, w in group] for a in legal}
-        after = {a: self._values(children[a]) for a in legal}
-        expected = {a: sum(w * after[a][c.history_str()] for c, w in children[a]) / total for a in legal}
+        after = {a: self._values([(s.child(a), w) for s, w in group]) for a in legal}
+        expected = {a: sum(w * v for (_, w), v in zip(group, after[a], strict=True)) / total for a in legal}
         top = max(expected.values())
         best = next(a for a in legal if expected[a] >= top - TIE)
-        chosen = {s.history_str(): after[best][c.history_str()] for (s, _), (c, _) in zip(group, children[best], strict=True)}
+        chosen = {s.history_str(): v for (s, _), v in zip(group, after[best], strict=True)}
         self._memo[key] = (expected, chosen)
         return chosen
 
-    def _values(self, group: list[World]) -> dict[str, float]:
-        """Each world's expected return (by its ``history_str``), ``seat`` playing best from them on."""
+    def _values(self, group: list[World]) -> list[float]:
+        """Each world's expected return, in the order of ``group``, ``seat`` playing best from them on."""
         state = group[0][0]
         if state.is_terminal():
-            return {s.history_str(): self.payoff(float(s.returns()[self.seat])) for s, _ in group}
+            return [self.payoff(float(s.returns()[self.seat])) for s, _ in group]
+        out = [0.0] * len(group)
         if state.is_chance_node():
-            out = dict.fromkeys((s.history_str() for s, _ in group), 0.0)
-            for outcome in {o for s, _ in group for o, _ in s.chance_outcomes()}:
-                branch = [(s, w, p) for s, w in group for o, p in s.chance_outcomes() if o == outcome]
-                self._merge(out, branch, outcome)
+            chances = [dict(s.chance_outcomes()) for s, _ in group]
+            for outcome in sorted({o for c in chances for o in c}):
+                self._merge(out, group, [c.get(outcome, 0.0) for c in chances], outcome)
             return out
         if state.current_player() == self.seat:
             # worlds that differ only where we cannot see share our information state and our move
-            groups: dict[str, list[World]] = {}
-            for s, w in group:
-                groups.setdefault(s.information_state_string(self.seat), []).append((s, w))
-            out = {}
-            for key, part in groups.items():
-                chosen = self._decide(key, part)
-                out.update({s.history_str(): chosen[s.history_str()] for s, _ in part})
+            parts: dict[str, list[int]] = {}
+            for i, (s, _) in enumerate(group):
+                parts.setdefault(s.information_state_string(self.seat), []).append(i)
+            for key, members in parts.items():
+                chosen = self._decide(key, [group[i] for i in members])
+                for i in members:
+                    out[i] = chosen[group[i][0].history_str()]
             return out
-        out = dict.fromkeys((s.history_str() for s, _ in group), 0.0)
         legal = state.legal_actions()
         probs = [self.policy(s.information_state_string(), legal) for s, _ in group]
         for j, action in enumerate(legal):
-            branch = [(s, w, p[j]) for (s, w), p in zip(group, probs, strict=True) if p[j] > 0]
-            self._merge(out, branch, action)
+            self._merge(out, group, [p[j] for p in probs], action)
         return out
 
-    def _merge(self, out: dict[str, float], branch: list[tuple[Any, float, float]], action: int) -> None:
-        """Add ``p`` times the value after ``action`` of each world ``(state, weight, p)``."""
-        if not branch:
+    def _merge(self, out: list[float], group: list[World], probs: list[float], action: int) -> None:
+        """Add to ``out`` each world's chance ``probs`` of ``action`` times its value after it."""
+        moved = [i for i, p in enumerate(probs) if p > 0]  # worlds where the move is never made add nothing
+        if not moved:
             return
-        children = [(s.child(action), w * p) for s, w, p in branch]
-        values = self._values(children)
-        for (s, _, p), (child, _) in zip(branch, children, strict=True):
-            out[s.history_str()] += p * values[child.history_str()]
+        values = self._values([(group[i][0].child(action), group[i][1] * probs[i]) for i in moved])
+        for i, value in zip(moved, values, strict=True):
+            out[i] += probs[i] * value
 
 
 # Perfect-information OpenSpiel games against a uniformly random opponent ---------------------------
