@@ -158,9 +158,9 @@ def brute_shortest(numbers: tuple[int, ...], target: int, ops: str, parens: bool
     [
         ((2, 3, 4), 20, "+*", False, 5),  # EZPoints rules: (2+3)*4 is out of reach, 4*3+... is not
         ((2, 3, 4), 14, "+*", False, 5),
-        ((2, 3, 4), 20, "+-*/", True, 7),  # one spare pair of parentheses
-        ((1, 3, 3), 0, "+-*/", True, 7),  # zero: (3-3)*1, 1*(3-3), 3-3*1...
-        ((2, 5, 7), 1, "+-*/", True, 7),
+        pytest.param((2, 3, 4), 20, "+-*/", True, 7, marks=pytest.mark.slow),  # (2+3)*4: parentheses needed; 0.2 s
+        ((1, 3, 3), 0, "+-*/", True, 7),  # zero: (3-3)*1, 1*(3-3), 3-3*1...; one spare pair of parentheses
+        pytest.param((2, 5, 7), 1, "+-*/", True, 7, marks=pytest.mark.slow),  # 0.2 s
     ],
 )
 def test_shortest_completions_match_a_brute_force_over_every_formula(
