@@ -414,6 +414,9 @@ def eval_command(
     baseline: Annotated[Path | None, typer.Option(help="Another run folder to compare with, seed by seed.")] = None,
     report: Annotated[bool, typer.Option(help="Write report.md and report.html into the run folder.")] = True,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    decisions: Annotated[
+        bool, typer.Option(help="Record each step's decision facts (scored by the env's solver); --no-decisions for slow planners.")
+    ] = True,
 ) -> None:
     """Run an agent over a suite: per-episode JSONL, a summary with 95% intervals and a report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -445,7 +448,7 @@ def eval_command(
         with bar:
             records = run_suite(
                 loaded, spec, out, workers=workers, prompt=prompt, on_episode=lambda r, n, total: bar.update(job, completed=n),
-                backend=backend, address=address, actor_options=_agent_kwargs(actor_option),
+                backend=backend, address=address, actor_options=_agent_kwargs(actor_option), decisions=decisions,
             )  # fmt: skip
     except (SuiteError, RunError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")

@@ -544,7 +544,9 @@ def replay_episode(env: gym.Env, task: Task, record: Mapping[str, Any]) -> tuple
         on after the end).
     """
     script = _Script(record["steps"])
-    rebuilt = play_episode(env, script, task, record["seed"])
+    # the facts are asked for only where the log has them (an older log's replay is as it was)
+    facts = "final_decision" in record or any("decision" in s for s in record["steps"])
+    rebuilt = play_episode(env, script, task, record["seed"], decisions=facts)
     if script.used == len(record["steps"]) and (rebuilt["error"] or "").startswith(f"agent raised {_LogEnded.__name__}"):
         rebuilt["error"] = _LogEnded.__name__  # the outputs ran out before the env ended the episode
     return rebuilt, script.used

@@ -55,11 +55,11 @@ def task_resources(task: Task, actor_options: Mapping[str, Any] | None = None) -
 class _EvalActor:
     """A Ray actor: one runner worker (agent and envs)."""
 
-    def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
+    def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig, decisions: bool = True) -> None:
         import rl4vlm_gym  # noqa: F401  (registers the ids in Ray's worker process)
 
         set_render_threads_if_unset()
-        self.worker = _Worker(suite, agent, prompt)
+        self.worker = _Worker(suite, agent, prompt, decisions)
 
     def ready(self) -> bool:
         return True
@@ -89,6 +89,7 @@ def play_on_ray(
     address: str | None = None,
     actor_options: Mapping[str, Any] | None = None,
     max_attempts: int = 3,
+    decisions: bool = True,
 ) -> None:
     """Play the episodes ``todo`` on at most ``workers`` Ray actors, calling ``save`` with each record.
 
@@ -97,6 +98,7 @@ def play_on_ray(
             yet; ``None`` starts a local Ray (ended on return). A connection made by the caller is kept.
         actor_options: Ray actor options over every task's :func:`task_resources`.
         max_attempts: plays of one episode cut short by its actor's death before it is recorded as failed.
+        decisions: record each step's decision facts (:func:`~rl4vlm_gym.harness.runner.play_episode`).
     """
     try:
         import ray
@@ -121,7 +123,7 @@ def play_on_ray(
         nonlocal made
         made += 1
         handle = remote.options(**dict(group), max_restarts=0, max_task_retries=0, name=f"rl4vlm-eval-{run_id}-{made}").remote(
-            suite, agent, prompt
+            suite, agent, prompt, decisions
         )
         actor = _Actor(handle, group)
         actors.append(actor)

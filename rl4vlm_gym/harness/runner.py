@@ -136,7 +136,7 @@ def episode_optimal_steps(env: gym.Env, info: Mapping[str, Any]) -> int:
     return int(info.get("optimal_steps", -1))
 
 
-def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str, Any]:
+def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int, decisions: bool = True) -> dict[str, Any]:
     """Play one episode and return its record (one JSONL line).
 
     The record holds the task, env id and version, level, obs mode and seed; per step the raw
@@ -145,7 +145,9 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
     :meth:`~rl4vlm_gym.core.VLMEnv.decision` asked for just before the step); the episode's return,
     success, progress, steps, optimal steps, invalid actions, tokens and error, and the decision
     facts of the state the episode ended in (``final_decision``), from which the last step's regret
-    is known. :mod:`rl4vlm_gym.harness.decisions` scores the steps from these facts.
+    is known. :mod:`rl4vlm_gym.harness.decisions` scores the steps from these facts. With
+    ``decisions=False`` the record holds none (for envs whose solver is a planner too slow to ask
+    at every step: the log is then scored by episode only).
     """
     spec_version = env.spec.version if env.spec is not None else None
     obs, info = env.reset(seed=seed)
@@ -175,7 +177,7 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
         if not isinstance(output, str):
             error = f"agent returned {type(output).__name__}, not str: {output!r:.200}"
             break
-        decision = decision_facts(base)
+        decision = decision_facts(base) if decisions else None
         t2 = clock()  # the decision's time is neither the agent's nor the step's
         obs, reward, terminated, truncated, info = env.step(output)
         t3 = clock()
@@ -192,12 +194,13 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
                 "output_tokens": usage.output_tokens if usage else 0,
                 "agent_ms": round((t1 - t0) * 1e3, 3),
                 "env_ms": round((t3 - t2) * 1e3, 3),
-                "decision": decision,
             }
         )
+        if decision is not None:
+            steps[-1]["decision"] = decision
         if terminated or truncated:
             break
-    return {
+    record = {
         "task": task.name,
         "env_id": task.env,
         "version": spec_version,
@@ -216,8 +219,10 @@ def play_episode(env: gym.Env, agent: Agent, task: Task, seed: int) -> dict[str,
         "output_tokens": sum(s["output_tokens"] for s in steps),
         "error": error,
         "steps": steps,
-        "final_decision": decision_facts(base),
     }
+    if decisions:
+        record["final_decision"] = decision_facts(base)
+    return record
 
 
 NO_FACTS = "not a VLMEnv: no decision facts"
@@ -244,9 +249,10 @@ _worker: _Worker | None = None
 class _Worker:
     """One process's agent and envs (envs are kept between episodes of the same task)."""
 
-    def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
+    def __init__(self, suite: Suite, agent: AgentSpec, prompt: PromptConfig, decisions: bool = True) -> None:
         self.tasks = {t.name: t for t in suite.tasks}
         self.prompt = prompt
+        self.decisions = decisions
         self.agent = agent.make(prompt)
         self.envs: dict[str, gym.Env] = {}
 
@@ -259,7 +265,7 @@ class _Worker:
             except Exception as err:
                 return _failed(task, seed, f"making the env raised {type(err).__name__}: {err}")
         try:
-            return play_episode(env, self.agent, task, seed)
+            return play_episode(env, self.agent, task, seed, self.decisions)
         except AgentUnavailableError:
             raise
         except Exception as err:  # the env broke: record it, and make a fresh env next time
@@ -274,13 +280,13 @@ class _Worker:
         self.agent.close()
 
 
-def _init_worker(suite: Suite, agent: AgentSpec, prompt: PromptConfig) -> None:
+def _init_worker(suite: Suite, agent: AgentSpec, prompt: PromptConfig, decisions: bool = True) -> None:
     import atexit
 
     import rl4vlm_gym  # noqa: F401  (registers the ids in a spawned process)
 
     global _worker
-    _worker = _Worker(suite, agent, prompt)
+    _worker = _Worker(suite, agent, prompt, decisions)
     atexit.register(_worker.close)
 
 
@@ -333,6 +339,7 @@ def run_suite(
     backend: str = "local",
     address: str | None = None,
     actor_options: Mapping[str, Any] | None = None,
+    decisions: bool = True,
 ) -> list[dict[str, Any]]:
     """Play every episode of ``suite`` with ``agent`` that ``out`` does not hold yet.
 
@@ -348,6 +355,8 @@ def run_suite(
             this machine or a cluster: :mod:`rl4vlm_gym.harness.ray_runner`; same records).
         address: with ``backend="ray"``, the cluster to connect to (``"auto"``, ``"ray://host:port"``).
         actor_options: with ``backend="ray"``, Ray actor options over the env cards' resources.
+        decisions: record each step's decision facts (:func:`play_episode`); keep the same choice
+            when resuming, or the log mixes episodes with and without them.
 
     Returns:
         All the run's episode records, in suite order.
@@ -393,11 +402,13 @@ def run_suite(
                 if backend == "ray":
                     from rl4vlm_gym.harness.ray_runner import play_on_ray
 
-                    play_on_ray(suite, agent, prompt, todo, save, workers=workers, address=address, actor_options=actor_options)
+                    play_on_ray(
+                        suite, agent, prompt, todo, save, workers=workers, address=address, actor_options=actor_options, decisions=decisions
+                    )
                 elif workers <= 1:
-                    _run_inline(suite, agent, prompt, todo, save)
+                    _run_inline(suite, agent, prompt, todo, save, decisions)
                 else:
-                    _run_pool(suite, agent, prompt, todo, save, workers)
+                    _run_pool(suite, agent, prompt, todo, save, workers, decisions)
             except AgentUnavailableError as err:
                 raise RunError(
                     f"the agent cannot play: {err}. The run stopped with {len(done)} of {total} episodes saved in {out}; "
@@ -406,8 +417,10 @@ def run_suite(
     return [done[key] for key in wanted if key in done]
 
 
-def _run_inline(suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: Iterable[tuple[str, int]], save: Callable) -> None:
-    worker = _Worker(suite, agent, prompt)
+def _run_inline(
+    suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: Iterable[tuple[str, int]], save: Callable, decisions: bool = True
+) -> None:
+    worker = _Worker(suite, agent, prompt, decisions)
     try:
         for task_name, seed in todo:
             save(worker.play(task_name, seed))
@@ -416,12 +429,12 @@ def _run_inline(suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: Iter
 
 
 def _run_pool(
-    suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: list[tuple[str, int]], save: Callable, workers: int
+    suite: Suite, agent: AgentSpec, prompt: PromptConfig, todo: list[tuple[str, int]], save: Callable, workers: int, decisions: bool = True
 ) -> None:
     context = multiprocessing.get_context("spawn")
 
     def new_pool(n: int) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(n, mp_context=context, initializer=_init_worker, initargs=(suite, agent, prompt))
+        return cf.ProcessPoolExecutor(n, mp_context=context, initializer=_init_worker, initargs=(suite, agent, prompt, decisions))
 
     # A dying worker breaks the pool and every episode in flight. Those are replayed one at a time
     # on a fresh one-worker pool, so the episode that kills its worker is known and recorded.

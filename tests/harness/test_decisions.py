@@ -232,10 +232,35 @@ class _Outputs(Agent):
 TASK = Task(name="walk", env="test/Walk-v0", obs_mode="text", seeds=(0,))
 
 
-def _play(env_class=Walk, outputs=("right", "left", "jump", "right", "wait", "right", "right", "right")):
+def _play(env_class=Walk, outputs=("right", "left", "jump", "right", "wait", "right", "right", "right"), decisions=True):
     env = env_class(obs_mode="text")
     try:
-        return play_episode(env, _Outputs(outputs), TASK, 0)
+        return play_episode(env, _Outputs(outputs), TASK, 0, decisions=decisions)
+    finally:
+        env.close()
+
+
+class CountingWalk(Walk):
+    asked = 0
+
+    def _decision(self):
+        CountingWalk.asked += 1
+        return super()._decision()
+
+
+def test_a_run_may_record_no_facts_and_its_replay_asks_for_none():
+    """--no-decisions (slow planners): no facts in the log, and replaying it does not ask the solver."""
+    bare = _play(CountingWalk, decisions=False)
+    assert CountingWalk.asked == 0 and not has_decisions([bare]) and "final_decision" not in bare
+    def untimed(record, drop=()):
+        return {**{k: v for k, v in record.items() if k not in drop},
+                "steps": [{k: v for k, v in s.items() if k not in ("agent_ms", "env_ms", *drop)} for s in record["steps"]]}  # fmt: skip
+
+    assert untimed(bare) == untimed(_play(), drop=("decision", "final_decision"))  # the same record, less the facts
+    env = CountingWalk(obs_mode="text")
+    try:
+        assert _replay_problem(env, TASK, bare) is None and CountingWalk.asked == 0
+        assert _replay_problem(env, TASK, _play()) is None and CountingWalk.asked == 7  # before each step (the end needs no solver)
     finally:
         env.close()
 
