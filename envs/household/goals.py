@@ -17,13 +17,11 @@ The sentences are the templates of ALFWorld's ``alfworld/gen/goal_library.py``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from rl4vlm_gym.envs.household.world import House
-
-__all__ = ["TASK_TYPES", "TREATMENTS", "Goal"]
+__all__ = ["TASK_TYPES", "TREATMENTS", "Goal", "HouseState"]
 
 TASK_TYPES = (
     "pick_and_place_simple",
@@ -50,6 +48,47 @@ _TEMPLATES = {
     "pick_cool_then_place_in_recep": ("put a cool {obj} in {recep}.", "cool some {obj} and put it in {recep}."),
     "pick_two_obj_and_place": ("put two {obj} in {recep}.", "find two {obj} and put them in {recep}."),
 }
+
+
+class HouseState(Protocol):
+    """What the goals and the oracle read of a household's state: a procedural ``House`` or an
+    ALFWorld game's ``Board`` (``alfworld_oracle.py``)."""
+
+    @property
+    def goal(self) -> Goal: ...
+    @property
+    def place(self) -> str | None: ...
+    @property
+    def holding(self) -> str | None: ...
+    @property
+    def listing(self) -> tuple[str, ...]: ...
+    @property
+    def receptacles(self) -> Mapping[str, Any]: ...
+    @property
+    def objects(self) -> Mapping[str, Any]: ...
+    @property
+    def contents(self) -> Mapping[str, list[str]]: ...
+    @property
+    def where(self) -> Mapping[str, str]: ...
+    @property
+    def opened(self) -> set[str]: ...
+    @property
+    def clean(self) -> set[str]: ...
+    @property
+    def hot(self) -> set[str]: ...
+    @property
+    def cool(self) -> set[str]: ...
+    @property
+    def toggled(self) -> set[str]: ...
+    def of_kind(self, kind: str) -> tuple[str, ...]: ...
+    def kinds(self) -> Iterable[tuple[str, str]]: ...
+    def accepts(self, receptacle: str, obj: str) -> bool: ...
+    def appliances(self, verb: str) -> tuple[str, ...]: ...
+    def spot(self, receptacle: str) -> str: ...
+    def around(self) -> list[str]: ...
+    def put_command(self, obj: str, receptacle: str) -> str: ...
+    def copy(self) -> HouseState: ...
+    def apply(self, command: str) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -84,7 +123,7 @@ class Goal:
         """The goal as ALFWorld states it, e.g. ``"put a clean mug in coffeemachine."``."""
         return _TEMPLATES[self.task][self.template].format(obj=self.obj, recep=self.recep, lamp=self.lamp)
 
-    def treated(self, house: House, obj: str) -> bool:
+    def treated(self, house: HouseState, obj: str) -> bool:
         """``obj`` is in the state the goal asks for (always true without a treatment)."""
         treatment = self.treatment
         return (
@@ -94,27 +133,24 @@ class Goal:
             or (treatment == "cool" and obj in house.cool)
         )
 
-    def placed(self, house: House, receptacle: str) -> int:
+    def placed(self, house: HouseState, receptacle: str) -> int:
         """How many objects that count for the goal are in ``receptacle``."""
         return sum(
             house.objects[o].kind == self.obj and self.treated(house, o) for o in house.contents[receptacle]
         )
 
-    def lit_here(self, house: House) -> bool:
+    def lit_here(self, house: HouseState) -> bool:
         """A lamp of the goal's kind at the agent's place has been switched on."""
-        place = house.place
-        return place is not None and any(
-            house.objects[o].kind == self.lamp and o in house.toggled for o in house.contents[place]
-        )
+        return any(house.objects[o].kind == self.lamp and o in house.toggled for o in house.around())
 
-    def satisfied(self, house: House) -> bool:
+    def satisfied(self, house: HouseState) -> bool:
         """Whether the game is won."""
         if self.task == "look_at_obj_in_light":
             held = house.holding
             return held is not None and house.objects[held].kind == self.obj and self.lit_here(house)
         return any(self.placed(house, r) >= self.count for r in house.of_kind(self.recep or ""))
 
-    def progress(self, house: House) -> float:
+    def progress(self, house: HouseState) -> float:
         """The fraction of the goal's conditions that hold, in ``[0, 1]``."""
         if self.task == "look_at_obj_in_light":
             held = house.holding

@@ -19,14 +19,13 @@ task, phase and objects left, for breaking an agent's errors down.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from rl4vlm_gym.envs.household.kinds import APPLIANCES
 from rl4vlm_gym.envs.household.world import READ_ONLY
 
 if TYPE_CHECKING:
-    from rl4vlm_gym.envs.household.world import House
+    from rl4vlm_gym.envs.household.goals import HouseState
 
 __all__ = ["features", "optimal_commands", "plan"]
 
@@ -36,7 +35,7 @@ class _Route:
 
     __slots__ = ("commands", "held", "house", "moved", "opened", "place")
 
-    def __init__(self, house: House, place: str | None) -> None:
+    def __init__(self, house: HouseState, place: str | None) -> None:
         self.house = house
         self.place = place
         self.held = house.holding
@@ -45,9 +44,10 @@ class _Route:
         self.commands: list[str] = []
 
     def go(self, receptacle: str) -> None:
-        if self.place != receptacle:
+        spot = self.house.spot(receptacle)
+        if self.place != spot:
             self.commands.append(f"go to {receptacle}")
-            self.place = receptacle
+            self.place = spot
 
     def reach(self, receptacle: str) -> None:
         """Go to ``receptacle`` and open it if it is a closed container."""
@@ -74,7 +74,7 @@ class _Route:
         self.commands.append(f"{verb} {obj} with {appliance}")
 
 
-def plan(house: House) -> list[str] | None:
+def plan(house: HouseState) -> list[str] | None:
     """The shortest admissible command sequence that wins the game; ``[]`` if it is won, ``None``
     if it cannot be won."""
     if house.goal.satisfied(house):
@@ -86,12 +86,12 @@ def plan(house: House) -> list[str] | None:
     return best
 
 
-def _routes(house: House, place: str | None) -> Iterator[list[str]]:
+def _routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     """Every candidate plan of the state, the agent standing at ``place``."""
     return _look_routes(house, place) if house.goal.task == "look_at_obj_in_light" else _place_routes(house, place)
 
 
-def optimal_commands(house: House, steps: int) -> tuple[str, ...]:
+def optimal_commands(house: HouseState, steps: int, operations: Mapping[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """The admissible commands, in their order, after which the shortest plan has ``steps - 1``
     commands, ``steps`` being the shortest plan's length now (``len(plan(house))``).
 
@@ -101,16 +101,22 @@ def optimal_commands(house: House, steps: int) -> tuple[str, ...]:
     place matters only to its first command, which is always a ``go to`` when the agent stands
     nowhere. So one enumeration from nowhere gives every ``go to R``'s distance: the shortest
     route whose first move is ``go to R``, less that move, or any shortest route.
+
+    ``operations`` maps the admissible commands to ``(operation, *arguments)`` as
+    :meth:`House.admissible` does (its default); a state with other commands (ALFWorld's,
+    ``alfworld_oracle.py``) gives its own.
     """
     if steps <= 0:
         return ()
     shortest, first_go = _distances_after_go(house)
     optimal = []
-    for command, (op, *args) in house.admissible().items():
+    if operations is None:
+        operations = house.admissible()  # type: ignore[attr-defined]  # a House's; a Board's are given
+    for command, (op, *args) in operations.items():
         if op in READ_ONLY:
             continue
         if op == "goto":
-            after = min(shortest, first_go.get(args[0], shortest))
+            after = min(shortest, first_go.get(house.spot(args[0]), shortest))
         else:
             twin = house.copy()
             twin.apply(command)
@@ -121,14 +127,14 @@ def optimal_commands(house: House, steps: int) -> tuple[str, ...]:
     return tuple(optimal)
 
 
-def _distances_after_go(house: House) -> tuple[int, dict[str, int]]:
-    """From nowhere: the shortest route's length, and per receptacle ``R`` the length of the
-    shortest route that starts with ``go to R``, that first move left out."""
+def _distances_after_go(house: HouseState) -> tuple[int, dict[str, int]]:
+    """From nowhere: the shortest route's length, and per place (:meth:`House.spot`) the length of
+    the shortest route that starts by going there, that first move left out."""
     shortest = _UNREACHABLE
     first_go: dict[str, int] = {}
     for commands in _routes(house, None):
         shortest = min(shortest, len(commands))
-        first = commands[0][len("go to ") :]  # from nowhere, every route starts by going somewhere
+        first = house.spot(commands[0][len("go to ") :])  # from nowhere, every route starts by going somewhere
         first_go[first] = min(first_go.get(first, _UNREACHABLE), len(commands) - 1)
     return shortest, first_go
 
@@ -136,7 +142,7 @@ def _distances_after_go(house: House) -> tuple[int, dict[str, int]]:
 _UNREACHABLE = 1 << 30
 
 
-def features(house: House) -> dict[str, int | str]:
+def features(house: HouseState) -> dict[str, int | str]:
     """The state's decision features: ``task`` (ALFWorld's task type), ``phase`` (what the task
     needs next: ``find`` an object of the goal's kind, ``free`` the hands of another object,
     ``clean``/``heat``/``cool`` the one held, ``put`` it in place, or ``light`` a lamp) and
@@ -160,7 +166,7 @@ def features(house: House) -> dict[str, int | str]:
     return {"task": goal.task, "phase": phase, "left": left}
 
 
-def _free_hands(house: House, first: str, place: str | None) -> Iterator[_Route]:
+def _free_hands(house: HouseState, first: str, place: str | None) -> Iterator[_Route]:
     """Routes that start by putting down what the hands hold, unless it is ``first``, the
     object the route fetches first."""
     held = house.holding
@@ -174,11 +180,15 @@ def _free_hands(house: House, first: str, place: str | None) -> Iterator[_Route]
             yield route
 
 
-def _place_routes(house: House, place: str | None) -> Iterator[list[str]]:
+def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     goal = house.goal
     verb = goal.treatment
-    appliances = house.of_kind(APPLIANCES[verb]) if verb else ("",)
-    targets = [name for name, kind in house.kinds() if kind == goal.obj and house.objects[name].spec.pickupable]
+    appliances = house.appliances(verb) if verb else ("",)
+    targets = [
+        name
+        for name, kind in house.kinds()
+        if kind == goal.obj and _reachable(house, name) and (not verb or house.objects[name].spec.treatable(verb))
+    ]
     for dest in house.of_kind(goal.recep or ""):
         need = goal.count - goal.placed(house, dest)
         counted = {o for o in house.contents[dest] if house.objects[o].kind == goal.obj and goal.treated(house, o)}
@@ -194,10 +204,16 @@ def _place_routes(house: House, place: str | None) -> Iterator[list[str]]:
                     yield route.commands
 
 
-def _look_routes(house: House, place: str | None) -> Iterator[list[str]]:
+def _reachable(house: HouseState, obj: str) -> bool:
+    """``obj`` can be had: held, or pickupable in a receptacle (in ALFWorld's games some objects lie in
+    none, out of reach)."""
+    return obj == house.holding or (house.objects[obj].spec.pickupable and obj in house.where)
+
+
+def _look_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     goal = house.goal
     lamps = [name for name, kind in house.kinds() if kind == goal.lamp and name in house.where]
-    targets = [name for name, kind in house.kinds() if kind == goal.obj and house.objects[name].spec.pickupable]
+    targets = [name for name, kind in house.kinds() if kind == goal.obj and _reachable(house, name)]
     for lamp, obj in itertools.product(lamps, targets):
         for route in _free_hands(house, obj, place):
             route.take(obj)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from rl4vlm_gym.envs.household.goals import Goal
-from rl4vlm_gym.envs.household.kinds import OBJECTS, RECEPTACLES, ObjectKind, ReceptacleKind
+from rl4vlm_gym.envs.household.kinds import APPLIANCES, OBJECTS, RECEPTACLES, ObjectKind, ReceptacleKind
 from rl4vlm_gym.envs.household.view import Item, View, carrying, overview, receptacle_sentence
 
 __all__ = ["COMMAND_STYLES", "READ_ONLY", "House", "Receptacle", "Thing"]
@@ -143,6 +143,19 @@ class House:
     def accepts(self, receptacle: str, obj: str) -> bool:
         """ALFWorld's ``canContain``: the receptacle's kind can hold the object's kind."""
         return self.objects[obj].kind in self.receptacles[receptacle].spec.contains
+
+    def appliances(self, verb: str) -> tuple[str, ...]:
+        """The receptacles that ``verb`` (``"clean"``, ``"heat"``, ``"cool"``) works with."""
+        return self.of_kind(APPLIANCES[verb])
+
+    def spot(self, receptacle: str) -> str:
+        """Where the agent stands at ``receptacle`` (the planner's place): the receptacle itself, as each
+        stands alone here (in ALFWorld's games several may share a location)."""
+        return receptacle
+
+    def around(self) -> list[str]:
+        """The objects in the receptacle(s) where the agent stands."""
+        return self.contents[self.place] if self.place is not None else []
 
     def item(self, obj: str) -> Item:
         """The object as seen, with its states."""

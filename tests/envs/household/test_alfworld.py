@@ -245,6 +245,7 @@ def test_back_on_the_plan_after_a_detour_the_oracle_takes_up_its_plan_without_pl
 
 
 def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the exact planner does not know the game's goal either (here: made to know none)."""
     import textworld
     import textworld.gym
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredExpert, AlfredExpertType, AlfredInfos
@@ -253,6 +254,8 @@ def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(mo
 
     monkeypatch.setattr(module, "_plans", {})
     monkeypatch.setattr(module, "_gave_up", {})
+    monkeypatch.setattr(module, "_goals", {})
+    monkeypatch.setattr(module, "goal_of", lambda task, problem: None)
     request = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile", "expert_plan"])
     wrappers = [AlfredDemangler(shuffle=False), AlfredInfos, AlfredExpert(expert_type=AlfredExpertType.HANDCODED)]
     raw = textworld.gym.make(textworld.gym.register_game(GAMES[PICK], request, max_episode_steps=50, wrappers=wrappers))
@@ -276,18 +279,54 @@ def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(mo
     env.close()
 
 
-def test_planner_past_its_memory_bound_hands_over_too(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_planner_past_its_memory_bound_hands_over_to_the_exact_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     from rl4vlm_gym.envs.household import alfworld as module
 
     monkeypatch.setattr(module, "_plans", {})
     monkeypatch.setattr(module, "_gave_up", {})
     env = make(planner_memory_mb=1)  # a bedroom game's plan fits in what the child starts with: a kitchen
-    obs, _ = env.reset(options={"game": GAMES["pick_heat_then_place_in_recep"]})
-    assert env.optimal_steps == -1
-    assert env.oracle_action() == "look"  # ALFWorld's handcoded expert's first word
-    env.step("look")
-    action = env.oracle_action()
-    assert action in env.admissible_actions and action != "look"
+    env.reset(options={"game": GAMES["pick_heat_then_place_in_recep"]})
+    assert env.optimal_steps == 7 and env._gave_up  # the exact planner's shortest plan (Fast Downward's is 7 too)
+    for step in range(7):
+        facts, action = env.decision(), env.oracle_action()
+        assert facts["steps_to_go"] == 7 - step and action in facts["optimal_actions"]
+        terminated = env.step(action)[2]
+    assert terminated and env._won
+    env.close()
+
+
+def test_decision_facts_along_the_oracle_and_a_random_walk_match_the_game_and_fast_downward() -> None:
+    """On the pick-two bedroom game (unit costs: Fast Downward's plans are the shortest): the exact
+    planner's model of every command taken equals the game's next facts; steps_to_go equals Fast
+    Downward's plan length from walk states; the facts' laws hold; and the exact plan, played from the
+    walk's last state, wins in steps_to_go steps."""
+    from rl4vlm_gym.envs.household.alfworld_oracle import Board
+
+    env = make()
+    play(env, "pick_two_obj_and_place")
+    assert env.decision()["steps_to_go"] == env.optimal_steps == 8
+    rng = np.random.default_rng(1)
+    before = env.decision()
+    for step in range(12):
+        model = env._board()
+        action = env.oracle_action() if step % 3 == 2 else env.admissible_actions[int(rng.integers(len(env.admissible_actions)))]
+        if action.startswith("take ") and not action.startswith("take book"):
+            action = env.oracle_action()  # an object no receptacle can hold would end every plan
+        model.apply(action)
+        env.step(action)
+        assert env._board().key() == model.key(), f"the model of {action!r} is not the game's"
+        after = env.decision()
+        assert (action in before["optimal_actions"]) == (after["steps_to_go"] == before["steps_to_go"] - 1)
+        if step == 7:
+            assert after["steps_to_go"] == len(env._bounded_plan()), "Fast Downward's plan is as long"
+        before = after
+    rest = list(env._exact_plan()[0] or ())
+    assert len(rest) == before["steps_to_go"] > 0
+    for command in rest:
+        assert command in env.admissible_actions
+        terminated = env.step(command)[2]
+    assert terminated and env._won
+    assert isinstance(Board.operations(env.admissible_actions), dict)
     env.close()
 
 
