@@ -251,7 +251,18 @@ class FrozenLake(VLMEnv):
 
     def _decision(self) -> Decision:
         # Exact on both kinds of ice, from tables computed once per map (a BFS, a value iteration),
-        # so each call is a look-up. Feature: the moves to the goal on ice that does not slip.
+        # so each call is a look-up; the facts of each cell are kept for the map.
+        key = (self.desc, self.slippery)
+        kept = getattr(self, "_decided", None)
+        if kept is None or kept[0] != key:
+            kept = self._decided = (key, {})
+        found = kept[1].get(self.position)
+        if found is None:
+            found = kept[1][self.position] = self._facts_here()
+        return found
+
+    def _facts_here(self) -> Decision:
+        """The decision facts of the current cell. Feature: the moves to the goal on ice that does not slip."""
         dist = self._distances()
         to_go = dist.get(self.position)
         features = {"distance": -1 if to_go is None else to_go}
