@@ -70,9 +70,9 @@ LEVELS = (Level(3, ("colour", "shape")), Level(4, ("size", "colour", "shape")), 
 
 
 @functools.cache
-def _phrase_words(level: Level) -> tuple[tuple[str, frozenset[str]], ...]:
+def _phrase_words(level: Level) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each message of ``level`` (in the order of ``Level.phrases``) and its words."""
-    return tuple((p, frozenset(p.split())) for p in level.phrases())
+    return tuple((p, tuple(p.split())) for p in level.phrases())
 
 
 def name(thing: Thing) -> str:
@@ -459,12 +459,18 @@ class ReferentialSpeaker(_ReferentialView):
     def _chances(self) -> dict[str, float]:
         """The listener picks uniformly among the candidates that fit the message (all if none does)."""
         r = self.round
-        things = [frozenset(v for _, v in c) for c in r.candidates]
-        target, n = things[r.target], len(things)
+        n, full = len(r.candidates), (1 << len(r.candidates)) - 1
+        having: dict[str, int] = {}  # each value: the candidates that have it, as bits
+        for i, thing in enumerate(r.candidates):
+            for _, value in thing:
+                having[value] = having.get(value, 0) | 1 << i
         chances = {}
         for phrase, words in _phrase_words(r.config):
-            fitting = sum(1 for t in things if words <= t)
-            chances[phrase] = (1.0 / fitting if words <= target else 0.0) if fitting else 1.0 / n
+            fitting = full
+            for word in words:
+                fitting &= having.get(word, 0)
+            count = fitting.bit_count()
+            chances[phrase] = (1.0 / count if fitting >> r.target & 1 else 0.0) if count else 1.0 / n
         return chances
 
     def oracle_action(self) -> str:
