@@ -146,44 +146,57 @@ def error_kinds(records: Iterable[Mapping[str, Any]]) -> list[ErrorKind]:
     return sorted(kinds.values(), key=lambda k: (-k.count, k.task, k.move, k.state))
 
 
-def _frame(run: _Run, task_name: str, seed: int, step: int) -> bytes | None:
-    """The PNG of the state before ``step`` of the episode (seed ``seed``) of ``task_name``: the seed
-    played again with the logged outputs; ``None`` when the replay does not reach the logged state
-    (its decision facts differ) or the env cannot be made or drawn here."""
-    from PIL import Image
+class _Frames:
+    """Frames of logged states: each task's env made once (with ``render_mode="rgb_array"``) and
+    kept for the report's frames, then closed."""
 
-    from rl4vlm_gym.harness.runner import decision_facts, make_task_env
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.envs: dict[str, Any] = {}
+        self.prompt = PromptConfig(**run.manifest["prompt"]) if run.manifest.get("prompt") else None
 
-    record = next(r for r in run.records if r["task"] == task_name and r["seed"] == seed)
-    task = run.tasks.get(task_name)
-    if task is None:
-        return None
-    prompt = PromptConfig(**run.manifest["prompt"]) if run.manifest.get("prompt") else None
-    try:
-        env = make_task_env(task, prompt, render_mode="rgb_array")
-    except Exception:  # the env is not installed here: no frame, the table still says it all
-        return None
-    try:
-        env.reset(seed=seed)
-        for logged in record["steps"][: step - 1]:
-            env.step(logged["raw"])
-        if decision_facts(env.unwrapped) != record["steps"][step - 1]["decision"]:
+    def png(self, task_name: str, seed: int, step: int) -> bytes | None:
+        """The PNG of the state before ``step`` of the episode (seed ``seed``) of ``task_name``: the
+        seed played again with the logged outputs; ``None`` when the replay does not reach the
+        logged state (its decision facts differ) or the env cannot be made or drawn here."""
+        from PIL import Image
+
+        from rl4vlm_gym.harness.runner import decision_facts, make_task_env
+
+        record = next(r for r in self.run.records if r["task"] == task_name and r["seed"] == seed)
+        task = self.run.tasks.get(task_name)
+        if task is None:
             return None
-        frame = env.render()
-    except Exception:
-        return None
-    finally:
-        env.close()
-    if not isinstance(frame, np.ndarray) or frame.ndim != 3:
-        return None
-    image = Image.fromarray(frame.astype(np.uint8))
-    image.thumbnail((_FRAME_SIDE, _FRAME_SIDE))
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=True)
-    return buffer.getvalue()
+        env = self.envs.get(task_name)
+        try:
+            if env is None:
+                env = self.envs[task_name] = make_task_env(task, self.prompt, render_mode="rgb_array")
+            env.reset(seed=seed)
+            for logged in record["steps"][: step - 1]:
+                env.step(logged["raw"])
+            if decision_facts(env.unwrapped) != record["steps"][step - 1]["decision"]:
+                return None
+            frame = env.render()
+        except Exception:  # the env is not installed here, or broke: no frame, the table still says it all
+            return None
+        if not isinstance(frame, np.ndarray) or frame.ndim != 3:
+            return None
+        image = Image.fromarray(frame.astype(np.uint8))
+        image.thumbnail((_FRAME_SIDE, _FRAME_SIDE))
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", optimize=True)
+        return buffer.getvalue()
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            try:
+                env.close()
+            except Exception:  # closing must not hide the report
+                pass
+        self.envs.clear()
 
 
-def _family_blocks(run: _Run, family: str, records: list[Mapping[str, Any]], images: list[int], share: int) -> list[Any]:
+def _family_blocks(frames: _Frames, family: str, records: list[Mapping[str, Any]], images: list[int], share: int) -> list[Any]:
     """One family's decision metrics, most common errors (with frames of the ``share`` most common
     while ``images[0]`` lasts) and errors by feature."""
     summary = decision_summary([{**r, "task": family} for r in records])["tasks"][family]
@@ -214,7 +227,7 @@ def _family_blocks(run: _Run, family: str, records: list[Mapping[str, Any]], ima
             if images[0] <= 0:
                 break
             seed, step = kind.examples[0]
-            png = _frame(run, kind.task, seed, step)
+            png = frames.png(kind.task, seed, step)
             if png is not None:
                 images[0] -= 1
                 caption = f"{kind.task}, seed {seed}, before step {step}: {kind.move} taken, optimal {', '.join(kind.optimal)} ({kind.count} such errors)."
@@ -401,8 +414,12 @@ def write_decision_report(
         blocks += _comparison_blocks(loaded, other, trained_on)
     budget = [max(0, images)]
     share = -(-budget[0] // max(1, len(families)))  # frames are shared out between the families
-    for family, records in families.items():
-        blocks += _family_blocks(loaded, family, records, budget, share)
+    frames = _Frames(loaded)
+    try:
+        for family, records in families.items():
+            blocks += _family_blocks(frames, family, records, budget, share)
+    finally:
+        frames.close()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_from_blocks(blocks, "Decision report"), encoding="utf-8")
