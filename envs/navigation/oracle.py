@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Phase", "Planner", "Unsolvable"]
+__all__ = ["Model", "Phase", "Planner", "Unsolvable", "shortest"]
 
 TURN_LEFT, TURN_RIGHT, FORWARD, BACK = "turn left", "turn right", "move forward", "move back"
 _GRID = 0.2  # metres per cell of the heuristic's occupancy grid: coarse is fast, and A* corrects it
@@ -54,6 +54,9 @@ class Phase:
     forbidden: Callable[[], bool] | None = None
     effect: Callable[[], None] | None = None
     """Applies ``then``'s effect to the world while planning (pick up, drop)."""
+    reach: float = math.inf
+    """How far (on the floor) the agent may stand from the nearest of ``targets()`` while ``reached()``
+    holds: the exact search's lower bound on the moves still needed (``inf``: no bound)."""
 
 
 class Planner:
@@ -302,3 +305,99 @@ def _segment_distance(points: np.ndarray, segs: np.ndarray) -> np.ndarray:
     t = np.clip(np.sum((p - a) * ab, axis=2) / np.sum(ab * ab, axis=1), 0, 1)
     closest = a + t[..., None] * ab
     return np.min(np.linalg.norm(p - closest, axis=2), axis=1)
+
+
+
+class Model:
+    """The task's phases as an exact model of MiniWorld's steps, for :func:`shortest` and for walking a plan.
+
+    A state is the world's (what :meth:`Planner.snapshot` keeps) and the phase under way."""
+
+    def __init__(self, planner: Planner, phases: Sequence[Phase]) -> None:
+        self.planner, self.phases = planner, list(phases)
+        self.last = len(self.phases) - 1
+        self._thens = [sum(1 for phase in self.phases[k:] if phase.then is not None) for k in range(len(self.phases))]
+
+    def step(self, action: str, k: int) -> int | str | None:
+        """Apply ``action`` in phase ``k`` to the world: the phase then under way, "goal" (accomplished),
+        "fail" (the episode ends unaccomplished) or None (nothing changed, or an action no shortest way takes)."""
+        phase, planner = self.phases[k], self.planner
+        if action in planner.moves:
+            moved = planner._move(action)
+            if phase.forbidden is not None and phase.forbidden():
+                return "fail"
+            if phase.then is None and phase.reached():  # MiniWorld checks the goal after every step
+                return "goal" if k == self.last else k + 1
+            return k if moved else None
+        if action == phase.then and phase.reached():
+            if phase.effect is not None:
+                phase.effect()
+            return "goal" if k == self.last else k + 1
+        return None
+
+    def bound(self, k: int) -> int:
+        """A lower bound on the steps still needed in phase ``k``: its moves (each changes the distance to
+        a target by one forward step at most, and ``reach`` must be met) and the ``then`` of every phase left."""
+        phase = self.phases[k]
+        if phase.reach == math.inf or phase.reached():
+            return self._thens[k]
+        x, _, z = self.planner.world.agent.pos.tolist()
+        gap = min(math.hypot(x - float(t[0]), z - float(t[2])) for t in phase.targets()) - phase.reach
+        return self._thens[k] + max(0, math.ceil(gap / self.planner.forward_step - 1e-6))
+
+    def key(self, k: int) -> tuple[Any, ...]:
+        """The exact state: the pose by its bytes, what is carried, which objects remain, the phase."""
+        w = self.planner.world
+        return (w.agent.pos.tobytes(), float(w.agent.dir).hex(), id(w.agent.carrying), tuple(map(id, w.entities)), k)
+
+
+
+def shortest(planner: Planner, phases: Sequence[Phase], actions: Sequence[str], horizon: int) -> tuple[int, tuple[str, ...]] | None:
+    """The fewest steps that accomplish ``phases`` from the world's current state, and the ``actions`` that
+    start such a way (in their order), if it takes at most ``horizon`` steps; else None. The world is left
+    unchanged.
+
+    Exact in MiniWorld's own dynamics, unlike :meth:`Planner.plan`: a breadth-first search over the
+    exact states (poses by their bytes, never merged on a lattice), each successor from MiniWorld's own
+    moves as the planner makes them, and a phase's ``then`` where it is reached (its effect applied).
+    A move that is blocked changes nothing and an action that is no phase's ``then`` there (a pick up
+    with nothing in reach, a drop before the end, Sign's stop) is a step spent or lost: none is on a
+    shortest way. States from which the moves a phase still needs (its ``reach`` bound) cannot fit in
+    the horizon are cut, which keeps the search exact and small: each step a few moves, so its cost is
+    at most ``len(actions) ** horizon`` moves and mostly far less."""
+    root = planner.snapshot()
+    model = Model(planner, phases)
+    try:
+        if model.bound(0) > horizon:
+            return None
+        # Each state keeps the first actions of the shortest ways to it: ways that meet keep all of theirs.
+        layer: dict[tuple[Any, ...], tuple[tuple[Any, ...], int, set[str] | None]] = {model.key(0): (root, 0, None)}
+        seen = set(layer)
+        for depth in range(horizon):
+            found: set[str] = set()
+            following: dict[tuple[Any, ...], tuple[tuple[Any, ...], int, set[str] | None]] = {}
+            for snap, k, firsts in layer.values():
+                for action in actions:
+                    planner.restore(snap)
+                    went = model.step(action, k)
+                    if went is None or went == "fail":
+                        continue
+                    starts = {action} if firsts is None else firsts
+                    if went == "goal":
+                        found |= starts
+                        continue
+                    assert isinstance(went, int)
+                    if depth + 1 + model.bound(went) > horizon:
+                        continue
+                    here = model.key(went)
+                    if here in following:
+                        following[here][2].update(starts)  # type: ignore[union-attr]
+                    elif here not in seen:
+                        seen.add(here)
+                        following[here] = (planner.snapshot(), went, set(starts))
+            if found:
+                return depth + 1, tuple(a for a in actions if a in found)
+            layer = following
+        return None
+    finally:
+        planner.restore(root)

@@ -44,11 +44,13 @@ def test_oracle_solves_seeds_50_to_54_in_optimal_steps(env_id: str, level: int) 
     assert match and match[1] == match[2] and int(match[2]) >= 3, report
 
 
-# info["optimal_steps"] of seeds 0, 1, 2 at each id's default level when every reset planned (commit bd24db7)
+# info["optimal_steps"] of seeds 0, 1, 2 at each id's default level when every reset planned (commit bd24db7),
+# less the steps the oracle saves since it takes the shortest way in its last HORIZON steps (issue 38: one or
+# two on 14 of these 33 episodes, where the planner's plan ends longer than the exact search's way)
 EAGER = {
-    "FourRooms": [62, 42, 107], "Hallway": [30, 38, 51], "Maze": [75, 1, 11], "OneRoom": [14, 29, 21],
-    "PickupObjects": [134, 151, 109], "PutNext": [92, 66, 67], "Sidewalk": [63, 66, 64], "Sign": [7, 6, 9],
-    "TMaze": [61, 71, 89], "WallGap": [96, 113, 43], "YMaze": [93, 67, 77],
+    "FourRooms": [62, 41, 107], "Hallway": [29, 38, 50], "Maze": [75, 1, 11], "OneRoom": [13, 28, 20],
+    "PickupObjects": [134, 150, 108], "PutNext": [92, 66, 67], "Sidewalk": [63, 66, 63], "Sign": [7, 6, 8],
+    "TMaze": [59, 71, 89], "WallGap": [96, 112, 43], "YMaze": [92, 67, 76],
 }  # fmt: skip
 
 
