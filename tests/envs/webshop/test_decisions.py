@@ -8,18 +8,23 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import rl4vlm_gym  # noqa: F401 - registers the envs
+from rl4vlm_gym.envs.webshop.generator import write_files
+from rl4vlm_gym.envs.webshop.levels import LEVELS
 from rl4vlm_gym.envs.webshop.nouns import approximate_nouns
 from rl4vlm_gym.envs.webshop.oracle import Fit, ShopDistances
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, Route
 from rl4vlm_gym.envs.webshop.reward import get_reward
+from rl4vlm_gym.testing import check_decisions
 
 ENV = "rl4vlm/WebShop-v1"
+ENV_DATA = "rl4vlm/WebShop-Amazon-v1"
 
 
 def make(level: int) -> gym.Env:
@@ -182,3 +187,12 @@ def test_results_pages_take_the_nearest_fitting_product() -> None:
                     if (fit := distances.fit(asin)) is not None and (clicks := fit.clicks({})) is not None
                 ]
                 assert distances._results(Route("results", query, number)) == min(costs, default=None)
+
+
+@pytest.mark.slow  # 0.2 s: WebShop's file schema written, then the kit's check
+def test_human_goals_of_webshops_files_keep_the_laws(tmp_path: Path) -> None:
+    # Human goals name plain option values, matched fuzzily: one value may meet a goal option another also meets.
+    write_files(tmp_path, LEVELS[1], np.random.default_rng(7), hints=False)
+    for goals in ("human", "synthetic"):
+        report = check_decisions(ENV_DATA, data_dir=tmp_path, goals=goals, reward_variant="webshop-corrected")
+        assert report.startswith("optimal actions known in 33/33 states"), report
