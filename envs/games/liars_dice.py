@@ -251,14 +251,17 @@ class Dice(SpielGame):
 
     def action_values(self, name: str, spec: str, seat: int, state: Any, payoff: Callable[[float], float]) -> dict[int, float] | None:
         """Against the random and heuristic players :mod:`.liars_dice_oracle`'s search (exact at
-        every level); against CFR+ (one die) the exact expectimax over the opponent's die
-        (:class:`~rl4vlm_gym.envs.games.decisions.SpielResponse`)."""
-        if name not in MARKOV:
-            return super().action_values(name, spec, seat, state, payoff) if spec == SPECS[0] else None
-        from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse
+        every level); against CFR+ (one die) its search of the whole public tree, once per seat
+        (:class:`~.liars_dice_oracle.TabularDiceResponse`)."""
+        from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse, TabularDiceResponse
 
-        response = DiceResponse.of(spec, seat, name, (payoff(1.0), payoff(-1.0), payoff(0.0)))
         history = [(h.player, h.action) for h in state.full_history()]
+        if name not in MARKOV:
+            if spec != SPECS[0]:
+                return None
+            die = [a + 1 for p, a in history if p < 0][seat]
+            return TabularDiceResponse.of(seat, name, (payoff(1.0), payoff(-1.0))).action_values(die, [a for p, a in history if p >= 0])
+        response = DiceResponse.of(spec, seat, name, (payoff(1.0), payoff(-1.0), payoff(0.0)))
         rolls = [a + 1 for p, a in history if p < 0]
         mine = tuple(sorted(rolls[seat * response.numdice : (seat + 1) * response.numdice]))
         return response.action_values(mine, [(p, a) for p, a in history if p >= 0])
@@ -409,12 +412,13 @@ class LiarsDice(SpielView):
     your information state, ``values`` each legal move's expected return on the reward variant's
     scale (the game's return in ``native``), computed by an expectimax over the dice you cannot see,
     weighted by the chance that the deal and the opponents' policy made the moves seen, the same
-    values as OpenSpiel's ``TabularBestResponse`` (``decisions.SpielResponse`` against CFR+; against
-    the random and heuristic players :mod:`.liars_dice_oracle`'s search, exact at every level); the
-    oracle's move is one of them (with ``sparse``, which pays wins only, not always with three
-    players: the oracle maximises the native return). ``steps_to_go`` is -1 (chance); feature
-    ``bids`` (the bids made so far). Within a hand's length of the step limit, where a stalled hand
-    is forfeited, there are none.
+    values as OpenSpiel's ``TabularBestResponse`` (against CFR+ a search of the whole public tree of
+    bids, once per seat, :class:`~.liars_dice_oracle.TabularDiceResponse`; against the random and
+    heuristic players :mod:`.liars_dice_oracle`'s search, exact at every level); the oracle's move
+    is one of them (with ``sparse``, which pays wins only, not always with three players: the oracle
+    maximises the native return). ``steps_to_go`` is -1 (chance); feature ``bids`` (the bids made so
+    far). Within a hand's length of the step limit, where a stalled hand is forfeited, there are
+    none.
 
     ## Observation
     - ``image``: your dice face up, the opponents' as cups (face up after the call), every bid in

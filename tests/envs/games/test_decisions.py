@@ -188,3 +188,35 @@ def test_no_facts_within_a_hands_length_of_the_step_limit(invalid: int, known: b
         env.step("shuffle")
     facts = env.unwrapped.decision()
     assert (facts == before) if known else (facts["optimal_actions"] is None and facts["reason"].startswith("near the step limit"))
+
+
+@pytest.mark.slow  # the search of the public tree: 0.5 s
+def test_liars_dice_against_cfr_searches_the_public_tree_as_the_state_search_does() -> None:
+    """TabularDiceResponse (the views' facts against CFR+) against SpielResponse (over OpenSpiel's states)
+    at states the opponent's policy reaches, 2 to 5 bids in (below them the state search is quick)."""
+    import numpy as np
+
+    from rl4vlm_gym.envs.games.liars_dice import LIARS_DICE, cfr_policy
+    from rl4vlm_gym.envs.games.liars_dice_oracle import TabularDiceResponse
+
+    spec, seat, rng = "liars_dice(numdice=1)", 1, np.random.default_rng(0)
+    tabular = TabularDiceResponse.of(seat, "cfr", (1.0, -1.0))
+    reference = SpielResponse(LIARS_DICE, spec, "cfr", seat, ChipsReward(1.0, -1.0, 0.0, 1.0))
+    compared = 0
+    for _ in range(300):
+        state = load(spec).new_initial_state()
+        state.apply_action(int(rng.integers(6)))
+        state.apply_action(int(rng.integers(6)))
+        bids = int(rng.integers(2, 6))
+        while not state.is_terminal() and len(state.history()) < 2 + bids:
+            legal = [a for a in state.legal_actions() if a != 12]  # bids only, so that the game goes on
+            probs = cfr_policy(state.information_state_string(), legal) if state.current_player() != seat else [1.0] * len(legal)
+            if not legal or sum(probs) == 0:
+                break
+            state.apply_action(int(rng.choice(legal, p=np.array(probs) / sum(probs))))
+        if state.is_terminal() or state.current_player() != seat or len(state.history()) < 2 + bids:
+            continue
+        die, moves = state.history()[seat] + 1, state.history()[2:]
+        assert tabular.action_values(die, moves) == pytest.approx(reference.action_values(state), abs=1e-12)
+        compared += 1
+    assert compared >= 20, compared
