@@ -154,7 +154,7 @@ class NavigationEnv(VLMEnv):
             self._plan_state: tuple[Any, ...] | None = None  # the state the plan starts from
             self._start = self.planner.snapshot(), self._exact_state()
             self._start_plan: int | None = NOT_COMPUTED  # the oracle's length from the start (None: no plan)
-            self._facts: dict[tuple[Any, ...], tuple[int, tuple[str, ...]] | None] = {}  # exact facts by state
+            self._facts: dict[tuple[Any, ...], tuple[int, tuple[str, ...]] | None] = {}  # exact facts by state (_exact)
             return
         raise RuntimeError(f"{type(self).__name__}: no episode meets the start constraints in {_TRIES} draws at level {self.level}")
 
@@ -382,7 +382,9 @@ class NavigationEnv(VLMEnv):
         (the oracle and ``decision()`` ask for the same state)."""
         if self._goal_holds():
             return None
-        state = self._exact_state()
+        # The pose and what is carried, and which objects remain where (picked up, or put down elsewhere).
+        world = self.world
+        state = (self._exact_state(), tuple((id(e), np.asarray(e.pos, float).tobytes()) for e in world.entities if not e.is_static))
         if state not in self._facts:
             self._facts[state] = shortest(self.planner, self._phases(), self.ACTIONS, self.HORIZON)
         return self._facts[state]
