@@ -245,6 +245,11 @@ class PointsGame(VLMEnv):
             return Decision(None, None, reason=f"unsolvable from here: {to_write + 1} steps to go, {left} left", features=features)
         return Decision(optimal, to_write + 1, features=features)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_decided", None)  # a cache that holds the rule set's shared completer: rebuilt on demand
+        return state
+
     def oracle_action(self) -> str:
         """The next token of the shortest solution; off it, the first token that keeps to a shortest
         completion of the formula (the decision facts'); ``=`` when it is complete or none exists."""
