@@ -166,18 +166,38 @@ def features(house: HouseState) -> dict[str, int | str]:
     return {"task": goal.task, "phase": phase, "left": left}
 
 
-def _free_hands(house: HouseState, first: str, place: str | None) -> Iterator[_Route]:
+def _free_hands(house: HouseState, first: str, place: str | None, spots: set[str]) -> Iterator[_Route]:
     """Routes that start by putting down what the hands hold, unless it is ``first``, the
-    object the route fetches first."""
+    object the route fetches first.
+
+    A receptacle whose place is none of ``spots`` (the places the rest of any route goes to: the
+    goal's receptacles, the targets' homes, the appliances, the lamps) changes nothing for the rest
+    of the route but what putting down there costs (going there, opening it), unless the object put
+    down is one the route fetches later: of those, only the cheapest is tried (from nowhere, the
+    cheapest at each place: :func:`_distances_after_go` reads the routes by their first place)."""
     held = house.holding
     if held is None or held == first:
         yield _Route(house, place)
         return
+    kept = house.objects[held].kind == house.goal.obj  # a target put down is fetched again from there
+    spare: dict[str | None, tuple[int, str]] = {}  # the cheapest receptacle off the routes' places (per place from nowhere)
     for receptacle in house.listing:
         if house.accepts(receptacle, held):
+            spot = house.spot(receptacle)
+            if not kept and spot not in spots:
+                closed = house.receptacles[receptacle].spec.openable and receptacle not in house.opened
+                cost = (spot != place) + closed
+                group = spot if place is None else None
+                if group not in spare or cost < spare[group][0]:
+                    spare[group] = (cost, receptacle)
+                continue
             route = _Route(house, place)
             route.put(held, receptacle)
             yield route
+    for _, receptacle in spare.values():
+        route = _Route(house, place)
+        route.put(held, receptacle)
+        yield route
 
 
 def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
@@ -189,13 +209,15 @@ def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
         for name, kind in house.kinds()
         if kind == goal.obj and _reachable(house, name) and (not verb or house.objects[name].spec.treatable(verb))
     ]
-    for dest in house.of_kind(goal.recep or ""):
+    dests = house.of_kind(goal.recep or "")
+    spots = {house.spot(r) for r in (*dests, *(house.where[o] for o in targets if o in house.where), *appliances) if r}
+    for dest in dests:
         need = goal.count - goal.placed(house, dest)
         counted = {o for o in house.contents[dest] if house.objects[o].kind == goal.obj and goal.treated(house, o)}
         candidates = [o for o in targets if o not in counted]
         for order in itertools.permutations(candidates, need):
             for tools in itertools.product(appliances, repeat=need):
-                for route in _free_hands(house, order[0], place):
+                for route in _free_hands(house, order[0], place, spots):
                     for obj, appliance in zip(order, tools, strict=True):
                         route.take(obj)
                         if verb and not goal.treated(house, obj):
@@ -214,8 +236,9 @@ def _look_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     goal = house.goal
     lamps = [name for name, kind in house.kinds() if kind == goal.lamp and name in house.where]
     targets = [name for name, kind in house.kinds() if kind == goal.obj and _reachable(house, name)]
+    spots = {house.spot(house.where[o]) for o in (*lamps, *targets) if o in house.where}
     for lamp, obj in itertools.product(lamps, targets):
-        for route in _free_hands(house, obj, place):
+        for route in _free_hands(house, obj, place, spots):
             route.take(obj)
             route.go(house.where[lamp])
             if lamp not in house.toggled:

@@ -337,6 +337,27 @@ def test_decision_facts_of_a_hand_worked_kitchen() -> None:
     assert optimal_commands(house, 6) == ("go to countertop 1", "move mug 1 to cabinet 1")
 
 
+def test_every_place_to_put_down_what_the_hands_hold_is_found() -> None:
+    """Holding a knife where nothing takes it (at the apple's garbage can), every free receptacle that
+    takes a knife is as good a place to go and put it down: all of them are optimal, each found though
+    the planner tries one of the places off the route (the cheapest at each place, from nowhere)."""
+    receptacles = (
+        Receptacle("diningtable 1", "diningtable", "kitchen"),
+        Receptacle("drawer 1", "drawer", "kitchen"),
+        Receptacle("fridge 1", "fridge", "kitchen"),
+        Receptacle("garbagecan 1", "garbagecan", "kitchen"),
+        Receptacle("sinkbasin 1", "sinkbasin", "kitchen"),
+    )
+    objects = (Thing("apple 1", "apple"), Thing("knife 1", "knife"))
+    placement = {"garbagecan 1": ["apple 1"], "drawer 1": ["knife 1"]}
+    house = House(receptacles, objects, placement, frozenset({"drawer 1", "fridge 1"}), Goal("pick_and_place_simple", "apple", recep="fridge"))
+    run(house, "go to drawer 1", "open drawer 1", "take knife 1 from drawer 1", "go to garbagecan 1")
+    # go, put the knife down, go back, take the apple, go to the fridge, open it, put: 7
+    assert len(plan(house) or ()) == 7
+    assert optimal_commands(house, 7) == ("go to diningtable 1", "go to drawer 1", "go to sinkbasin 1")
+    assert features(house) == {"task": "pick_and_place_simple", "phase": "free", "left": 1}
+
+
 @pytest.mark.parametrize("seed", [0, 1, *(pytest.param(seed, marks=pytest.mark.slow) for seed in range(2, 6))])
 def test_decision_facts_equal_breadth_first_search_off_the_oracles_path(seed: int) -> None:
     """From the states of a seeded random walk: ``steps_to_go`` is the shortest distance by breadth-first
@@ -363,3 +384,4 @@ def test_decision_facts_equal_breadth_first_search_off_the_oracles_path(seed: in
         obs, _, terminated, _, _ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
         assert not terminated
     env.close()
+
