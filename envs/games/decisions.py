@@ -5,15 +5,15 @@ Against a fixed opponent a game is a one-player decision problem: the optimal ac
 best responses to the opponent's policy given what the agent knows, its belief about hidden cards
 or dice following from the deal's chance and that policy. The views' ``_decision`` read them here:
 
-- :class:`SpielResponse`: OpenSpiel's card and dice games (Kuhn poker, Leduc hold'em, one-die
-  Liar's dice against CFR+): the exact expectimax over the worlds the agent cannot tell apart,
+- :class:`SpielResponse`: OpenSpiel's card games (Kuhn poker, Leduc hold'em; Liar's dice has its
+  own searches, :mod:`.liars_dice_oracle`): the exact expectimax over the worlds the agent cannot tell apart,
   each weighted by the chance that the deal and the opponents' policy produced what it saw
   (:meth:`SpielResponse.worlds`); the best action at every later information state is chosen
   under its own belief, the standard best-response recursion (OpenSpiel's
   ``TabularBestResponse`` computes the same values). Memoised by information state.
 - :func:`exact_expectimax`: the perfect-information OpenSpiel games of the generic adapter
   (Goofspiel, Dots and Boxes) against a uniformly random opponent, chance by its probabilities:
-  the whole rest of the game, searched where it is small (the views say where).
+  the whole rest of the game, searched where it is small (``TextGame.exact_moves`` says where).
 - :func:`best_actions`: the argmax set of a value table, ties within :data:`TIE`.
 
 Values are on the env's reward scale (the reward variant's table times the event's scale), so
