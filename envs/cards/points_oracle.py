@@ -634,6 +634,7 @@ class _Completion:
         self._solved: dict[tuple[_Frames, Group, _Need], tuple[int, int]] = {}  # (length or _INF, bound searched)
         self._values: dict[tuple[_Frames, Group], dict[Rational, int]] = {}
         self._sorted_tables: dict[tuple[_Frames, str, Group], tuple[tuple[int, Rational], ...]] = {}
+        self._split_plans: dict[tuple[Any, ...], tuple[tuple[tuple[Group, ...], int, int, int, tuple[int, ...]], ...]] = {}
 
     @property
     def size(self) -> int:
@@ -756,32 +757,48 @@ class _Completion:
             found = self._sorted_tables[key] = tuple(sorted(((n, v) for v, n in self._table(frames, kind, group).items()), key=_first))
         return found
 
+    def _splits(self, frames: _Frames, group: Group) -> tuple[tuple[tuple[Group, ...], int, int, int, tuple[int, ...]], ...]:
+        """The ways to deal ``group`` to the outer frame's parts, fewest tokens first: each as (the
+        parts' groups, the fewest tokens of all, of the part solved for, that part, the others).
+        The part solved for is the one on the most cards (ties: the frame inside, then the terms),
+        the others are enumerated. Memoised by the frames' shape, which alone decides them."""
+        shape = (len(frames), frames[0][3], frames[-1][3] != "", group)
+        found = self._split_plans.get(shape)
+        if found is not None:
+            return found
+        kinds = (*self._parts_of(frames)[1], ("t", 0))
+        plans = []
+        for split in _assignments(group, len(kinds)):
+            if any(kind in ("F", "g") and not part for (kind, _), part in zip(kinds, split)):
+                continue
+            bounds = [self._part_bound(frames, kind, part) for (kind, _), part in zip(kinds, split)]
+            if max(bounds) >= _INF:
+                continue
+            solved = max(range(len(kinds)), key=lambda j: (len(split[j]), kinds[j][0] == "V", kinds[j][0] == "t"))
+            plans.append((split, sum(bounds), bounds[solved], solved, tuple(j for j in range(len(kinds)) if j != solved)))
+        found = self._split_plans[shape] = tuple(sorted(plans, key=lambda plan: plan[1]))
+        return found
+
     def _solve_value(self, frames: _Frames, group: Group, need: Rational, bound: int) -> int:
         coeff, mults = self._parts_of(frames)
         kinds = (*mults, ("t", 0))
         floor = self.lower_bound(frames, group)
         best = bound + 1 if bound < _INF else _INF  # only completions shorter than best are looked for
-        for split in _assignments(group, len(kinds)):
-            if any(kind in ("F", "g") and not part for (kind, _), part in zip(kinds, split)):
-                continue
-            bounds = [self._part_bound(frames, kind, part) for (kind, _), part in zip(kinds, split)]
-            if sum(bounds) >= best:
-                continue
-            # Solve for the part on the most cards (ties: the frame inside, then the terms); enumerate the
-            # others, shortest first, as long as they leave room for a shorter completion.
-            solved = max(range(len(kinds)), key=lambda j: (len(split[j]), kinds[j][0] == "V", kinds[j][0] == "t"))
-            others = [j for j in range(len(kinds)) if j != solved]
+        for split, fewest, solved_fewest, solved, others in self._splits(frames, group):
+            if fewest >= best:
+                break  # the splits come fewest tokens first
+            # Enumerate the other parts, shortest first, as long as they leave room for a shorter completion.
             first = self._sorted(frames, kinds[others[0]][0], split[others[0]])
             second = self._sorted(frames, kinds[others[1]][0], split[others[1]]) if len(others) > 1 else ((0, None),)
             least = second[0][0] if second else _INF
             for length1, value1 in first:
-                if length1 + least + bounds[solved] >= best:
+                if length1 + least + solved_fewest >= best:
                     break
                 for length2, value2 in second:
                     length = length1 + length2
-                    if length + bounds[solved] >= best:
+                    if length + solved_fewest >= best:
                         break
-                    found = length + self._deduce(frames, need, coeff, kinds, split, solved, others, (value1, value2), best - 1 - length)
+                    found = length + self._deduce(frames, need, coeff, kinds, split, solved, list(others), (value1, value2), best - 1 - length)
                     if found < best:
                         best = found
                         if best <= floor:
