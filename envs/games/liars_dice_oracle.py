@@ -122,11 +122,12 @@ class DiceResponse:
             value = children[expected.index(max(expected))]  # the first of equals
         else:
             likely = self._likelihood(self.opponents.index(mover), last)
+            weights = likely.T * belief  # (move, roll): the belief after each move, a row each
+            reached = weights.any(axis=1)  # a move no roll makes adds nothing
             value = np.zeros(len(self.joint))
             for j, action in enumerate(legal):
-                weight = belief * likely[:, j]
-                if weight.sum() > 0:  # rolls where the move is never made add nothing
-                    value += likely[:, j] * self._child(mine, last, mover, action, weight)
+                if reached[j]:
+                    value += likely[:, j] * self._child(mine, last, mover, action, weights[j])
         self._values[key] = value
         return value
 
