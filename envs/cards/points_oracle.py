@@ -137,11 +137,13 @@ def _apply(op: str, left: Rational, right: Rational) -> Rational | None:
 def _divide(left: Rational, right: Rational) -> Rational:
     """``left / right`` exactly (``right`` not zero), an int when it is whole: ints hash and compare
     several times faster than fractions, and the completion search keys its tables by value."""
-    if isinstance(left, int) and isinstance(right, int):
-        quotient, remainder = divmod(left, right)
-        if not remainder:
-            return quotient
-    value = Fraction(left) / right
+    if isinstance(left, int):
+        if isinstance(right, int):
+            quotient, remainder = divmod(left, right)
+            return Fraction(left, right) if remainder else quotient
+        value = Fraction(left * right.denominator, right.numerator)
+    else:
+        value = left / right
     return value.numerator if value.denominator == 1 else value
 
 
