@@ -97,7 +97,11 @@ class BabaIsAI(VLMEnv):
     of 800 (every go-to and make-you level, 88 of 100 one-room make-win levels, 5 of 20 make-wall-win
     levels, 2 of 220 two-room make-win levels); of the others, the 14 that an exact search of 80,000
     expansions could settle had a plan as short as the target plan's; a plan takes 28 ms (median),
-    0.8 s at most.
+    0.8 s at most. "Shortest" there means among the ways within the level: a way through a level
+    BALROG's wrapper draws anew (break "baba is you" next to it, win the next one) is shorter still
+    in 3 of the first 5 evaluation seeds' 200 levels (two_room-make_you: 13 moves against the
+    oracle's 19, 9 against 10; two_room-make_you-make_win: 20 against 21), which the decision
+    facts find and say.
 
     Decisions (``decision()``): exact where a search proves them: ``steps_to_go`` is the fewest
     moves that win from the state, a way through a level that BALROG's wrapper draws anew (after
