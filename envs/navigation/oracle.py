@@ -336,14 +336,28 @@ class Model:
         return None
 
     def bound(self, k: int) -> int:
-        """A lower bound on the steps still needed in phase ``k``: its moves (each changes the distance to
-        a target by one forward step at most, and ``reach`` must be met) and the ``then`` of every phase left."""
+        """A lower bound on the steps still needed from phase ``k``: the ``then`` of every phase left and
+        their moves. A move changes the floor distance to any point by one forward step at most; phase ``k``
+        must bring a target within its ``reach``, and each later phase must go from within reach of one of
+        the phase before's targets to within its own reach of one of its targets (another one, where the
+        phase repeats: an object is picked up once)."""
         phase = self.phases[k]
-        if phase.reach == math.inf or phase.reached():
-            return self._thens[k]
-        x, _, z = self.planner.world.agent.pos.tolist()
-        gap = min(math.hypot(x - float(t[0]), z - float(t[2])) for t in phase.targets()) - phase.reach
-        return self._thens[k] + max(0, math.ceil(gap / self.planner.forward_step - 1e-6))
+        total = self._thens[k]
+        if phase.reach != math.inf and not phase.reached():
+            x, _, z = self.planner.world.agent.pos.tolist()
+            total += self._moves(min(math.hypot(x - float(t[0]), z - float(t[2])) for t in phase.targets()) - phase.reach)
+        for before, after in zip(self.phases[k:], self.phases[k + 1 :]):
+            if before.reach == math.inf or after.reach == math.inf:
+                continue
+            here, there = [(float(t[0]), float(t[2])) for t in before.targets()], [(float(t[0]), float(t[2])) for t in after.targets()]
+            gaps = [math.dist(a, b) for i, a in enumerate(here) for j, b in enumerate(there) if after is not before or i != j]
+            if gaps:
+                total += self._moves(min(gaps) - before.reach - after.reach)
+        return total
+
+    def _moves(self, gap: float) -> int:
+        """The fewest moves that cover ``gap`` metres (none for a gap of 0 or less; 1e-6 spare for rounding)."""
+        return max(0, math.ceil(gap / self.planner.forward_step - 1e-6))
 
     def key(self, k: int) -> tuple[Any, ...]:
         """The exact state: the pose by its bytes, what is carried, which objects remain, the phase."""

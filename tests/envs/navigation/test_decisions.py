@@ -140,3 +140,27 @@ def test_pick_up_and_drop_keep_the_semantics() -> None:
         assert info["success"] and steps == base.optimal_steps and len(known) == base.HORIZON
         assert known[-1] == "drop"  # the last known step is the task's own action
     env.close()
+
+
+@pytest.mark.slow  # 0.2 s
+def test_pick_up_then_drop_by_hand() -> None:
+    # PutNext level 0 (0.15 m steps): the red box just in reach ahead, the yellow one a little beyond where
+    # the red one is carried, so pick up and drop it there (two steps; no move in between).
+    env = make("rl4vlm/MiniWorld-PutNext-v1", 0)
+    env.reset(seed=0)
+    base = env.unwrapped
+    world = base.world
+    red, yellow, agent = world.red_box, world.yellow_box, world.agent
+    centre = np.array([(world.rooms[0].min_x + world.rooms[0].max_x) / 2, 0.0, (world.rooms[0].min_z + world.rooms[0].max_z) / 2])
+    for entity in world.entities:  # every other box far away, in a corner
+        if entity not in (agent, red, yellow):
+            entity.pos = np.array([world.rooms[0].min_x + 1.0, 0.0, world.rooms[0].min_z + 1.0])
+    agent.pos, agent.dir = centre.copy(), 0.0
+    ahead = np.array([1.0, 0.0, 0.0])
+    red.pos = centre + ahead * (agent.radius + red.radius + 0.05)
+    carried = 1.05 * (agent.radius + red.radius + world.max_forward_step)
+    yellow.pos = centre + ahead * (carried + red.radius + yellow.radius + 0.05)
+    assert world.in_reach() is red and not base._goal_holds()
+    assert shortest(base.planner, base._phases(), base.ACTIONS, 4) == (2, ("pick up",))
+    assert shortest(base.planner, base._phases(), base.ACTIONS, 1) is None
+    env.close()
