@@ -1109,7 +1109,7 @@ class OpenSpielView(VLMEnv):
 
 _POSITION_VALUES: dict[tuple[Any, ...], dict[tuple[str, int], float]] = {}
 """The single-agent views' exact position values, by (game string, seat, reward table)."""
-_POSITION_VALUES_KEPT = 1_000_000
+_POSITION_VALUES_KEPT = 200_000  # per game, seat and variant: some 40 MB at most (a 3x3 Dots and Boxes position is 98 characters)
 _MOVE_VALUES: dict[tuple[Any, ...], dict[tuple[str, int], dict[int, float]]] = {}
 """The same views' move values of the positions where their seat moves, by the same key and then the position."""
 
