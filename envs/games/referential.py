@@ -290,7 +290,8 @@ class _ReferentialView(VLMEnv):
         target (what the built-in speaker says, or the oracle)."""
         table = self.REWARDS[self.reward_variant]
         chances = self._chances()
-        values = {a: p * float(table["success"]) + (1.0 - p) * float(table["failure"]) for a, p in chances.items()}
+        success, failure = float(table["success"]), float(table["failure"])
+        values = {a: p * success + (1.0 - p) * failure for a, p in chances.items()}
         certain = tuple(a for a, p in chances.items() if p == 1.0)
         # the shortest description: the listener's message, or the speaker's shortest certain phrase
         words = len((self.message or "").split()) if self.ROLE == "listener" else min(len(a.split()) for a in certain)
