@@ -102,6 +102,11 @@ def optimal_commands(house: HouseState, steps: int, operations: Mapping[str, tup
     nowhere. So one enumeration from nowhere gives every ``go to R``'s distance: the shortest
     route whose first move is ``go to R``, less that move, or any shortest route.
 
+    Nor does taking an object of a kind the goal does not name (nothing in ALFWorld's rules needs
+    an object moved out of the way): a plan that takes one must put it down again before it ends,
+    and without that take and put, and any treatment of it between, it still holds, two steps
+    shorter; so the distance after such a take is at least one more than now.
+
     ``operations`` maps the admissible commands to ``(operation, *arguments)`` as
     :meth:`House.admissible` does (its default); a state with other commands (ALFWorld's,
     ``alfworld_oracle.py``) gives its own.
@@ -112,9 +117,10 @@ def optimal_commands(house: HouseState, steps: int, operations: Mapping[str, tup
     optimal = []
     if operations is None:
         operations = house.admissible()  # type: ignore[attr-defined]  # a House's; a Board's are given
+    useful = {house.goal.obj, house.goal.lamp}
     for command, (op, *args) in operations.items():
-        if op in READ_ONLY:
-            continue
+        if op in READ_ONLY or (op == "take" and house.objects[args[0]].kind not in useful):
+            continue  # taking what the goal does not need is never optimal: see the docstring
         if op == "goto":
             after = min(shortest, first_go.get(house.spot(args[0]), shortest))
         else:
@@ -166,8 +172,8 @@ def features(house: HouseState) -> dict[str, int | str]:
     return {"task": goal.task, "phase": phase, "left": left}
 
 
-def _free_hands(house: HouseState, first: str, place: str | None, spots: set[str]) -> Iterator[_Route]:
-    """Routes that start by putting down what the hands hold, unless it is ``first``, the
+def _free_hands(house: HouseState, order: tuple[str, ...], place: str | None, spots: set[str]) -> Iterator[_Route]:
+    """Routes that start by putting down what the hands hold, unless it is ``order[0]``, the
     object the route fetches first.
 
     A receptacle whose place is none of ``spots`` (the places the rest of any route goes to: the
@@ -176,10 +182,10 @@ def _free_hands(house: HouseState, first: str, place: str | None, spots: set[str
     down is one the route fetches later: of those, only the cheapest is tried (from nowhere, the
     cheapest at each place: :func:`_distances_after_go` reads the routes by their first place)."""
     held = house.holding
-    if held is None or held == first:
+    if held is None or held == order[0]:
         yield _Route(house, place)
         return
-    kept = house.objects[held].kind == house.goal.obj  # a target put down is fetched again from there
+    kept = held in order  # put down, and fetched again from there
     spare: dict[str | None, tuple[int, str]] = {}  # the cheapest receptacle off the routes' places (per place from nowhere)
     for receptacle in house.listing:
         if house.accepts(receptacle, held):
@@ -217,7 +223,7 @@ def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
         candidates = [o for o in targets if o not in counted]
         for order in itertools.permutations(candidates, need):
             for tools in itertools.product(appliances, repeat=need):
-                for route in _free_hands(house, order[0], place, spots):
+                for route in _free_hands(house, order, place, spots):
                     for obj, appliance in zip(order, tools, strict=True):
                         route.take(obj)
                         if verb and not goal.treated(house, obj):
@@ -238,7 +244,7 @@ def _look_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     targets = [name for name, kind in house.kinds() if kind == goal.obj and _reachable(house, name)]
     spots = {house.spot(house.where[o]) for o in (*lamps, *targets) if o in house.where}
     for lamp, obj in itertools.product(lamps, targets):
-        for route in _free_hands(house, obj, place, spots):
+        for route in _free_hands(house, (obj,), place, spots):
             route.take(obj)
             route.go(house.where[lamp])
             if lamp not in house.toggled:
