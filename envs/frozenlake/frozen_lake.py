@@ -101,6 +101,9 @@ class FrozenLake(VLMEnv):
     PHRASES: ClassVar = PHRASES
     SYNONYMS: ClassVar = {"west": "left", "south": "down", "east": "right", "north": "up"}
 
+    _decided: tuple[tuple[tuple[str, ...], bool], dict[int, Decision]] | None = None
+    """The map (and its ice) whose decision facts are kept, per cell (see ``_decision``)."""
+
     def _new_episode(self, config: FrozenLakeLevel) -> None:
         seeds = self.np_random.integers(2**31, size=2)
         self.desc = tuple(generate_random_map(size=config.size, p=config.frozen, seed=int(seeds[0])))
@@ -253,7 +256,7 @@ class FrozenLake(VLMEnv):
         # Exact on both kinds of ice, from tables computed once per map (a BFS, a value iteration),
         # so each call is a look-up; the facts of each cell are kept for the map.
         key = (self.desc, self.slippery)
-        kept = getattr(self, "_decided", None)
+        kept = self._decided
         if kept is None or kept[0] != key:
             kept = self._decided = (key, {})
         found = kept[1].get(self.position)
