@@ -1,6 +1,8 @@
 """What decision facts cost: the median time of ``decision()`` and of ``step()`` per id, along the oracle's play.
 
-    .venv/bin/python benchmarks/decision_cost.py [--ids rl4vlm/Sokoban-v0 ...] [--seeds 3] [--json out.json]
+    .venv/bin/python benchmarks/decision_cost.py [--ids rl4vlm/Sokoban-v0 ...] [--seeds 5] [--json out.json]
+
+(ALFWorld needs its games: ``ALFWORLD_DATA=tests/data/alfworld_sample`` plays the six that ship with the tests.)
 
 The harness calls :meth:`~rl4vlm_gym.core.VLMEnv.decision` before every step of an evaluated episode, so
 its cost is quoted against a step's: issue 38's goal is a median ``decision()`` under 10% of a median
@@ -88,7 +90,7 @@ def measure(env_id: str, seeds: int, max_steps: int, budget_s: float, obs_mode: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ids", nargs="*", help="env ids (default: every registered id)")
-    parser.add_argument("--seeds", type=int, default=3, help="episodes per id (EVAL seeds)")
+    parser.add_argument("--seeds", type=int, default=5, help="episodes per id (EVAL seeds)")
     parser.add_argument("--max-steps", type=int, default=200, help="steps per episode at most")
     parser.add_argument("--budget-s", type=float, default=30.0, help="seconds per id, after which no new episode starts")
     parser.add_argument("--obs-mode", default=None, help="observation mode (default: each id's default)")
