@@ -352,7 +352,7 @@ class BabaIsAI(VLMEnv):
         level.facts.update(facts)
         to_go = facts.get(oracle.decision_key(self._start_world), (None,))[0]
         if to_go != len(found):
-            return f"no exact solver: the oracle's plan ({len(found)} moves) is not shortest: a way through a new level takes {to_go}"
+            return f"no exact solver: the oracle's plan ({len(found)} moves) is not shortest: the decision search finds {to_go}"
         return None
 
     def _known(self) -> tuple[tuple[int, tuple[str, ...]] | None, str]:

@@ -356,10 +356,10 @@ class NextLevels:
         return self._next
 
     def lower_bound(self) -> int:
-        """At least this many moves win the next level from its start (:meth:`Solver.estimate`)."""
+        """At least this many moves win the next level from its start (:func:`_decision_estimate`)."""
         if self._low is None:
             world = self.level()[0]
-            self._low = max(1, Solver(world, MAX_STEPS).estimate(world), self._above + 1)
+            self._low = max(1, _decision_estimate(Solver(world, MAX_STEPS))(world), self._above + 1)
         return max(self._low, self._above + 1)
 
     def to_go_within(self, bound: int, budget: list[int]) -> float:
@@ -375,6 +375,24 @@ class NextLevels:
         return self._exact if self._exact is not None and self._exact <= bound else float("inf")
 
 
+def _decision_estimate(solver: Solver) -> Callable[[E.World], int]:
+    """:meth:`Solver.estimate`, at most 2 while a YOU object stands on a word block (a level may
+    start so): moving off it uncovers the word, which may change the rules in one move (and a new
+    level follow), where the estimate counts pushes of words on top. A guard: a rule the uncovered
+    word makes has a word on top next to it, so the estimate is at most 2 there already."""
+
+    def estimate(world: E.World) -> int:
+        h = solver.estimate(world)
+        if h > 2:
+            cells = world.cells
+            for k in world.find(_closure(world, world.props[E.YOU])):
+                if any(code & E.TYPE_MASK >= E.FIRST_WORD for code in cells[k][:-1]):
+                    return 2
+        return h
+
+    return estimate
+
+
 def decisions(world: E.World, after: NextLevels | None) -> ToGo:
     """The decision facts of ``world`` and of every state on a shortest way to a win from it
     (``{}``: no win within :data:`~rl4vlm_gym.envs.balrog.babaisai.game.MAX_STEPS` moves); raises
@@ -388,7 +406,8 @@ def decisions(world: E.World, after: NextLevels | None) -> ToGo:
     so each level further in is searched to a smaller bound.
 
     A* with :meth:`Solver.estimate` (admissible for both ends: a win needs ``d_win`` moves, a new
-    level a push of a word block, ``d_push`` moves, then at least one more), run on past the first
+    level a push of a word block, ``d_push`` moves, then at least one more; capped at 2 while a YOU
+    object covers a word, :func:`_decision_estimate`), run on past the first
     win until every state of ``g + h`` at most the shortest length ``C`` is expanded, keeping each
     state's parents at its least ``g``. Every state ``n`` on a shortest way is then expanded at
     its true ``g``, its moves to go are ``C - g``, and a move from ``n`` leaves one move less to go
@@ -404,7 +423,7 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
     length) over ways of at most ``bound`` moves; ``budget`` holds the expansions left, shared
     with the new levels' searches."""
     solver = Solver(world, MAX_STEPS)
-    start, estimate = solver.start, solver.estimate
+    start, estimate = solver.start, _decision_estimate(solver)
     key0 = start.key()  # the solver's start is stripped unless a MOVE word is on the map: decision_key's key
     best: dict[tuple, int] = {key0: 0}
     parents: dict[tuple, list[tuple[tuple, str]]] = {key0: []}
