@@ -344,8 +344,15 @@ class Model:
         phase = self.phases[k]
         total = self._thens[k]
         if phase.reach != math.inf and not phase.reached():
-            x, _, z = self.planner.world.agent.pos.tolist()
-            total += self._moves(min(math.hypot(x - float(t[0]), z - float(t[2])) for t in phase.targets()) - phase.reach)
+            agent = self.planner.world.agent
+            x, _, z = agent.pos.tolist()
+            targets = [(float(t[0]) - x, float(t[2]) - z) for t in phase.targets()]
+            total += self._moves(min(math.hypot(dx, dz) for dx, dz in targets) - phase.reach)
+            # Without a turn the agent stays on the line along its heading (MiniWorld's dir_vec: cos, -sin):
+            # a line that passes no target within reach needs a turn first.
+            ux, uz = math.cos(agent.dir), -math.sin(agent.dir)
+            if all(abs(ux * dz - uz * dx) >= phase.reach for dx, dz in targets):
+                total += 1
         for before, after in zip(self.phases[k:], self.phases[k + 1 :]):
             if before.reach == math.inf or after.reach == math.inf:
                 continue

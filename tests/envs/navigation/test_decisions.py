@@ -50,6 +50,7 @@ def test_shortest_by_hand_in_an_open_room() -> None:
     assert facts(math.pi) == (1, ("move back",))
     # 45 degrees left: turn and step, or two steps straight on (then 1.60 m from it).
     assert facts(math.pi / 4) == (2, ("turn left", "move forward"))
+    assert facts(math.pi / 4, horizon=2) == (2, ("turn left", "move forward"))  # the search's bound cuts neither way
     assert facts(-math.pi / 4) == (2, ("turn right", "move forward"))
     # 90 degrees left: two turns and a step, or a turn right and two steps back; one move first is no shorter.
     assert facts(math.pi / 2) == (3, ("turn left", "turn right"))
