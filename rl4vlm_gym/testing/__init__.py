@@ -48,8 +48,7 @@ from __future__ import annotations
 from rl4vlm_gym.testing.api import check_api, check_pickle
 from rl4vlm_gym.testing.arguments import check_arguments
 from rl4vlm_gym.testing.common import REMOTE, CheckResult, NotCheckable, is_remote
-from rl4vlm_gym.testing.decisions import DECISION_EPISODES as DECISION_EPISODES  # not in __all__: test_package's list
-from rl4vlm_gym.testing.decisions import check_decisions as check_decisions
+from rl4vlm_gym.testing.decisions import DECISION_EPISODES, check_decisions
 from rl4vlm_gym.testing.determinism import check_determinism
 from rl4vlm_gym.testing.docs import check_docs
 from rl4vlm_gym.testing.fuzz import FUZZ_INPUTS, SURELY_INVALID, check_fuzz
@@ -65,6 +64,7 @@ from rl4vlm_gym.testing.vector import VECTOR_TIMEOUT_S, check_vector
 
 __all__ = [
     "CHECKS",
+    "DECISION_EPISODES",
     "FUZZ_INPUTS",
     "ORACLE_EPISODES",
     "ORACLE_EPISODES_EXPENSIVE",
@@ -75,6 +75,7 @@ __all__ = [
     "NotCheckable",
     "check_api",
     "check_arguments",
+    "check_decisions",
     "check_determinism",
     "check_docs",
     "check_fuzz",
