@@ -6,7 +6,11 @@ object included) with the level's fixed step sizes, so a found plan replays exac
 Poses are merged on a lattice (two thirds of a step in position, the turn step in heading) to keep
 the search finite; the heuristic is the geodesic distance to the goal on a 2-D occupancy grid
 plus the turns needed to face down it, weighted by 1.5 (many times faster than plain A* on open
-floors). A plan is therefore short, not provably shortest: ``optimal_steps`` is its length.
+floors). A plan is therefore short, not provably shortest.
+
+Near the end, :func:`shortest` is exact: a breadth-first search of MiniWorld's exact states within a
+few steps of accomplishing the task (the decision facts; the oracle takes its way there, so
+``optimal_steps`` is the plan's length less what that saves).
 
 A task is a sequence of :class:`Phase`: reach a pose where ``reached`` holds, avoiding poses
 where ``forbidden`` holds, then take ``then`` (``"pick up"``, ``"drop"``) or nothing.
