@@ -483,8 +483,8 @@ class ALFWorld(HouseholdBase):
         self._log: list[str] = []  # the episode's commands, replayed to rebuild the game after pickling
         self._plan: list[str] | None = None  # the planner's remaining plan; None until planned, or once the agent left it
         self._on_plan: dict[str, tuple[str, ...]] = {}  # planner state -> the rest of this episode's plan there (_apply)
-        self._gave_up = False  # the planner hit its bound in this episode: the handcoded expert plays
-        self._handcoded: _HandCodedExpert | None = None  # follows the episode once the planner gave up
+        self._gave_up = False  # the planner hit its bound in this episode: the exact planner plays (else the handcoded expert)
+        self._handcoded: _HandCodedExpert | None = None  # follows the episode once both planners gave up
         self._goal: Goal | None = None  # the game's goal, as the exact planner reads it (None: not one it knows)
         self._statics: Statics | None = None  # what never changes in the game, for the exact planner
         self._start_facts: tuple[Fact, ...] = ()
@@ -585,7 +585,7 @@ class ALFWorld(HouseholdBase):
         try:
             plan = call_bounded(lambda: _expert_plan(game, from_start), seconds=self.planner_timeout, memory_mb=self.planner_memory_mb)
         except BoundExceeded as err:
-            logger.warning("ALFWorld's planner on %s: %s; the handcoded expert plays instead", self.game, err)
+            logger.warning("ALFWorld's planner on %s: %s; the exact planner (else the handcoded expert) plays instead", self.game, err)
             self._gave_up = True
             return None
         if key is not None:
