@@ -113,6 +113,7 @@ class House:
         self.toggled: set[str] = set()
         self._admissible: dict[str, tuple[str, ...]] | None = None
         self._view: View | None = None
+        self._key: str | None = None
 
     # Queries --------------------------------------------------------------------------------------
 
@@ -205,7 +206,10 @@ class House:
         return twin
 
     def key(self) -> str:
-        """A canonical key of the state: equal states of this house give equal keys."""
+        """A canonical key of the state: equal states of this house give equal keys (cached until
+        the state changes)."""
+        if self._key is not None:
+            return self._key
         parts = (
             self.place,
             self.holding,
@@ -213,7 +217,8 @@ class House:
             tuple(sorted(self.opened)),
             *(tuple(sorted(s)) for s in (self.clean, self.hot, self.cool, self.sliced, self.on, self.toggled)),
         )
-        return f"{self._identity}:{hashlib.sha1(repr(parts).encode()).hexdigest()[:16]}"
+        self._key = f"{self._identity}:{hashlib.sha1(repr(parts).encode()).hexdigest()[:16]}"
+        return self._key
 
     @cached_property
     def _identity(self) -> str:
@@ -277,6 +282,7 @@ class House:
         if op not in READ_ONLY:
             self._admissible = None
             self._view = None
+            self._key = None
         return feedback
 
     def _seen(self, r: str) -> str:
