@@ -47,6 +47,9 @@ class _LevelFacts:
     facts: oracle.ToGo = field(default_factory=dict)  # by decision key
     failed: dict[tuple, str] = field(default_factory=dict)  # states without facts, and why
     gate: str | None = None  # why the level has no facts at all (None: it has them)
+    gated: bool = False  # the first level's gate is known
+    start_to_go: int | None = None  # the first level's: the fewest moves from its start, once searched
+    start_searched: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,11 +100,13 @@ class BabaIsAI(VLMEnv):
     of 800 (every go-to and make-you level, 88 of 100 one-room make-win levels, 5 of 20 make-wall-win
     levels, 2 of 220 two-room make-win levels); of the others, the 14 that an exact search of 80,000
     expansions could settle had a plan as short as the target plan's; a plan takes 28 ms (median),
-    0.8 s at most. "Shortest" there means among the ways within the level: a way through a level
-    BALROG's wrapper draws anew (break "baba is you" next to it, win the next one) is shorter still
-    in 3 of the first 5 evaluation seeds' 200 levels (two_room-make_you: 13 moves against the
-    oracle's 19, 9 against 10; two_room-make_you-make_win: 20 against 21), which the decision
-    facts find and say.
+    0.8 s at most. That search keeps to the level; a way through a level BALROG's wrapper draws
+    anew (break "baba is you" next to it, win the next one) can be shorter, so where one could be
+    (its lower bound, ``oracle.new_level_bound``, is below the plan's length) a search that counts
+    them decides: where one is shorter, ``optimal_steps`` is its length and the oracle follows the
+    decision facts through the new level. It is, in 3 of the first 5 evaluation seeds' 200 levels
+    (two_room-make_you: 13 moves against 19 within the level, 9 against 10;
+    two_room-make_you-make_win: 20 against 21).
 
     Decisions (``decision()``): exact where a search proves them: ``steps_to_go`` is the fewest
     moves that win from the state, a way through a level that BALROG's wrapper draws anew (after
@@ -109,11 +114,11 @@ class BabaIsAI(VLMEnv):
     one ("idle" never), from one A* search run on until every shortest way is found
     (``oracle.decisions``, at most 16,000 expansions; kept per level for the last 8 seeds, so along
     an optimal play the next facts are a look-up). Only in a first level whose oracle plan is
-    proven shortest and as long as that search finds: none in most two-room make-win levels, nor
-    where a way through a new level is shorter than the oracle's plan (as in some make-you levels);
-    there None with the reason. A search costs milliseconds on go-to levels, about 0.1-1 s on
-    make-win ones, once per level along an optimal play and again at each state off it. Features
-    ``rules`` (active) and ``win_rule`` (1 when something is WIN).
+    proven shortest within the level (none in most two-room make-win levels), then in the levels
+    drawn after it; else None with the reason. A search costs milliseconds on go-to levels, about
+    0.1-1 s on make-win ones, once per level along an optimal play and again at each state off
+    it. The oracle, off its plan, plays a move the facts call optimal where they are known.
+    Features ``rules`` (active) and ``win_rule`` (1 when something is WIN).
 
     ## Observation
     - ``image``: the whole grid as the original renders it, 32-pixel tiles (256x256 for 8x8,
@@ -183,6 +188,7 @@ class BabaIsAI(VLMEnv):
         self._plan_for: tuple | None = None  # the state the plan was computed from
         self.shortest_proven = False
         self._start_world: E.World | None = None
+        self._start_rs_state: Any = None
         self._seed_used = -1  # the seed of the episode's level
         # By seed, the last few: the shortest search's plan from the start (None: it gave up), and
         # by (seed, level drawn), the decision facts; both hold whatever the path to a state, so
@@ -204,6 +210,8 @@ class BabaIsAI(VLMEnv):
         self.game.reset(np.random.RandomState(seed))
         self._plan, self._plan_for = [], None
         self._start_world = self.game.world.copy()
+        assert self.game.rs is not None
+        self._start_rs_state = self.game.rs.get_state()  # as just after the first level was drawn
         self.shortest_proven = False
         self._seed_used = seed
 
@@ -315,6 +323,19 @@ class BabaIsAI(VLMEnv):
         # for the episode's start, even when asked after some steps (EXPENSIVE_PLAN)
         assert self._start_world is not None, "reset first"
         found = self._start_search()
+        level = self._level_record(0, self._start_world, self._start_rs_state)
+        if found is not None and oracle.new_level_bound(self._start_world, level.after) < len(found):
+            # a way through a new level may be shorter: a search that counts them says
+            if not level.start_searched:
+                try:
+                    level.start_to_go = oracle.fewest_moves(self._start_world, level.after)
+                except oracle.GaveUp:
+                    pass
+                level.start_searched = True
+            if level.start_to_go is not None and level.start_to_go < len(found) and self._first_level().gate is None:
+                self._plan, self._plan_for = [], None  # the oracle follows the decision facts
+                self.shortest_proven = True
+                return level.start_to_go
         moves = self._solve(self._start_world, MAX_STEPS, shortest=found)
         return None if moves is None else len(moves)
 
@@ -322,22 +343,36 @@ class BabaIsAI(VLMEnv):
         """The decision facts of the current level (a new level drawn in the middle of the episode
         has others), searched so far in this episode or in the last ones of its seed."""
         game = self.game
-        key = (self._seed_used, game.resets)
+        if game.resets == 0:
+            return self._first_level()
+        assert game.rs is not None
+        # the generator's state changes only when it draws: now as just after this level was drawn
+        return self._level_record(game.resets, game.world, game.rs.get_state())
+
+    def _first_level(self) -> _LevelFacts:
+        """The decision facts of the episode's first level (whichever level is played now)."""
+        assert self._start_world is not None, "reset first"
+        level = self._level_record(0, self._start_world, self._start_rs_state)
+        if not level.gated:  # only where the oracle's own search proved its plan shortest
+            level.gate, level.gated = self._first_level_gate(level), True
+        return level
+
+    def _level_record(self, index: int, world: E.World, rs_state: Any) -> _LevelFacts:
+        """The decision facts of level ``index`` of this seed (``world``: a state of it; ``rs_state``:
+        the generator's state after it was drawn), kept for the last ``LEVELS_KEPT`` levels."""
+        key = (self._seed_used, index)
         level = self._levels_kept.pop(key, None)
         if level is None:
-            assert game.rs is not None
-            # the generator's state changes only when it draws: now as just after this level was drawn
-            level = _LevelFacts(oracle.NextLevels(game.task, game.rs.get_state()), oracle.keeps_direction(game.world))
-            if game.resets == 0:  # only where the oracle's own search proved its plan shortest
-                level.gate = self._first_level_gate(level)
+            level = _LevelFacts(oracle.NextLevels(self.game.task, rs_state), oracle.keeps_direction(world))
         self._levels_kept[key] = level  # the last used last
         _keep_last(self._levels_kept, LEVELS_KEPT)
         return level
 
     def _first_level_gate(self, level: _LevelFacts) -> str | None:
-        """Why the first level has no decision facts (None: it has them): its oracle plan must be
-        proven shortest, and the facts' search from its start must agree on the length (a way
-        through a new level, which the oracle does not take, could be shorter)."""
+        """Why the first level has no decision facts (None: it has them): the oracle's search must
+        prove its plan shortest within the level, and the facts' search from the start finish (it
+        counts ways through new levels too: where one is shorter, ``optimal_steps`` is its length
+        and the oracle follows the facts)."""
         assert self._start_world is not None
         found = self._start_search()  # the oracle's shortest search (not the target plan's, which proves nothing)
         if found is None:
@@ -350,9 +385,7 @@ class BabaIsAI(VLMEnv):
         except oracle.GaveUp as error:
             return f"no exact solver: {error}"
         level.facts.update(facts)
-        to_go = facts.get(oracle.decision_key(self._start_world), (None,))[0]
-        if to_go != len(found):
-            return f"no exact solver: the oracle's plan ({len(found)} moves) is not shortest: the decision search finds {to_go}"
+        level.start_to_go, level.start_searched = facts[oracle.decision_key(self._start_world)][0], True
         return None
 
     def _known(self) -> tuple[tuple[int, tuple[str, ...]] | None, str]:
@@ -393,11 +426,11 @@ class BabaIsAI(VLMEnv):
         if self.game.progression == 1.0:
             return "idle"
         key = oracle.stripped_key(self.game.world)
-        on_plan = bool(self._plan) and self._plan[0][0] == key
-        if not on_plan or self._level_facts().gate is None:
-            # off its plan (or in a level drawn anew), a move the decision facts call optimal where they are known
+        if not self._plan or self._plan[0][0] != key:
+            # off its plan (a plan it follows is shortest: optimal_steps checked ways through new
+            # levels), a move the decision facts call optimal where they are known
             known, _ = self._known()
-            if known is not None and not (on_plan and self._plan[0][1] in known[1]):
+            if known is not None:
                 self._plan, self._plan_for = [], None
                 return known[1][0]
         if not self._plan or self._plan[0][0] != key:

@@ -32,8 +32,8 @@ one, whose win is the episode's too), so "shortest" above means among the ways w
 3. **Decision facts** (:func:`decisions`) count those ways too: the same A* run on until every
    shortest way is found, with every state on one, its moves to go and all its optimal moves.
    A way through a new level can be the shortest (some ``two_room-make_you`` levels, where baba
-   starts next to "baba is you"): the env then gives no facts for the level rather than facts
-   that its oracle's plan would contradict.
+   starts next to "baba is you"): where :func:`new_level_bound` says one could be, the env's
+   ``optimal_steps`` asks :func:`fewest_moves`, and its oracle then follows the facts.
 """
 
 from __future__ import annotations
@@ -367,11 +367,11 @@ class NextLevels:
         ``inf``; raises :class:`GaveUp`. The answers are kept (the level stays the same)."""
         if self._exact is None and bound > self._above:
             world, after = self.level()
-            found = _search(world, after, False, budget, bound)[0]
+            found, _, over = _search(world, after, False, budget, bound)
             if found <= bound:
                 self._exact = found
-            else:
-                self._above = bound
+            else:  # every way left costs at least the least bound the search cut off
+                self._above = max(bound, int(min(over, MAX_STEPS + 1)) - 1)
         return self._exact if self._exact is not None and self._exact <= bound else float("inf")
 
 
@@ -391,6 +391,27 @@ def _decision_estimate(solver: Solver) -> Callable[[E.World], int]:
         return h
 
     return estimate
+
+
+def new_level_bound(world: E.World, after: NextLevels) -> int:
+    """At least this many moves win through a new level from ``world``: a rule must change first
+    (the push of a word on top, as many moves as a YOU object is far from it, or one move off a
+    word a YOU object covers), then at least the next level's :meth:`NextLevels.lower_bound`."""
+    cells, width = world.cells, world.width
+    yous = world.find(_closure(world, world.props[E.YOU]))
+    words = [k for k, kind in enumerate(world.kinds) if kind >= E.FIRST_WORD]
+    change = min((_distance(y, w, width) for y in yous for w in words), default=_FAR)
+    if any(code & E.TYPE_MASK >= E.FIRST_WORD for y in yous for code in cells[y][:-1]):
+        change = 1
+    return max(1, change) + after.lower_bound()
+
+
+def fewest_moves(world: E.World, after: NextLevels) -> int | None:
+    """The fewest moves that win from ``world``, through new levels or not (None: no win within
+    :data:`~rl4vlm_gym.envs.balrog.babaisai.game.MAX_STEPS`): :func:`decisions`' search, stopped
+    at the first shortest way (a prefix of its work); raises :class:`GaveUp`."""
+    found = _search(world, after, False, [DECISION_BUDGET], MAX_STEPS)[0]
+    return None if found == float("inf") else int(found)
 
 
 def decisions(world: E.World, after: NextLevels | None) -> ToGo:
@@ -418,10 +439,11 @@ def decisions(world: E.World, after: NextLevels | None) -> ToGo:
     return _search(world, after, True, [DECISION_BUDGET], MAX_STEPS)[1]
 
 
-def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[int], bound: int) -> tuple[float, ToGo]:
+def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[int], bound: int) -> tuple[float, ToGo, float]:
     """:func:`decisions`' search (``every`` False: stop at the first shortest way, return its
     length) over ways of at most ``bound`` moves; ``budget`` holds the expansions left, shared
-    with the new levels' searches."""
+    with the new levels' searches. Returns the length (``inf``: none within ``bound``), the facts
+    and the least ``g + h`` cut off by ``bound`` (a lower bound on any longer way)."""
     solver = Solver(world, MAX_STEPS)
     start, estimate = solver.start, _decision_estimate(solver)
     key0 = start.key()  # the solver's start is stripped unless a MOVE word is on the map: decision_key's key
@@ -430,9 +452,11 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
     tie = count()
     # (f, 0 for an end and 1 for a state, tie, g, world, key, the move to the end or "", moves after it: -1 not known yet)
     heap: list[tuple[float, int, int, int, E.World, tuple, str, float]] = [(estimate(start), 1, 0, 0, start, key0, "", 0)]
-    cost, ends = float("inf"), []
+    cost, ends, over = float("inf"), [], float("inf")
     while heap:
         f, _, _, g, state, key, move, more = heapq.heappop(heap)
+        if f > bound:
+            over = min(over, f)
         if f > cost or f > bound:
             break
         if move:
@@ -440,13 +464,15 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
                 more = after.to_go_within(int(f) - g - 1, budget)  # type: ignore[union-attr]
                 if more < float("inf"):
                     heapq.heappush(heap, (g + 1 + more, 0, next(tie), g, state, key, move, more))
-                elif f + 1 <= bound:  # longer: its turn comes again at the next bound
-                    heapq.heappush(heap, (f + 1, 0, next(tie), g, state, key, move, -1))
+                elif (later := g + 1 + after.lower_bound()) <= bound:  # type: ignore[union-attr]  # longer: back at its new bound
+                    heapq.heappush(heap, (later, 0, next(tie), g, state, key, move, -1))
+                else:
+                    over = min(over, later)
                 continue
             cost = g + 1 + more
             ends.append((key, move))
             if not every:
-                return cost, {}
+                return cost, {}, over
             continue
         if g > best[key]:
             continue
@@ -461,8 +487,11 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
             if lose:
                 continue
             if nxt.you_position() is None:
-                if not win and after is not None and g + 1 + (low := after.lower_bound()) <= bound:
-                    heapq.heappush(heap, (g + 1 + low, 0, next(tie), g, state, key, move, -1))
+                if not win and after is not None:
+                    if (low := g + 1 + after.lower_bound()) <= bound:
+                        heapq.heappush(heap, (low, 0, next(tie), g, state, key, move, -1))
+                    else:
+                        over = min(over, low)
                 continue
             if win:
                 heapq.heappush(heap, (g + 1, 0, next(tie), g, state, key, move, 0))
@@ -472,6 +501,7 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
             if known is None or g + 1 < known:
                 h = estimate(nxt)
                 if g + 1 + h > bound:
+                    over = min(over, g + 1 + h)
                     continue
                 best[nkey] = g + 1
                 parents[nkey] = [(key, move)]
@@ -479,7 +509,7 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
             elif g + 1 == known:
                 parents[nkey].append((key, move))
     if not ends:
-        return cost, {}
+        return cost, {}, over
     found: dict[tuple, set[str]] = {}
     for key, move in ends:
         found.setdefault(key, set()).add(move)
@@ -492,4 +522,4 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
                 frontier.append(parent)
             found[parent].add(move)
     total = int(cost)
-    return cost, {key: (total - best[key], tuple(m for m in E.ACTIONS if m in moves)) for key, moves in found.items()}
+    return cost, {key: (total - best[key], tuple(m for m in E.ACTIONS if m in moves)) for key, moves in found.items()}, over
