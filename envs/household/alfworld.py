@@ -67,6 +67,7 @@ _plans: dict[tuple[str, int, int], tuple[str, ...]] = {}  # the expert's plan fr
 _gave_up: dict[tuple[str, int, int], tuple[float, int]] = {}  # games whose first plan hit these bounds
 _replans: OrderedDict[tuple[tuple[str, int, int], str], tuple[str, ...]] = OrderedDict()  # see ALFWorld._bounded_plan
 _REPLANS = 4096  # how many mid-episode plans a process keeps (a few hundred bytes each)
+_misplanned: set[str] = set()  # games where Fast Downward found a plan shorter than the exact planner's (see _check_exact)
 _goals: dict[tuple[str, int, int], tuple[Goal | None, str]] = {}  # per game file: its goal and put-grammar (see _game_goal)
 PLANNERS = ("fast-downward", "exact")
 """The oracle's planners: ALFWorld's expert (Fast Downward), or the exact household planner (``alfworld_oracle.py``)."""
@@ -693,6 +694,7 @@ class ALFWorld(HouseholdBase):
     def _optimal_steps(self) -> int | None:
         exact, _ = self._exact_plan(self._start_facts)
         plan = self._initial_plan() if self.planner == "fast-downward" else None
+        self._check_exact(exact, plan)
         if exact is not None and (plan is None or len(exact) < len(plan)):
             plan = exact  # Fast Downward gave up, or its cheapest plan is not the shortest (heat costs 5 steps' worth)
         if plan is not None and not self._log and self._plan is None:
@@ -717,6 +719,13 @@ class ALFWorld(HouseholdBase):
             self._exact_plans[facts] = found
         return self._exact_plans[facts]
 
+    def _check_exact(self, exact: Sequence[str] | None, found: Sequence[str] | None) -> None:
+        """A plan of Fast Downward's shorter than the exact planner's shortest means the exact planner's
+        model of this game is wrong (never seen): from then on the decision facts say so rather than guess."""
+        if exact is not None and found is not None and len(found) < len(exact) and self.game not in _misplanned:
+            logger.warning("ALFWorld's game %s: Fast Downward's plan (%d) is shorter than the exact planner's (%d)", self.game, len(found), len(exact))
+            _misplanned.add(self.game)
+
     def _board(self, facts: tuple[Fact, ...] | None = None) -> Board | None:
         if self._goal is None or self._statics is None:
             return None
@@ -731,6 +740,8 @@ class ALFWorld(HouseholdBase):
         if self._decided is not None and self._decided[0] == self._facts:
             return self._decided[1]
         rest, reason = self._exact_plan()
+        if self.game in _misplanned:
+            rest, reason = None, "the exact planner's model of this game is wrong: Fast Downward found a shorter plan"
         board = self._board()
         facts = None if board is None else features(board)
         if rest is None:
@@ -759,6 +770,7 @@ class ALFWorld(HouseholdBase):
             back = self._on_plan.get(_planner_state(self._game_env())) if self._on_plan else None
             plan = back or (self._initial_plan() if not self._log else self._bounded_plan())
             exact, _ = self._exact_plan()
+            self._check_exact(exact, plan)
             if exact is not None and (plan is None or len(exact) < len(plan)):
                 plan = exact
             self._plan = None if plan is None else list(plan)

@@ -508,3 +508,23 @@ def test_missing_data_names_the_folders_the_variable_and_the_download(tmp_path: 
     (tmp_path / "empty").mkdir()
     with pytest.raises(MissingDataError, match="valid_unseen"):
         ALFWorld(data_dir=tmp_path / "empty", split="valid_unseen")
+
+
+def test_a_wrong_exact_model_is_caught_by_fast_downward_and_the_facts_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the exact planner's model of a game wrong (here: made to plan one step too many), Fast
+    Downward's shorter plan shows it: optimal_steps is Fast Downward's, the oracle follows it, and the
+    decision facts are None with the reason instead of a guess."""
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    real = module.plan
+    monkeypatch.setattr(module, "plan", lambda board: None if (found := real(board)) is None else [*found, "look"])
+    monkeypatch.setattr(module, "_misplanned", set())
+    env = make()
+    play(env)
+    assert env.optimal_steps == 4
+    facts = env.decision()
+    assert facts["steps_to_go"] == -1 and "wrong" in facts["reason"]
+    for _ in range(4):
+        env.step(env.oracle_action())
+    assert env._won
+    env.close()
