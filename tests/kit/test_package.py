@@ -14,7 +14,7 @@ from rl4vlm_gym.testing import CHECKS, rollout_digest
 # What `from rl4vlm_gym.testing import ...` gave before the split (its __all__ and public constants).
 PUBLIC = (
     "CHECKS", "FUZZ_INPUTS", "ORACLE_EPISODES", "ORACLE_EPISODES_EXPENSIVE", "CheckResult", "NotCheckable",
-    "check_api", "check_arguments", "check_determinism", "check_docs", "check_fuzz", "check_observations",
+    "DECISION_EPISODES", "check_api", "check_arguments", "check_decisions", "check_determinism", "check_docs", "check_fuzz", "check_observations",
     "check_oracle", "check_pickle", "check_render", "check_rules", "check_seeding", "check_vector", "is_remote",
     "measure_throughput", "rollout_digest", "run_checks", "REMOTE", "SURELY_INVALID", "VECTOR_TIMEOUT_S",
 )  # fmt: skip
