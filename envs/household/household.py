@@ -39,7 +39,7 @@ class Household(HouseholdBase):
         self.house: House | None = None
         self._plan: list[str] | None = None
         self._shortest = -1
-        self._decided: tuple[str, Decision] | None = None  # the last state's key and its facts
+        self._decided: dict[str, Decision] = {}  # the facts of the episode's states, by key (a few dozen)
 
     # VLMEnv hooks ---------------------------------------------------------------------------------
 
@@ -49,7 +49,7 @@ class Household(HouseholdBase):
             self._plan = plan(self.house)
             if self._plan:
                 self._shortest = len(self._plan)
-                self._decided = None
+                self._decided = {}
                 return
         raise RuntimeError(f"{type(self).__name__}: no solvable house in {_TRIES} draws at level {self.level}")
 
@@ -94,12 +94,13 @@ class Household(HouseholdBase):
     def _decision(self) -> Decision:
         """Exact: the oracle's plan is shortest from any state, so its length is ``steps_to_go``, and
         the optimal commands are those after which it is one shorter (``oracle.optimal_commands``).
-        The plan is the oracle's own, kept while the agent follows it; the facts are kept for the
-        state until it changes (an invalid command, ``look`` or ``examine`` changes nothing)."""
+        The plan is the oracle's own, kept while the agent follows it; the facts of each state of the
+        episode are kept (an invalid command, ``look`` or ``examine`` changes nothing, and agents
+        come back to where they were)."""
         house = self._house
         key = house.key()
-        if self._decided is not None and self._decided[0] == key:
-            return self._decided[1]
+        if key in self._decided:
+            return self._decided[key]
         if self._plan is None:
             self._plan = plan(house)
         if self._plan is None:
@@ -107,7 +108,7 @@ class Household(HouseholdBase):
         else:
             steps = len(self._plan)
             decision = Decision(optimal_commands(house, steps), steps, features=features(house))
-        self._decided = (key, decision)
+        self._decided[key] = decision
         return decision
 
     def oracle_action(self) -> str:
