@@ -722,7 +722,7 @@ class ALFWorld(HouseholdBase):
     def _check_exact(self, exact: Sequence[str] | None, found: Sequence[str] | None) -> None:
         """A plan of Fast Downward's shorter than the exact planner's shortest means the exact planner's
         model of this game is wrong (never seen): from then on the decision facts say so rather than guess."""
-        if exact is not None and found is not None and len(found) < len(exact) and self.game not in _misplanned:
+        if self.game is not None and exact is not None and found is not None and len(found) < len(exact) and self.game not in _misplanned:
             logger.warning("ALFWorld's game %s: Fast Downward's plan (%d) is shorter than the exact planner's (%d)", self.game, len(found), len(exact))
             _misplanned.add(self.game)
 
