@@ -11,7 +11,10 @@ step's, or the final ones after the last step):
 
 - **scored**: ``D_t`` names the optimal actions (a step whose env has no solver, or whose state is
   unsolvable or a game the solver cannot evaluate, is unscored and counted by its ``reason``);
-- **optimal**: scored, valid, and its parsed action is one of ``D_t``'s optimal actions;
+- **optimal**: scored, valid, and its parsed action is one of ``D_t``'s optimal actions; or, where
+  an optimal action fills a free-text template (WebShop's ``search[...]``: the facts name one
+  query, others may be as good) and the move fills the same template, where the steps to go drop
+  by exactly one after it;
 - **error**: scored and not optimal. An invalid step is an error (and counted apart as invalid).
 
 Per episode, from its steps:
@@ -50,6 +53,7 @@ steps (the steps of one episode are not independent), from a fixed RNG.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -183,6 +187,16 @@ def _unsolvable(facts: Mapping[str, Any] | None, record: Mapping[str, Any]) -> b
     return reason == _OVER and bool(record.get("terminated")) and not bool(record.get("success"))
 
 
+_TEMPLATE = re.compile(r"([^\[\]]+)\[[^\]]*\]")
+
+
+def _same_template(action: Any, optimal: Sequence[str]) -> bool:
+    """Whether ``action`` fills a ``name[...]`` template that an optimal action fills too."""
+    if not isinstance(action, str) or not (mine := _TEMPLATE.fullmatch(action)):
+        return False
+    return any((other := _TEMPLATE.fullmatch(a)) is not None and other.group(1) == mine.group(1) for a in optimal)
+
+
 def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
     """Score every step of one episode record (see the module docstring).
 
@@ -204,6 +218,10 @@ def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
         scored = optimal_actions is not None
         optimal = None if optimal_actions is None else valid and step.get("parsed") in optimal_actions
         before = _known(facts)
+        if optimal is False and valid and _same_template(step.get("parsed"), optimal_actions or ()):
+            # free text (WebShop's search[...]): the facts name one filling, others may be as good
+            later_known = _known(next_facts)
+            optimal = before is not None and later_known is not None and later_known == before - 1
         regret: int | None = None
         lost = False
         if before is not None:

@@ -132,6 +132,16 @@ def test_a_game_of_chance_scores_expected_value():
     assert s[0].features["steps_to_go"] == "unknown"
 
 
+def test_a_free_text_move_is_optimal_when_the_steps_to_go_drop_by_one():
+    """WebShop's facts name the oracle's query; another query that is as good (one step fewer to go) is optimal too."""
+    own = [_step("search[red shoes size 9]", _facts(["search[red shoes, size 9]"], 3)), _step("click[b01]", _facts(["click[b01]"], 2))]
+    assert [s.optimal for s in score_steps(_record(own, OVER_WON, success=False, terminated=False))] == [True, True]
+    worse = [_step("search[shoes]", _facts(["search[red shoes, size 9]"], 3)), _step("next >", _facts(["click[b01]"], 3))]
+    assert [s.optimal for s in score_steps(_record(worse, OVER_LOST, success=False, terminated=False))] == [False, False]
+    other = [_step("click[b02]", _facts(["search[x]"], 3)), _step("back", _facts(["back"], 2))]  # another template: as before
+    assert score_steps(_record(other, OVER_LOST, success=False, terminated=False))[0].optimal is False
+
+
 def test_family_features_and_buckets():
     assert [steps_to_go_bucket(n) for n in (None, -1, 0, 1, 2, 3, 4, 5, 8, 9, 16, 17)] == [
         "unknown", "unknown", "0", "1", "2", "3-4", "3-4", "5-8", "5-8", "9-16", "9-16", "17-32"]  # fmt: skip
