@@ -209,7 +209,7 @@ def score_steps(record: Mapping[str, Any]) -> list[StepScore]:
     """
     steps = list(record.get("steps", ()))
     n = len(steps)
-    after = [s.get("decision") for s in steps[1:]] + [record.get("final_decision")]
+    after = [s.get("decision") for s in steps[1:]] + [record.get("final_decision")] if steps else []  # no step: nothing after
     scores = []
     previous_invalid = previous_error = False
     for i, (step, facts, next_facts) in enumerate(zip(steps, [s.get("decision") for s in steps], after, strict=True)):

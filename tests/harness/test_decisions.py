@@ -112,6 +112,9 @@ def test_lost_truncated_and_unscored_steps():
     e = episode_decisions(none)
     assert (e.scored, e.tracked, dict(e.unscored), e.accuracy()) == (0, 0, {"no solver: x": 2}, None)
     assert not has_decisions([{"steps": [{"parsed": "a"}]}]) and has_decisions([none])
+    # An episode without a step (the agent failed at once) has its final facts and nothing to score.
+    assert score_steps(_record([], OVER_WON)) == [] and episode_decisions(_record([], OVER_WON)).scored == 0
+    assert decision_summary([none, _record([], OVER_LOST, seed=1)])["tasks"]["t"]["steps"] == 2
     # A refused move is never optimal, whatever a (forged) log lists.
     refused = score_steps(_record([_step("right", _facts(["right"], 3), valid=False)], _facts(["right"], 3), success=False, terminated=False))
     assert (refused[0].optimal, refused[0].regret_steps) == (False, 1)
