@@ -71,7 +71,8 @@ class DiceResponse:
     def of(cls, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> DiceResponse:
         # one instance per game, seat, opponent and payoff however they are passed: the oracle and
         # the decision facts (native) share its searches
-        return _response(cls, spec, seat, name, tuple(float(p) for p in payoff))
+        # a class is hashable; mypy checks type[DiceResponse] against its (unhashable, eq=True) instances
+        return _response(cls, spec, seat, name, tuple(float(p) for p in payoff))  # type: ignore[arg-type]
 
     # The search ------------------------------------------------------------------------------------
 
@@ -217,7 +218,7 @@ class TabularDiceResponse:
 
     @classmethod
     def of(cls, seat: int, name: str, payoff: tuple[float, float] = (1.0, -1.0)) -> TabularDiceResponse:
-        return _tabular(cls, seat, name, (float(payoff[0]), float(payoff[1])))
+        return _tabular(cls, seat, name, (float(payoff[0]), float(payoff[1])))  # type: ignore[arg-type]  # see DiceResponse.of
 
     def _legal(self, bids: tuple[int, ...]) -> list[int]:
         last = bids[-1] if bids else None
