@@ -98,7 +98,7 @@ def aggregation_weights(batch: Sequence[Step], mode: str, unit: str = "step") ->
 
 
 class Algorithm:
-    """Base class of the four methods.
+    """Base class of the five methods.
 
     Class attributes:
         name: the ``--algo`` name.

@@ -1,4 +1,4 @@
-"""The policy the four baselines train: a VLM that writes each step's reply and scores its tokens.
+"""The policy the five baselines train: a VLM that writes each step's reply and scores its tokens.
 
 One :class:`Policy` wraps any ``transformers`` image-text-to-text model (loaded by
 :func:`rl4vlm_gym.agents.tiny.load_vlm`, so the tiny offline Qwen2-VL on CPU and Qwen2-VL-7B on
