@@ -417,6 +417,12 @@ def eval_command(
     decisions: Annotated[
         bool, typer.Option(help="Record each step's decision facts (scored by the env's solver); --no-decisions for slow planners.")
     ] = True,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only this task of the suite (repeatable; an unknown name lists the suite's tasks).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N seeds (deals) of each task: a quick look, not the suite's protocol.")
+    ] = None,
 ) -> None:
     """Run an agent over a suite: per-episode JSONL, a summary with 95% intervals and a report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -427,6 +433,8 @@ def eval_command(
 
     try:
         loaded = load_suite(suite)
+        if task or limit is not None:
+            loaded = loaded.subset(task or (), limit)
         overrides = {"template": template, "history": history, "images": images, "output_format": output_format}
         overrides = {k: v for k, v in overrides.items() if v is not None}
         prompt = PromptConfig(**{**loaded.prompt.as_dict(), **overrides})

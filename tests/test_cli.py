@@ -162,3 +162,17 @@ def test_registered_envs_document_every_section(env_id: str, require_envs) -> No
     require_envs(env_id)
     env = gym.make(env_id)
     assert missing_sections(type(env.unwrapped)) == []
+
+
+def test_eval_plays_only_the_named_tasks_on_their_first_seeds(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "run"
+    args = ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "numberline/text", "--task", "ezpoints", "--limit", "1"]
+    result = runner.invoke(app, [*args, "--out", str(out), "--no-progress", "--no-report"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(r["task"] for r in records) == ["ezpoints", "numberline/text"]
+    unknown = runner.invoke(app, ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "nope", "--out", str(tmp_path / "x")])
+    assert unknown.exit_code == 2 and "has no task 'nope'; its tasks: numberline/image+text" in unknown.output
+    assert not (tmp_path / "x").exists()  # refused before anything is written

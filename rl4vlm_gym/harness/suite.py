@@ -41,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -281,6 +281,26 @@ class Suite:
         """Every ``(task name, seed)`` the suite plays, in order."""
         return [(t.name, s) for t in self.tasks for s in t.seeds]
 
+    def subset(self, tasks: Sequence[str] = (), limit: int | None = None) -> Suite:
+        """The suite cut down for a quick look: only ``tasks`` (names as listed; all when empty), each
+        on its first ``limit`` seeds (whole deals where a task's score plays each deal from several
+        seeds). A cut suite is another protocol (its hash differs), so its runs never pass for the
+        whole suite's on a board.
+
+        Raises:
+            SuiteError: a name that is no task of the suite, or a ``limit`` below 1.
+        """
+        unknown = [name for name in tasks if name not in {t.name for t in self.tasks}]
+        if unknown:
+            names = ", ".join(t.name for t in self.tasks)
+            raise SuiteError(f"suite {self.name!r} has no task {', '.join(map(repr, unknown))}; its tasks: {names}")
+        if limit is not None and limit < 1:
+            raise SuiteError(f"limit={limit}: give at least 1 seed per task")
+        chosen = [t for t in self.tasks if not tasks or t.name in tasks]
+        if limit is not None:
+            chosen = [t.model_copy(update={"seeds": _first_deals(t, limit)}) for t in chosen]
+        return Suite(self.name, self.axis, self.description, self.prompt, chosen)
+
     def task(self, name: str) -> Task:
         for t in self.tasks:
             if t.name == name:
@@ -324,6 +344,14 @@ class Suite:
         """``sha256`` of :meth:`protocol` as canonical JSON (sorted keys, no spaces)."""
         blob = json.dumps(self.protocol(prompt), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _first_deals(task: Task, limit: int) -> tuple[int, ...]:
+    """The seeds of ``task``'s first ``limit`` deals, in the task's order (a deal is one seed, or
+    ``score.duplicate`` seeds ``N k .. N k + N - 1`` played as one)."""
+    per_deal = task.score.duplicate if task.score else 1
+    deals = list(dict.fromkeys(seed // per_deal for seed in task.seeds))[:limit]
+    return tuple(seed for seed in task.seeds if seed // per_deal in set(deals))
 
 
 def load_suite(name_or_path: str | Path) -> Suite:

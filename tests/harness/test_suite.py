@@ -217,3 +217,21 @@ def test_draw_seeds():
     assert seeds != draw_seeds("eval", 50, root=4)
     with pytest.raises(ValueError, match="split 'dev' is unknown"):
         draw_seeds("dev", 1)
+
+
+def test_a_subset_keeps_the_named_tasks_and_their_first_seeds_or_deals():
+    suite = Suite.from_dict(_with(tasks__0__seeds=[5, 1, 2], tasks__1__seeds=[3, 7]))
+    cut = suite.subset(["nl/l1/text", "bj"], limit=2)
+    assert [(t.name, t.seeds) for t in cut.tasks] == [("nl/l1/text", (5, 1)), ("bj", (3, 7))]
+    assert [t.name for t in suite.subset(limit=1).tasks] == [t.name for t in suite.tasks]
+    assert [t.seeds for t in suite.subset(limit=1).tasks] == [(5,)] * 4 + [(3,)]
+    assert suite.subset(limit=3).protocol_hash() == suite.protocol_hash()  # every seed kept: the same protocol
+    assert cut.protocol_hash() != suite.protocol_hash()  # a cut suite never passes for the whole one
+    # a deal is played from `duplicate` seeds N k .. N k + N - 1: whole deals are kept, in the task's order
+    dealt = Suite.from_dict(_with(tasks__1__seeds=[9, 8, 2, 3, 5, 4], tasks__1__score={"metric": "return", "low": -1, "high": 1, "duplicate": 2}))
+    assert dealt.subset(["bj"], limit=2).tasks[0].seeds == (9, 8, 2, 3)
+    assert dealt.subset(["bj"], limit=1).tasks[0].seeds == (9, 8)
+    with pytest.raises(SuiteError, match=r"no task 'nl'; its tasks: nl/l0/image, .*bj"):
+        suite.subset(["nl"])
+    with pytest.raises(SuiteError, match="limit=0"):
+        suite.subset(limit=0)
