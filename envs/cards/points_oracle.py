@@ -430,16 +430,21 @@ def _left_need(op: str, right: Rational, target: Rational) -> Need:
 
 
 @functools.lru_cache(maxsize=4096)
+def _parts(group: Group) -> tuple[tuple[Group, Group], ...]:
+    """Every way to cut a sorted multiset into a (possibly empty) part and the rest."""
+    counts = sorted(Counter(group).items())
+    cuts = []
+    for taken in itertools.product(*(range(count + 1) for _, count in counts)):
+        part = tuple(v for (v, _), k in zip(counts, taken) for _ in range(k))
+        rest = tuple(v for (v, count), k in zip(counts, taken) for _ in range(count - k))
+        cuts.append((part, rest))
+    return tuple(cuts)
+
+
+@functools.lru_cache(maxsize=4096)
 def _splits(group: Group) -> tuple[tuple[Group, Group], ...]:
     """Every ordered way to cut a sorted multiset into two non-empty sorted parts."""
-    counts = sorted(Counter(group).items())
-    splits = []
-    for taken in itertools.product(*(range(count + 1) for _, count in counts)):
-        left = tuple(v for (v, _), k in zip(counts, taken) for _ in range(k))
-        if 0 < len(left) < len(group):
-            right = tuple(v for (v, count), k in zip(counts, taken) for _ in range(count - k))
-            splits.append((left, right))
-    return tuple(splits)
+    return tuple((left, right) for left, right in _parts(group) if left and right)
 
 
 # --------------------------------------------------------------------------------------------
@@ -512,18 +517,6 @@ def _read(parsed: _Parsed, token: str) -> _Parsed | None:
     if token in ("*", "/"):
         return frames[:-1] + ((total, sign, product, token),), numbers
     return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _parts(group: Group) -> tuple[tuple[Group, Group], ...]:
-    """Every way to cut a sorted multiset into a (possibly empty) part and the rest."""
-    counts = sorted(Counter(group).items())
-    cuts = []
-    for taken in itertools.product(*(range(count + 1) for _, count in counts)):
-        part = tuple(v for (v, _), k in zip(counts, taken) for _ in range(k))
-        rest = tuple(v for (v, count), k in zip(counts, taken) for _ in range(count - k))
-        cuts.append((part, rest))
-    return tuple(cuts)
 
 
 class _Completer:
