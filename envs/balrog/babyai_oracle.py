@@ -27,6 +27,8 @@ require("balrog", "BALROG's BabyAI envs")  # before importing it: an error namin
 
 from minigrid.envs.babyai.core.verifier import BeforeInstr, GoToInstr, OpenInstr, PickupInstr
 
+from rl4vlm_gym.envs.balrog.shortest_paths import moves_on_shortest_paths
+
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)
 DIR_TO_VEC = ((1, 0), (0, 1), (-1, 0), (0, -1))  # minigrid's: 0 right, 1 down, 2 left, 3 up
 Cell = tuple[int, int]
@@ -300,17 +302,7 @@ def decisions(scene: Scene, start: State, limit: int = 200_000) -> Decisions | N
     if cost == INF:
         return {}
     # success entries pushed by a state expanded at a g it later improved on cost more than C: none here
-    found: dict[State, set[int]] = {}
-    for state, action in wins:
-        found.setdefault(state, set()).add(action)
-    frontier = list(found)
-    while frontier:
-        state = frontier.pop()
-        for parent, action in parents[state]:
-            if parent not in found:
-                found[parent] = set()
-                frontier.append(parent)
-            found[parent].add(action)
+    found = moves_on_shortest_paths(wins, parents)
     total = int(cost)
     return {state: (total - best[state], tuple(sorted(actions))) for state, actions in found.items()}
 

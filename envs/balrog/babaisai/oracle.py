@@ -49,6 +49,7 @@ import numpy as np
 from rl4vlm_gym.envs.balrog.babaisai import engine as E
 from rl4vlm_gym.envs.balrog.babaisai import levels
 from rl4vlm_gym.envs.balrog.babaisai.game import MAX_STEPS
+from rl4vlm_gym.envs.balrog.shortest_paths import moves_on_shortest_paths
 
 MOVES = ("up", "right", "down", "left")
 SHORTEST_BUDGET = 4000
@@ -510,16 +511,6 @@ def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[
                 parents[nkey].append((key, move))
     if not ends:
         return cost, {}, over
-    found: dict[tuple, set[str]] = {}
-    for key, move in ends:
-        found.setdefault(key, set()).add(move)
-    frontier = list(found)
-    while frontier:
-        key = frontier.pop()
-        for parent, move in parents[key]:
-            if parent not in found:
-                found[parent] = set()
-                frontier.append(parent)
-            found[parent].add(move)
+    found = moves_on_shortest_paths(ends, parents)
     total = int(cost)
     return cost, {key: (total - best[key], tuple(m for m in E.ACTIONS if m in moves)) for key, moves in found.items()}, over
