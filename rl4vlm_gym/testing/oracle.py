@@ -46,7 +46,7 @@ def check_oracle(
     ``search`` moves (from each of the first ``SEARCHED_EPISODES`` episodes of every level whose plan is longer
     than one move) must find no shorter solution. ``EXPENSIVE_PLAN`` envs are not searched: their plan is itself a search (MiniWorld's hybrid A* over a continuous pose is
     short, not provably shortest; a copy of an ALFWorld game loads the game), so their
-    ``optimal_steps`` is their planner's length, as their docs say. Whether to search is decided by
+    ``optimal_steps`` is the length their oracle plays, as their docs say. Whether to search is decided by
     the flag, not by timing, so the verdict is the same on every machine. Episodes use EVAL seeds from ``first_seed`` on (offsets into the
     range), played in rounds: one seed at every level, then the next seed; messages print the seed.
     ``episodes`` fixes the episodes per level; by default (``None``) the check plays
@@ -125,7 +125,7 @@ def check_oracle(
     elif proxy and search and not expensive:
         report.append(f"{REMOTE}shorter solutions (the search copies the env, which stays in the server)")
     elif expensive and search:
-        report.append("shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the planner's length)")
+        report.append("shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the length the oracle plays)")
     return "; ".join(report)
 
 
