@@ -423,18 +423,25 @@ def eval_command(
     limit: Annotated[
         int | None, typer.Option(min=1, help="Only the first N seeds (deals) of each task: a quick look, not the suite's protocol.")
     ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            help="Only the seeds at these positions of each task's list, 0-based, e.g. 0,3,5-7 (deals where a task plays "
+            "a deal from several seeds); with --limit, the first N of them. Not the suite's protocol."
+        ),
+    ] = None,
 ) -> None:
     """Run an agent over a suite: per-episode JSONL, a summary with 95% intervals and a report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from rl4vlm_gym.harness.runner import AgentSpec, RunError, run_suite, write_summary
-    from rl4vlm_gym.harness.suite import SuiteError, load_suite
+    from rl4vlm_gym.harness.suite import SuiteError, load_suite, parse_positions
     from rl4vlm_gym.prompts import PromptConfig
 
     try:
         loaded = load_suite(suite)
-        if task or limit is not None:
-            loaded = loaded.subset(task or (), limit)
+        if task or limit is not None or seeds is not None:
+            loaded = loaded.subset(task or (), limit, None if seeds is None else parse_positions(seeds))
         overrides = {"template": template, "history": history, "images": images, "output_format": output_format}
         overrides = {k: v for k, v in overrides.items() if v is not None}
         prompt = PromptConfig(**{**loaded.prompt.as_dict(), **overrides})

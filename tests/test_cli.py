@@ -176,3 +176,21 @@ def test_eval_plays_only_the_named_tasks_on_their_first_seeds(tmp_path: Path) ->
     unknown = runner.invoke(app, ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "nope", "--out", str(tmp_path / "x")])
     assert unknown.exit_code == 2 and "has no task 'nope'; its tasks: numberline/image+text" in unknown.output
     assert not (tmp_path / "x").exists()  # refused before anything is written
+
+
+def test_eval_plays_only_the_seeds_at_the_given_positions(tmp_path: Path) -> None:
+    import json
+
+    from rl4vlm_gym.harness.suite import load_suite
+
+    out = tmp_path / "run"
+    args = ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "ezpoints", "--no-progress", "--no-report"]
+    result = runner.invoke(app, [*args, "--seeds", "1", "--out", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert [(r["task"], r["seed"]) for r in records] == [("ezpoints", load_suite("smoke").task("ezpoints").seeds[1])]
+    assert json.loads((out / "run.json").read_text())["protocol_hash"] != load_suite("smoke").protocol_hash()
+    for spec, message in (("2", "seed position 2 is past the 2 seeds of task 'ezpoints' (positions 0-1)"), ("1-0", "ends below its start")):
+        refused = runner.invoke(app, [*args, "--seeds", spec, "--out", str(tmp_path / "x")], terminal_width=200)
+        assert refused.exit_code == 2 and message in refused.output, refused.output
+    assert not (tmp_path / "x").exists()  # refused before anything is written

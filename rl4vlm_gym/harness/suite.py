@@ -52,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rl4vlm_gym.prompts import PromptConfig, prompt_fingerprint
 from rl4vlm_gym.registry import OBS_MODES
 
-__all__ = ["AXES", "PROTOCOL_VERSION", "SUITES_DIR", "Suite", "SuiteError", "Task", "TaskScore", "builtin_suites", "draw_seeds", "load_suite"]
+__all__ = ["AXES", "PROTOCOL_VERSION", "SUITES_DIR", "Suite", "SuiteError", "Task", "TaskScore", "builtin_suites", "draw_seeds", "load_suite", "parse_positions"]
 
 PROTOCOL_VERSION = 1
 """Bumped whenever the harness changes what an episode measures (budgets, metrics, records)."""
@@ -281,14 +281,17 @@ class Suite:
         """Every ``(task name, seed)`` the suite plays, in order."""
         return [(t.name, s) for t in self.tasks for s in t.seeds]
 
-    def subset(self, tasks: Sequence[str] = (), limit: int | None = None) -> Suite:
+    def subset(self, tasks: Sequence[str] = (), limit: int | None = None, positions: Sequence[int | range] | None = None) -> Suite:
         """The suite cut down for a quick look: only ``tasks`` (names as listed; all when empty), each
-        on its first ``limit`` seeds (whole deals where a task's score plays each deal from several
-        seeds). A cut suite is another protocol (its hash differs), so its runs never pass for the
-        whole suite's on a board.
+        on the seeds at ``positions`` in its list (0-based; all when ``None``), then on the first
+        ``limit`` of those. Where a task's score plays each deal from several seeds, positions and
+        ``limit`` count deals, and whole deals are kept. A cut suite is another protocol (its hash
+        differs), so its runs never pass for the whole suite's on a board.
 
         Raises:
-            SuiteError: a name that is no task of the suite, or a ``limit`` below 1.
+            SuiteError: a name that is no task of the suite, a ``limit`` below 1, no position, or a
+                position past the seeds (deals) of a chosen task (the message names the task and
+                its range).
         """
         unknown = [name for name in tasks if name not in {t.name for t in self.tasks}]
         if unknown:
@@ -297,6 +300,11 @@ class Suite:
         if limit is not None and limit < 1:
             raise SuiteError(f"limit={limit}: give at least 1 seed per task")
         chosen = [t for t in self.tasks if not tasks or t.name in tasks]
+        if positions is not None:
+            spans = [p if isinstance(p, range) else range(p, p + 1) for p in positions]
+            if not any(spans) or any(s.start < 0 for s in spans):
+                raise SuiteError(f"seed positions {_spec(spans)}: give positions from 0 (the first seed of each task)")
+            chosen = [t.model_copy(update={"seeds": _deals_at(t, spans)}) for t in chosen]
         if limit is not None:
             chosen = [t.model_copy(update={"seeds": _first_deals(t, limit)}) for t in chosen]
         return Suite(self.name, self.axis, self.description, self.prompt, chosen)
@@ -350,8 +358,54 @@ def _first_deals(task: Task, limit: int) -> tuple[int, ...]:
     """The seeds of ``task``'s first ``limit`` deals, in the task's order (a deal is one seed, or
     ``score.duplicate`` seeds ``N k .. N k + N - 1`` played as one)."""
     per_deal = task.score.duplicate if task.score else 1
-    deals = list(dict.fromkeys(seed // per_deal for seed in task.seeds))[:limit]
-    return tuple(seed for seed in task.seeds if seed // per_deal in set(deals))
+    deals = set(_deals(task)[:limit])
+    return tuple(seed for seed in task.seeds if seed // per_deal in deals)
+
+
+def _deals(task: Task) -> list[int]:
+    """``task``'s deals in its order: a deal is one seed, or ``score.duplicate`` seeds ``N k .. N k + N - 1``
+    played as one (named by ``k``)."""
+    per_deal = task.score.duplicate if task.score else 1
+    return list(dict.fromkeys(seed // per_deal for seed in task.seeds))
+
+
+def _deals_at(task: Task, spans: Sequence[range]) -> tuple[int, ...]:
+    """The seeds of ``task``'s deals at the positions in ``spans``, in the task's order."""
+    deals = _deals(task)
+    past = max(s[-1] for s in spans if s)
+    if past >= len(deals):
+        kind = "deals" if task.score and task.score.duplicate > 1 else "seeds"
+        raise SuiteError(f"seed position {past} is past the {len(deals)} {kind} of task {task.name!r} (positions 0-{len(deals) - 1})")
+    kept = {deal for i, deal in enumerate(deals) if any(i in s for s in spans)}
+    per_deal = task.score.duplicate if task.score else 1
+    return tuple(seed for seed in task.seeds if seed // per_deal in kept)
+
+
+def _spec(spans: Sequence[range]) -> str:
+    return ",".join(str(s.start) if len(s) == 1 else f"{s.start}-{s.stop - 1}" for s in spans) or "(none)"
+
+
+def parse_positions(spec: str) -> list[range]:
+    """Seed positions written as on the command line, ``0,3,5-7`` (0-based, ranges inclusive), as ranges.
+
+    A dozen lines of our own rather than a dependency: PyPI's parsers of such lists are not kept
+    (``intspan``'s last release is of 2019, ``rangeparser``'s of 2012), and ours keeps each range a
+    ``range``, so ``0-4294967295`` costs nothing before it is checked against a suite.
+
+    Raises:
+        SuiteError: an empty item, a number that is not a whole number from 0, or a range whose end
+            is below its start (the message quotes the item).
+    """
+    spans = []
+    for item in spec.split(","):
+        first, dash, last = (part.strip() for part in item.partition("-"))
+        if not (first.isdecimal() and first.isascii()) or (dash and not (last.isdecimal() and last.isascii())):
+            raise SuiteError(f"seed positions {spec!r}: {item.strip()!r} is not a position N or a range N-M of whole numbers from 0 (e.g. 0,3,5-7)")
+        start, stop = int(first), int(last) + 1 if dash else int(first) + 1
+        if stop <= start:
+            raise SuiteError(f"seed positions {spec!r}: the range {item.strip()!r} ends below its start")
+        spans.append(range(start, stop))
+    return spans
 
 
 def load_suite(name_or_path: str | Path) -> Suite:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rl4vlm_gym.harness.suite import AXES, Suite, SuiteError, builtin_suites, draw_seeds, load_suite
+from rl4vlm_gym.harness.suite import AXES, Suite, SuiteError, builtin_suites, draw_seeds, load_suite, parse_positions
 from rl4vlm_gym.prompts import PromptConfig
 from rl4vlm_gym.registry import EVAL_SEEDS, TRAIN_SEEDS
 
@@ -235,3 +235,31 @@ def test_a_subset_keeps_the_named_tasks_and_their_first_seeds_or_deals():
         suite.subset(["nl"])
     with pytest.raises(SuiteError, match="limit=0"):
         suite.subset(limit=0)
+
+
+def test_seed_positions_parse_and_cut_each_task_at_and_within_its_range():
+    assert parse_positions("0,3,5-7") == [range(0, 1), range(3, 4), range(5, 8)]
+    assert parse_positions(" 2 - 4 ,2") == [range(2, 5), range(2, 3)]  # spaces, overlaps and repeats are fine
+    for spec in ("", "1,", "-1", "a", "1-", "1.5", "\u0663"):  # below 0, empty, not whole numbers, non-ASCII digits
+        with pytest.raises(SuiteError, match="is not a position N or a range N-M"):
+            parse_positions(spec)
+    with pytest.raises(SuiteError, match="the range '3-1' ends below its start"):
+        parse_positions("3-1")
+    suite = Suite.from_dict(_with(tasks__0__seeds=[5, 1, 2], tasks__1__seeds=[3, 7, 4]))
+    last = suite.subset(positions=parse_positions("2"))  # at the top of the range: each task's third seed
+    assert [t.seeds for t in last.tasks] == [(2,)] * 4 + [(4,)]
+    with pytest.raises(SuiteError, match=r"seed position 3 is past the 3 seeds of task 'nl/l0/image' \(positions 0-2\)"):
+        suite.subset(positions=parse_positions("0,3"))  # just above it
+    with pytest.raises(SuiteError, match="give positions from 0"):
+        suite.subset(positions=[-1])  # just below it (an API caller; the parser refuses '-1')
+    # composes with the task names and the limit: positions first, then the first N of them, in the task's order
+    cut = suite.subset(["bj", "nl/l1/text"], limit=1, positions=parse_positions("2,0"))
+    assert [(t.name, t.seeds) for t in cut.tasks] == [("nl/l1/text", (5,)), ("bj", (3,))]
+    assert [t.seeds for t in suite.subset(["bj"], positions=[0, 2]).tasks] == [(3, 4)]
+    assert suite.subset(positions=parse_positions("0-2")).protocol_hash() == suite.protocol_hash()  # every seed: the same protocol
+    assert last.protocol_hash() != suite.protocol_hash() != suite.subset(positions=[0, 1]).protocol_hash()
+    # where a deal is played from 2 seeds, positions count deals and keep them whole
+    dealt = Suite.from_dict(_with(tasks__1__seeds=[9, 8, 2, 3, 5, 4], tasks__1__score={"metric": "return", "low": -1, "high": 1, "duplicate": 2}))
+    assert dealt.subset(["bj"], positions=[1, 2]).tasks[0].seeds == (2, 3, 5, 4)
+    with pytest.raises(SuiteError, match="past the 3 deals of task 'bj'"):
+        dealt.subset(["bj"], positions=[3])
