@@ -1,16 +1,18 @@
 """What decision facts cost: the median time of ``decision()`` and of ``step()`` per id, along the oracle's play.
 
-    .venv/bin/python benchmarks/decision_cost.py [--ids rl4vlm/Sokoban-v0 ...] [--seeds 5] [--json out.json]
+    .venv/bin/python benchmarks/decision_cost.py [--ids rl4vlm/Sokoban-v0 ...] [--seeds 5] [--min-states 100] [--json out.json]
 
 (ALFWorld needs its games: ``ALFWORLD_DATA=tests/data/alfworld_sample`` plays the six that ship with the tests.)
 
 The harness calls :meth:`~rl4vlm_gym.core.VLMEnv.decision` before every step of an evaluated episode, so
 its cost is quoted against a step's: issue 38's goal is a median ``decision()`` under 10% of a median
 ``step()`` for every family but those whose every plan is a search (``EXPENSIVE_PLAN``: MiniWorld,
-ALFWorld), which state theirs. Each id plays ``--seeds`` episodes from the EVAL seeds, with the oracle's
-moves (``oracle_action()``, not timed; an oracle-free id plays its admissible actions in turn), up to
-``--max-steps`` steps an episode and ``--budget-s`` seconds an id, in its default observation mode (what an
-evaluation pays for a step) unless ``--obs-mode`` is given. ``decision()`` is timed in every state, the
+ALFWorld), which state theirs. Each id plays ``--seeds`` episodes from the EVAL seeds, and more (the next
+EVAL seeds) until it has timed ``--min-states`` states, so that an id of one-step episodes (ColourNaming)
+gets a median of many calls rather than of five; with the oracle's moves (``oracle_action()``, not timed;
+an oracle-free id plays its admissible actions in turn), up to ``--max-steps`` steps an episode and
+``--budget-s`` seconds an id, in its default observation mode (what an evaluation pays for a step) unless
+``--obs-mode`` is given. Both medians are over the same episodes and states. ``decision()`` is timed in every state, the
 first after reset included (a family that plans at its first call pays it there): the table gives its
 median and 95th percentile, the step's median, their ratio, and how many states had facts (else the most
 common reason). One process, pinned to one core by default, because this machine is shared and noisy.
@@ -38,16 +40,19 @@ GOAL = 0.10
 """The goal: a median decision() under this share of a median step()."""
 
 
-def measure(env_id: str, seeds: int, max_steps: int, budget_s: float, obs_mode: str | None) -> dict[str, Any]:
-    """Time ``decision()`` and ``step()`` along the oracle's play of ``seeds`` episodes of ``env_id``."""
+def measure(env_id: str, seeds: int, max_steps: int, budget_s: float, obs_mode: str | None, min_states: int = 0) -> dict[str, Any]:
+    """Time ``decision()`` and ``step()`` along the oracle's play of ``seeds`` episodes of ``env_id``, and of
+    more episodes until ``min_states`` states are timed (both within ``budget_s``)."""
     env = gym.make(env_id, **({"obs_mode": obs_mode} if obs_mode else {}))
     base: Any = env.unwrapped
     decide: list[float] = []
     step: list[float] = []
     reasons: Counter[str] = Counter()
-    known, cut, start = 0, False, time.perf_counter()
+    known, cut, start, episodes = 0, False, time.perf_counter(), 0
     try:
-        for i in range(seeds):
+        for i in range(len(EVAL_SEEDS)):
+            if i >= seeds and len(decide) >= min_states:
+                break
             obs, _ = env.reset(seed=EVAL_SEEDS.start + i)
             done, steps = False, 0
             while not done and steps < max_steps:
@@ -67,6 +72,7 @@ def measure(env_id: str, seeds: int, max_steps: int, budget_s: float, obs_mode: 
                 obs, _, terminated, truncated, _ = env.step(action)
                 step.append(time.perf_counter() - t0)
                 done, steps = terminated or truncated, steps + 1
+            episodes += 1
             if time.perf_counter() - start > budget_s:
                 cut = i + 1 < seeds
                 break
@@ -76,6 +82,7 @@ def measure(env_id: str, seeds: int, max_steps: int, budget_s: float, obs_mode: 
     return {
         "id": env_id,
         "planner": bool(base.facts()["EXPENSIVE_PLAN"]),
+        "episodes": episodes,
         "states": len(decide),
         "known": known,
         "reason": reasons.most_common(1)[0][0] if reasons else None,
@@ -91,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ids", nargs="*", help="env ids (default: every registered id)")
     parser.add_argument("--seeds", type=int, default=5, help="episodes per id (EVAL seeds)")
+    parser.add_argument("--min-states", type=int, default=100, help="play further EVAL seeds until this many states are timed")
     parser.add_argument("--max-steps", type=int, default=200, help="steps per episode at most")
     parser.add_argument("--budget-s", type=float, default=30.0, help="seconds per id, after which no new episode starts")
     parser.add_argument("--obs-mode", default=None, help="observation mode (default: each id's default)")
@@ -105,18 +113,19 @@ def main() -> None:
     skipped: dict[str, str] = {}
     for env_id in ids:
         try:
-            rows.append(measure(env_id, args.seeds, args.max_steps, args.budget_s, args.obs_mode))
+            rows.append(measure(env_id, args.seeds, args.max_steps, args.budget_s, args.obs_mode, args.min_states))
         except (MissingDataError, ImportError, gym.error.Error) as err:  # data or an extra missing here
             skipped[env_id] = f"{type(err).__name__}: {str(err).splitlines()[0][:100]}"
     table = Table(
-        "id", "states", "facts", "decision p50 us", "decision p95 us", "step p50 us", "decision/step", "goal",
-        title=f"decision() against step() along the oracle's play ({args.seeds} episodes an id; goal: under {GOAL:.0%})",
+        "id", "episodes", "states", "facts", "decision p50 us", "decision p95 us", "step p50 us", "decision/step", "goal",
+        title=f"decision() against step() along the oracle's play ({args.seeds}+ episodes, {args.min_states}+ states an id; goal: under {GOAL:.0%})",
     )  # fmt: skip
     for row in rows:
         goal = "planner" if row["planner"] else ("yes" if row["ratio"] < GOAL else "NO")
         facts = f"{row['known']}/{row['states']}" + ("" if row["reason"] is None else f" ({row['reason'][:40]})")
         table.add_row(
             row["id"] + (" (cut)" if row["cut"] else ""),
+            str(row["episodes"]),
             str(row["states"]),
             facts,
             f"{row['decision_us_p50']:,.1f}",

@@ -57,6 +57,7 @@ class PointsGame(VLMEnv):
         self.won = False
         self._hand_cache: tuple[tuple[Card, ...], NDArray[np.uint8]] | None = None
         self._plan = points_oracle.solve(self.values, self.target, self._arithmetic(), self.PARENTHESES)
+        self._decided: tuple[tuple[Card, ...], int, PointsLevel, dict[tuple[str, ...], Decision]] | None = None
 
     @classmethod
     def _arithmetic(cls) -> str:
@@ -211,43 +212,50 @@ class PointsGame(VLMEnv):
         return None if self._plan is None else len(self._plan) + 1
 
     def _decision(self) -> Decision:
-        # Exact: points_oracle.Completions gives the fewest tokens still to write from any prefix
-        # (on the oracle's plan or off it), memoised for every hand of the rule set, so a call asks
-        # this prefix and the few next tokens that can stand there (each only whether it keeps to
-        # the shortest). The facts of a formula are kept for the episode; the budget is checked per call.
-        hand = (self.cards, self.target, self.config)  # the level decides what the cards are worth
-        if getattr(self, "_decided", (None,))[0] != hand:
-            completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
-            self._decided: tuple[Any, points_oracle.Completions, dict[tuple[str, ...], tuple[int | None, tuple[str, ...]]]] = (hand, completions, {})
-        _, completions, known = self._decided
+        # Exact: points_oracle.Completions gives the fewest tokens still to write from any prefix (on
+        # the oracle's plan or off it) and which next tokens keep to it. A formula's facts depend on
+        # the hand's values, the target and the rules only, so they are kept in a table per hand that
+        # every episode (and env) dealing it shares (_facts_table); only the budget is checked per call.
+        cards, target, config = self.cards, self.target, self.config
+        cached = self._decided
+        if cached is None or cached[0] is not cards or cached[1] != target or cached[2] is not config:
+            values = tuple(sorted(c.value(config.face_values) for c in cards))
+            cached = self._decided = (cards, target, config, _facts_table(values, target, self._arithmetic(), self.PARENTHESES, self._actions()))
+        facts = cached[3]
         formula = tuple(self.formula)
-        if formula not in known:
-            to_write = completions.shortest(formula)
-            optimal: tuple[str, ...] = ()
-            if to_write == 0:
-                optimal = ("=",)
-            elif to_write is not None:
-                waiting = not formula or formula[-1] in ("(", "+", "-", "*", "/")  # an operand comes next, else an operator
-                optimal = tuple(
-                    a for a in self._actions()
-                    if (a[0].isdigit() or a == "(") == waiting and a != "="
-                    and completions.shortest((*formula, a), at_most=to_write - 1) is not None
-                )
-            known[formula] = (to_write, optimal)
-        to_write, optimal = known[formula]
-        used = sum(token.isdigit() for token in formula)  # every number written is a card's (others are refused)
+        found = facts.get(formula)
+        if found is None:
+            found = facts[formula] = self._formula_facts(formula)
+        if found.steps_to_go is None:
+            return found
+        left = config.max_steps - self.elapsed_steps
+        if found.steps_to_go > left:
+            reason = f"unsolvable from here: {found.steps_to_go} steps to go, {left} left"
+            return Decision(None, None, reason=reason, features=found.features)
+        return found
+
+    def _formula_facts(self, formula: tuple[str, ...]) -> Decision:
+        """The facts of ``formula`` with the whole step budget ahead (the caller checks the budget)."""
+        completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
+        used = points_oracle.numbers_in(formula)  # every number written is a card's (others are refused)
         depth = formula.count("(") - formula.count(")")
-        features = {"cards_used": used, "cards_left": len(self.cards) - used, "open_parens": max(depth, 0)}
+        features = {"cards_used": len(used), "cards_left": len(self.cards) - len(used), "open_parens": max(depth, 0)}  # shared: never changed
+        # Only tokens that can stand next: an operand (a card still unused, or "(") after an operator
+        # or at the start, else an operator (or ")" closing an open one). Any other is refused or
+        # makes no formula, so it is never optimal: the same set as asking every action.
+        if not formula or formula[-1] in ("(", "+", "-", "*", "/"):
+            unused = Counter(self.values) - Counter(used)
+            allowed = {str(v) for v in unused} | {"("}
+        else:
+            allowed = {*self.OPERATORS, ")"} - {"("} if depth > 0 else set(self.OPERATORS) - {"(", ")"}
+        to_write, optimal = completions.next_tokens(formula, [a for a in self._actions() if a in allowed])
         if to_write is None:
             return Decision(None, None, reason="unsolvable from here: no completion of the formula makes the target", features=features)
-        left = self.config.max_steps - self.elapsed_steps
-        if to_write + 1 > left:
-            return Decision(None, None, reason=f"unsolvable from here: {to_write + 1} steps to go, {left} left", features=features)
-        return Decision(optimal, to_write + 1, features=features)
+        return Decision(optimal if to_write else ("=",), to_write + 1, features=features)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        state.pop("_decided", None)  # a cache that holds the rule set's shared completer: rebuilt on demand
+        state["_decided"] = None  # a cache that holds the shared facts table: rebuilt on demand
         return state
 
     def oracle_action(self) -> str:
@@ -271,6 +279,14 @@ def _vocabulary(face_values: int, operators: tuple[str, ...]) -> tuple[str, ...]
 def _completions(values: tuple[int, ...], target: int, ops: str, parentheses: bool) -> points_oracle.Completions:
     """The completions of one hand, shared by the episodes that deal it (kept for the last 32)."""
     return points_oracle.Completions(values, target, ops, parentheses)
+
+
+@functools.lru_cache(maxsize=1024)
+def _facts_table(values: tuple[int, ...], target: int, ops: str, parentheses: bool, actions: tuple[str, ...]) -> dict[tuple[str, ...], Decision]:
+    """The decision facts of each formula asked so far over one hand (sorted values), target and rule
+    set, with the whole step budget ahead: shared by every episode and env that deals the hand, so a
+    hand seen before costs a look-up per step (kept for the last 1,024 hands)."""
+    return {}
 
 
 def _show(value: object) -> str:

@@ -705,9 +705,13 @@ class _Completion:
 
     # -- frames ------------------------------------------------------------------------------------
 
-    def solve(self, frames: _Frames, group: Group, need: _Need, bound: int = _INF) -> int:
+    def solve(self, frames: _Frames, group: Group, need: _Need, bound: int = _INF, at_least: int = 0) -> int:
         """Fewest tokens finishing ``frames`` (the inner ones closed) over exactly ``group`` so that
-        the outer one is worth ``need``: exact when at most ``bound``, else ``_INF`` (none that short)."""
+        the outer one is worth ``need``: exact when at most ``bound``, else ``_INF`` (none that short).
+        ``at_least``: a length the caller knows no completion is shorter than (say, one less than the
+        shortest completion of the formula one token shorter). The iterative deepening then starts
+        there instead of at the floor, and stops at the first completion that short: no shorter one
+        is left to look for."""
         key = (frames, group, need)
         known = self._solved.get(key)
         if known is not None and (known[0] <= known[1] or bound <= known[1]):
@@ -736,8 +740,10 @@ class _Completion:
             top = floor + 2 * max(0, len(group) - 1)
             limit = min(bound, top)
             found, depth = _INF, floor
+            if at_least > floor:  # start at the first depth of the floor's parity that can hold one
+                depth = at_least + (at_least - floor) % 2
             while depth <= limit and found > depth:
-                found = self._solve_value(frames, group, need, depth)
+                found = self._solve_value(frames, group, need, depth, enough=depth)  # none shorter: the rounds before found none
                 depth += 2
             bound = bound if bound < top else _INF  # nothing up to top: nothing at all
         self._solved[key] = (found if found <= bound else _INF, bound)
@@ -774,10 +780,11 @@ class _Completion:
         found = self._split_plans[shape] = tuple(sorted(plans, key=lambda plan: plan[1]))
         return found
 
-    def _solve_value(self, frames: _Frames, group: Group, need: Rational, bound: int) -> int:
+    def _solve_value(self, frames: _Frames, group: Group, need: Rational, bound: int, enough: int) -> int:
+        """The shortest completion of at most ``bound`` tokens (else more), stopping at the first of
+        at most ``enough`` (a length none is shorter than)."""
         coeff, mults = self._parts_of(frames)
         kinds = (*mults, ("t", 0))
-        floor = self.lower_bound(frames, group)
         best = bound + 1 if bound < _INF else _INF  # only completions shorter than best are looked for
         for split, fewest, solved_fewest, solved, others in self._splits(frames, group):
             if fewest >= best:
@@ -796,7 +803,7 @@ class _Completion:
                     found = length + self._deduce(frames, need, coeff, kinds, split, solved, list(others), (value1, value2), best - 1 - length)
                     if found < best:
                         best = found
-                        if best <= floor:
+                        if best <= enough:
                             return best  # no completion is shorter
         return best if best <= bound else _INF
 
@@ -903,6 +910,9 @@ def _assignments(group: Group, n: int) -> list[tuple[Group, ...]]:
     return [(part, *tail) for part, rest in _parts(group) for tail in _assignments(rest, n - 1)]
 
 
+_UNKNOWN: Final = object()
+
+
 class Completions:
     """Shortest completions of partial formulas over one hand: what the points games' decision
     facts need (the fewest tokens still to write from any prefix, and which next tokens keep to it).
@@ -937,6 +947,33 @@ class Completions:
         if length < _INF or at_most is None:
             self._found[key] = None if length >= _INF else length
         return None if length >= _INF or (at_most is not None and length > at_most) else length
+
+    def next_tokens(self, tokens: Sequence[str], candidates: Sequence[str]) -> tuple[int | None, tuple[str, ...]]:
+        """The fewest tokens to append to ``tokens`` (as :meth:`shortest`) and the ``candidates`` that
+        can come next on such a completion, in their order: those after which one token fewer is left.
+        None leaves fewer than that, so each is searched at that length only (no deepening from the
+        floor) and the search stops at the first completion found. Nothing comes next once ``tokens``
+        is complete (0) or cannot be completed (``None``)."""
+        prefix = tuple(tokens)
+        length = self.shortest(prefix)
+        if not length:
+            return length, ()
+        nexts = tuple(token for token in candidates if self._within((*prefix, token), length - 1))
+        return length, nexts
+
+    def _within(self, tokens: tuple[str, ...], length: int) -> bool:
+        """Whether ``tokens`` has a completion of exactly ``length`` tokens, knowing it has none shorter."""
+        known = self._found.get(tokens, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known == length
+        parsed = self._parse(tokens)
+        group = None if parsed is None else self._left(parsed[1])
+        if parsed is None or group is None:
+            return False
+        found = self._completer.frames.solve(parsed[0], group, self.target, length, at_least=length)
+        if found < _INF:
+            self._found[tokens] = found
+        return found == length
 
     def _left(self, numbers: tuple[int, ...]) -> Group | None:
         """The cards ``numbers`` leave (sorted), or ``None`` if some number is no card's (memoised)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -98,7 +99,6 @@ class ColourNaming(VLMEnv):
         h, w = self.image_size
         self._corner = (int(self.np_random.integers(h - h // 4 + 1)), int(self.np_random.integers(w - w // 4 + 1)))
         self._answer: str | None = None
-        self._facts: Decision | None = None
 
     def _actions(self) -> tuple[str, ...]:
         return self._names
@@ -146,11 +146,17 @@ class ColourNaming(VLMEnv):
         return 1
 
     def _decision(self) -> Decision:
-        # One answer decides the episode: the colour's name is the only optimal action, one step to go
-        # (kept for the episode: a step here costs a few microseconds).
-        if self._facts is None:
-            self._facts = Decision((self._colour,), 1, features={"colours": len(self._names), "patch": int(self._patch)})
-        return self._facts
+        # One answer decides the episode: the colour's name is the only optimal action, one step to go.
+        # A step here costs ~10 us, so the facts are built once per (colour, level) and shared (_facts).
+        return _facts(self._colour, len(self._names), self._patch)
 
     def oracle_action(self) -> str:
         return self._colour
+
+
+@functools.cache
+def _facts(colour: str, colours: int, patch: bool) -> Decision:
+    """The decision facts of every ColourNaming state before its answer: one per colour and level,
+    shared by every episode and env (a Decision is frozen and its features are never changed: a
+    plain dict, which ``as_dict`` copies twice as fast as a read-only proxy)."""
+    return Decision((colour,), 1, features={"colours": colours, "patch": int(patch)})

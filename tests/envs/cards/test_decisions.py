@@ -179,6 +179,12 @@ def test_shortest_completions_match_a_brute_force_over_every_formula(
     assert checked > 100
     # A bound only cuts the search: asked first (nothing memoised yet), the answer within it is the same.
     points_oracle._SHARED_COMPLETERS.clear()
+    # The next tokens of a shortest completion, each searched at one length only, nothing memoised yet.
+    fresh = points_oracle.Completions(numbers, target, ops, parens)
+    for prefix, want in best.items():
+        nexts = [a for a in vocabulary if want and best.get((*prefix, a)) == want - 1]
+        assert fresh.next_tokens(prefix, vocabulary) == (want, tuple(nexts)), prefix
+    points_oracle._SHARED_COMPLETERS.clear()
     for prefix, want in best.items():
         assert want == 0 or points_oracle.Completions(numbers, target, ops, parens).shortest(prefix, at_most=want - 1) is None
         assert points_oracle.Completions(numbers, target, ops, parens).shortest(prefix, at_most=want) == want
