@@ -99,6 +99,7 @@ class ColourNaming(VLMEnv):
         h, w = self.image_size
         self._corner = (int(self.np_random.integers(h - h // 4 + 1)), int(self.np_random.integers(w - w // 4 + 1)))
         self._answer: str | None = None
+        self._facts = _facts(self._colour, len(self._names), self._patch)  # the episode's one decision
 
     def _actions(self) -> tuple[str, ...]:
         return self._names
@@ -147,8 +148,9 @@ class ColourNaming(VLMEnv):
 
     def _decision(self) -> Decision:
         # One answer decides the episode: the colour's name is the only optimal action, one step to go.
-        # A step here costs ~10 us, so the facts are built once per (colour, level) and shared (_facts).
-        return _facts(self._colour, len(self._names), self._patch)
+        # A step here costs ~12 us and core's decision() ~1 us of it, so this part is an attribute read:
+        # the facts are looked up at reset, one shared Decision per (colour, level) (_facts).
+        return self._facts
 
     def oracle_action(self) -> str:
         return self._colour
