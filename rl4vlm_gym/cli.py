@@ -998,6 +998,40 @@ def leaderboard_verify(
         raise typer.Exit(1)
 
 
+@app.command("submit")
+def submit_command(
+    run: Annotated[Path, typer.Argument(help="A finished run folder of a built-in suite (rl4vlm-gym eval's --out).")],
+    out: Annotated[Path, typer.Argument(help="The submission's new folder: leaderboards/submissions/SUITE/YYYYMMDD_NAME.")],
+    name: Annotated[str, typer.Option(help="The row's name on the board.")],
+    contact: Annotated[str, typer.Option(help="An email or a URL.")],
+    model: Annotated[str, typer.Option(help="Model id or path, or none.")] = "none",
+    training_env: Annotated[str, typer.Option(help="Env id(s) the model was trained on, or none.")] = "none",
+    algorithm: Annotated[str, typer.Option(help="Training algorithm (vl-dac, rl4vlm, loop, gigpo, grow, ...), or none.")] = "none",
+    env_steps: Annotated[int, typer.Option(min=0, help="Env steps of RL training.")] = 0,
+    compute: Annotated[str, typer.Option(help="Hardware and hours, e.g. '1x A100 80GB, 6 h'.")] = "",
+    url: Annotated[str | None, typer.Option(help="Paper or code (http or https).")] = None,
+    date: Annotated[str | None, typer.Option(help="YYYY-MM-DD (default: today, UTC).")] = None,
+    readme: Annotated[Path | None, typer.Option(help="A Markdown file to include as the submission's README.md.")] = None,
+    replay: Annotated[bool, typer.Option(help="Validate by replaying every episode, as the board's CI does (minutes for large suites).")] = True,
+    compress: Annotated[bool, typer.Option(help="Write episodes.jsonl.gz (as the committed rows are) rather than episodes.jsonl.")] = True,
+) -> None:
+    """Package a finished run as a leaderboard submission (only the files a board takes, and metadata.yaml) and validate it."""
+    from rl4vlm_gym.harness.submit import SubmitError, make_submission
+
+    fields: dict[str, Any] = {"name": name, "contact": contact, "model": model, "training_env": training_env, "algorithm": algorithm}
+    fields |= {"env_steps": env_steps, "compute": compute, "url": url, "date": date}
+    try:
+        text = None if readme is None else readme.read_text(encoding="utf-8")
+        report = make_submission(run, out, fields, readme=text, replay=replay, compress=compress)
+    except (SubmitError, OSError, UnicodeDecodeError) as err:
+        console.print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    assert report.summary is not None
+    checked = "replayed and validated" if replay else "validated without replay (the board's CI replays: --replay to do it here)"
+    console.print(f"[green]ok[/green] {_path_text(out)}: {report.summary['overall']['episodes']} episodes {checked}")
+    console.print("next: commit the folder and open a pull request; CI runs rl4vlm-gym leaderboard validate over it")
+
+
 @app.command()
 def serve(
     target: Annotated[str, typer.Argument(help="An env id or a suite (built-in name or YAML file).")],

@@ -167,6 +167,8 @@ def test_registered_envs_document_every_section(env_id: str, require_envs) -> No
 def test_eval_plays_only_the_named_tasks_on_their_first_seeds(tmp_path: Path) -> None:
     import json
 
+    from rl4vlm_gym.harness.suite import load_suite
+
     out = tmp_path / "run"
     args = ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "numberline/text", "--task", "ezpoints", "--limit", "1"]
     result = runner.invoke(app, [*args, "--out", str(out), "--no-progress", "--no-report"], terminal_width=200)
@@ -176,6 +178,13 @@ def test_eval_plays_only_the_named_tasks_on_their_first_seeds(tmp_path: Path) ->
     unknown = runner.invoke(app, ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "nope", "--out", str(tmp_path / "x")])
     assert unknown.exit_code == 2 and "has no task 'nope'; its tasks: numberline/image+text" in unknown.output
     assert not (tmp_path / "x").exists()  # refused before anything is written
+    # a cut run is no submission: submit says so and writes nothing
+    submission = tmp_path / "submissions" / "smoke" / "20261129_cut"
+    cut = runner.invoke(app, ["submit", str(out), str(submission), "--name", "n", "--contact", "c", "--no-replay"], terminal_width=400)
+    assert cut.exit_code == 2, cut.output
+    total = len(load_suite("smoke").episodes)
+    assert f"is a cut run (eval --task, --limit or --seeds): it plays 2 of the {total} episodes" in " ".join(cut.output.split())
+    assert not submission.parent.exists()
 
 
 def test_eval_plays_only_the_seeds_at_the_given_positions(tmp_path: Path) -> None:
@@ -194,3 +203,24 @@ def test_eval_plays_only_the_seeds_at_the_given_positions(tmp_path: Path) -> Non
         refused = runner.invoke(app, [*args, "--seeds", spec, "--out", str(tmp_path / "x")], terminal_width=200)
         assert refused.exit_code == 2 and message in refused.output, refused.output
     assert not (tmp_path / "x").exists()  # refused before anything is written
+
+
+def test_submit_packages_a_finished_run_the_validator_accepts(tmp_path: Path) -> None:
+    import shutil
+
+    from rl4vlm_gym.harness.leaderboard import validate_submission
+    from rl4vlm_gym.harness.suite import load_suite
+
+    committed = Path(__file__).resolve().parents[1] / "leaderboards" / "submissions" / "smoke" / "20261122_random"
+    run = tmp_path / "runs" / "smoke-random"
+    shutil.copytree(committed, run, ignore=shutil.ignore_patterns("metadata.yaml"))  # a finished run, compressed
+    (run / "plots").mkdir()
+    (run / "plots" / "run0_success.png").write_bytes(b"\x89PNG")  # eval's report: never copied
+    out = tmp_path / "submissions" / "smoke" / "20261129_mine"
+    args = ["submit", str(run), str(out), "--name", "Mine", "--contact", "me@example.org", "--algorithm", "grow", "--no-replay"]
+    result = runner.invoke(app, args, terminal_width=400)
+    assert result.exit_code == 0, result.output
+    assert f"{len(load_suite('smoke').episodes)} episodes validated without replay" in " ".join(result.output.split())
+    assert sorted(p.name for p in out.iterdir()) == ["episodes.jsonl.gz", "metadata.yaml", "run.json", "summary.json"]
+    assert (out / "episodes.jsonl.gz").read_bytes() == (run / "episodes.jsonl.gz").read_bytes()
+    assert "algorithm: grow" in (out / "metadata.yaml").read_text() and validate_submission(out, replay=False).ok
