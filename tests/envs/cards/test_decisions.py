@@ -190,6 +190,37 @@ def test_shortest_completions_match_a_brute_force_over_every_formula(
         assert points_oracle.Completions(numbers, target, ops, parens).shortest(prefix, at_most=want) == want
 
 
+@pytest.mark.parametrize(("env_id", "level"), [("rl4vlm/EZPoints-v0", 1), ("rl4vlm/Points24-v0", 0)])
+def test_points_facts_kept_across_episodes_equal_facts_computed_afresh(env_id: str, level: int) -> None:
+    # The facts of a formula are kept per hand and shared by every episode and env that deals it: one env
+    # playing three deals (the first again last), with a refused number and an off-plan token in each,
+    # must say what a new env says for each deal with every cache cleared. 0.2 s.
+    from rl4vlm_gym.envs.cards import points
+
+    def play(env: gym.Env, seed: int) -> list[dict[str, Any]]:
+        env.reset(seed=seed)
+        base, seen = env.unwrapped, []
+        refused = next(str(n) for n in range(1, 11) if n not in base.values)
+        for action in (refused, "(" if base.PARENTHESES else "+"):
+            seen.append(base.decision())
+            env.step(action)
+        done = False
+        while not done:
+            seen.append(base.decision())
+            _, _, terminated, truncated, _ = env.step(base.oracle_action())
+            done = terminated or truncated
+        return seen
+
+    env = gym.make(env_id, obs_mode="text", level=level)
+    kept = [play(env, seed) for seed in (0, 1, 0)]
+    for seed, facts in zip((0, 1, 0), kept):
+        points._facts_table.cache_clear()
+        points._completions.cache_clear()
+        points_oracle._SHARED_COMPLETERS.clear()
+        assert facts == play(gym.make(env_id, obs_mode="text", level=level), seed), seed
+    assert sum(bool(facts["optimal_actions"]) for episode in kept for facts in episode) > 5
+
+
 # -- Blackjack -----------------------------------------------------------------------------------
 
 
