@@ -8,9 +8,10 @@ alone), plus the step's result and
 
 from __future__ import annotations
 
-import base64
 import binascii
 import io
+import struct
+import zlib
 from typing import Any, Literal
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "VLMState",
     "decode_image",
     "encode_image",
+    "png_bytes",
 ]
 
 MAX_ACTION_CHARS = 1 << 20
@@ -184,21 +186,89 @@ _OPTIONAL_EXTRAS = frozenset(VLMState.model_fields) - {"episode_id", "step_count
 
 
 def encode_image(image: np.ndarray, fmt: str) -> EncodedImage:
-    """Encode a ``uint8[H, W, 3]`` frame; PNG at compression level 1 (fast; lossless either way).
-    An all-black frame is sent as ``"black"``: its shape, no data (text mode would else ship a
-    300x300 black image each step; scanning a frame costs far less than encoding it)."""
+    """Encode a ``uint8[H, W, 3]`` frame (``fmt`` ``"png"`` or ``"raw"``). An all-black frame is sent as
+    ``"black"``: its shape, no data (text mode would else ship a 300x300 black image each step; scanning a
+    frame costs far less than encoding it). PNG is written by :func:`png_bytes`."""
     array = np.ascontiguousarray(image, dtype=np.uint8)
     if not array.any():
         return EncodedImage(format="black", shape=array.shape, data="")
-    if fmt == "raw":
-        payload = array.tobytes()
-    else:
-        from PIL import Image
+    payload = array.tobytes() if fmt == "raw" else png_bytes(array)
+    return EncodedImage(format=fmt, shape=array.shape, data=binascii.b2a_base64(payload, newline=False).decode("ascii"))  # type: ignore[arg-type]
 
-        buffer = io.BytesIO()
-        Image.fromarray(array).save(buffer, format="PNG", compress_level=1)
-        payload = buffer.getvalue()
-    return EncodedImage(format=fmt, shape=array.shape, data=base64.b64encode(payload).decode("ascii"))  # type: ignore[arg-type]
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_header(height: int, width: int) -> bytes:
+    """The IHDR data of an 8-bit RGB PNG without interlacing."""
+    return struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
+
+
+def png_bytes(image: np.ndarray) -> bytes:
+    """A ``uint8[H, W, 3]`` frame as a PNG file: every row unfiltered (filter type 0), one IDAT at zlib level 1.
+
+    Lossless, as any PNG; 2 to 4 times faster to write than Pillow at ``compress_level=1`` (which tries five
+    filters on every row) and about as small on our frames at 224x224 (NumberLine 4.6 KB against Pillow's
+    5.1 KB, Sokoban 2.3 against 2.0, a MiniWorld view 59.5 against 60.0); :func:`decode_image` reads it
+    without Pillow, 2 to 3 times faster (benchmarks/server_latency.py)."""
+    height, width, _ = image.shape
+    rows = np.empty((height, 1 + 3 * width), np.uint8)
+    rows[:, 0] = 0  # each row's filter type: none
+    rows[:, 1:] = image.reshape(height, 3 * width)
+    return b"".join(
+        (
+            _PNG_SIGNATURE,
+            _png_chunk(b"IHDR", _png_header(height, width)),
+            _png_chunk(b"IDAT", zlib.compress(rows, 1)),
+            _png_chunk(b"IEND", b""),
+        )
+    )
+
+
+def _unfiltered_png(payload: bytes, height: int, width: int) -> np.ndarray | None:
+    """The frame of a PNG as :func:`png_bytes` writes it (8-bit RGB of the announced size, every row
+    unfiltered), read with zlib alone; None for any other PNG, and for a malformed one (chunk lengths, CRCs,
+    zlib data, size), which Pillow then reads or refuses as before."""
+    if not payload.startswith(_PNG_SIGNATURE):
+        return None
+    view, pos, header, data = memoryview(payload), len(_PNG_SIGNATURE), None, []
+    while True:
+        if pos + 12 > len(payload):
+            return None  # no IEND
+        length, kind = struct.unpack_from(">I4s", payload, pos)
+        end = pos + 8 + length
+        if (
+            end + 4 > len(payload)
+            or zlib.crc32(view[pos + 8 : end], zlib.crc32(kind)) != struct.unpack_from(">I", payload, end)[0]
+        ):
+            return None
+        if kind == b"IHDR":
+            header = bytes(view[pos + 8 : end])
+        elif kind == b"IDAT":
+            data.append(view[pos + 8 : end])
+        elif kind == b"IEND":
+            break
+        elif not kind[0] & 0x20:  # a critical chunk other than these (PLTE...): Pillow's to read
+            return None
+        pos = end + 4
+    if header != _png_header(height, width):
+        return None
+    size = height * (1 + 3 * width)
+    inflate = zlib.decompressobj()
+    try:
+        raw = inflate.decompress(b"".join(data), size)  # bounded: a bomb inflates no further than the frame
+    except zlib.error:
+        return None
+    if len(raw) != size or not inflate.eof or inflate.unconsumed_tail:
+        return None
+    rows = np.frombuffer(raw, np.uint8).reshape(height, 1 + 3 * width)
+    if rows[:, 0].any():
+        return None  # filtered rows (another encoder's PNG): Pillow undoes the filters
+    return rows[:, 1:].reshape(height, width, 3).copy()  # writable, as Pillow's
 
 
 def decode_image(image: EncodedImage | dict[str, Any], max_pixels: int = 1 << 26) -> np.ndarray:
@@ -219,6 +289,9 @@ def decode_image(image: EncodedImage | dict[str, Any], max_pixels: int = 1 << 26
         if len(payload) != h * w * c:
             raise ValueError(f"raw image has {len(payload)} bytes, not {h}*{w}*{c}")
         return np.frombuffer(payload, dtype=np.uint8).reshape(h, w, c).copy()  # frombuffer of bytes is read-only
+    fast = _unfiltered_png(payload, h, w)
+    if fast is not None:
+        return fast
     from PIL import Image
 
     with Image.open(io.BytesIO(payload)) as png:

@@ -3,7 +3,9 @@ the protocol, the observation and info, sessions, and hostile input."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import io
 import json
 import os
 import sys
@@ -14,6 +16,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from PIL import Image
 
 pytest.importorskip("openenv.core")
 from fastapi.testclient import TestClient  # noqa: E402
@@ -21,7 +24,7 @@ from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from rl4vlm_gym.server.app import MAX_BODY_BYTES, MAX_WS_MESSAGE_BYTES, create_app  # noqa: E402
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
-from rl4vlm_gym.server.models import MAX_ACTION_CHARS, decode_image  # noqa: E402
+from rl4vlm_gym.server.models import MAX_ACTION_CHARS, decode_image, png_bytes  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import server_envs  # noqa: E402
@@ -105,6 +108,34 @@ def test_a_black_frame_travels_as_its_shape_and_decodes_to_the_local_env_s() -> 
         decode_image({"format": "black", "shape": [72, 64, 3], "data": "AAAA"})
     with pytest.raises(ValueError, match="bad image shape"):
         decode_image({"format": "black", "shape": [1 << 20, 1 << 20, 3], "data": ""})
+
+
+def _png_message(payload: bytes, shape: tuple[int, ...]) -> dict:
+    return {"format": "png", "shape": list(shape), "data": base64.b64encode(payload).decode("ascii")}
+
+
+def test_png_frames_are_standard_pngs_and_any_png_decodes_as_pillow_reads_it() -> None:
+    """The server's PNG (unfiltered rows, read back without Pillow) is one Pillow reads as the same pixels;
+    another encoder's PNG, its rows filtered (Pillow's, of a gradient), decodes through Pillow as before;
+    corrupt data and a size other than the announced one are refused, never decoded to other pixels."""
+    rng = np.random.default_rng(0)
+    noisy = rng.integers(0, 256, (9, 7, 3), dtype=np.uint8)
+    gradient = np.add.outer(np.arange(30), np.arange(20))[..., None].repeat(3, axis=2).astype(np.uint8) * 4
+    for image in (noisy, gradient):
+        ours = png_bytes(image)
+        with Image.open(io.BytesIO(ours)) as png:
+            assert np.array_equal(np.asarray(png), image)
+        decoded = decode_image(_png_message(ours, image.shape))
+        assert np.array_equal(decoded, image) and decoded.flags.writeable
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG", compress_level=1)  # adaptive filters: rows Sub, Up...
+        assert np.array_equal(decode_image(_png_message(buffer.getvalue(), image.shape)), image)
+    corrupt = bytearray(png_bytes(noisy))
+    corrupt[corrupt.index(b"IDAT") + 40] ^= 1  # a bit inside the zlib stream (its CRC then fails too)
+    with pytest.raises(OSError):
+        decode_image(_png_message(bytes(corrupt), noisy.shape))
+    with pytest.raises(ValueError, match="PNG is 7x9, not the announced 9x7"):
+        decode_image(_png_message(png_bytes(noisy), (7, 9, 3)))
 
 
 def test_reset_options_level_and_make_kwargs_reach_the_env() -> None:
