@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from rl4vlm_gym.extras import require
+from rl4vlm_gym.rendering import import_pygame_quietly
 
 require("balrog", "BALROG's BabyAI envs")  # before importing it: an error naming the extra
+import_pygame_quietly()  # minigrid imports pygame: without this, its pkg_resources warning reaches the user's stderr
 
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.core.world_object import Door
