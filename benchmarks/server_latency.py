@@ -8,11 +8,13 @@ WebSocket client with 1 and 16 concurrent sessions, and the stateless HTTP ``/st
 The server is ``rl4vlm-gym serve`` in its own process (port 0). Actions are random admissible ones from a fixed
 seed, the same in every mode; episodes reset as they end (resets are not timed).
 
-- ``Remote-v0``: ``gym.make("rl4vlm/Remote-v0", ...)`` and ``gym.make(env_id, ...)`` step in alternating rounds
-  (``--rounds`` of ``--steps`` steps each: the machine's load drifts, so both see the same drift); printed are the
-  p50 step of each, the overhead (p50 remote minus p50 local: the issue's figure, under 2 ms on an idle machine for
-  NumberLine at 224x224), and CPU per step: this process's (the client's, or the local env's) and the server's
-  (its process's user+sys time over the rounds).
+- ``Remote-v0``: ``gym.make("rl4vlm/Remote-v0", ...)`` and ``gym.make(env_id, ...)`` play the same episodes in
+  lockstep (same seeds, same actions), their steps timed alternately, one of each in turn, so the machine's load
+  hits both alike (``--rounds`` x ``--steps`` steps). Printed: the p50 step of each and the overhead (p50 remote
+  minus p50 local: the issue's figure, under 2 ms on an idle machine for NumberLine at 224x224), the remote p95,
+  CPU per step: this process's during the remote step (the client: both its threads) and during the local one,
+  and the server's (its threads' run time over the run, resets left out), and whether every
+  remote result equalled the local one (image, text, actions, reward, flags, info).
 - ``WebSocket xN``: openenv-core's client (``VLMEnvClient``) in N threads, p50 step and throughput.
 - ``HTTP``: OpenEnv's stateless ``/step`` (a fresh env, reset, one step) against an in-process reset + step; a
   server that refuses it (stateless routes off, or over their cap) is reported as such.
@@ -39,62 +41,77 @@ import rl4vlm_gym  # noqa: F401
 from rl4vlm_gym import processes
 from rl4vlm_gym.server.remote import VLMEnvClient
 
-_TICKS = os.sysconf("SC_CLK_TCK")
-
 
 def _p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
 def _cpu_of(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+    """CPU seconds process ``pid``'s threads have run so far (the scheduler's nanoseconds: /proc's user and system
+    ticks are 10 ms, coarser than a step)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
 
 
-def _play(env: gym.Env, steps: int, seed: int, times: list[float]) -> float:
-    """``steps`` timed steps of random admissible actions (episodes reset untimed); this process's CPU seconds."""
-    rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
-    episode, cpu = 0, 0.0
-    for _ in range(steps):
-        action = obs["actions"][int(rng.integers(len(obs["actions"])))]
-        cpu_start, start = time.process_time(), time.perf_counter()
-        obs, _, terminated, truncated, _ = env.step(action)
-        times.append(time.perf_counter() - start)
-        cpu += time.process_time() - cpu_start
-        if terminated or truncated:
-            episode += 1
-            obs, _ = env.reset(seed=seed * 10_000 + episode)
-    return cpu
-
-
-def _remote_vs_local(url: str, env_id: str, size: int, fmt: str, steps: int, rounds: int, server_pid: int) -> dict[str, float]:
+def _lockstep(url: str, env_id: str, size: int, fmt: str, steps: int, server_pid: int) -> dict[str, Any]:
+    """``steps`` steps of the local env and of ``Remote-v0`` playing it, in lockstep: random admissible actions
+    from a fixed seed, episodes reset as they end (untimed); the two steps of each pair are timed back to back,
+    in alternating order."""
     kwargs = {"image_size": (size, size)}
     local = gym.make(env_id, **kwargs)
     remote = gym.make("rl4vlm/Remote-v0", url=url, env_id=env_id, image_format=fmt, **kwargs)
+    rng = np.random.default_rng(0)
+    times: dict[str, list[float]] = {"local": [], "remote": []}
+    cpu = {"local": 0.0, "remote": 0.0}
+    equal, episode = True, 0
     try:
-        _play(local, 20, 0, []), _play(remote, 20, 0, [])  # warm up
-        local_times: list[float] = []
-        remote_times: list[float] = []
-        local_cpu = remote_cpu = server_cpu = 0.0
-        for r in range(rounds):
-            local_cpu += _play(local, steps, r, local_times)
-            before = _cpu_of(server_pid)
-            remote_cpu += _play(remote, steps, r, remote_times)
-            server_cpu += _cpu_of(server_pid) - before
+        for warm in (True, False):
+            obs, _ = local.reset(seed=episode)
+            equal &= _same(obs, remote.reset(seed=episode)[0])
+            server_start, server_resets = _cpu_of(server_pid), 0.0
+            for i in range(20 if warm else steps):
+                action = obs["actions"][int(rng.integers(len(obs["actions"])))]
+                results = {}
+                for side in ("local", "remote") if i % 2 else ("remote", "local"):
+                    env = local if side == "local" else remote
+                    cpu_start, start = time.process_time(), time.perf_counter()
+                    results[side] = env.step(action)
+                    times[side].append(time.perf_counter() - start)
+                    cpu[side] += time.process_time() - cpu_start
+                obs = results["local"][0]
+                equal &= _same(obs, results["remote"][0]) and results["local"][1:] == results["remote"][1:]
+                if any(results["local"][2:4]):
+                    episode += 1
+                    reset_start = _cpu_of(server_pid)
+                    obs, _ = local.reset(seed=episode)
+                    equal &= _same(obs, remote.reset(seed=episode)[0])
+                    server_resets += _cpu_of(server_pid) - reset_start
+            if warm:
+                times = {"local": [], "remote": []}
+                cpu = {"local": 0.0, "remote": 0.0}
+        server_cpu = _cpu_of(server_pid) - server_start - server_resets
     finally:
         local.close()
         remote.close()
-    n = steps * rounds
     return {
-        "local": _p50(local_times),
-        "remote": _p50(remote_times),
-        "local_cpu": local_cpu / n * 1000,
-        "client_cpu": remote_cpu / n * 1000,
-        "server_cpu": server_cpu / n * 1000,
+        "local": _p50(times["local"]),
+        "remote": _p50(times["remote"]),
+        "remote_p95": float(np.percentile(times["remote"], 95)) * 1000,
+        "local_cpu": cpu["local"] / steps * 1000,
+        "client_cpu": cpu["remote"] / steps * 1000,
+        "server_cpu": server_cpu / steps * 1000,
+        "equal": equal,
     }
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return bool(np.array_equal(a["image"], b["image"])) and all(a[k] == b[k] for k in ("text", "mission", "actions"))
 
 
 def _in_process_reset_step(env_id: str, size: int, n: int) -> float:
@@ -160,8 +177,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ids", nargs="*", default=["rl4vlm/NumberLine-v0", "rl4vlm/MiniWorld-OneRoom-v1"])
     parser.add_argument("--size", type=int, default=224)
-    parser.add_argument("--steps", type=int, default=300, help="steps per round (Remote-v0) or per session (WebSocket)")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of Remote-v0 and local")
+    parser.add_argument(
+        "--steps", type=int, default=300, help="steps per round (Remote-v0: rounds x steps in all) or per session (WebSocket)"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="Remote-v0 and local play rounds x steps steps")
     parser.add_argument("--sessions", nargs="*", type=int, default=[1, 16])
     parser.add_argument("--remote-only", action="store_true", help="only the Remote-v0 vs local figures")
     args = parser.parse_args()
@@ -172,11 +191,12 @@ def main() -> None:
         try:
             url = proc.stdout.readline().split(" on ")[1].split()[0]  # type: ignore[union-attr]
             print(f"\n{env_id} at {args.size}x{args.size} (p50 ms per step; CPU ms per step; throughput in steps/s)")
-            for fmt in ("raw", "png"):
-                r = _remote_vs_local(url, env_id, args.size, fmt, args.steps, args.rounds, proc.pid)
+            for fmt in ("png", "raw"):
+                r = _lockstep(url, env_id, args.size, fmt, args.steps * args.rounds, proc.pid)
                 print(
                     f"  Remote-v0 {fmt:3s}       step {r['remote']:7.2f}   local {r['local']:7.2f}   overhead {r['remote'] - r['local']:+7.2f}"
-                    f"   CPU: client {r['client_cpu']:5.2f} (local env {r['local_cpu']:5.2f}), server {r['server_cpu']:5.2f}"
+                    f"   (p95 {r['remote_p95']:.2f})   CPU: client {r['client_cpu']:5.2f} (local env {r['local_cpu']:5.2f}),"
+                    f" server {r['server_cpu']:5.2f}   equal to local: {'yes' if r['equal'] else 'NO'}"
                 )
                 if args.remote_only:
                     continue
