@@ -1022,7 +1022,9 @@ def submit_command(
     fields |= {"env_steps": env_steps, "compute": compute, "url": url, "date": date}
     try:
         text = None if readme is None else readme.read_text(encoding="utf-8")
-        report = make_submission(run, out, fields, readme=text, replay=replay, compress=compress)
+        doing = "replaying every episode (minutes for a large suite; --no-replay skips it)" if replay else "validating"
+        with console.status(f"packaging {_path_text(run)}, then {doing}"):
+            report = make_submission(run, out, fields, readme=text, replay=replay, compress=compress)
     except (SubmitError, OSError, UnicodeDecodeError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
