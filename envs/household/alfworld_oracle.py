@@ -171,6 +171,9 @@ class Board:
     def kinds(self) -> Iterable[tuple[str, str]]:
         return ((name, thing.kind) for name, thing in self.objects.items())
 
+    def things(self, kind: str) -> tuple[str, ...]:
+        return tuple(name for name, thing in self.objects.items() if thing.kind == kind)
+
     def accepts(self, receptacle: str, obj: str) -> bool:
         return (self.receptacles[receptacle].kind, self.objects[obj].kind) in self.statics.holds
 

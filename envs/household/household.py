@@ -14,7 +14,7 @@ from rl4vlm_gym.core import Decision, StepOutcome
 from rl4vlm_gym.envs.household.base import HouseholdBase
 from rl4vlm_gym.envs.household.generator import generate
 from rl4vlm_gym.envs.household.levels import LEVELS, HouseLevel
-from rl4vlm_gym.envs.household.oracle import features, optimal_commands, plan
+from rl4vlm_gym.envs.household.oracle import Lookahead, optimal_commands, plan
 from rl4vlm_gym.envs.household.view import View, overview
 from rl4vlm_gym.envs.household.wording import PHRASES, WORDINGS
 from rl4vlm_gym.envs.household.world import COMMAND_STYLES, House
@@ -40,6 +40,7 @@ class Household(HouseholdBase):
         self._plan: list[str] | None = None
         self._shortest = -1
         self._decided: dict[str, Decision] = {}  # the facts of the episode's states, by key (a few dozen)
+        self._lookahead: Lookahead | None = None  # the episode's memoized distances (oracle.Lookahead)
 
     # VLMEnv hooks ---------------------------------------------------------------------------------
 
@@ -50,6 +51,7 @@ class Household(HouseholdBase):
             if self._plan:
                 self._shortest = len(self._plan)
                 self._decided = {}
+                self._lookahead = Lookahead(self.house)
                 return
         raise RuntimeError(f"{type(self).__name__}: no solvable house in {_TRIES} draws at level {self.level}")
 
@@ -92,22 +94,27 @@ class Household(HouseholdBase):
         return self._shortest
 
     def _decision(self) -> Decision:
-        """Exact: the oracle's plan is shortest from any state, so its length is ``steps_to_go``, and
-        the optimal commands are those after which it is one shorter (``oracle.optimal_commands``).
-        The plan is the oracle's own, kept while the agent follows it; the facts of each state of the
-        episode are kept (an invalid command, ``look`` or ``examine`` changes nothing, and agents
+        """Exact: ``steps_to_go`` is the oracle's shortest plan's length, and the optimal commands are
+        those after which it is one shorter (``oracle.optimal_commands``), the oracle's next command
+        among them without a search while the agent follows its plan. The distances come from the
+        episode's :class:`~rl4vlm_gym.envs.household.oracle.Lookahead` (each state's enumeration made
+        once: the lookahead of one decision makes the next state's), and the facts of each state of
+        the episode are kept (an invalid command, ``look`` or ``examine`` changes nothing, and agents
         come back to where they were)."""
         house = self._house
         key = house.key()
         if key in self._decided:
             return self._decided[key]
-        if self._plan is None:
-            self._plan = plan(house)
-        if self._plan is None:
-            decision = Decision(None, None, reason="unsolvable from here", features=features(house))
+        if self._lookahead is None:
+            raise RuntimeError("call reset() first")
+        lookahead = self._lookahead
+        steps = lookahead.steps(house)
+        if steps < 0:
+            decision = Decision(None, None, reason="unsolvable from here", features=lookahead.features(house))
         else:
-            steps = len(self._plan)
-            decision = Decision(optimal_commands(house, steps), steps, features=features(house))
+            first = self._plan[0] if self._plan and len(self._plan) == steps else None
+            optimal = optimal_commands(house, steps, lookahead=lookahead, first=first)
+            decision = Decision(optimal, steps, features=lookahead.features(house))
         self._decided[key] = decision
         return decision
 

@@ -26,8 +26,9 @@ from rl4vlm_gym.envs.household.world import READ_ONLY
 
 if TYPE_CHECKING:
     from rl4vlm_gym.envs.household.goals import HouseState
+    from rl4vlm_gym.envs.household.world import House
 
-__all__ = ["features", "optimal_commands", "plan"]
+__all__ = ["NEVER_CLOSER", "Lookahead", "features", "optimal_commands", "plan"]
 
 
 class _Route:
@@ -91,7 +92,14 @@ def _routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     return _look_routes(house, place) if house.goal.task == "look_at_obj_in_light" else _place_routes(house, place)
 
 
-def optimal_commands(house: HouseState, steps: int, operations: Mapping[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+def optimal_commands(
+    house: HouseState,
+    steps: int,
+    operations: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    lookahead: Lookahead | None = None,
+    first: str | None = None,
+) -> tuple[str, ...]:
     """The admissible commands, in their order, after which the shortest plan has ``steps - 1``
     commands, ``steps`` being the shortest plan's length now (``len(plan(house))``).
 
@@ -110,19 +118,39 @@ def optimal_commands(house: HouseState, steps: int, operations: Mapping[str, tup
     ``operations`` maps the admissible commands to ``(operation, *arguments)`` as
     :meth:`House.admissible` does (its default); a state with other commands (ALFWorld's,
     ``alfworld_oracle.py``) gives its own.
+
+    ``first``, the first command of a shortest plan from this state (the oracle's, while the agent
+    follows it), is optimal without a search. ``lookahead``, for a
+    :class:`~rl4vlm_gym.envs.household.world.House`, memoizes the enumerations from nowhere of this
+    house's states and its copies' (:class:`Lookahead`) and uses two facts of the House's rules: ``close``
+    and ``slice`` are never optimal (see :data:`NEVER_CLOSER`).
     """
     if steps <= 0:
         return ()
-    shortest, first_go = _distances_after_go(house)
+    shortest, first_go = _distances_after_go(house) if lookahead is None else lookahead.from_nowhere(house)
     optimal = []
     if operations is None:
         operations = house.admissible()  # type: ignore[attr-defined]  # a House's; a Board's are given
     useful = {house.goal.obj, house.goal.lamp}
-    for command, (op, *args) in operations.items():
-        if op in READ_ONLY or (op == "take" and house.objects[args[0]].kind not in useful):
-            continue  # taking what the goal does not need is never optimal: see the docstring
+    # after "go to R" the distance is min(shortest, first_go[R]), never under steps - 1: one shorter
+    # when every route is, or when the shortest that starts at R is
+    every_go = shortest == steps - 1
+    closer_spots = {spot for spot, rest in first_go.items() if rest == steps - 1}
+    for command, parts in operations.items():
+        op = parts[0]
         if op == "goto":
-            after = min(shortest, first_go.get(house.spot(args[0]), shortest))
+            if every_go or house.spot(parts[1]) in closer_spots:
+                optimal.append(command)
+            continue
+        if op in READ_ONLY or (op == "take" and house.objects[parts[1]].kind not in useful):
+            continue  # taking what the goal does not need is never optimal: see the docstring
+        if command == first:
+            optimal.append(command)  # a shortest plan starts with it, so the rest of it is one shorter
+            continue
+        if lookahead is not None:
+            if op in NEVER_CLOSER:
+                continue
+            after = lookahead.steps_after(house, command)  # type: ignore[arg-type]  # a lookahead is given a House
         else:
             twin = house.copy()
             twin.apply(command)
@@ -146,6 +174,72 @@ def _distances_after_go(house: HouseState) -> tuple[int, dict[str, int]]:
 
 
 _UNREACHABLE = 1 << 30
+
+NEVER_CLOSER = frozenset({"close", "slice"})
+"""The operations after which, by the House's rules (``world.py``), the shortest plan is never shorter.
+``slice`` changes only what ``examine`` and the image say. ``close R``: no precondition needs a
+receptacle closed, so a plan from the closed state, with its first ``open R`` (if any) left out,
+wins from the open state too; were the plan after ``close R`` one shorter than now, that would be a
+plan shorter than the shortest. (ALFWorld's games, ``alfworld_oracle.py``, search after them as
+after any other command.)"""
+
+
+class Lookahead:
+    """The oracle's distances from the states of one :class:`~rl4vlm_gym.envs.household.world.House`
+    and its copies, each state's enumeration from nowhere (:func:`_distances_after_go`) made once.
+
+    The enumeration (and the state's :func:`features`) depends on everything but the agent's place,
+    which :attr:`House.stage` names, so it is memoized by stage: a ``go to`` keeps it, and the lookahead of a decision (the states
+    one command away, :func:`optimal_commands`) makes the one the agent then reaches. The distance
+    from a place is the enumeration's shortest route, or the one that starts by going there less
+    that move (a route's place matters only to its first command).
+
+    Args:
+        house: the house whose states (and its copies') are asked about.
+    """
+
+    def __init__(self, house: House) -> None:
+        self._stages = house.stages
+        self._memo: dict[int, tuple[int, dict[str, int]]] = {}
+        self._features: dict[int, dict[str, int | str]] = {}
+
+    def features(self, house: House) -> dict[str, int | str]:
+        """:func:`features` of the house's state (they do not depend on the place either)."""
+        found = self._features.get(house.stage)
+        if found is None:
+            found = self._features[house.stage] = features(house)
+        return found
+
+    def from_nowhere(self, house: House) -> tuple[int, dict[str, int]]:
+        """The shortest route's length from nowhere, and per place the shortest that starts by going
+        there, that move left out (``_UNREACHABLE`` and none when the game cannot be won; 0 and none
+        when it is won)."""
+        if house.stages is not self._stages:
+            raise ValueError("Lookahead: this house is not the one (or a copy of the one) it was made for")
+        found = self._memo.get(house.stage)
+        if found is None:
+            found = self._memo[house.stage] = (0, {}) if house.goal.satisfied(house) else _distances_after_go(house)
+        return found
+
+    def steps(self, house: House) -> int:
+        """The shortest plan's length from the house's state (``len(plan(house))``), -1 if none wins."""
+        shortest, first_go = self.from_nowhere(house)
+        if house.place is not None:
+            shortest = min(shortest, first_go.get(house.spot(house.place), shortest))
+        return -1 if shortest >= _UNREACHABLE else shortest
+
+    def steps_after(self, house: House, command: str) -> int:
+        """:meth:`steps` after the admissible ``command`` (not a ``go to``: it keeps the place), the
+        house left as it is (a copy plays the command when its stage is not memoized yet)."""
+        found = self._memo.get(house.stage_after(command))
+        if found is None:
+            twin = house.copy()
+            twin.apply(command)
+            found = self.from_nowhere(twin)
+        shortest, first_go = found
+        if house.place is not None:
+            shortest = min(shortest, first_go.get(house.spot(house.place), shortest))
+        return -1 if shortest >= _UNREACHABLE else shortest
 
 
 def features(house: HouseState) -> dict[str, int | str]:
@@ -211,12 +305,10 @@ def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     verb = goal.treatment
     appliances = house.appliances(verb) if verb else ("",)
     targets = [
-        name
-        for name, kind in house.kinds()
-        if kind == goal.obj and _reachable(house, name) and (not verb or house.objects[name].spec.treatable(verb))
+        name for name in house.things(goal.obj) if _reachable(house, name) and (not verb or house.objects[name].spec.treatable(verb))
     ]
     dests = house.of_kind(goal.recep or "")
-    spots = {house.spot(r) for r in (*dests, *(house.where[o] for o in targets if o in house.where), *appliances) if r}
+    spots = _spots(house, (*dests, *(house.where[o] for o in targets if o in house.where), *appliances))
     for dest in dests:
         need = goal.count - goal.placed(house, dest)
         counted = {o for o in house.contents[dest] if house.objects[o].kind == goal.obj and goal.treated(house, o)}
@@ -232,6 +324,12 @@ def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
                     yield route.commands
 
 
+def _spots(house: HouseState, receptacles: tuple[str, ...]) -> set[str]:
+    """The places of the receptacles (``""`` for none), which :func:`_free_hands` reads only when the hands
+    hold something."""
+    return set() if house.holding is None else {house.spot(r) for r in receptacles if r}
+
+
 def _reachable(house: HouseState, obj: str) -> bool:
     """``obj`` can be had: held, or pickupable in a receptacle (in ALFWorld's games some objects lie in
     none, out of reach)."""
@@ -240,9 +338,9 @@ def _reachable(house: HouseState, obj: str) -> bool:
 
 def _look_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     goal = house.goal
-    lamps = [name for name, kind in house.kinds() if kind == goal.lamp and name in house.where]
-    targets = [name for name, kind in house.kinds() if kind == goal.obj and _reachable(house, name)]
-    spots = {house.spot(house.where[o]) for o in (*lamps, *targets) if o in house.where}
+    lamps = [name for name in house.things(goal.lamp or "") if name in house.where]
+    targets = [name for name in house.things(goal.obj) if _reachable(house, name)]
+    spots = _spots(house, tuple(house.where[o] for o in (*lamps, *targets) if o in house.where))
     for lamp, obj in itertools.product(lamps, targets):
         for route in _free_hands(house, (obj,), place, spots):
             route.take(obj)

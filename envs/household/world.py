@@ -114,6 +114,9 @@ class House:
         self._admissible: dict[str, tuple[str, ...]] | None = None
         self._view: View | None = None
         self._key: str | None = None
+        self.stage = 0
+        self.stages: dict[tuple[int, str], int] = {}
+        """The stages numbered so far, by (stage before, command): one table that the copies share."""
 
     # Queries --------------------------------------------------------------------------------------
 
@@ -136,6 +139,17 @@ class House:
     def kinds(self) -> Iterator[tuple[str, str]]:
         """``(name, kind)`` of every object."""
         return ((o.name, o.kind) for o in self.objects.values())
+
+    def things(self, kind: str) -> tuple[str, ...]:
+        """The objects of a kind, in the order of :meth:`kinds`."""
+        return self._things_by_kind.get(kind, ())
+
+    @cached_property
+    def _things_by_kind(self) -> dict[str, tuple[str, ...]]:
+        kinds: dict[str, list[str]] = {}
+        for o in self.objects.values():
+            kinds.setdefault(o.kind, []).append(o.name)
+        return {k: tuple(v) for k, v in kinds.items()}
 
     def visible(self, receptacle: str) -> bool:
         """One can see into (and take from, put into) the receptacle: open or not openable."""
@@ -194,16 +208,43 @@ class House:
 
     def copy(self) -> House:
         """A copy whose state changes apart from this one's: what commands change is copied, the
-        receptacle and object tables, the goal and the cached layout are shared (none changes)."""
+        receptacle and object tables, the goal and the cached layout are shared (none changes), and
+        so are the lists of what is in each receptacle until a command changes one (``take`` and
+        ``put`` replace the list they change rather than change it: the searches copy often)."""
         twin = object.__new__(House)
         twin.__dict__.update(self.__dict__)
-        twin.contents = {r: list(inside) for r, inside in self.contents.items()}
+        twin.contents = dict(self.contents)
         twin.where = dict(self.where)
         twin.opened = set(self.opened)
         for name in ("clean", "hot", "cool", "sliced", "on", "toggled"):
             setattr(twin, name, set(getattr(self, name)))
         twin._view = None
         return twin
+
+    def stage_after(self, command: str) -> int:
+        """:attr:`stage` after the admissible ``command``, without applying it.
+
+        ``stage`` names the state of everything but the agent's place among this house and its
+        copies: equal stages are equal states up to the place (not always the other way round: two
+        orders of commands that reach one state give two stages). ``go to`` and the describing
+        commands keep it, and so does a command that changes nothing (heating a hot object); any other
+        command makes it the stage numbered for the pair (stage before, command) in a table the copies share, since a command names all it changes (``take O from R``,
+        ``use L``...), so the pair fixes the state after it. It is a cheap key for what depends only
+        on that part of the state, such as the oracle's distances from nowhere (``oracle.Lookahead``)."""
+        op, *args = self.admissible()[command]
+        if op in READ_ONLY or op == "goto" or self._changes_nothing(op, args):
+            return self.stage
+        return self.stages.setdefault((self.stage, command), len(self.stages) + 1)
+
+    def _changes_nothing(self, op: str, args: list[str]) -> bool:
+        """A treatment or a slice of an object already in the state it makes leaves the state as it is."""
+        if op == "clean":
+            return args[0] in self.clean
+        if op == "heat":
+            return args[0] in self.hot and args[0] not in self.cool
+        if op == "cool":
+            return args[0] in self.cool and args[0] not in self.hot
+        return op == "slice" and args[0] in self.sliced
 
     def key(self) -> str:
         """A canonical key of the state: equal states of this house give equal keys (cached until
@@ -278,6 +319,8 @@ class House:
     def apply(self, command: str) -> str:
         """Carry out an admissible command and return ALFWorld's feedback."""
         op, *args = self.admissible()[command]
+        if op not in READ_ONLY and op != "goto":
+            self.stage = self.stage_after(command)
         feedback = getattr(self, f"_do_{op}")(*args)
         if op not in READ_ONLY:
             self._admissible = None
@@ -301,13 +344,13 @@ class House:
         return f"You close the {r}."
 
     def _do_take(self, o: str, r: str) -> str:
-        self.contents[r].remove(o)
+        self.contents[r] = [x for x in self.contents[r] if x != o]  # a new list: copies share the old one
         del self.where[o]
         self.holding = o
         return f"You pick up the {o} from the {r}."
 
     def _do_put(self, o: str, r: str) -> str:
-        self.contents[r].append(o)
+        self.contents[r] = [*self.contents[r], o]  # a new list: copies share the old one
         self.where[o] = r
         self.holding = None
         if self.commands == "move":

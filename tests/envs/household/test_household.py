@@ -13,7 +13,7 @@ import rl4vlm_gym  # noqa: F401 - registers the ids
 from rl4vlm_gym.envs.household.goals import TASK_TYPES, Goal
 from rl4vlm_gym.envs.household.household import Household
 from rl4vlm_gym.envs.household.levels import LEVELS
-from rl4vlm_gym.envs.household.oracle import features, optimal_commands, plan
+from rl4vlm_gym.envs.household.oracle import Lookahead, features, optimal_commands, plan
 from rl4vlm_gym.envs.household.world import House, Receptacle, Thing
 from rl4vlm_gym.testing import check_oracle
 
@@ -216,24 +216,71 @@ def _copy(house: House) -> House:
     return house.copy()
 
 
+def _state(house: House, place: bool = True) -> tuple[object, ...]:
+    """Everything a command can change, read afresh (no cached key), the place left out if not ``place``."""
+    sets = (house.opened, house.clean, house.hot, house.cool, house.sliced, house.on, house.toggled)
+    contents = tuple((r, tuple(inside)) for r, inside in house.contents.items())
+    return (house.place if place else None, house.holding, contents, tuple(sorted(house.where.items())), *(tuple(sorted(s)) for s in sets))
+
+
 def test_house_copy_is_a_deep_copy() -> None:
     """``House.copy`` (the searches' and the decision facts' copy) plays every command as a deep copy
-    does, from states of a random walk, and leaves the house it copied as it was."""
+    does, from states of a random walk, and leaves the house it copied as it was (its lists of what
+    is in each receptacle are shared until a command changes one)."""
+    def check(house: House) -> None:
+        key, state = house.key(), _state(house)
+        for command in house.admissible():
+            cheap, deep = house.copy(), _deep_copy(house)
+            assert cheap.apply(command) == deep.apply(command)
+            assert cheap.key() == deep.key() and list(cheap.admissible()) == list(deep.admissible())
+            assert cheap.view() == deep.view() and _state(cheap) == _state(deep)
+            assert house.key() == key and _state(house) == state
+
     env = Household(level=2, obs_mode="text")
     rng = np.random.default_rng(0)
     for seed in range(2):
         obs, _ = env.reset(seed=seed)
         for _ in range(6):
-            house = env.house
-            assert house is not None
-            key = house.key()
-            for command in house.admissible():
-                cheap, deep = house.copy(), _deep_copy(house)
-                assert cheap.apply(command) == deep.apply(command)
-                assert cheap.key() == deep.key() and list(cheap.admissible()) == list(deep.admissible())
-                assert cheap.view() == deep.view() and house.key() == key
+            assert env.house is not None
+            check(env.house)
             obs, *_ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
     env.close()
+    house = kitchen(Goal("pick_and_place_simple", "apple", recep="cabinet"))
+    for command in ("go to countertop 1", "take apple 1 from countertop 1", "go to cabinet 1", "open cabinet 1"):
+        run(house, command)
+        check(house)  # takes, then puts
+
+
+def test_stage_names_the_state_up_to_the_place() -> None:
+    """``House.stage`` (the key of the decision facts' memo, ``oracle.Lookahead``): along random walks,
+    one stage is always one state but for the place; ``stage_after`` is the stage a copy reaches by
+    the command; ``go to``, describing and a treatment already done keep the stage, anything else
+    changes it."""
+    env = Household(level=3, obs_mode="text")
+    rng = np.random.default_rng(0)
+    for seed in range(2):
+        obs, _ = env.reset(seed=seed)
+        house = env.house
+        assert house is not None
+        seen: dict[int, tuple[object, ...]] = {}
+        for _ in range(25):
+            assert seen.setdefault(house.stage, _state(house, place=False)) == _state(house, place=False)
+            for command in house.admissible():
+                twin = house.copy()
+                twin.apply(command)
+                assert twin.stage == house.stage_after(command)
+                assert (twin.stage == house.stage) == (_state(twin, place=False) == _state(house, place=False)), command
+            obs, *_ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+    house = kitchen(Goal("pick_heat_then_place_in_recep", "apple", recep="fridge"))
+    run(house, "go to countertop 1", "take apple 1 from countertop 1", "go to microwave 1", "heat apple 1 with microwave 1")
+    heated = house.stage
+    run(house, "heat apple 1 with microwave 1", "look", "go to fridge 1")
+    assert house.stage == heated, "heating a hot apple, looking and going change nothing but the place"
+    run(house, "cool apple 1 with fridge 1")
+    assert house.stage != heated
+    cooled = house.stage
+    run(house, "go to microwave 1", "heat apple 1 with microwave 1")  # hot again, reached another way: another stage
+    assert house.stage not in (heated, cooled)
 
 
 def shortest_by_search(house: House, limit: int) -> int | None:
@@ -316,25 +363,36 @@ def test_the_win_is_paid_on_the_step_that_satisfies_the_goal_and_no_earlier(vari
 # -- decision facts --------------------------------------------------------------------------------
 
 
+def optimal(house: House, steps: int) -> tuple[str, ...]:
+    """``optimal_commands`` as the env computes them (memoized by an ``oracle.Lookahead``, with its rules
+    about ``close`` and ``slice``), after checking them equal to the plain search's (a plan after each
+    command) and ``steps`` equal to the shortest plan's length."""
+    plain = optimal_commands(house, steps)
+    lookahead = Lookahead(house)
+    assert lookahead.steps(house) == steps == len(plan(house) or ())
+    assert optimal_commands(house, steps, lookahead=lookahead) == plain
+    return plain
+
+
 def test_decision_facts_of_a_hand_worked_kitchen() -> None:
     house = kitchen(Goal("pick_heat_then_place_in_recep", "apple", recep="fridge"))
     # go to countertop 1, take apple 1, go to microwave 1, heat, go to fridge 1, open fridge 1, move: 7
-    assert optimal_commands(house, 7) == ("go to countertop 1",)
+    assert optimal(house, 7) == ("go to countertop 1",)
     assert features(house) == {"task": "pick_heat_then_place_in_recep", "phase": "find", "left": 1}
     run(house, "go to countertop 1", "take apple 1 from countertop 1")
-    assert optimal_commands(house, 5) == ("go to microwave 1",)
+    assert optimal(house, 5) == ("go to microwave 1",)
     assert features(house)["phase"] == "heat"
     run(house, "go to microwave 1")
-    assert optimal_commands(house, 4) == ("heat apple 1 with microwave 1",)
+    assert optimal(house, 4) == ("heat apple 1 with microwave 1",)
     # At the closed fridge with the apple still to fetch, opening first costs nothing: two optimal moves.
     house = kitchen(Goal("pick_and_place_simple", "apple", recep="fridge"))
     run(house, "go to fridge 1")
     assert len(plan(house) or ()) == 5
-    assert optimal_commands(house, 5) == ("go to countertop 1", "open fridge 1")
+    assert optimal(house, 5) == ("go to countertop 1", "open fridge 1")
     run(house, "go to cabinet 1", "open cabinet 1", "take mug 1 from cabinet 1")
     assert features(house) == {"task": "pick_and_place_simple", "phase": "free", "left": 1}
     # the mug goes back into the open cabinet, or on the countertop, where the apple is: 6 either way
-    assert optimal_commands(house, 6) == ("go to countertop 1", "move mug 1 to cabinet 1")
+    assert optimal(house, 6) == ("go to countertop 1", "move mug 1 to cabinet 1")
 
 
 def test_every_place_to_put_down_what_the_hands_hold_is_found() -> None:
@@ -354,7 +412,7 @@ def test_every_place_to_put_down_what_the_hands_hold_is_found() -> None:
     run(house, "go to drawer 1", "open drawer 1", "take knife 1 from drawer 1", "go to garbagecan 1")
     # go, put the knife down, go back, take the apple, go to the fridge, open it, put: 7
     assert len(plan(house) or ()) == 7
-    assert optimal_commands(house, 7) == ("go to diningtable 1", "go to drawer 1", "go to sinkbasin 1")
+    assert optimal(house, 7) == ("go to diningtable 1", "go to drawer 1", "go to sinkbasin 1")
     assert features(house) == {"task": "pick_and_place_simple", "phase": "free", "left": 1}
 
 
