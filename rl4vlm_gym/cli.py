@@ -383,7 +383,9 @@ def _agent_kwargs(pairs: list[str] | None) -> dict[str, Any]:
 def eval_command(
     agent: Annotated[str, typer.Option(help="random, oracle, hf, openai, or package.module:Class.")],
     suite: Annotated[str, typer.Option(help="A built-in suite name or a YAML file.")] = "smoke",
-    out: Annotated[Path | None, typer.Option(help="Run folder (default runs/SUITE-AGENT); re-run to resume.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Run folder (default runs/SUITE-AGENT, or runs/SUITE-AGENT-cut-HASH for a cut suite); re-run to resume.")
+    ] = None,
     agent_arg: Annotated[
         list[str] | None, typer.Option("--agent-arg", "-a", help="Agent argument KEY=VALUE (repeatable).")
     ] = None,
@@ -449,7 +451,9 @@ def eval_command(
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
     spec = AgentSpec(agent, _agent_kwargs(agent_arg))
-    out = out or Path("runs") / f"{loaded.name}-{agent.rsplit(':', 1)[-1].lower()}"
+    cut = f"-cut-{loaded.protocol_hash(prompt)[:8]}" if task or limit is not None or seeds is not None else ""
+    # a quick look never takes the whole run's default folder (running the whole suite there would be refused)
+    out = out or Path("runs") / f"{loaded.name}-{agent.rsplit(':', 1)[-1].lower()}{cut}"
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

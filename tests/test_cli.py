@@ -187,15 +187,17 @@ def test_eval_plays_only_the_named_tasks_on_their_first_seeds(tmp_path: Path) ->
     assert not submission.parent.exists()
 
 
-def test_eval_plays_only_the_seeds_at_the_given_positions(tmp_path: Path) -> None:
+def test_eval_plays_only_the_seeds_at_the_given_positions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
     from rl4vlm_gym.harness.suite import load_suite
 
-    out = tmp_path / "run"
+    monkeypatch.chdir(tmp_path)
     args = ["eval", "--agent", "oracle", "--suite", "smoke", "--task", "ezpoints", "--no-progress", "--no-report"]
-    result = runner.invoke(app, [*args, "--seeds", "1", "--out", str(out)], terminal_width=200)
+    result = runner.invoke(app, [*args, "--seeds", "1"], terminal_width=200)
     assert result.exit_code == 0, result.output
+    (out,) = (tmp_path / "runs").iterdir()  # a cut run's own default folder, never the whole run's runs/smoke-oracle
+    assert out.name.startswith("smoke-oracle-cut-") and len(out.name) == len("smoke-oracle-cut-") + 8
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert [(r["task"], r["seed"]) for r in records] == [("ezpoints", load_suite("smoke").task("ezpoints").seeds[1])]
     assert json.loads((out / "run.json").read_text())["protocol_hash"] != load_suite("smoke").protocol_hash()
