@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from importlib import resources
@@ -72,18 +73,36 @@ frame outlived SIGTERM (a Gymnasium vector env's terminate, a job scheduler's st
 SDL's hands off the signals; SDL reads it when it starts, inside :func:`sdl_environment`."""
 
 
+_SDL_ENVIRONMENT = threading.RLock()
+"""Held by :func:`sdl_environment`'s blocks: one thread's block at a time sets and removes the variables."""
+
+
+def _new_sdl_lock_after_fork() -> None:
+    global _SDL_ENVIRONMENT
+    _SDL_ENVIRONMENT = threading.RLock()  # a fork while another thread held it would leave the child's held forever
+
+
+os.register_at_fork(after_in_child=_new_sdl_lock_after_fork)
+
+
 @contextlib.contextmanager
 def sdl_environment(extra: dict[str, str] | None = None) -> Iterator[None]:
     """Set SDL's hints for the block: no signal handlers (:data:`_SDL_NO_SIGNALS`) and ``extra``; a
-    variable the user has set is left as it is, and what was set is removed at the end."""
-    wanted = {**_SDL_NO_SIGNALS, **(extra or {})}
-    added = [name for name in wanted if name not in os.environ]
-    os.environ.update({name: wanted[name] for name in added})
-    try:
-        yield
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
+    variable the user has set is left as it is, and what was set is removed at the end.
+
+    SDL reads its hints from the process's environment, so they are set there, and only for the block.
+    Blocks in different threads run one at a time: otherwise a thread leaving its block would remove
+    a variable that another thread's block found set (and so did not set itself) while SDL still
+    reads it there. A block may hold another (the lock is re-entrant)."""
+    with _SDL_ENVIRONMENT:
+        wanted = {**_SDL_NO_SIGNALS, **(extra or {})}
+        added = [name for name in wanted if name not in os.environ]
+        os.environ.update({name: wanted[name] for name in added})
+        try:
+            yield
+        finally:
+            for name in added:
+                os.environ.pop(name, None)
 
 
 @contextlib.contextmanager
