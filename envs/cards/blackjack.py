@@ -200,7 +200,9 @@ class Blackjack(VLMEnv):
 
     def _decision(self) -> Decision:
         total, soft = hand_value([c.value() for c in self.player])
-        return _decision(total, soft, self.dealer[0].value(), self.rules, len(self.player) == 2 and total == 21)
+        key = (total, soft, self.dealer[0].value(), len(self.player) == 2 and total == 21)
+        found = _table(self.rules.dealer_hits_soft_17, self.rules.natural).get(key)
+        return found if found is not None else _decision(total, soft, key[2], self.rules, key[3])
 
     def oracle_action(self) -> str:
         """The expected-return-maximising action for this hand (exact infinite-deck policy)."""
@@ -221,6 +223,22 @@ def _decision(total: int, soft: bool, upcard: int, rules: BlackjackRules, natura
     optimal = tuple(a for a in Blackjack.ACTIONS if values[a] >= best - 1e-9)
     features: dict[str, int | str] = {"total": total, "soft": int(soft), "dealer": upcard}
     return Decision(optimal, None, values=values, reason="a game of chance: the cards drawn decide the hand", features=features)
+
+
+@functools.cache
+def _table(dealer_hits_soft_17: bool, natural: bool) -> dict[tuple[int, bool, int, bool], Decision]:
+    """The facts of every hand a player can face under one rule set (each total, soft or not, against each
+    up card; the naturals), keyed by (total, soft, up card, natural). Built whole at the first decision (~20
+    ms, once a process): a hand's exact values cost ~60 us of fractions the first time, ~30% of a step,
+    and an evaluation meets most of the 290 hands; every env with these rules shares the table."""
+    rules = BlackjackRules(dealer_hits_soft_17=dealer_hits_soft_17, natural=natural)
+    table = {}
+    for upcard in range(1, 11):
+        for total in range(4, 22):
+            for soft in (False, True) if total >= 12 else (False,):  # a soft hand counts an ace as 11
+                table[total, soft, upcard, False] = _decision(total, soft, upcard, rules, False)
+        table[21, True, upcard, True] = _decision(21, True, upcard, rules, True)  # an ace and a ten
+    return table
 
 
 def _is_natural(cards: list[Card]) -> bool:
