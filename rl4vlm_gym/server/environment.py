@@ -25,7 +25,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from rl4vlm_gym.core import VLMEnv
-from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMAction, VLMObservation, VLMState, encode_image
+from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, SentFrames, VLMAction, VLMObservation, VLMState
 from rl4vlm_gym.server.policy import RESERVED, ClientPolicy, accepted_names, shown_name
 
 __all__ = ["ARGUMENT_ERROR", "MAX_DECISION_CHARS", "SESSION_CLOSED", "Catalog", "ServedEnv"]
@@ -158,6 +158,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         self._key: str | None = None
         self._env_id: str | None = None
         self._image_format = "png"
+        self._frames = SentFrames()  # a frame sent lately is not encoded again
         self._episode_id: str | None = None
         self._steps = 0
         self._make_kwargs: dict[str, Any] = {}
@@ -352,6 +353,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         with self._lock:
             self._closed = True
             self._extra = None
+            self._frames = SentFrames()  # the frames kept go with the session
             env, self.env = self.env, None
             if env is not None:
                 env.close()
@@ -431,7 +433,7 @@ class ServedEnv(Environment[VLMAction, VLMObservation, VLMState]):
         if asked and self._extra is not None:  # else (its computation failed) the client reads state, which reports why
             state = self._state_of(self._extra).model_dump()
         return VLMObservation(
-            image=encode_image(obs["image"], self._image_format),
+            image=self._frames.encode(obs["image"], self._image_format),
             text=_utf8(obs["text"]),
             mission=_utf8(obs["mission"]),
             actions=[_utf8(a) for a in obs["actions"]],

@@ -23,7 +23,10 @@ __all__ = [
     "EXTRA_GROUPS",
     "IMAGE_FORMATS",
     "MAX_ACTION_CHARS",
+    "FRAME_MEMORY_BYTES",
     "EncodedImage",
+    "ReceivedFrames",
+    "SentFrames",
     "VLMAction",
     "VLMObservation",
     "VLMState",
@@ -194,6 +197,84 @@ def encode_image(image: np.ndarray, fmt: str) -> EncodedImage:
         return EncodedImage(format="black", shape=array.shape, data="")
     payload = array.tobytes() if fmt == "raw" else png_bytes(array)
     return EncodedImage(format=fmt, shape=array.shape, data=binascii.b2a_base64(payload, newline=False).decode("ascii"))  # type: ignore[arg-type]
+
+
+FRAME_MEMORY_BYTES = 4 << 20
+"""What a session's :class:`SentFrames` (server) or :class:`ReceivedFrames` (client) keeps at most: ~26 frames
+at 224x224, ~15 at 300x300."""
+
+
+class _Recent:
+    """A least-recently-used mapping bounded by the bytes of what it holds."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.held = max_bytes, 0
+        self.items: dict[Any, tuple[Any, Any, int]] = {}
+
+    def take(self, key: Any) -> tuple[Any, Any] | None:
+        item = self.items.pop(key, None)
+        if item is None:
+            return None
+        self.items[key] = item  # the most recent again
+        return item[0], item[1]
+
+    def put(self, key: Any, check: Any, value: Any, size: int) -> None:
+        old = self.items.pop(key, None)
+        self.held -= old[2] if old is not None else 0
+        if size > self.max_bytes:
+            return
+        while self.held + size > self.max_bytes:
+            self.held -= self.items.pop(next(iter(self.items)))[2]
+        self.items[key] = (check, value, size)
+        self.held += size
+
+
+class SentFrames:
+    """A server session's frame encoder: a PNG frame equal to one of the last it sent (up to ``max_bytes`` of them)
+    is not encoded again. Envs show few distinct frames (a number line, a grid, cards: NumberLine shows 36 in
+    1,500 random steps at 224x224, and the env caches its own renders for the same reason), so most steps of
+    them cost a comparison (~0.02 ms) instead of an encoding (~0.3 ms). Found by a hash of every eighth row,
+    then compared whole: a frame is sent as encoded only when byte for byte the same."""
+
+    def __init__(self, max_bytes: int = FRAME_MEMORY_BYTES) -> None:
+        self._recent = _Recent(max_bytes)
+
+    def encode(self, image: np.ndarray, fmt: str) -> EncodedImage:
+        """:func:`encode_image` of ``image`` in ``fmt`` (only PNG frames are kept: raw ones cost no encoding)."""
+        array = np.ascontiguousarray(image, dtype=np.uint8)
+        if fmt != "png" or array.ndim != 3:
+            return encode_image(array, fmt)
+        key = (array.shape, hash(array[::8].tobytes()))
+        pixels = array.tobytes()
+        hit = self._recent.take(key)
+        if hit is not None and hit[0] == pixels:
+            return hit[1]  # type: ignore[no-any-return]
+        encoded = encode_image(array, fmt)
+        self._recent.put(key, pixels, encoded, len(pixels) + len(encoded.data))
+        return encoded
+
+
+class ReceivedFrames:
+    """A client session's frame decoder: a PNG payload equal to one of the last it received (up to ``max_bytes`` of
+    decoded frames) is not decoded again; each call returns a new writable array, as :func:`decode_image` does."""
+
+    def __init__(self, max_bytes: int = FRAME_MEMORY_BYTES) -> None:
+        self._recent = _Recent(max_bytes)
+
+    def decode(self, image: EncodedImage | dict[str, Any]) -> np.ndarray:
+        """:func:`decode_image` of ``image``."""
+        image = EncodedImage.model_validate(image)
+        if image.format != "png":
+            return decode_image(image)
+        key = (image.shape, image.data)
+        hit = self._recent.take(key)
+        if hit is not None:
+            return hit[1].copy()  # type: ignore[no-any-return]
+        array = decode_image(image)
+        kept = array.copy()
+        kept.flags.writeable = False
+        self._recent.put(key, None, kept, kept.nbytes + len(image.data))
+        return array
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -57,7 +57,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as sync_connect
 
 from rl4vlm_gym.server.environment import ARGUMENT_ERROR, SESSION_CLOSED
-from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, VLMState, decode_image
+from rl4vlm_gym.server.models import EXTRA_GROUPS, IMAGE_FORMATS, ReceivedFrames, VLMState
 from rl4vlm_gym.spaces import Unicode, UnicodeTuple
 
 __all__ = [
@@ -198,9 +198,9 @@ def _step_payload(action: Any) -> dict[str, Any]:
     return {"text": action} if not extras else {"text": action, "metadata": {"state_extras": list(extras)}}
 
 
-def _parse_result(payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
+def _parse_result(payload: dict[str, Any], frames: ReceivedFrames) -> StepResult[dict[str, Any]]:
     obs = dict(payload.get("observation", {}))
-    obs["image"] = decode_image(obs["image"])
+    obs["image"] = frames.decode(obs["image"])
     return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
 
 
@@ -231,7 +231,9 @@ def _decision_of(facts: Any) -> dict[str, Any]:
         raise bad(f"{size} characters of JSON, over {MAX_DECISION_CHARS}")
     optimal, steps, values, reason, features = (facts[k] for k in _DECISION_KEYS)
     if optimal is not None and not (
-        isinstance(optimal, list) and len(optimal) <= MAX_ACTIONS and all(isinstance(a, str) and len(a) <= MAX_ACTION_LENGTH for a in optimal)
+        isinstance(optimal, list)
+        and len(optimal) <= MAX_ACTIONS
+        and all(isinstance(a, str) and len(a) <= MAX_ACTION_LENGTH for a in optimal)
     ):
         raise bad("optimal_actions is not null or a list of action names")
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < -1:
@@ -240,7 +242,9 @@ def _decision_of(facts: Any) -> dict[str, Any]:
         if not isinstance(values, dict) or len(values) > MAX_ACTIONS:
             raise bad("values is not null or a mapping of actions to numbers")
         values = {a: float(v) if v in ("nan", "inf", "-inf") else v for a, v in values.items()}
-        if not all(len(a) <= MAX_ACTION_LENGTH and isinstance(v, (int, float)) and not isinstance(v, bool) for a, v in values.items()):
+        if not all(
+            len(a) <= MAX_ACTION_LENGTH and isinstance(v, (int, float)) and not isinstance(v, bool) for a, v in values.items()
+        ):
             raise bad("values is not null or a mapping of actions to numbers")
     if reason is not None and not isinstance(reason, str):
         raise bad("reason is not null or a string")
@@ -310,6 +314,7 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
     ) -> None:
         super().__init__(base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s, **kwargs)
         self._token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
+        self._frames = ReceivedFrames()  # a frame received lately is not decoded again
 
     async def connect(self) -> VLMEnvClient:
         if self._ws is None:  # type: ignore[has-type]  # openenv-core declares it in __init__, untyped
@@ -323,7 +328,7 @@ class VLMEnvClient(EnvClient[Any, dict[str, Any], VLMState]):
         return _step_payload(action)
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
-        return _parse_result(payload)
+        return _parse_result(payload, self._frames)
 
     def _parse_state(self, payload: dict[str, Any]) -> VLMState:
         return VLMState.model_validate(payload)
@@ -360,6 +365,7 @@ class _Session:
 
     def __init__(self, base_url: str, connect_timeout_s: float, message_timeout_s: float, token: str | None) -> None:
         self._url, self._message_timeout = _ws_url(base_url), message_timeout_s
+        self._frames = ReceivedFrames()  # a frame received lately is not decoded again
         token = token if token is not None else os.environ.get(SERVER_TOKEN_ENV) or None
         try:
             # entered as websockets' context manager (its direct use is deprecated); close() ends it
@@ -368,10 +374,10 @@ class _Session:
             raise _connect_error(self._url, err, token) from None
 
     def reset(self, **kwargs: Any) -> StepResult[dict[str, Any]]:
-        return _parse_result(self._request({"type": "reset", "data": kwargs}).get("data", {}))
+        return _parse_result(self._request({"type": "reset", "data": kwargs}).get("data", {}), self._frames)
 
     def step(self, action: Any) -> StepResult[dict[str, Any]]:
-        return _parse_result(self._request({"type": "step", "data": _step_payload(action)}).get("data", {}))
+        return _parse_result(self._request({"type": "step", "data": _step_payload(action)}).get("data", {}), self._frames)
 
     def state(self) -> VLMState:
         return VLMState.model_validate(self._request({"type": "state"}).get("data", {}))

@@ -24,7 +24,7 @@ from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from rl4vlm_gym.server.app import MAX_BODY_BYTES, MAX_WS_MESSAGE_BYTES, create_app  # noqa: E402
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
-from rl4vlm_gym.server.models import MAX_ACTION_CHARS, decode_image, png_bytes  # noqa: E402
+from rl4vlm_gym.server.models import MAX_ACTION_CHARS, ReceivedFrames, SentFrames, decode_image, png_bytes  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import server_envs  # noqa: E402
@@ -136,6 +136,35 @@ def test_png_frames_are_standard_pngs_and_any_png_decodes_as_pillow_reads_it() -
         decode_image(_png_message(bytes(corrupt), noisy.shape))
     with pytest.raises(ValueError, match="PNG is 7x9, not the announced 9x7"):
         decode_image(_png_message(png_bytes(noisy), (7, 9, 3)))
+
+
+def test_frames_sent_and_received_lately_are_reused_only_when_byte_for_byte_the_same() -> None:
+    """A session's server encodes a frame it sent lately once, and its client decodes a payload once: a frame that
+    differs in one byte, in a row the lookup's hash skips, is encoded anew; a decoded frame comes back as a new
+    writable array each time (writing to one leaves the next as sent); both forget the oldest past their bound."""
+    image = np.random.default_rng(1).integers(0, 256, (16, 8, 3), dtype=np.uint8)
+    other = image.copy()
+    other[1, 0, 0] ^= 1  # row 1: not among the rows hashed (every eighth)
+    sent = SentFrames(max_bytes=3 * (image.nbytes + 600))
+    first = sent.encode(image, "png")
+    assert sent.encode(image.copy(), "png") is first  # kept
+    changed = sent.encode(other, "png")
+    assert changed is not first and np.array_equal(decode_image(changed), other)
+    assert sent.encode(image, "raw").format == "raw"  # raw frames cost no encoding: not kept
+    received = ReceivedFrames(max_bytes=2 * image.nbytes + 2000)
+    for frame in (first, changed):
+        one = received.decode(frame.model_dump())
+        one[:] = 0
+        two = received.decode(frame)
+        assert two is not one and two.flags.writeable and np.array_equal(two, decode_image(frame))
+    rng = np.random.default_rng(2)
+    for _ in range(4):  # more frames than the bounds hold: the oldest go
+        last = rng.integers(0, 256, (16, 8, 3), dtype=np.uint8)
+        kept = sent.encode(last, "png")
+        received.decode(kept)
+    assert sent.encode(last, "png") is kept and 0 < sent._recent.held <= sent._recent.max_bytes
+    assert 0 < received._recent.held <= received._recent.max_bytes and len(received._recent.items) == 2
+    assert sent.encode(image, "png") is not first  # forgotten: encoded anew
 
 
 def test_reset_options_level_and_make_kwargs_reach_the_env() -> None:
