@@ -1,4 +1,5 @@
-"""The installed, non-editable wheel: layout, entry points, and imports from outside the repo."""
+"""The built wheel: its layout and entry points, and the wheel installed with its extras into a fresh
+virtual environment, where one id of each family plays and a scaffolded plugin installs beside it."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import tomllib
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -182,12 +185,116 @@ def test_core_requirements_have_no_heavy_dependencies(wheel: Path, dist_info: st
 
 
 # --------------------------------------------------------------------------------------------
-# The installed wheel, away from the repository
+# The installed wheel, in a fresh virtual environment away from the repository
 # --------------------------------------------------------------------------------------------
+
+EXTRAS = ("all", "dev")
+"""The extras CI installs (scripts/test.sh); the wheel is installed with them, resolved by pip."""
+OUR_SITE_PACKAGES = sorted({Path(sysconfig.get_path(name)).resolve() for name in ("purelib", "platlib")})
+"""This environment's site-packages: the fresh venv borrows its third-party packages, never its rl4vlm-gym."""
+
+
+@dataclass(frozen=True)
+class FreshVenv:
+    """A virtual environment made for the test, holding the built wheel (and, later, the plugin).
+
+    The third-party packages it needs come from this environment's site-packages through a folder
+    of links to each of them, named by a ``.pth`` file: our own (editable) rl4vlm-gym, its
+    ``.pth`` files and any ``rl4vlm`` plugin are left out, so the only rl4vlm-gym the venv can see
+    is the one pip installed into it from the wheel. pip resolves the wheel's requirements, with
+    the extras, against those packages (``--no-index``: no network, so the test is hermetic)."""
+
+    root: Path
+    site: Path  # its own site-packages
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def python(self) -> Path:
+        return self.bin / "python"
+
+    def env(self) -> dict[str, str]:
+        """The environment of an activated venv: nothing of ours on PYTHONPATH, the venv's scripts first."""
+        env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH"}}
+        env["VIRTUAL_ENV"] = str(self.root)
+        env["PATH"] = os.pathsep.join([str(self.bin), env.get("PATH", "")])
+        return env
+
+    def run(self, *args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+        """Run ``args`` (a script of the venv, or its python's arguments when the first is not a path) from ``cwd``."""
+        command = [str(arg) for arg in args]
+        if not Path(command[0]).is_absolute():
+            command.insert(0, str(self.python))
+        return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=self.env(), timeout=SUBPROCESS_TIMEOUT, check=False)
+
+    def pip_install(self, *args: str | Path, cwd: Path) -> None:
+        done = self.run("-m", "pip", "install", "--no-index", "--no-compile", "--disable-pip-version-check", "--quiet", *args, cwd=cwd)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def _unsatisfied(extras: tuple[str, ...]) -> list[str]:
+    """The wheel's requirements (core and ``extras``) this environment does not satisfy."""
+    missing = []
+    for text in importlib.metadata.requires("rl4vlm-gym") or []:
+        requirement = Requirement(text)
+        if requirement.marker and not any(requirement.marker.evaluate({"extra": extra}) for extra in ("", *extras)):
+            continue
+        try:
+            version = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(f"{requirement} (not installed)")
+            continue
+        if not requirement.specifier.contains(version, prereleases=True):
+            missing.append(f"{requirement} (found {version})")
+    return missing
+
+
+def _ours(name: str) -> bool:
+    """A site-packages entry of rl4vlm-gym (or a plugin of it), or a ``.pth`` file (the editable finder's among them)."""
+    lowered = name.lower()
+    return lowered.startswith(("rl4vlm", "__editable__")) or lowered.endswith((".pth", ".egg-link"))
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> FreshVenv:
+    base = tmp_path_factory.mktemp("venv")
+    deps = base / "deps"
+    deps.mkdir()
+    for site in OUR_SITE_PACKAGES:
+        for entry in site.iterdir():
+            if not _ours(entry.name) and not (deps / entry.name).exists():
+                (deps / entry.name).symlink_to(entry)
+    root = base / "fresh"
+    done = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], capture_output=True, text=True,
+                          timeout=SUBPROCESS_TIMEOUT, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    site = root / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    assert site.is_dir(), sorted(root.rglob("site-packages"))
+    # A .pth line puts the folder on sys.path; its own .pth files are not run (and there are none).
+    (site / "_test_third_party.pth").write_text(f"{deps}\n", encoding="utf-8")
+    fresh = FreshVenv(root, site)
+    # --no-deps here (0.6 s of CPU, the inner loop); pip resolves the requirements in `resolved` (slow).
+    fresh.pip_install("--no-deps", wheel, cwd=base)
+    return fresh
+
+
+@pytest.fixture(scope="module")
+def resolved(venv: FreshVenv, wheel: Path) -> FreshVenv:
+    """The venv once pip's resolver has met every requirement of the wheel with the extras CI installs
+    (``pip install 'rl4vlm_gym-....whl[all,dev]'``: a missing or conflicting package fails it)."""
+    missing = _unsatisfied(EXTRAS)
+    if missing:
+        pytest.skip(f"the wheel's extras {EXTRAS} cannot resolve from this environment, which lacks {missing}: "
+                    "install them with `bash scripts/setup.sh dev all`")  # fmt: skip
+    venv.pip_install(f"{wheel}[{','.join(EXTRAS)}]", cwd=venv.root)  # the wheel is installed: this resolves, installs nothing
+    return venv
+
 
 INSTALLED_CHECK = textwrap.dedent(
     """
-    import json, sys
+    import importlib.metadata, json, sys
     import gymnasium as gym
     import rl4vlm_gym
 
@@ -211,6 +318,9 @@ INSTALLED_CHECK = textwrap.dedent(
     import rl4vlm_gym.baselines
     from rl4vlm_gym.harness.suite import load_suite
     from rl4vlm_gym.rendering import font
+
+    dists = [d for d in importlib.metadata.distributions() if d.metadata["Name"] == "rl4vlm-gym"]
+    entry_points = importlib.metadata.entry_points(group="rl4vlm_gym.envs")
     print(json.dumps({
         "package": rl4vlm_gym.__file__,
         "envs_package": sys.modules["rl4vlm_gym.envs.cards"].__file__,
@@ -224,51 +334,33 @@ INSTALLED_CHECK = textwrap.dedent(
         "failed_imports": failed_imports,
         "smoke_tasks": len(load_suite("smoke").tasks),
         "sys_path": sys.path,
+        "prefix": [sys.prefix, sys.base_prefix],
+        "dists": [str(d.locate_file("")) for d in dists],  # the folder each was installed into
+        "direct_url": json.loads(dists[0].read_text("direct_url.json") or "{}")["url"],
+        "entry_point_dists": sorted({str(e.dist.locate_file("")) for e in entry_points if e.value.startswith("rl4vlm_gym.")}),
     }))
     """
 )
 
 
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("site") / "target"
-    proc = subprocess.run(
-        [
-            sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check",
-            "--quiet", "--target", str(target), str(wheel),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_TIMEOUT,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return target
-
-
-def _outside_env(target: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    env["PYTHONPATH"] = str(target)
-    return env
-
-
-def test_installed_wheel_imports_and_runs_outside_the_repo(installed: Path, tmp_path: Path) -> None:
+def test_installed_wheel_imports_and_runs_outside_the_repo(venv: FreshVenv, wheel: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "elsewhere"
     run_dir.mkdir()
     assert REPO not in run_dir.parents and run_dir != REPO
-    proc = subprocess.run(
-        [sys.executable, "-c", INSTALLED_CHECK],
-        capture_output=True,
-        text=True,
-        cwd=run_dir,
-        env=_outside_env(installed),
-        timeout=SUBPROCESS_TIMEOUT,
-    )
+    proc = venv.run("-c", INSTALLED_CHECK, cwd=run_dir)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # no stray warning of ours or a third party's
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    target = installed.resolve()
+    site = venv.site.resolve()
     for key in ("package", "envs_package", "env_module", "baselines", "font"):
-        assert target in Path(result[key]).resolve().parents, (key, result[key])
+        assert site in Path(result[key]).resolve().parents, (key, result[key])
+    # the fresh venv's interpreter, and only the wheel's rl4vlm-gym: not the repository, not our venv's
+    assert [Path(p).resolve() for p in result["prefix"]] == [venv.root.resolve(), Path(sys.base_prefix).resolve()]
     assert str(REPO) not in result["sys_path"]
+    assert not {Path(p).resolve() for p in result["sys_path"] if p} & set(OUR_SITE_PACKAGES)
+    assert [Path(p).resolve() for p in result["dists"]] == [site], result["dists"]
+    assert result["direct_url"] == wheel.as_uri()  # the distribution pip installed from the built wheel
+    assert result["entry_point_dists"] == result["dists"]  # every family's entry point, from it alone
     assert {"rl4vlm/NumberLine-v0", "rl4vlm/EZPoints-v0", "rl4vlm/Points24-v0", "rl4vlm/Blackjack-v0"} <= set(
         result["ids"]
     )
@@ -282,6 +374,7 @@ def test_installed_wheel_imports_and_runs_outside_the_repo(installed: Path, tmp_
 
 
 PLAYED_FROM_THE_WHEEL = {
+    "balrog": "balrog/BabyAI-GoTo-v0",  # first: minigrid imports pygame, whose warning only its first importer sees
     "cards": "rl4vlm/Blackjack-v0",
     "navigation": "rl4vlm/MiniWorld-OneRoom-v1",
     "household": "rl4vlm/Household-v0",
@@ -289,14 +382,16 @@ PLAYED_FROM_THE_WHEEL = {
     "probe": "rl4vlm/ColourNaming-v0",
     "sokoban": "rl4vlm/Sokoban-v0",
     "frozenlake": "rl4vlm/FrozenLake-v0",
-    "balrog": "balrog/BabyAI-GoTo-v0",
     "games": "rl4vlm/KuhnPoker-vs-CFR-v0",
 }
-"""One id of each family (Kuhn's reads its packaged CFR table), played from the installed wheel."""
+"""One id of each family (Kuhn's reads its packaged CFR table), played from the installed wheel in this order."""
+PLUGIN = ("tinygrid", "TinyWalk", "tinygrid/TinyWalk-v0")
+"""The plugin ``new-env --plugin`` scaffolds beside the wheel: family, env name, id."""
 
 PLAY_EACH_FAMILY = textwrap.dedent(
     """
-    import json, sys
+    import importlib.metadata, json, sys
+    from packaging.requirements import Requirement
     import gymnasium as gym
     import rl4vlm_gym
 
@@ -309,50 +404,72 @@ PLAY_EACH_FAMILY = textwrap.dedent(
         played[family] = [env_id, info["action"]["valid"], list(obs["image"].shape), module]
         env.close()
     families = sorted({card.family for card in rl4vlm_gym.list_envs()})
-    print(json.dumps({"played": played, "families": families}))
+    # the plugin's requirements, as its pyproject.toml declares them, met by what the venv holds
+    needs = {}
+    for text in importlib.metadata.requires(sys.argv[2]) or []:
+        requirement = Requirement(text)
+        if requirement.marker is None:
+            dist = importlib.metadata.distribution(requirement.name)
+            needs[requirement.name] = [requirement.specifier.contains(dist.version), str(dist.locate_file(""))]
+    print(json.dumps({"played": played, "families": families, "plugin_needs": needs}))
     """
 )
 
 
-@pytest.mark.slow  # nine envs made in a fresh interpreter, MiniWorld's GL and BabyAI's generator among them: about 6 s
-def test_one_id_of_each_family_plays_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def plugin(resolved: FreshVenv, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``rl4vlm-gym new-env --plugin`` run by the wheel's own command, then installed into the same venv
+    as its README says (``pip install -e '.[dev]'``; its dependency on rl4vlm-gym resolved by pip: the wheel's)."""
+    venv, (family, name, _) = resolved, PLUGIN
+    base = tmp_path_factory.mktemp("plugin")
+    written = venv.run(venv.bin / "rl4vlm-gym", "new-env", family, "--plugin", "--dest", base / "src", "--name", name, cwd=base)
+    assert written.returncode == 0, written.stdout + written.stderr
+    venv.pip_install("--no-build-isolation", "-e", ".[dev]", cwd=base / "src")
+    return base / "src"
+
+
+@pytest.mark.slow  # pip resolves [all,dev], a plugin is written and installed (4.5 s of CPU), ten envs play in one process (5 s)
+def test_one_id_of_each_family_and_a_plugin_play_from_the_fresh_venv(venv: FreshVenv, plugin: Path, tmp_path: Path) -> None:
     """Each family's code and package data (textures, fonts, tables, templates) as the wheel installs them:
-    an id of each family makes, resets and takes the oracle's move, its module loaded from the wheel."""
-    proc = subprocess.run(
-        [sys.executable, "-c", PLAY_EACH_FAMILY, json.dumps(PLAYED_FROM_THE_WHEEL)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=_outside_env(installed),
-        timeout=SUBPROCESS_TIMEOUT,
-    )
+    an id of each family makes, resets and takes the oracle's move, its module loaded from the venv, and
+    so does the env of a plugin scaffolded by the installed wheel and installed beside it; nothing is
+    printed on stderr (no stray third-party warning: pygame's, when minigrid imports it, once was)."""
+    family, _, plugin_id = PLUGIN
+    ids = {**PLAYED_FROM_THE_WHEEL, family: plugin_id}
+    proc = venv.run("-c", PLAY_EACH_FAMILY, json.dumps(ids), f"rl4vlm-{family}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert sorted(PLAYED_FROM_THE_WHEEL) == result["families"]  # a new family needs an id here
-    target = installed.resolve()
-    for family, (env_id, valid, shape, module) in result["played"].items():
-        assert valid, (family, env_id)
-        assert len(shape) == 3 and shape[2] == 3, (family, shape)
-        assert target in Path(module).resolve().parents, (family, module)
+    assert sorted(ids) == result["families"]  # a new family needs an id here
+    site = venv.site.resolve()
+    for name, (env_id, valid, shape, module) in result["played"].items():
+        assert valid, (name, env_id)
+        assert len(shape) == 3 and shape[2] == 3, (name, shape)
+        # the families from the wheel's copy in the venv; the plugin (editable) from its own folder
+        where = plugin.resolve() / f"rl4vlm_{family}" if name == family else site
+        assert where in Path(module).resolve().parents, (name, module)
+    satisfied, where = result["plugin_needs"].pop("rl4vlm-gym")
+    assert satisfied and Path(where).resolve() == site  # met by the wheel's distribution
+    assert result["plugin_needs"] == {}
 
 
-def test_installed_console_script_lists_the_envs(installed: Path, tmp_path: Path) -> None:
-    script = installed / "bin" / "rl4vlm-gym"
+def test_installed_console_script_lists_the_envs(venv: FreshVenv, tmp_path: Path) -> None:
+    script = venv.bin / "rl4vlm-gym"
     assert script.is_file()
-    env = _outside_env(installed)
+    assert script.read_text().splitlines()[0] == f"#!{venv.python}"  # it runs the venv's interpreter
+    env = venv.env()
     env["COLUMNS"] = "250"
     proc = subprocess.run(
-        [sys.executable, str(script), "list", "--family", "cards"],
+        [str(script), "list", "--family", "cards"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         env=env,
         timeout=SUBPROCESS_TIMEOUT,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     for env_id in ("rl4vlm/NumberLine-v0", "rl4vlm/EZPoints-v0", "rl4vlm/Points24-v0", "rl4vlm/Blackjack-v0"):
         assert env_id in proc.stdout
-
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """`rl4vlm-gym new-env`: the scaffolded family is correct as written, in the repository's layout and
-as a plugin package that is really installed (into a throw-away target folder) and then found by the
-registry, the CLI, the conformance kit, pytest and the docs build."""
+as a plugin package that is really installed (into a throw-away target folder, beside this checkout's
+editable install) and then found by the registry, the CLI, the conformance kit, pytest and the docs build.
+tests/test_packaging.py installs a plugin into a fresh venv beside the built wheel, as a user would."""
 
 from __future__ import annotations
 
