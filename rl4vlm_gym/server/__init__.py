@@ -55,7 +55,9 @@ default). The operator's own ``--make-kwargs`` are not checked. Errors name the 
 characters"``).
 
 OBS (:class:`~rl4vlm_gym.server.models.VLMObservation`): ``image`` (``{"format": "png"|"raw"|"black",
-"shape": [H, W, 3], "data": base64}``; raw is the ``uint8`` bytes in C order; an all-black frame,
+"shape": [H, W, 3], "data": base64}``; png is a PNG file, 8-bit RGB, which this server writes with unfiltered
+rows (any PNG reader takes it; :func:`~rl4vlm_gym.server.models.decode_image` reads those without Pillow, others
+with it); raw is the ``uint8`` bytes in C order; an all-black frame,
 as every frame in ``obs_mode="text"``, is ``"black"`` with empty data whatever format was asked;
 :func:`~rl4vlm_gym.server.models.decode_image` turns each into an array), ``text``, ``mission``,
 ``actions`` (the admissible actions), ``info`` (``success``, ``progress``, ``level``,
