@@ -4,7 +4,7 @@ The reference rows (``leaderboards/submissions/<suite>/<id>/``: the oracle, rand
 built-in agents) are runs of the harness like any submission. When the harness records more per
 step (issue 38: each step's decision facts), they are played again so the boards show it:
 
-    python scripts/rerecord_reference_rows.py [--suite smoke ...] [--workers 2] [--check-only]
+    python scripts/rerecord_reference_rows.py [--suite smoke ...] [--workers 2] [--check-only] [--new-protocol]
 
 For each row: the run is played again into a temporary folder with the row's agent and prompt
 (``run.json``), the protocol hash must be the row's (the suite and the envs' protocol facts are
@@ -12,7 +12,9 @@ unchanged), and every episode must equal the committed one in every field the ol
 (timings aside): the same agent on the same seeds plays the same moves, so only the new fields
 differ; a row whose episodes differ otherwise is left as it was and reported (an env or an agent
 changed its behaviour: a finding to look at, not something to overwrite unseen), unless
-``--accept-new-play`` says the new play is the reference now (an oracle made shorter, say). Then ``run.json``,
+``--accept-new-play`` says the new play is the reference now (an oracle made shorter, say). When a suite
+itself changed (``--new-protocol``: tasks added to ``smoke``, say), the protocol hash is the suite's new one
+and only the episodes the row already has are compared (the new tasks' episodes are new). Then ``run.json``,
 ``summary.json`` and the episodes (gzipped without a timestamp where the row had them gzipped) are
 written over the row's, ``metadata.yaml`` kept, the row validated (without replay; the board's
 tests replay it), and the pages built again (``leaderboards/site``).
@@ -58,7 +60,7 @@ def _same_play(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> str | No
     return None
 
 
-def rerecord(folder: Path, workers: int, check_only: bool, accept_new_play: bool = False) -> str:
+def rerecord(folder: Path, workers: int, check_only: bool, accept_new_play: bool = False, new_protocol: bool = False) -> str:
     manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     suite = load_suite(SUITES_DIR / f"{folder.parent.name}.yaml")
     prompt = PromptConfig(**manifest["prompt"])
@@ -69,11 +71,14 @@ def rerecord(folder: Path, workers: int, check_only: bool, accept_new_play: bool
         out = Path(tmp) / "run"
         records = run_suite(suite, agent, out, workers=workers, prompt=prompt)
         new_manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
-        if new_manifest["protocol_hash"] != manifest["protocol_hash"]:
+        if new_manifest["protocol_hash"] != manifest["protocol_hash"] and not new_protocol:
             return f"left as it was: protocol hash {new_manifest['protocol_hash'][:12]} is not the row's {manifest['protocol_hash'][:12]}"
         order = {(r["task"], r["seed"]): i for i, r in enumerate(old)}
         records = sorted(records, key=lambda r: order.get((r["task"], r["seed"]), len(order)))
-        problem = _same_play(records, old)
+        # under a new protocol the row's episodes come first (sorted so), each compared with its new play
+        problem = _same_play(records[: len(old)] if new_protocol else records, old)
+        if new_protocol and problem is None and any((r["task"], r["seed"]) not in order for r in records[: len(old)]):
+            problem = "the suite no longer has every episode the row has"
         if problem and not accept_new_play:
             return f"left as it was: {problem}"
         if check_only:
@@ -97,12 +102,15 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--check-only", action="store_true", help="play and compare, write nothing")
     parser.add_argument("--accept-new-play", action="store_true", help="write a row whose agent now plays otherwise")
+    parser.add_argument(
+        "--new-protocol", action="store_true", help="the suite changed: record under its new hash, comparing the episodes the row has"
+    )
     args = parser.parse_args()
     failed = False
     for folder in find_submissions(ROOT):
         if args.suite and folder.parent.name not in args.suite:
             continue
-        verdict = rerecord(folder, args.workers, args.check_only, args.accept_new_play)
+        verdict = rerecord(folder, args.workers, args.check_only, args.accept_new_play, args.new_protocol)
         failed |= not verdict.startswith(("recorded again", "would be"))
         print(f"{folder.parent.name}/{folder.name}: {verdict}", flush=True)
     if not args.check_only:

@@ -16,6 +16,7 @@ import rl4vlm_gym  # noqa: F401
 from rl4vlm_gym.agents.hf import HFAgent
 from rl4vlm_gym.agents.openai_api import AgentError, OpenAIAgent
 from rl4vlm_gym.agents.tiny import build_tiny_vlm, load_vlm
+from rl4vlm_gym.harness.suite import load_suite
 from rl4vlm_gym.prompts import PromptBuilder, PromptConfig, to_hf
 
 # torch and transformers are imported by the tests that use them, not here: every test worker imports
@@ -182,7 +183,8 @@ def test_garbage_answers_are_named():
 
 @pytest.mark.slow
 def test_eval_smoke_suite_with_the_model_agents(tiny, server, tmp_path):
-    """`rl4vlm-gym eval` over the smoke suite with the local VLM and with the HTTP agent."""
+    """`rl4vlm-gym eval` over the smoke suite with the local VLM and with the HTTP agent: every task (one of each
+    family), on its first seed (``--limit 1``: the second seed of each would double the model's time and test nothing new)."""
     from typer.testing import CliRunner
 
     from rl4vlm_gym.cli import app
@@ -195,10 +197,11 @@ def test_eval_smoke_suite_with_the_model_agents(tiny, server, tmp_path):
         ("openai", ["-a", "model=tiny", "-a", f"base_url={server.url}", "-a", "max_tokens=4", "-a", "max_retries=0"]),
     ):
         out = tmp_path / agent
-        result = runner.invoke(app, ["eval", "--agent", agent, *args, "--suite", "smoke", "--out", str(out), "--no-progress"])
+        result = runner.invoke(app, ["eval", "--agent", agent, *args, "--suite", "smoke", "--limit", "1", "--out", str(out), "--no-progress"])
         assert result.exit_code == 0, result.output
         summary = json.loads((out / "summary.json").read_text())
         assert summary["complete"] and summary["overall"]["failed_episodes"] == 0
+        assert summary["overall"]["episodes"] == len(load_suite("smoke").tasks)  # every task played
         assert summary["overall"]["input_tokens"] > 0 and summary["overall"]["output_tokens"] > 0
         records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
         assert all(isinstance(s["raw"], str) for r in records for s in r["steps"])

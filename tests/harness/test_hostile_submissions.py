@@ -29,9 +29,10 @@ import pytest
 import yaml
 
 from rl4vlm_gym.harness.leaderboard import ValidationReport, validate_submission
-from rl4vlm_gym.harness.suite import SUITES_DIR
+from rl4vlm_gym.harness.suite import SUITES_DIR, load_suite
 
 MiB = 1 << 20
+EPISODES = len(load_suite("smoke").episodes)  # lines of the honest smoke run's log
 SECRET = "s3cr3t-T0KEN-do-not-print"
 
 
@@ -165,8 +166,8 @@ HOSTILE: list[tuple[str, Callable[[Any, Path], object], str]] = [
     ("suite-folder-is-a-link", _link_suite_folder, "submissions/smoke is a link or a file, not a folder"),
     # -- sizes (issue 19: a 2 GiB gzip bomb crashed; honest records plus 1.1 GiB of blanks passed)
     ("gzip-bomb-2-gib-of-zeros", lambda s, t: _gz(s, gzip_repeat(b"", bytes(MiB), 2048)), "episodes.jsonl.gz:1: line longer than MAX_LINE_BYTES = 8 MiB"),
-    ("gzip-honest-plus-blank-lines", lambda s, t: _gz(s, gzip_repeat(s.episodes.read_bytes(), b"\n" * MiB, 1100)), "episodes.jsonl.gz:15: has more than 14 lines"),
-    ("gzip-honest-plus-spaces", lambda s, t: _gz(s, gzip_repeat(s.episodes.read_bytes(), b" " * MiB, 1100)), "episodes.jsonl.gz:15: line longer than MAX_LINE_BYTES"),
+    ("gzip-honest-plus-blank-lines", lambda s, t: _gz(s, gzip_repeat(s.episodes.read_bytes(), b"\n" * MiB, 1100)), f"episodes.jsonl.gz:{EPISODES + 1}: has more than {EPISODES} lines"),
+    ("gzip-honest-plus-spaces", lambda s, t: _gz(s, gzip_repeat(s.episodes.read_bytes(), b" " * MiB, 1100)), f"episodes.jsonl.gz:{EPISODES + 1}: line longer than MAX_LINE_BYTES"),
     ("gzip-stored-too-large", lambda s, t: _gz(s, b"") or os.truncate(s.folder / "episodes.jsonl.gz", 65 * MiB), "episodes.jsonl.gz: is larger than MAX_GZ_BYTES = 64 MiB"),
     ("episodes-too-large", lambda s, t: os.truncate(s.episodes, 257 * MiB), "episodes.jsonl: is larger than MAX_JSONL_BYTES = 256 MiB"),
     ("line-too-long", lambda s, t: _line(s, 1, '{"task":"' + "x" * (8 * MiB) + '"}'), "episodes.jsonl:1: line longer than MAX_LINE_BYTES"),
@@ -232,7 +233,7 @@ HOSTILE: list[tuple[str, Callable[[Any, Path], object], str]] = [
     ("episode-line-not-utf8", lambda s, t: s.episodes.write_bytes(b'{"task":"\xc0\xaf"}\n'), "episodes.jsonl:1: is not UTF-8 text"),
     ("empty-metadata", lambda s, t: _metadata(s, ""), "metadata.yaml: must be a mapping of name, agent, ... (see leaderboards/README.md), not NoneType"),
     ("empty-run-json", lambda s, t: (s.folder / "run.json").write_text(""), "run.json: is not valid JSON (Expecting value at line 1 column 1)"),
-    ("empty-episodes", lambda s, t: s.episodes.write_text(""), "episodes.jsonl: lacks 14 of the suite's episodes"),
+    ("empty-episodes", lambda s, t: s.episodes.write_text(""), f"episodes.jsonl: lacks {EPISODES} of the suite's episodes"),
     ("blank-line-inside", lambda s, t: s.episodes.write_text(s.episodes.read_text().replace("\n", "\n\n", 1)), "episodes.jsonl:2: blank line"),
     ("padded-line", lambda s, t: _line(s, 1, "   " + s.episodes.read_text().splitlines()[0]), "episodes.jsonl:1: whitespace around the JSON object"),
     ("gzip-of-a-gzip", lambda s, t: _gz(s, gzip.compress(gzip.compress(s.episodes.read_bytes()))), "episodes.jsonl.gz:1: is not UTF-8 text"),

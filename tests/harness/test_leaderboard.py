@@ -122,24 +122,26 @@ def test_run_of_another_suite(submission):
 
 def test_missing_episode(submission):
     submission.edit_records(lambda rs: rs.pop(), resummarize=False)
-    assert "episodes.jsonl: lacks 1 of the suite's episodes, e.g. (task, seed) (webshop, 1216265568)" in submission.problem()
+    task, seed = SMOKE.episodes[-1]
+    assert f"episodes.jsonl: lacks 1 of the suite's episodes, e.g. (task, seed) ({task}, {seed})" in submission.problem()
 
 
 def test_extra_episode(submission):
     submission.edit_records(lambda rs: rs.append(dict(rs[0], seed=99)), resummarize=False)
-    assert "episodes.jsonl:15: has more than 14 lines, one per episode of the suite" in submission.problem()
+    n = len(SMOKE.episodes)
+    assert f"episodes.jsonl:{n + 1}: has more than {n} lines, one per episode of the suite" in submission.problem()
     submission.edit_records(lambda rs: rs.__setitem__(slice(-2, None), [dict(rs[0], seed=99)]), resummarize=False)
-    assert "episodes.jsonl:14: ('numberline/image+text', 99) is not an episode of suite 'smoke'" in submission.problem()
+    assert f"episodes.jsonl:{n}: ('numberline/image+text', 99) is not an episode of suite 'smoke'" in submission.problem()
 
 
 def test_repeated_episode(submission):
     submission.edit_records(lambda rs: rs.__setitem__(-1, rs[0]), resummarize=False)
-    assert "episodes.jsonl:14: episode (numberline/image+text, 1835504127) is recorded twice" in submission.problem()
+    assert f"episodes.jsonl:{len(SMOKE.episodes)}: episode (numberline/image+text, 1835504127) is recorded twice" in submission.problem()
 
 
 def test_edited_summary(submission):
     submission.edit_json("summary.json", lambda d: d["overall"]["success"].update(mean=0.99))
-    assert "summary.json: overall.success.mean is 0.99 but the episodes give 0.285714" in submission.problem()
+    assert "summary.json: overall.success.mean is 0.99 but the episodes give 0.208333" in submission.problem()
 
 
 def test_summary_with_a_task_removed(submission):
