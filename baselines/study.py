@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,15 +94,24 @@ class StudySpec:
         return chosen
 
 
-def run_study(spec: StudySpec, out: str | Path) -> dict[str, Any]:
-    """Run (or resume) the study in folder ``out`` and write its report; returns ``study.json``."""
+def run_study(spec: StudySpec, out: str | Path, on_stage: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Run (or resume) the study in folder ``out`` and write its report; returns ``study.json``.
+
+    ``on_stage(stage, sets_done, sets)`` is called as each stage starts (training a set, playing a
+    target before or after RL, the analysis at the end): a progress bar over the sets (a set read
+    back from an earlier run is done at once).
+    """
     from rl4vlm_gym.baselines.config import EnvSpec, EvalSpec, MixtureItem
-    from rl4vlm_gym.baselines.trainer import Trainer
+
+    def stage(what: str) -> None:
+        if on_stage is not None:
+            on_stage(what, len(rows), len(sets))
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    for families in spec.sets():
+    sets = spec.sets()
+    for families in sets:
         name = "+".join(families)
         folder = out / "runs" / name
         done = folder / "scores.json"
@@ -117,18 +126,24 @@ def run_study(spec: StudySpec, out: str | Path) -> dict[str, Any]:
             }
         )
         logger.info("study: training on %s", name)
+        stage(f"{name}: training")
+        from rl4vlm_gym.baselines.trainer import Trainer  # torch: imported only when a set is trained (not to resume)
+
         Trainer(config, folder).run()
         scores: dict[str, Any] = {"families": list(families), "k": len(families), "targets": {}}
         for target, suite in _targets(spec, families).items():
+            stage(f"{name}: {target} before RL")
             before = _score(
                 _play(suite, folder / "checkpoints" / "update_0" / "model", folder / "targets" / target / "before", config)
             )
+            stage(f"{name}: {target} after RL")
             after = _score(
                 _play(suite, folder / "checkpoints" / "final" / "model", folder / "targets" / target / "after", config)
             )
             scores["targets"][target] = {"before": before, "after": after, "gain": after - before}
         done.write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
         rows.append(scores)
+    stage("analysing")
     study = _analyse(rows, sorted(spec.families))
     (out / "study.json").write_text(json.dumps(study, indent=1) + "\n", encoding="utf-8")
     _write_report(study, out)

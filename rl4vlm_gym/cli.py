@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -762,6 +763,31 @@ def decisions_command(
     console.print(f"wrote {path}")
 
 
+def _progress(follow: Callable[[], int] | None = None) -> Any:
+    """A progress bar as ``check`` and ``leaderboard build`` show it (description, bar, M/N, elapsed); with
+    ``follow``, its first task's count is read from ``follow()`` at every refresh."""
+    from rich.console import RenderableType
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    class Following(Progress):
+        def get_renderables(self) -> Iterable[RenderableType]:
+            if follow is not None and self.tasks:
+                self.update(self.tasks[0].id, completed=follow())
+            yield from super().get_renderables()
+
+    return Following(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+
+
+def _log_above_bars() -> None:
+    """Log INFO through the console, so log lines print above a live progress bar instead of through it."""
+    import logging
+
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=console, show_level=False, show_path=False, markup=False, rich_tracebacks=False)
+    logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[handler])
+
+
 @app.command("train")
 def train_command(
     algo: Annotated[str, typer.Option(help="vl-dac, rl4vlm, loop, gigpo or grow.")],
@@ -779,7 +805,6 @@ def train_command(
 ) -> None:
     """Train a reference baseline; evaluation through the harness at the start, every N updates and
     at the end, with a report of the learning curves."""
-    import logging
 
     from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config
 
@@ -797,15 +822,18 @@ def train_command(
         raise typer.Exit(2) from None
     from rl4vlm_gym.baselines.trainer import Trainer
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    _log_above_bars()
     name = (loaded.env.id or "mixture").rsplit("/", 1)[-1]
     out = out or Path("runs") / f"train-{algo}-{name}"
+    bar = _progress(follow=lambda: trainer.update)  # a resumed run's bar starts at the update it resumes from
+    job = bar.add_task(f"{algo} on {name}", total=loaded.updates)
 
     def show(row: dict[str, Any]) -> None:
-        console.print(
+        console.print(  # above the bar: the log of every update stays
             f"update {row['update']:>4}  env steps {row['env_steps']:>7}  success {row['success']:.3f}  "
             f"return {row['return']:.3f}  invalid {row['invalid_rate']:.3f}  loss {row.get('loss', float('nan')):.4f}  {row['seconds']:.1f}s"
         )
+        bar.update(job, description=f"{algo} on {name}: success {row['success']:.2f}, invalid {row['invalid_rate']:.2f}")
 
     try:
         trainer = Trainer(loaded, out, on_update=show)
@@ -813,7 +841,8 @@ def train_command(
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
     try:
-        summary = trainer.run()
+        with bar:
+            summary = trainer.run()
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted: run the same command again to resume from {out}/checkpoints/latest[/yellow]")
         raise typer.Exit(130) from None
@@ -842,7 +871,6 @@ def study_command(
     out: Annotated[Path, typer.Option(help="Study folder; re-run to resume.")] = Path("runs/study"),
 ) -> None:
     """Env-set scaling study: train on sets of k families, measure transfer to BALROG and held-out families."""
-    import logging
 
     from rl4vlm_gym.baselines.config import ConfigError, default_config_path, load_config
     from rl4vlm_gym.baselines.study import FAMILIES, StudySpec, run_study
@@ -860,8 +888,11 @@ def study_command(
     except (ConfigError, ValueError) as err:
         console.print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    study = run_study(spec, out)
+    _log_above_bars()
+    bar = _progress()
+    job = bar.add_task("study", total=len(spec.sets()))
+    with bar:
+        study = run_study(spec, out, on_stage=lambda stage, done, total: bar.update(job, completed=done, total=total, description=stage))
     for name, per_k in study["gain_by_k"].items():
         console.print(f"{name}: " + ", ".join(f"k={k} gain {g['mean']:+.3f}" for k, g in per_k.items()))
     console.print(f"report: {out / 'report.md'}")

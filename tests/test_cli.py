@@ -226,3 +226,30 @@ def test_submit_packages_a_finished_run_the_validator_accepts(tmp_path: Path) ->
     assert sorted(p.name for p in out.iterdir()) == ["episodes.jsonl.gz", "metadata.yaml", "run.json", "summary.json"]
     assert (out / "episodes.jsonl.gz").read_bytes() == (run / "episodes.jsonl.gz").read_bytes()
     assert "algorithm: grow" in (out / "metadata.yaml").read_text() and validate_submission(out, replay=False).ok
+
+
+def test_train_s_progress_bar_follows_the_trainer_s_update_from_a_resume(capsys: pytest.CaptureFixture[str]) -> None:
+    from rl4vlm_gym.cli import _progress
+
+    update = 7  # what a resumed trainer's counter holds before its first callback
+    bar = _progress(follow=lambda: update)
+    bar.add_task("vl-dac on ColourNaming-v0", total=12)
+    with bar:
+        pass
+    assert "7/12" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # ~1 s of CPU alone: the study's config schema and its report's plot (matplotlib)
+def test_study_shows_a_bar_over_its_sets_and_resumes_finished_ones(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "study"
+    for family in ("cards", "probe"):  # both sets finished by an earlier run: nothing is trained again
+        (out / "runs" / family).mkdir(parents=True)
+        scores = {"families": [family], "k": 1, "targets": {"balrog-smoke": {"before": 0.1, "after": 0.2, "gain": 0.1}}}
+        (out / "runs" / family / "scores.json").write_text(json.dumps(scores))
+    args = ["study", "--family", "probe", "--family", "cards", "--k", "1", "--draws", "2", "--held-out-episodes", "0", "--out", str(out)]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "analysing" in result.output and "2/2" in result.output
+    assert "balrog-smoke: k=1 gain +0.100" in result.output and (out / "report.md").exists()
