@@ -11,18 +11,24 @@ the text description).
 
 ``--render-process`` compares instead our env rendering in its own process (``render_process=True``,
 the frames drawn by a render process) with in-process rendering, in ``image`` mode: wall time per
-step and CPU time per step (this process's plus the render process's, read from /proc), medians
-over alternating rounds. Pinning (``--core``) pins the render process to the same core.
+step and CPU time per step (this process's plus the render process's, every thread, from
+/proc/PID/task/*/schedstat), medians over blocks of ``--steps`` steps, the two envs taking turns.
+Pinning (``--core``) pins the render process to the same core. Use many short blocks on a busy
+machine (``--rounds 30 --steps 25``), and read the load it prints.
 
-Measured on a loaded 2-core machine (issue 37; 5 rounds of 200 steps, medians, five runs): OneRoom at
-240x320 0.96-1.18x the in-process wall time (one core: 0.99x), CPU 1.07-1.18x; at 60x80 1.17-1.38x wall,
-1.25-1.39x CPU (Maze alike): about 0.15-0.35 ms a step, most of it waking the other process (the
-bytes of a 240x320 frame cost ~75 us of a socket round trip; shared memory would save at most that).
+Measured on a 2-core machine loaded by other jobs (issue 37). Before the render process's fixed-struct
+wire, overlapped step and single-threaded small frames (load 11-20, OneRoom, 30 blocks of 25 steps, runs
+interleaved with the new code's): 60x80 0.67-1.71x wall (median of four 1.25x), 1.08-1.57x CPU;
+240x320 0.93-1.06x wall, 1.09-1.12x CPU. After: 60x80 0.90-1.20x wall (median of four 0.99x),
+0.99-1.16x CPU; 240x320 0.99-1.09x wall, 1.05-1.09x CPU. At a load of 5 to 20 on 2 cores every
+wait for the other process is a trip through a crowded run queue: the wall figures swing by
++-30% between runs of the same code, the CPU figures less.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
@@ -75,17 +81,20 @@ def measure(task: str, height: int, width: int, rounds: int, steps: int, rng: np
 
 
 def _cpu(pids: list[int]) -> float:
-    """CPU seconds (user + system) used so far by these processes, from /proc."""
+    """CPU seconds used so far by these processes, all their threads, from /proc (nanoseconds; the
+    clock ticks of /proc/PID/stat are 10 ms, too coarse for a block of steps)."""
     total = 0
     for pid in pids:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rpartition(b")")[2].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
+                total += int(stat.read().split()[0])
+    return total / 1e9
 
 
 def measure_render_process(task: str, height: int, width: int, rounds: int, steps: int, rng: np.random.Generator) -> dict[str, float]:
-    """Median ms/step, wall and CPU, of our env in ``image`` mode rendering in-process and in a render process."""
+    """Median ms/step, wall and CPU, of our env in ``image`` mode rendering in-process and in a render
+    process: ``rounds`` blocks of ``steps`` steps each, the two envs taking turns (which goes first
+    alternates), so load changes hit both alike."""
     envs = {
         name: gym.make(f"rl4vlm/MiniWorld-{task}-v1", image_size=(height, width), obs_mode="image", render_process=remote).unwrapped
         for name, remote in (("in-process", False), ("render process", True))
@@ -98,21 +107,22 @@ def measure_render_process(task: str, height: int, width: int, rounds: int, step
     pids = {"in-process": [os.getpid()], "render process": [os.getpid(), *helper]}
     wall: dict[str, list[float]] = {name: [] for name in envs}
     cpu: dict[str, list[float]] = {name: [] for name in envs}
-    for _ in range(rounds):
+    for block in range(rounds):
         actions = rng.integers(3, size=steps)
-        for name, env in envs.items():
+        for name, env in list(envs.items())[:: 1 if block % 2 else -1]:
             before = _cpu(pids[name])
             wall[name].append(_round(lambda a, env=env: bool(env.step(MOVES[a])[2]), lambda env=env: env.reset(seed=next(seeds)), actions))
-            cpu[name].append((_cpu(pids[name]) - before) / steps)  # resets included (a few per round)
+            cpu[name].append((_cpu(pids[name]) - before) / steps)  # resets included (a few per block, the same for both)
     for env in envs.values():
         env.close()
     return {f"{kind} {name}": statistics.median(values[name]) * 1e3 for kind, values in (("wall", wall), ("cpu", cpu)) for name in envs}
 
 
 def main_render_process(args: argparse.Namespace) -> None:
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     table = Table("task", "image", "in-process ms/step", "render process ms/step", "ratio", "in-process CPU ms/step",
                   "render process CPU ms/step", "CPU ratio",
-                  title=f"Step time, median of {args.rounds} alternating rounds of {args.steps} steps")  # fmt: skip
+                  title=f"Step time, median of {args.rounds} alternating blocks of {args.steps} steps (load {load} at the start)")  # fmt: skip
     rng = np.random.default_rng(0)
     for task in args.tasks:
         for size in args.sizes:
@@ -121,6 +131,7 @@ def main_render_process(args: argparse.Namespace) -> None:
             a, b, c, d = m["wall in-process"], m["wall render process"], m["cpu in-process"], m["cpu render process"]
             table.add_row(task, f"{height}x{width}", f"{a:.3f}", f"{b:.3f}", f"{b / a:.3f}x", f"{c:.3f}", f"{d:.3f}", f"{d / c:.3f}x")
     Console(width=200).print(table)
+    print(f"load at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main() -> None:

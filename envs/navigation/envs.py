@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rl4vlm_gym.core import NOT_COMPUTED, Decision, StepOutcome, VLMEnv
+from rl4vlm_gym.core import NOT_COMPUTED, Decision, ObsDict, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.navigation import wording
+from rl4vlm_gym.envs.navigation.gl_process import Pending
 from rl4vlm_gym.envs.navigation.levels import LADDERS, NavLevel
 from rl4vlm_gym.envs.navigation.oracle import BACK, FORWARD, TURN_LEFT, TURN_RIGHT, Model, Phase, Planner, Unsolvable, shortest
 
@@ -204,7 +205,30 @@ class NavigationEnv(VLMEnv):
     def _render(self) -> NDArray[np.uint8]:
         if not self.world.render_enabled:  # text mode with render() asked for: draw on demand
             return self.world.render_obs(self.world.obs_fb)
+        if isinstance(self._obs, Pending):
+            self._obs = self._obs.result()
         return self._obs.copy()  # an invalid action keeps the frame: never hand out the same array twice
+
+    def step(self, action: str) -> tuple[ObsDict, float, bool, bool, dict[str, Any]]:
+        """:meth:`VLMEnv.step`; with a render process, the step's frame is drawn there while this
+        process finishes the step (its text, reward and info), and received when the observation
+        takes it: never later than the end of the step."""
+        world = self._world
+        if world is None or world.scene is None:
+            return super().step(action)
+        world.defer = True
+        try:
+            return super().step(action)
+        finally:
+            world.defer = False
+            world.scene.settle()  # a frame no one took (an error mid-step): the renderer is free again
+
+    def _observation(self, feedback: str) -> ObsDict:
+        if not isinstance(self._obs, Pending) or self.obs_mode == "text":
+            return super()._observation(feedback)
+        # The base's observation, with the text first: described while the render process draws.
+        text, mission = self._text(feedback), self._mission()
+        return {"image": self._frame(), "text": text, "mission": mission, "actions": self._admissible}
 
     def _view(self) -> NDArray[np.uint8]:
         return self.render_top_view() if self.render_view == "top" else self._frame()

@@ -121,6 +121,9 @@ class LevelledWorld:
     render_enabled: bool = True
     scene: Scene | None = None
     """The world's counterpart in a render process that draws it (None: drawn here, with GL)."""
+    defer: bool = False
+    """Set by the env around its step: the camera frame asked of the render process comes back as a
+    :class:`.gl_process.Pending`, received when the env needs it (it works on meanwhile)."""
     _resetting = _constructing = False
     # MiniWorldEnv's GL objects, set in its constructor (declared for the type checker)
     shadow_window: Any
@@ -355,6 +358,8 @@ class LevelledWorld:
         if self.scene is not None:
             if self._resetting:  # drawn once the reset is done (see reset)
                 return np.zeros((self.obs_fb.height, self.obs_fb.width, 3), np.uint8)
+            if self.defer and frame_buffer is None:
+                return self.scene.request("obs", "obs", self.obs_fb.height, self.obs_fb.width, self.poses())  # type: ignore[return-value]
             return self._drawn("obs", frame_buffer)
         with current(self.shadow_window):
             self._own_scene()

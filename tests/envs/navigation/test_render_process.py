@@ -97,7 +97,7 @@ def _wait_gone(pid: int, timeout: float = 20.0) -> bool:
     return False
 
 
-def test_a_render_process_killed_is_started_again_at_the_next_frame() -> None:
+def test_a_render_process_killed_is_started_again_at_the_next_frame_and_a_failed_step_frees_it() -> None:
     reference = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=SIZE, render_process=True)
     expected = _after_restart_moves(reference)  # drawn by a render process never killed (test_frames_drawn...: = in-process)
     reference.close()
@@ -118,8 +118,33 @@ def test_a_render_process_killed_is_started_again_at_the_next_frame() -> None:
         env.step = step_after_a_kill  # type: ignore[method-assign]
         assert _after_restart_moves(env) == expected
         assert scene.renderer().process_id not in (None, old)
+        del env.step
+        _a_step_that_fails_after_asking_for_its_frame_leaves_the_renderer_free(env)
     finally:
         env.close()
+
+
+def _a_step_that_fails_after_asking_for_its_frame_leaves_the_renderer_free(env: gym.Env) -> None:
+    """The frame of a step is drawn while the step goes on; a step that raises after asking for it
+    still receives it (the render process's lock is free), and the next step draws as usual (on the
+    kill test's env: no render process of its own to start)."""
+    base = env.unwrapped
+    real_event = base._event
+
+    def failing_event(reward: float, terminated: bool) -> tuple[str, float]:
+        assert base.world.scene.pending is not None  # asked for, not yet received: drawn meanwhile
+        raise RuntimeError("the step failed after its frame was asked for")
+
+    base._event = failing_event
+    try:
+        with pytest.raises(RuntimeError, match="after its frame"):
+            env.step("turn left")
+    finally:
+        base._event = real_event
+    assert base.world.scene.pending is None and not base.world.scene.renderer().lock.locked()
+    reference = base.world.scene.renderer().process_id
+    obs = env.step("turn right")[0]
+    assert obs["image"].shape == (*SIZE, 3) and obs["image"].any() and base.world.scene.renderer().process_id == reference
 
 
 @pytest.mark.slow  # a fresh interpreter, 1.5 s
@@ -192,3 +217,20 @@ def test_a_render_process_without_gl_raises_the_in_process_error_in_the_env() ->
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "RAISED in MiniWorld's render process" in done.stdout and "RL4VLM_GYM_EGL_DEVICE" in done.stdout
+
+
+def test_frame_requests_cross_as_fixed_structs_and_unusual_poses_go_pickled() -> None:
+    """The wire's fixed struct gives the render process the very poses (bytes of every float) and
+    objects present; a pose that is not a float64 3-vector with a float heading is not squeezed into
+    it (the request goes pickled, keeping its types)."""
+    from rl4vlm_gym.envs.navigation.gl_process import _decode, _encode
+
+    pos = np.array([5.461520223, 0.0, -4.1394027912])
+    request = (7, "top", "vis", ((0, 2, 5), [(2, pos, -2.9636549119444626), (5, pos * 3, 0.1 + 0.2)]))
+    body = _encode(request)
+    op, key, view, buffer, (present, moving) = _decode(memoryview(body))
+    assert (op, key, view, buffer, present) == ("frame", 7, "top", "vis", (0, 2, 5))
+    assert [(i, p.tobytes(), p.dtype, d) for i, p, d in moving] == [(2, pos.tobytes(), np.float64, -2.9636549119444626), (5, (pos * 3).tobytes(), np.float64, 0.1 + 0.2)]
+    assert _encode((7, "obs", "obs", ((0,), [(0, pos.astype(np.float32), 1.0)]))) == b""
+    assert _encode((7, "obs", "obs", ((0,), [(0, [1.0, 0.0, 2.0], 1.0)]))) == b""
+
