@@ -141,18 +141,20 @@ class NumberLine(VLMEnv):
     def _decision(self) -> Decision:
         # Exact and free: the distance is the plan, and only the move towards the target shortens it. A step
         # costs ~25 us, so the facts of each (move, distance) are one shared Decision (_facts).
-        distance = abs(self.target - self.position)
+        offset = self.target - self.position
+        distance = abs(offset)
         left = self.config.max_steps - self.elapsed_steps
         if distance > left:
             return Decision(None, None, reason=f"unsolvable from here: {distance} steps to go, {left} left", features={"distance": distance})
-        return _facts(self.oracle_action(), distance)
+        return _facts(offset)
 
     def oracle_action(self) -> str:
         return "+" if self.position < self.target else "-"
 
 
 @functools.cache
-def _facts(move: str, distance: int) -> Decision:
-    """The facts of a position ``distance`` from the target with the budget to reach it: ``move`` is the one
-    optimal action. Shared by every episode and env (frozen; the features are never changed)."""
-    return Decision((move,), distance, features={"distance": distance})
+def _facts(offset: int) -> Decision:
+    """The facts of a position ``offset`` short of the target (past it if negative) with the budget to reach
+    it: the move towards it (``oracle_action``'s) is the one optimal action. Shared by every episode and env
+    (frozen; the features are never changed); one int argument is its own cache key, a fast look-up."""
+    return Decision(("+" if offset > 0 else "-",), abs(offset), features={"distance": abs(offset)})
