@@ -19,7 +19,10 @@ seed, the same in every mode; episodes reset as they end (resets are not timed).
 - ``HTTP``: OpenEnv's stateless ``/step`` (a fresh env, reset, one step) against an in-process reset + step; a
   server that refuses it (stateless routes off, or over their cap) is reported as such.
 
-Medians over steps. This machine is shared: the load average is printed before and after; run it alone.
+Medians over steps. This machine is shared: the load average is printed before and after; run it alone. On a
+loaded machine the wall times measure the scheduler (each step crosses two processes and four threads); the CPU
+columns do not, and ``chrt -f 5 .venv/bin/python benchmarks/server_latency.py`` (the server inherits the
+real-time priority; root only) comes close to an idle machine's wall times.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ __all__ = [
     "IMAGE_FORMATS",
     "MAX_ACTION_CHARS",
     "FRAME_MEMORY_BYTES",
+    "FRAME_MEMORY_MIN_HITS",
     "EncodedImage",
     "ReceivedFrames",
     "SentFrames",
@@ -202,14 +203,20 @@ def encode_image(image: np.ndarray, fmt: str) -> EncodedImage:
 FRAME_MEMORY_BYTES = 4 << 20
 """What a session's :class:`SentFrames` (server) or :class:`ReceivedFrames` (client) keeps at most: ~26 frames
 at 224x224, ~15 at 300x300."""
+FRAME_MEMORY_MIN_HITS = 1 / 8
+"""A session whose frames repeat less often than this (over its first 32 misses or more: a 3-D view, a video) stops
+keeping them, and frees what it kept."""
 
 
 class _Recent:
-    """A least-recently-used mapping bounded by the bytes of what it holds."""
+    """A least-recently-used mapping bounded by the bytes of what it holds, which gives up (``off``, empty) once its
+    lookups hit less than :data:`FRAME_MEMORY_MIN_HITS` of the time."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes, self.held = max_bytes, 0
         self.items: dict[Any, tuple[Any, Any, int]] = {}
+        self.hits = self.misses = 0
+        self.off = False
 
     def take(self, key: Any) -> tuple[Any, Any] | None:
         item = self.items.pop(key, None)
@@ -218,7 +225,15 @@ class _Recent:
         self.items[key] = item  # the most recent again
         return item[0], item[1]
 
+    def hit(self) -> None:
+        self.hits += 1
+
     def put(self, key: Any, check: Any, value: Any, size: int) -> None:
+        """Keep ``value`` (found by ``key``, checked against ``check``) after a miss."""
+        self.misses += 1
+        if self.misses >= 32 and self.hits < self.misses * FRAME_MEMORY_MIN_HITS:
+            self.off, self.items, self.held = True, {}, 0
+            return
         old = self.items.pop(key, None)
         self.held -= old[2] if old is not None else 0
         if size > self.max_bytes:
@@ -234,7 +249,8 @@ class SentFrames:
     is not encoded again. Envs show few distinct frames (a number line, a grid, cards: NumberLine shows 36 in
     1,500 random steps at 224x224, and the env caches its own renders for the same reason), so most steps of
     them cost a comparison (~0.02 ms) instead of an encoding (~0.3 ms). Found by a hash of every eighth row,
-    then compared whole: a frame is sent as encoded only when byte for byte the same."""
+    then compared whole: a frame is sent as encoded only when byte for byte the same. A session whose frames
+    seldom repeat stops keeping them (:data:`FRAME_MEMORY_MIN_HITS`)."""
 
     def __init__(self, max_bytes: int = FRAME_MEMORY_BYTES) -> None:
         self._recent = _Recent(max_bytes)
@@ -242,12 +258,13 @@ class SentFrames:
     def encode(self, image: np.ndarray, fmt: str) -> EncodedImage:
         """:func:`encode_image` of ``image`` in ``fmt`` (only PNG frames are kept: raw ones cost no encoding)."""
         array = np.ascontiguousarray(image, dtype=np.uint8)
-        if fmt != "png" or array.ndim != 3:
+        if fmt != "png" or array.ndim != 3 or self._recent.off:
             return encode_image(array, fmt)
         key = (array.shape, hash(array[::8].tobytes()))
         pixels = array.tobytes()
         hit = self._recent.take(key)
         if hit is not None and hit[0] == pixels:
+            self._recent.hit()
             return hit[1]  # type: ignore[no-any-return]
         encoded = encode_image(array, fmt)
         self._recent.put(key, pixels, encoded, len(pixels) + len(encoded.data))
@@ -256,7 +273,8 @@ class SentFrames:
 
 class ReceivedFrames:
     """A client session's frame decoder: a PNG payload equal to one of the last it received (up to ``max_bytes`` of
-    decoded frames) is not decoded again; each call returns a new writable array, as :func:`decode_image` does."""
+    decoded frames) is not decoded again; each call returns a new writable array, as :func:`decode_image` does. A
+    session whose frames seldom repeat stops keeping them (:data:`FRAME_MEMORY_MIN_HITS`)."""
 
     def __init__(self, max_bytes: int = FRAME_MEMORY_BYTES) -> None:
         self._recent = _Recent(max_bytes)
@@ -264,11 +282,12 @@ class ReceivedFrames:
     def decode(self, image: EncodedImage | dict[str, Any]) -> np.ndarray:
         """:func:`decode_image` of ``image``."""
         image = EncodedImage.model_validate(image)
-        if image.format != "png":
+        if image.format != "png" or self._recent.off:
             return decode_image(image)
         key = (image.shape, image.data)
         hit = self._recent.take(key)
         if hit is not None:
+            self._recent.hit()
             return hit[1].copy()  # type: ignore[no-any-return]
         array = decode_image(image)
         kept = array.copy()

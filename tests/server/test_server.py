@@ -24,7 +24,7 @@ from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from rl4vlm_gym.server.app import MAX_BODY_BYTES, MAX_WS_MESSAGE_BYTES, create_app  # noqa: E402
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
-from rl4vlm_gym.server.models import MAX_ACTION_CHARS, ReceivedFrames, SentFrames, decode_image, png_bytes  # noqa: E402
+from rl4vlm_gym.server.models import MAX_ACTION_CHARS, ReceivedFrames, SentFrames, _Recent, decode_image, png_bytes  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import server_envs  # noqa: E402
@@ -165,6 +165,30 @@ def test_frames_sent_and_received_lately_are_reused_only_when_byte_for_byte_the_
     assert sent.encode(last, "png") is kept and 0 < sent._recent.held <= sent._recent.max_bytes
     assert 0 < received._recent.held <= received._recent.max_bytes and len(received._recent.items) == 2
     assert sent.encode(image, "png") is not first  # forgotten: encoded anew
+
+
+def test_a_session_whose_frames_seldom_repeat_stops_keeping_them() -> None:
+    """From its 32nd miss on, a frame memory hit less than an eighth of the time is emptied and stays off (a 3-D view
+    would else hold 4 MiB per session for nothing); below 32 misses, or hit an eighth of the time, it keeps on."""
+
+    def memory(hits: int, misses: int) -> _Recent:
+        recent = _Recent(1 << 20)
+        for _ in range(hits):
+            recent.hit()
+        for n in range(misses):
+            recent.put(n, None, n, 10)
+        return recent
+
+    assert not memory(0, 31).off and memory(0, 31).held == 310
+    assert memory(0, 32).off and memory(0, 32).held == 0 and not memory(0, 32).items
+    assert not memory(4, 32).off and memory(4, 33).off and memory(3, 32).off
+    sent, rng = SentFrames(), np.random.default_rng(3)
+    frames = [rng.integers(0, 256, (8, 8, 3), dtype=np.uint8) for _ in range(33)]
+    for frame in frames:  # none repeats
+        sent.encode(frame, "png")
+    assert sent._recent.off and not sent._recent.items
+    assert sent.encode(frames[-1], "png") is not sent.encode(frames[-1], "png")  # off: encoded each time, correctly
+    assert np.array_equal(decode_image(sent.encode(frames[-1], "png")), frames[-1])
 
 
 def test_reset_options_level_and_make_kwargs_reach_the_env() -> None:
