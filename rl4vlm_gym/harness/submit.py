@@ -90,7 +90,11 @@ def make_submission(
             written = _write(out_dir, files, episodes, len(suite.episodes), blobs, fields, readme, compress)
     except Refused as err:
         raise SubmitError(f"{run_dir}: {err}" if not str(err).startswith(str(run_dir)) else str(err)) from None
-    report = validate_submission(out_dir, replay=replay)
+    try:
+        report = validate_submission(out_dir, replay=replay)
+    except BaseException:  # Ctrl-C during a long replay: leave no half-checked folder that blocks the next try
+        _remove(out_dir, written)
+        raise
     if not report.ok:
         _remove(out_dir, written)
         raise SubmitError(f"the board's validator rejected the submission (removed from {out_dir}): {report.problems[0]}")

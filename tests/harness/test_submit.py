@@ -148,3 +148,16 @@ def test_what_the_validator_rejects_is_removed(run: Path, tmp_path: Path) -> Non
     (run / "summary.json").write_text(json.dumps(summary))
     refused(run, out_for(tmp_path), r"the board's validator rejected the submission \(removed from .*\): summary.json: overall.success.mean is")
     assert os.listdir(out_for(tmp_path).parent) == []
+
+
+def test_an_interrupted_validation_leaves_nothing_behind(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rl4vlm_gym.harness.submit as submit
+
+    def interrupted(folder: Path, replay: bool) -> None:  # Ctrl-C during a long replay
+        assert sorted(os.listdir(folder)) == ["episodes.jsonl.gz", "metadata.yaml", "run.json", "summary.json"]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(submit, "validate_submission", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        make_submission(run, out_for(tmp_path), FIELDS)
+    assert not out_for(tmp_path).exists()  # the same command can run again
