@@ -38,13 +38,14 @@ import sys
 import threading
 import traceback
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from rl4vlm_gym import processes
 
-__all__ = ["Pending", "RenderProcessError", "Renderer", "Scene", "lease", "renderers"]
+__all__ = ["FRAME_CACHE_BYTES", "Pending", "RenderProcessError", "Renderer", "Scene", "forget_frames", "lease", "renderers"]
 
 # The wire: every request is a length (u32) and a body whose first byte says what it is; every reply
 # is a header (status u32, length u32) and that many bytes. A frame request whose poses are plain
@@ -64,6 +65,44 @@ _THREADED_PIXELS = 128 * 128
 (``LP_NUM_THREADS=0``, unless the user set it): handing a small frame to rasterizer threads and
 waiting for them costs more than drawing it (60x80: about 40% less CPU, the same bytes). Parallel
 envs get parallel render processes (:func:`lease`) instead."""
+
+
+FRAME_CACHE_BYTES = 32 << 20
+"""The frames a process keeps (least recently used dropped first): a frame asked for again, the same
+world (task, size, appearance, the reset's level and RNG state) with every object at the same pose,
+bytes for bytes, is the one drawn before; no render process is asked (the same seed replayed: an
+evaluation's fixed seeds, a GRPO group's resets, the kit's checks)."""
+_frames: OrderedDict[tuple[bytes, bytes], np.ndarray] = OrderedDict()
+_frames_bytes = [0]
+_frames_lock = threading.Lock()
+
+
+def forget_frames() -> None:
+    """Empty this process's frame cache (:data:`FRAME_CACHE_BYTES`): every frame is drawn anew."""
+    with _frames_lock:
+        _frames.clear()
+        _frames_bytes[0] = 0
+
+
+def _cached(key: tuple[bytes, bytes] | None) -> np.ndarray | None:
+    if key is None:
+        return None
+    with _frames_lock:
+        frame = _frames.get(key)
+        if frame is not None:
+            _frames.move_to_end(key)
+            return frame.copy()
+    return None
+
+
+def _keep(key: tuple[bytes, bytes], frame: np.ndarray) -> None:
+    with _frames_lock:
+        if key in _frames or frame.nbytes > FRAME_CACHE_BYTES:
+            return
+        _frames[key] = frame.copy()
+        _frames_bytes[0] += frame.nbytes
+        while _frames_bytes[0] > FRAME_CACHE_BYTES:
+            _frames_bytes[0] -= _frames.popitem(last=False)[1].nbytes
 
 
 class RenderProcessError(RuntimeError):
@@ -147,15 +186,16 @@ class Renderer:
                 self.proc.wait(timeout=5)
             self.proc = None
 
-    def send(self, scene: Scene, request: tuple[Any, ...], pixels: int) -> None:
-        """Send frame ``request`` ``(key, view, buffer, poses)`` for ``scene``, with its reset if this
-        renderer has not seen it, and the scenes dropped since the last call; the caller holds
-        :attr:`lock`. A dead process is found (and replaced) by :meth:`receive`."""
+    def send(self, scene: Scene, request: tuple[Any, ...], pixels: int, encoded: bytes | None = None) -> None:
+        """Send frame ``request`` ``(key, view, buffer, poses)`` (``encoded``: its :func:`_encode`, if
+        made already) for ``scene``, with its reset if this renderer has not seen it, and the scenes
+        dropped since the last call; the caller holds :attr:`lock`. A dead process is found (and
+        replaced) by :meth:`receive`."""
         if self._sock is None:
             self._start(pixels)
         assert self._sock is not None
         fresh = scene.sent == (self.generation, scene.token)
-        body = _encode(request) if fresh else b""
+        body = (_encode(request) if encoded is None else encoded) if fresh else b""
         message = _LENGTH.pack(len(body)) + body if body else _pickled(("frame", *request, *(() if fresh else (scene.spec, scene.replay))))
         drops = b"".join(_pickled(("drop", self.dropped.pop())) for _ in range(len(self.dropped)))
         scene.sent = None  # until the frame comes back: a failure in between must send the reset again
@@ -259,6 +299,9 @@ def _after_fork_in_child() -> None:
             renderer.lock = threading.Lock()
     _pool.clear()
     _pool_lock = threading.Lock()
+    global _frames_lock
+    _frames_lock = threading.Lock()
+    forget_frames()  # a forked worker draws its own frames (a vector env's workers are checked against their owner's)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -268,9 +311,12 @@ class Pending:
     """A frame asked of the render process and not yet received: :meth:`result` waits for it. The
     env's process works on (the step's reward, text and info) while the render process draws."""
 
-    def __init__(self, scene: Scene, renderer: Renderer, request: tuple[Any, ...], shape: tuple[int, int, int]) -> None:
-        self.scene, self.renderer, self.request, self.shape = scene, renderer, request, shape
-        self._frame: np.ndarray | None = None
+    def __init__(
+        self, scene: Scene, renderer: Renderer | None, request: tuple[Any, ...], shape: tuple[int, int, int],
+        cache_key: tuple[bytes, bytes] | None = None, frame: np.ndarray | None = None,
+    ) -> None:  # fmt: skip
+        self.scene, self.renderer, self.request, self.shape, self.cache_key = scene, renderer, request, shape, cache_key
+        self._frame: np.ndarray | None = frame  # given: a frame from the cache, nothing pending
         self._error: BaseException | None = None
 
     def result(self) -> np.ndarray:
@@ -279,9 +325,10 @@ class Pending:
         if self._error is not None:
             raise self._error
         if self._frame is None:
+            assert self.renderer is not None
             frame = np.empty(self.shape, np.uint8)
             try:
-                self.renderer.receive(self.scene, self.request, memoryview(frame).cast("B"))
+                self.renderer.receive(self.scene, self.request, frame.data.cast("B"))
             except BaseException as err:
                 self._error = err
                 raise
@@ -290,6 +337,8 @@ class Pending:
                     self.scene.pending = None
                 self.renderer.lock.release()
             self._frame = frame
+            if self.cache_key is not None:
+                _keep(self.cache_key, frame)
         return self._frame
 
 
@@ -303,6 +352,7 @@ class Scene:
         self.token = 0  # bumped at every reset: the renderer must replay the new one
         self.sent: tuple[int, int] | None = None  # (renderer generation, token) the renderer has
         self.pending: Pending | None = None  # a frame asked for and not yet received
+        self._world_key = b""  # the world as the frame cache knows it: the spec and the reset (pickled)
         self._renderer: Renderer | None = None
         self._finalizer: weakref.finalize | None = None
 
@@ -311,6 +361,7 @@ class Scene:
         self.settle()
         self.replay = replay
         self.token += 1
+        self._world_key = pickle.dumps((self.spec, replay), protocol=pickle.HIGHEST_PROTOCOL)
 
     def renderer(self) -> Renderer:
         if self._renderer is None or self._renderer.pid != os.getpid():
@@ -321,17 +372,25 @@ class Scene:
     def request(self, view: str, buffer: str, height: int, width: int, poses: tuple[Any, ...]) -> Pending:
         """Ask for the frame of ``view`` ("obs": the agent's camera, "top": the map) in frame buffer
         ``buffer`` ("obs" or "vis", of ``height`` x ``width``) with the objects at ``poses``, and return
-        at once; the renderer's lock is held until :meth:`Pending.result` (or :meth:`settle`)."""
+        at once; the renderer's lock is held until :meth:`Pending.result` (or :meth:`settle`). A frame
+        drawn before (:data:`FRAME_CACHE_BYTES`) comes back done."""
         self.settle()
+        request = (self.key, view, buffer, poses)
+        encoded = _encode(request)
+        # The frame's key: the world and the request, less the scene's number (any scene of that world).
+        cache_key = (self._world_key, encoded[:4] + encoded[8:]) if encoded and self._world_key else None
+        shape = (height, width, 3)
+        frame = _cached(cache_key)
+        if frame is not None:
+            return Pending(self, None, request, shape, frame=frame)
         renderer = self.renderer()
         renderer.lock.acquire()
-        request = (self.key, view, buffer, poses)
         try:
-            renderer.send(self, request, height * width)
+            renderer.send(self, request, height * width, encoded)
         except BaseException:
             renderer.lock.release()
             raise
-        self.pending = Pending(self, renderer, request, (height, width, 3))
+        self.pending = Pending(self, renderer, request, shape, cache_key)
         return self.pending
 
     def frame(self, view: str, buffer: str, height: int, width: int, poses: tuple[Any, ...]) -> np.ndarray:

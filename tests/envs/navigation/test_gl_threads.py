@@ -125,9 +125,13 @@ def test_worlds_in_threads_draw_the_same_frames_after_miniworld_was_imported_fir
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-def test_envs_in_threads_drawn_by_render_processes_draw_the_frames_one_env_draws() -> None:
+def test_envs_in_threads_drawn_by_render_processes_draw_the_frames_one_env_draws(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server's sessions, each in its thread, rendering at once (each live env has a renderer of its own);
-    that these are the in-process frames is test_render_process's."""
+    that these are the in-process frames is test_render_process's. Every frame drawn: none from the cache."""
+    from rl4vlm_gym.envs.navigation import gl_process
+
+    monkeypatch.setattr(gl_process, "FRAME_CACHE_BYTES", 0)
+    gl_process.forget_frames()
 
     def played() -> list[str]:
         env = gym.make(ENV_ID, image_size=SIZE, render_process=True)

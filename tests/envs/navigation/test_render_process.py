@@ -27,6 +27,15 @@ if importlib.util.find_spec("miniworld") is None:  # importing it here would ope
 SIZE = (36, 48)
 
 
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every frame drawn by a render process in the test, none from this process's frame cache."""
+    from rl4vlm_gym.envs.navigation import gl_process
+
+    monkeypatch.setattr(gl_process, "FRAME_CACHE_BYTES", 0)
+    gl_process.forget_frames()
+
+
 def _digests(env_id: str, remote: bool, steps: int = 6, **kwargs: object) -> list[str]:
     """Digests of the frames (observation and render()) of a seeded episode played by the oracle
     and the first action in turns, and of a second reset."""
@@ -75,7 +84,7 @@ def in_process() -> dict[str, object]:
 
 @pytest.mark.slow  # 3.5 s for the fresh process, 1-2 s a case: the kill test and the fork test check frames in the inner loop
 @pytest.mark.parametrize("case", list(CASES))
-def test_frames_drawn_by_the_render_process_equal_those_drawn_in_process(case: str, in_process: dict[str, object]) -> None:
+def test_frames_drawn_by_the_render_process_equal_those_drawn_in_process(case: str, in_process: dict[str, object], drawn: None) -> None:
     env_id, kwargs = CASES[case]
     assert _digests(env_id, True, **kwargs) == in_process[case]
 
@@ -97,7 +106,7 @@ def _wait_gone(pid: int, timeout: float = 20.0) -> bool:
     return False
 
 
-def test_a_render_process_killed_is_started_again_at_the_next_frame_and_a_failed_step_frees_it() -> None:
+def test_a_render_process_killed_is_started_again_at_the_next_frame_and_a_failed_step_frees_it(drawn: None) -> None:
     reference = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=SIZE, render_process=True)
     expected = _after_restart_moves(reference)  # drawn by a render process never killed (test_frames_drawn...: = in-process)
     reference.close()
@@ -167,7 +176,7 @@ def test_the_render_process_dies_with_its_owner_killed_by_sigkill() -> None:
     assert _wait_gone(pid), f"render process {pid} outlived its owner"
 
 
-def test_envs_alive_at_once_draw_in_render_processes_of_their_own_and_one_closed_frees_its_own() -> None:
+def test_envs_alive_at_once_draw_in_render_processes_of_their_own_and_one_closed_frees_its_own(drawn: None) -> None:
     """A server's sessions render in parallel: each live env has its renderer; a closed env's is reused."""
     first, second = (gym.make("rl4vlm/MiniWorld-Hallway-v1", image_size=SIZE, render_process=True) for _ in range(2))
     try:
@@ -183,6 +192,31 @@ def test_envs_alive_at_once_draw_in_render_processes_of_their_own_and_one_closed
     finally:
         first.close()
         second.close()
+
+
+def test_a_frame_drawn_before_comes_from_the_frame_cache_and_equals_the_drawn_one() -> None:
+    """The same seed and moves replayed by another env: every frame is the one drawn before (equal bytes,
+    a copy of its own), and no render process is asked; another seed is drawn."""
+    from rl4vlm_gym.envs.navigation import gl_process
+
+    gl_process.forget_frames()
+
+    def played(seed: int) -> tuple[list[np.ndarray], object]:
+        env = gym.make("rl4vlm/MiniWorld-PutNext-v1", image_size=SIZE, render_process=True, level=2)  # a box carried
+        frames = [env.reset(seed=seed)[0]["image"]]
+        frames += [env.step(action)[0]["image"] for action in ("turn left", "move forward", "pick up", "turn right", "move forward")]
+        scene = env.unwrapped.world.scene
+        env.close()
+        return frames, scene
+
+    first, _ = played(3)
+    again, scene = played(3)
+    assert scene._renderer is None  # never leased a renderer: every frame came from the cache
+    assert len({frame.tobytes() for frame in first}) > 2  # the moves changed the view (a stale key would repeat one)
+    assert [frame.tobytes() for frame in again] == [frame.tobytes() for frame in first]
+    assert all(a.flags.writeable and not np.shares_memory(a, b) for a, b in zip(again, first, strict=True))
+    _, other = played(4)
+    assert other._renderer is not None
 
 
 def test_text_only_envs_start_no_render_process() -> None:
