@@ -47,11 +47,11 @@ class Household(HouseholdBase):
     def _new_episode(self, config: HouseLevel) -> None:
         for _ in range(_TRIES):
             self.house = generate(config, self.TASK, self.np_random, self.commands)
-            self._plan = plan(self.house)
+            self._lookahead = Lookahead(self.house)
+            self._plan = self._lookahead.plan(self.house)  # and the first decision's distances, in one pass
             if self._plan:
                 self._shortest = len(self._plan)
                 self._decided = {}
-                self._lookahead = Lookahead(self.house)
                 return
         raise RuntimeError(f"{type(self).__name__}: no solvable house in {_TRIES} draws at level {self.level}")
 

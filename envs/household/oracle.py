@@ -34,19 +34,23 @@ __all__ = ["NEVER_CLOSER", "Lookahead", "features", "optimal_commands", "plan"]
 class _Route:
     """A plan being built: the commands so far and the state parts they change."""
 
-    __slots__ = ("commands", "held", "house", "moved", "opened", "place")
+    __slots__ = ("commands", "first", "held", "house", "moved", "opened", "opens", "place")
 
     def __init__(self, house: HouseState, place: str | None) -> None:
         self.house = house
         self.place = place
+        self.first = ""  # the place of the first move, when it is a "go to" (from nowhere every route's is)
         self.held = house.holding
-        self.opened = set(house.opened)
+        self.opened = house.opened  # the state's own set until the route opens something
+        self.opens: list[str] = []  # the receptacles the route opens
         self.moved: dict[str, str] = {}  # objects this route has put down, and where
         self.commands: list[str] = []
 
     def go(self, receptacle: str) -> None:
         spot = self.house.spot(receptacle)
         if self.place != spot:
+            if not self.commands:
+                self.first = spot
             self.commands.append(f"go to {receptacle}")
             self.place = spot
 
@@ -55,7 +59,8 @@ class _Route:
         self.go(receptacle)
         if self.house.receptacles[receptacle].spec.openable and receptacle not in self.opened:
             self.commands.append(f"open {receptacle}")
-            self.opened.add(receptacle)
+            self.opened = self.opened | {receptacle}
+            self.opens.append(receptacle)
 
     def take(self, obj: str) -> None:
         if self.held != obj:
@@ -81,13 +86,13 @@ def plan(house: HouseState) -> list[str] | None:
     if house.goal.satisfied(house):
         return []
     best: list[str] | None = None
-    for commands in _routes(house, house.place):
-        if best is None or len(commands) < len(best):
-            best = commands
+    for route in _routes(house, house.place):
+        if best is None or len(route.commands) < len(best):
+            best = route.commands
     return best
 
 
-def _routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
+def _routes(house: HouseState, place: str | None) -> Iterator[_Route]:
     """Every candidate plan of the state, the agent standing at ``place``."""
     return _look_routes(house, place) if house.goal.task == "look_at_obj_in_light" else _place_routes(house, place)
 
@@ -127,7 +132,7 @@ def optimal_commands(
     """
     if steps <= 0:
         return ()
-    shortest, first_go = _distances_after_go(house) if lookahead is None else lookahead.from_nowhere(house)
+    shortest, first_go = _distances_after_go(house) if lookahead is None else lookahead.from_nowhere(house)  # type: ignore[arg-type]  # a lookahead is given a House
     optimal = []
     if operations is None:
         operations = house.admissible()  # type: ignore[attr-defined]  # a House's; a Board's are given
@@ -164,16 +169,49 @@ def optimal_commands(
 def _distances_after_go(house: HouseState) -> tuple[int, dict[str, int]]:
     """From nowhere: the shortest route's length, and per place (:meth:`House.spot`) the length of
     the shortest route that starts by going there, that first move left out."""
-    shortest = _UNREACHABLE
-    first_go: dict[str, int] = {}
-    for commands in _routes(house, None):
-        shortest = min(shortest, len(commands))
-        first = house.spot(commands[0][len("go to ") :])  # from nowhere, every route starts by going somewhere
-        first_go[first] = min(first_go.get(first, _UNREACHABLE), len(commands) - 1)
-    return shortest, first_go
+    return _Routes.of(house).distances
+
+
+class _Routes:
+    """A state's routes from nowhere, each as (length, the place its first ``go to`` reaches, the
+    receptacles it opens), its :func:`_distances_after_go`, and the first shortest route's commands."""
+
+    __slots__ = ("best", "distances", "routes")
+
+    def __init__(self, routes: list[tuple[int, str, frozenset[str]]], best: list[str] | None = None) -> None:
+        self.routes, self.best = routes, best
+        shortest = _UNREACHABLE
+        first_go: dict[str, int] = {}
+        for length, first, _ in routes:
+            shortest = min(shortest, length)
+            first_go[first] = min(first_go.get(first, _UNREACHABLE), length - 1)
+        self.distances = (shortest, first_go)
+
+    @classmethod
+    def of(cls, house: HouseState) -> _Routes:
+        routes, best = [], None
+        for route in _routes(house, None):
+            commands = route.commands
+            if best is None or len(commands) < len(best):
+                best = commands
+            routes.append((len(commands), route.first, frozenset(route.opens)))
+        return cls(routes, best)
+
+    def opened(self, receptacle: str) -> _Routes:
+        """The routes of a :class:`~rl4vlm_gym.envs.household.world.House`'s state once ``receptacle``
+        is open: the same routes, those that opened it one command shorter. ``open`` changes nothing
+        else a route reads: not the objects, their places and states, the hands or the goal; a closed
+        receptacle only costs an ``open`` where a route reaches it; and from nowhere the routes put
+        down what the hands hold at the cheapest receptacle of each place, which in a House is that
+        receptacle alone (every receptacle is its own place)."""
+        if self is _WON:
+            return self
+        return _Routes([(n - 1, first, opens - {receptacle}) if receptacle in opens else (n, first, opens) for n, first, opens in self.routes])
 
 
 _UNREACHABLE = 1 << 30
+_WON = _Routes([])
+_WON.distances = (0, {})
 
 NEVER_CLOSER = frozenset({"close", "slice"})
 """The operations after which, by the House's rules (``world.py``), the shortest plan is never shorter.
@@ -200,7 +238,7 @@ class Lookahead:
 
     def __init__(self, house: House) -> None:
         self._stages = house.stages
-        self._memo: dict[int, tuple[int, dict[str, int]]] = {}
+        self._memo: dict[int, _Routes] = {}
         self._features: dict[int, dict[str, int | str]] = {}
 
     def features(self, house: House) -> dict[str, int | str]:
@@ -210,33 +248,52 @@ class Lookahead:
             found = self._features[house.stage] = features(house)
         return found
 
-    def from_nowhere(self, house: House) -> tuple[int, dict[str, int]]:
-        """The shortest route's length from nowhere, and per place the shortest that starts by going
-        there, that move left out (``_UNREACHABLE`` and none when the game cannot be won; 0 and none
-        when it is won)."""
+    def _routes(self, house: House) -> _Routes:
         if house.stages is not self._stages:
             raise ValueError("Lookahead: this house is not the one (or a copy of the one) it was made for")
         found = self._memo.get(house.stage)
         if found is None:
-            found = self._memo[house.stage] = (0, {}) if house.goal.satisfied(house) else _distances_after_go(house)
+            found = self._memo[house.stage] = _WON if house.goal.satisfied(house) else _Routes.of(house)
         return found
+
+    def from_nowhere(self, house: House) -> tuple[int, dict[str, int]]:
+        """The shortest route's length from nowhere, and per place the shortest that starts by going
+        there, that move left out (``_UNREACHABLE`` and none when the game cannot be won; 0 and none
+        when it is won)."""
+        return self._routes(house).distances
+
+    def plan(self, house: House) -> list[str] | None:
+        """:func:`plan`, the enumeration from nowhere memoized on the way when the agent stands nowhere
+        (at reset: the plan and the first decision's distances in one pass)."""
+        if house.place is not None or house.stage in self._memo or house.goal.satisfied(house):
+            return plan(house)
+        return self._routes(house).best
 
     def steps(self, house: House) -> int:
         """The shortest plan's length from the house's state (``len(plan(house))``), -1 if none wins."""
-        shortest, first_go = self.from_nowhere(house)
-        if house.place is not None:
-            shortest = min(shortest, first_go.get(house.spot(house.place), shortest))
-        return -1 if shortest >= _UNREACHABLE else shortest
+        return self._steps(house, self._routes(house))
 
     def steps_after(self, house: House, command: str) -> int:
         """:meth:`steps` after the admissible ``command`` (not a ``go to``: it keeps the place), the
-        house left as it is (a copy plays the command when its stage is not memoized yet)."""
-        found = self._memo.get(house.stage_after(command))
+        house left as it is: the routes after ``open R`` are the routes now, those that open R one
+        command shorter (:meth:`_Routes.opened`); after another command a copy plays it, once a stage."""
+        stage = house.stage_after(command)
+        found = self._memo.get(stage)
         if found is None:
-            twin = house.copy()
-            twin.apply(command)
-            found = self.from_nowhere(twin)
-        shortest, first_go = found
+            op, *args = house.admissible()[command]
+            now = self._memo.get(house.stage)
+            if op == "open" and now is not None:
+                found = self._memo[stage] = now.opened(args[0])
+            else:
+                twin = house.copy()
+                twin.apply(command)
+                found = self._routes(twin)
+        return self._steps(house, found)
+
+    @staticmethod
+    def _steps(house: House, routes: _Routes) -> int:
+        """The distance from the house's place by ``routes`` (a route's place matters only to its first command)."""
+        shortest, first_go = routes.distances
         if house.place is not None:
             shortest = min(shortest, first_go.get(house.spot(house.place), shortest))
         return -1 if shortest >= _UNREACHABLE else shortest
@@ -300,7 +357,7 @@ def _free_hands(house: HouseState, order: tuple[str, ...], place: str | None, sp
         yield route
 
 
-def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
+def _place_routes(house: HouseState, place: str | None) -> Iterator[_Route]:
     goal = house.goal
     verb = goal.treatment
     appliances = house.appliances(verb) if verb else ("",)
@@ -309,19 +366,19 @@ def _place_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
     ]
     dests = house.of_kind(goal.recep or "")
     spots = _spots(house, (*dests, *(house.where[o] for o in targets if o in house.where), *appliances))
+    untreated = {o for o in targets if verb and not goal.treated(house, o)}
     for dest in dests:
-        need = goal.count - goal.placed(house, dest)
-        counted = {o for o in house.contents[dest] if house.objects[o].kind == goal.obj and goal.treated(house, o)}
+        counted = {o for o in house.contents[dest] if house.objects[o].kind == goal.obj and goal.treated(house, o)}  # goal.placed's
         candidates = [o for o in targets if o not in counted]
-        for order in itertools.permutations(candidates, need):
-            for tools in itertools.product(appliances, repeat=need):
+        for order in itertools.permutations(candidates, goal.count - len(counted)):
+            for tools in itertools.product(appliances, repeat=len(order)):
                 for route in _free_hands(house, order, place, spots):
                     for obj, appliance in zip(order, tools, strict=True):
                         route.take(obj)
-                        if verb and not goal.treated(house, obj):
-                            route.treat(verb, obj, appliance)
+                        if obj in untreated:
+                            route.treat(verb, obj, appliance)  # type: ignore[arg-type]  # untreated is empty without a verb
                         route.put(obj, dest)
-                    yield route.commands
+                    yield route
 
 
 def _spots(house: HouseState, receptacles: tuple[str, ...]) -> set[str]:
@@ -336,7 +393,7 @@ def _reachable(house: HouseState, obj: str) -> bool:
     return obj == house.holding or (house.objects[obj].spec.pickupable and obj in house.where)
 
 
-def _look_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
+def _look_routes(house: HouseState, place: str | None) -> Iterator[_Route]:
     goal = house.goal
     lamps = [name for name in house.things(goal.lamp or "") if name in house.where]
     targets = [name for name in house.things(goal.obj) if _reachable(house, name)]
@@ -347,4 +404,4 @@ def _look_routes(house: HouseState, place: str | None) -> Iterator[list[str]]:
             route.go(house.where[lamp])
             if lamp not in house.toggled:
                 route.commands.append(f"use {lamp}")
-            yield route.commands
+            yield route

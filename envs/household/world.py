@@ -117,6 +117,7 @@ class House:
         self.stage = 0
         self.stages: dict[tuple[int, str], int] = {}
         """The stages numbered so far, by (stage before, command): one table that the copies share."""
+        self._taken: dict[int, tuple[int, str, str]] = {}  # a stage made by "take O from R": (stage before, O, R); shared too
 
     # Queries --------------------------------------------------------------------------------------
 
@@ -225,16 +226,27 @@ class House:
         """:attr:`stage` after the admissible ``command``, without applying it.
 
         ``stage`` names the state of everything but the agent's place among this house and its
-        copies: equal stages are equal states up to the place (not always the other way round: two
-        orders of commands that reach one state give two stages). ``go to`` and the describing
-        commands keep it, and so does a command that changes nothing (heating a hot object); any other
-        command makes it the stage numbered for the pair (stage before, command) in a table the copies share, since a command names all it changes (``take O from R``,
-        ``use L``...), so the pair fixes the state after it. It is a cheap key for what depends only
-        on that part of the state, such as the oracle's distances from nowhere (``oracle.Lookahead``)."""
+        copies: equal stages are equal states up to the place and the order of what lies in a
+        receptacle (not always the other way round: two orders of commands that reach one state give
+        two stages). ``go to`` and the describing commands keep it, and so does a command that changes
+        nothing (heating a hot object); putting an object back where it was just taken from returns
+        to the stage before the take; any other command makes it the stage numbered for the pair
+        (stage before, command) in a table the copies share, since a command names all it changes
+        (``take O from R``, ``use L``...), so the pair fixes the state after it. It is a cheap key for
+        what depends only on that part of the state, such as the oracle's distances from nowhere
+        (``oracle.Lookahead``)."""
         op, *args = self.admissible()[command]
         if op in READ_ONLY or op == "goto" or self._changes_nothing(op, args):
             return self.stage
-        return self.stages.setdefault((self.stage, command), len(self.stages) + 1)
+        taken = self._taken.get(self.stage)
+        if op == "put" and taken is not None and taken[1:] == (args[0], args[1]):
+            return taken[0]  # put back where it was just taken from: the state before the take
+        stage = self.stages.get((self.stage, command))
+        if stage is None:
+            stage = self.stages[self.stage, command] = len(self.stages) + 1
+            if op == "take":
+                self._taken[stage] = (self.stage, args[0], args[1])
+        return stage
 
     def _changes_nothing(self, op: str, args: list[str]) -> bool:
         """A treatment or a slice of an object already in the state it makes leaves the state as it is."""

@@ -217,9 +217,10 @@ def _copy(house: House) -> House:
 
 
 def _state(house: House, place: bool = True) -> tuple[object, ...]:
-    """Everything a command can change, read afresh (no cached key), the place left out if not ``place``."""
+    """Everything a command can change, read afresh (no cached key); without ``place``, the place left out
+    and what lies in each receptacle read in any order."""
     sets = (house.opened, house.clean, house.hot, house.cool, house.sliced, house.on, house.toggled)
-    contents = tuple((r, tuple(inside)) for r, inside in house.contents.items())
+    contents = tuple((r, tuple(inside if place else sorted(inside))) for r, inside in house.contents.items())
     return (house.place if place else None, house.holding, contents, tuple(sorted(house.where.items())), *(tuple(sorted(s)) for s in sets))
 
 
@@ -253,9 +254,10 @@ def test_house_copy_is_a_deep_copy() -> None:
 
 def test_stage_names_the_state_up_to_the_place() -> None:
     """``House.stage`` (the key of the decision facts' memo, ``oracle.Lookahead``): along random walks,
-    one stage is always one state but for the place; ``stage_after`` is the stage a copy reaches by
-    the command; ``go to``, describing and a treatment already done keep the stage, anything else
-    changes it."""
+    one stage is always one state but for the place (and the order of a receptacle's contents);
+    ``stage_after`` is the stage a copy reaches by the command; ``go to``, describing and a treatment
+    already done keep the stage, anything else changes it, and putting back what was just taken
+    returns to the stage before."""
     env = Household(level=3, obs_mode="text")
     rng = np.random.default_rng(0)
     for seed in range(2):
@@ -281,6 +283,13 @@ def test_stage_names_the_state_up_to_the_place() -> None:
     cooled = house.stage
     run(house, "go to microwave 1", "heat apple 1 with microwave 1")  # hot again, reached another way: another stage
     assert house.stage not in (heated, cooled)
+    house = kitchen(Goal("pick_and_place_simple", "apple", recep="fridge"))
+    run(house, "go to countertop 1")
+    before = house.stage
+    run(house, "take apple 1 from countertop 1")
+    assert house.stage != before and house.stage_after("move apple 1 to countertop 1") == before
+    run(house, "go to sinkbasin 1")
+    assert house.stage_after("move apple 1 to sinkbasin 1") not in (before, house.stage), "put elsewhere: a new stage"
 
 
 def shortest_by_search(house: House, limit: int) -> int | None:
