@@ -128,11 +128,25 @@ def _config(train: Path) -> dict[str, Any]:
     return yaml.safe_load((train / "config.yaml").read_text(encoding="utf-8"))
 
 
-def _env_steps(train: Path) -> int:
+def _train_log(train: Path) -> list[dict[str, str]]:
     import csv
 
     with (train / "train_log.csv").open(encoding="utf-8") as f:
-        return int(float(list(csv.DictReader(f))[-1]["env_steps"]))
+        return list(csv.DictReader(f))
+
+
+def _env_steps(train: Path) -> int:
+    return int(float(_train_log(train)[-1]["env_steps"]))
+
+
+def _training(train: Path) -> str:
+    """What the updates saw: each one's training success and invalid rate, and whether any changed the weights."""
+    rows = _train_log(train)
+    said = "; ".join(f"{float(r['success']):.2f} / {float(r['invalid_rate']):.2f}" for r in rows)
+    said = f"training success / invalid rate per update: {said}"
+    if not any(r["loss"] for r in rows):  # no unit kept: LOOP drops every rollout whose advantage is about 0
+        said += "; no update changed the weights (every rollout of a group scored alike, so every advantage was 0)"
+    return said
 
 
 def _replies(run: Path) -> str:
@@ -167,6 +181,7 @@ Recorded by `python scripts/record_baseline_rows.py --board {board}`: `rl4vlm-gy
 the model was trained to write), `rl4vlm-gym submit`.
 
 - overrides: `{overrides}`
+- {_training(train)}
 - its greedy replies on this board: {_replies(run)}
 - env steps of RL: {_env_steps(train)}; the trainer's own final evaluation (2 evaluation seeds of
   the training env, 10 steps): success {success:.2f}, invalid rate {invalid:.2f}
