@@ -28,6 +28,11 @@ _REWARDS = {
     "verl-agent": {"win": 10.0, "wrong": 0.0, "token": 0.0, "invalid": 0.0, "timeout": 0.0},
 }
 _MAX_DEAL_TRIES = 10_000
+_OPERAND_NEXT = frozenset("(+-*/")
+"""After these tokens (or at the start) an operand comes next: a number or "("."""
+_OPERATOR_NEXT = frozenset("+-*/)")
+"""Else an operator, or ")" inside parentheses (the rules' own operators only: the vocabulary filters)."""
+_OPERATOR_NEXT_TOP = _OPERATOR_NEXT - {")"}
 
 
 class PointsGame(VLMEnv):
@@ -225,7 +230,8 @@ class PointsGame(VLMEnv):
         formula = tuple(self.formula)
         found = facts.get(formula)
         if found is None:
-            found = facts[formula] = self._formula_facts(formula)
+            values = tuple(sorted(c.value(config.face_values) for c in cards))
+            found = facts[formula] = self._formula_facts(formula, _completions(values, target, self._arithmetic(), self.PARENTHESES), values)
         if found.steps_to_go is None:
             return found
         left = config.max_steps - self.elapsed_steps
@@ -234,20 +240,19 @@ class PointsGame(VLMEnv):
             return Decision(None, None, reason=reason, features=found.features)
         return found
 
-    def _formula_facts(self, formula: tuple[str, ...]) -> Decision:
-        """The facts of ``formula`` with the whole step budget ahead (the caller checks the budget)."""
-        completions = _completions(tuple(sorted(self.values)), self.target, self._arithmetic(), self.PARENTHESES)
-        used = points_oracle.numbers_in(formula)  # every number written is a card's (others are refused)
+    def _formula_facts(self, formula: tuple[str, ...], completions: points_oracle.Completions, values: tuple[int, ...]) -> Decision:
+        """The facts of ``formula`` over the hand ``values`` with the whole step budget ahead (the caller
+        checks the budget)."""
+        used = [int(token) for token in formula if token.isdigit()]  # actions' numbers, each a card's (others are refused)
         depth = formula.count("(") - formula.count(")")
-        features = {"cards_used": len(used), "cards_left": len(self.cards) - len(used), "open_parens": max(depth, 0)}  # shared: never changed
+        features = {"cards_used": len(used), "cards_left": len(values) - len(used), "open_parens": max(depth, 0)}  # shared: never changed
         # Only tokens that can stand next: an operand (a card still unused, or "(") after an operator
         # or at the start, else an operator (or ")" closing an open one). Any other is refused or
         # makes no formula, so it is never optimal: the same set as asking every action.
-        if not formula or formula[-1] in ("(", "+", "-", "*", "/"):
-            unused = Counter(self.values) - Counter(used)
-            allowed = {str(v) for v in unused} | {"("}
+        if not formula or formula[-1] in _OPERAND_NEXT:
+            allowed = {str(v) for v in Counter(values) - Counter(used)} | {"("}
         else:
-            allowed = {*self.OPERATORS, ")"} - {"("} if depth > 0 else set(self.OPERATORS) - {"(", ")"}
+            allowed = _OPERATOR_NEXT if depth > 0 else _OPERATOR_NEXT_TOP
         to_write, optimal = completions.next_tokens(formula, [a for a in self._actions() if a in allowed])
         if to_write is None:
             return Decision(None, None, reason="unsolvable from here: no completion of the formula makes the target", features=features)
