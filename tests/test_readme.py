@@ -235,8 +235,35 @@ def served(block: Block) -> None:
         compile(block.code, str(block), "exec")
 
 
+def installs(block: Block) -> None:
+    """`python -m venv DIR` and `DIR/bin/pip install [-e] SPEC` lines: SPEC is the clone's root with extras setup.cfg
+    declares, or `rl4vlm-gym[extras] @ git+URL` (tests/test_packaging.py installs the built wheel into a fresh venv)."""
+    from packaging.requirements import Requirement
+
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg")
+    declared = set(parser["options.extras_require"])
+    for line in block.code.splitlines():
+        words = shlex.split(line, comments=True)
+        if not words or words[1:3] == ["-m", "venv"]:
+            continue
+        assert Path(words[0]).name == "pip" and words[1] == "install", line
+        spec = [word for word in words[2:] if not word.startswith("-")]
+        assert len(spec) == 1, line
+        if spec[0].startswith("."):
+            path, _, extras = spec[0].partition("[")
+            assert (ROOT / path / "setup.cfg").is_file(), line
+            named = set(extras.rstrip("]").split(",")) if extras else set()
+        else:
+            requirement = Requirement(spec[0])
+            assert requirement.name == "rl4vlm-gym" and (requirement.url or "").startswith("git+"), line
+            named = set(requirement.extras)
+        assert named <= declared, (line, named - declared)
+
+
 RULES: dict[tuple[str, str], Callable[[Block], None]] = {
     ("README.md", "bash scripts/run.sh     # set up (.venv, Python and Debian packages) and run the main job"): commands,
+    ("README.md", "python -m venv .venv                                   # or activate the venv you train in"): installs,
     ("README.md", "import gymnasium as gym"): run(then=the_first_example_keeps_its_promises),
     (
         "README.md",
