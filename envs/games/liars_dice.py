@@ -255,19 +255,25 @@ class Dice(SpielGame):
         (:class:`~.liars_dice_oracle.TabularDiceResponse`)."""
         from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse, TabularDiceResponse
 
-        history = [(h.player, h.action) for h in state.full_history()]
+        rolls, bids = [], []
+        for h in state.full_history():
+            if h.player < 0:
+                rolls.append(h.action + 1)
+            else:
+                bids.append((h.player, h.action))
         if name not in MARKOV:
             if spec != SPECS[0]:
                 return None
-            die = [a + 1 for p, a in history if p < 0][seat]
-            return TabularDiceResponse.of(seat, name, (payoff(1.0), payoff(-1.0))).action_values(die, [a for p, a in history if p >= 0])
+            return TabularDiceResponse.of(seat, name, (payoff(1.0), payoff(-1.0))).action_values(rolls[seat], [a for _, a in bids])
         response = DiceResponse.of(spec, seat, name, (payoff(1.0), payoff(-1.0), payoff(0.0)))
-        rolls = [a + 1 for p, a in history if p < 0]
         mine = tuple(sorted(rolls[seat * response.numdice : (seat + 1) * response.numdice]))
-        return response.action_values(mine, [(p, a) for p, a in history if p >= 0])
+        return response.action_values(mine, bids)
 
     def features(self, view: DiceSeen) -> dict[str, int | str]:
         return {"bids": len(view.moves)}
+
+    def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
+        return {"bids": sum(1 for h in state.full_history() if h.player >= 0)}  # the view's moves
 
     def fallback(self, spec: str) -> Policy:
         return heuristic

@@ -66,6 +66,10 @@ class DiceResponse:
         self.prior = np.array([math.prod(rolls[h][1] for h in row) for row in joint])
         self._values: dict[Any, np.ndarray] = {}
         self._moves: dict[Any, dict[int, float]] = {}  # our nodes: each legal move's expected return
+        # a policy that reads no dice (the random player) leaves the belief at the prior whatever the bids
+        self._blind = all(
+            len({tuple(self.policy(hand, last, self.total)) for hand in self.hands}) == 1 for last in (None, *range(self.liar))
+        )
 
     @classmethod
     def of(cls, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> DiceResponse:
@@ -105,7 +109,7 @@ class DiceResponse:
     def _node(mine: tuple[int, ...], last: int | None, mover: int, belief: np.ndarray) -> tuple[np.ndarray, Any]:
         """The belief normalised, and the node's key: what the value below it depends on."""
         belief = belief / belief.sum()
-        return belief, (mine, last, mover, np.round(belief, 12).tobytes())
+        return belief, (mine, last, mover, belief.round(12).tobytes())
 
     def _value(self, mine: tuple[int, ...], last: int | None, mover: int, belief: np.ndarray) -> np.ndarray:
         """Our expected return below the node, given each joint roll of the opponents, playing
@@ -146,7 +150,7 @@ class DiceResponse:
 
     def action_values(self, mine: tuple[int, ...], bids: Sequence[tuple[int, int]]) -> dict[int, float]:
         """The expected return of each of our legal moves after ``bids`` (our turn), our dice ``mine``."""
-        last, weights = bids[-1][1] if bids else None, self.belief(bids)
+        last, weights = bids[-1][1] if bids else None, self.prior if self._blind else self.belief(bids)
         _, key = self._node(mine, last, self.seat, weights)  # the key _value files the node under
         if key not in self._moves:
             self._value(mine, last, self.seat, weights)

@@ -132,6 +132,11 @@ class SpielGame:
         """A few features of what a seat knows (``view``), for breaking decision errors down."""
         return {}
 
+    def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
+        """:meth:`features` of ``seat``'s view of ``state`` (a game may read them off the state without
+        building the view)."""
+        return self.features(self.view(state, seat))
+
     def fallback(self, spec: str) -> Policy:
         """The oracle's policy where no exact best response exists."""
         raise NotImplementedError(f"{self.title} has no oracle player at {spec}")
@@ -372,15 +377,16 @@ class SpielView(ChipsScored, VLMEnv):
         expected returns (``SpielGame.action_values``); no steps to go: the deal and the
         opponents' moves are chance. A function of the level, the reward variant, the seat and
         our information state, so it is kept (:data:`_DECISIONS`)."""
-        spec = self.config.spec
-        left = int(load(spec).max_game_length()) - sum(1 for h in self.state.full_history() if h.player >= 0)
-        if self.elapsed_steps + left > self.STEP_LIMIT:
-            # the hand may reach the step limit before it ends, and is then scored as a fold,
-            # which the solvers do not model (only invalid moves make a hand this long)
-            return Decision(None, None, reason=f"near the step limit: {self.STEP_LIMIT - self.elapsed_steps} steps are left before the "
-                            f"hand is forfeited, fewer than it may take ({left}), and the solver does not model the forfeit",
-                            features=self.GAME.features(self._seen()))
-        key = (type(self), self.config, self.reward_variant, self.seat, self.state.information_state_string(self.seat))
+        longest = _max_game_length(self.config.spec)
+        if self.elapsed_steps + longest > self.STEP_LIMIT:  # else the moves left (at most the longest hand) fit
+            left = longest - sum(1 for h in self.state.full_history() if h.player >= 0)
+            if self.elapsed_steps + left > self.STEP_LIMIT:
+                # the hand may reach the step limit before it ends, and is then scored as a fold,
+                # which the solvers do not model (only invalid moves make a hand this long)
+                return Decision(None, None, reason=f"near the step limit: {self.STEP_LIMIT - self.elapsed_steps} steps are left before the "
+                                f"hand is forfeited, fewer than it may take ({left}), and the solver does not model the forfeit",
+                                features=self.GAME.state_features(self.state, self.seat))
+        key = (type(self), self.level, self.reward_variant, self.seat, self.state.information_state_string(self.seat))
         found = _DECISIONS.get(key)
         if found is None:
             if len(_DECISIONS) >= _DECISIONS_KEPT:
@@ -389,14 +395,15 @@ class SpielView(ChipsScored, VLMEnv):
         return found
 
     def _solve(self) -> Decision:
-        spec, features = self.config.spec, self.GAME.features(self._seen())
+        spec, features = self.config.spec, self.GAME.state_features(self.state, self.seat)
         table = self.REWARDS[self.reward_variant]
         payoff = ChipsReward(float(table["won"]), float(table["lost"]), float(table.get("tie", 0.0)), self.chips_unit)
         values = self.GAME.action_values(self.config.opponent, spec, self.seat, self.state, payoff)
         if values is None:
             return Decision(None, None, reason=f"no exact best response to the {self.config.opponent} opponent here", features=features)
-        names = self.GAME.name_moves(self.state, spec)
-        by_name = {names[i]: float(values[a]) for i, a in enumerate(self.state.legal_actions())}
+        legal = tuple(self.state.legal_actions())
+        names = _move_names(self.GAME, spec, legal)
+        by_name = {names[i]: float(values[a]) for i, a in enumerate(legal)}
         return Decision(best_actions(by_name, names), None, values=by_name, reason=CHANCE_REASON, features=features)
 
     def oracle_action(self) -> str:
@@ -427,6 +434,20 @@ class SpielView(ChipsScored, VLMEnv):
 _DECISIONS: dict[tuple[Any, ...], Decision] = {}
 """The single-agent views' decision facts by (class, level, reward variant, seat, information state)."""
 _DECISIONS_KEPT = 65_536
+
+
+@functools.cache
+def _max_game_length(spec: str) -> int:
+    """The most moves (of the players) a hand of ``spec`` can take."""
+    return int(load(spec).max_game_length())
+
+
+@functools.lru_cache(maxsize=4096)
+def _move_names(game: SpielGame, spec: str, legal: tuple[int, ...]) -> tuple[str, ...]:
+    """``game.name_moves`` of a state whose legal actions are ``legal`` (the names depend on nothing
+    else): a decision names every legal move, and a game has few sets of them (one per standing bid
+    in Liar's dice)."""
+    return tuple(game.action_name(a, spec) for a in legal)
 
 
 class SpielAEC(VLMAgentsAEC):

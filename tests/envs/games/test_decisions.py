@@ -190,6 +190,26 @@ def test_no_facts_within_a_hands_length_of_the_step_limit(invalid: int, known: b
     assert (facts == before) if known else (facts["optimal_actions"] is None and facts["reason"].startswith("near the step limit"))
 
 
+@pytest.mark.parametrize(("env_id", "level"), [("rl4vlm/LiarsDice-vs-Random-v0", level) for level in range(3)] + [("rl4vlm/KuhnPoker-vs-Random-v0", 0)])
+def test_the_features_read_off_the_state_are_the_views(env_id: str, level: int) -> None:
+    """``SpielGame.state_features`` (what the facts carry, read off OpenSpiel's state: Liar's dice counts the
+    bids without building the view) equals ``features`` of the seat's view, at every state of random play."""
+    import numpy as np
+
+    env = gym.make(env_id, obs_mode="text", level=level)
+    base, rng = env.unwrapped, np.random.default_rng(0)
+    checked = 0
+    for seed in range(6):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            assert base.GAME.state_features(base.state, base.seat) == base.GAME.features(base.GAME.view(base.state, base.seat))
+            checked += 1
+            obs, _, terminated, truncated, _ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+            done = terminated or truncated
+    assert checked >= 6
+
+
 @pytest.mark.slow  # the search of the public tree: 0.5 s
 def test_liars_dice_against_cfr_searches_the_public_tree_as_the_state_search_does() -> None:
     """TabularDiceResponse (the views' facts against CFR+) against SpielResponse (over OpenSpiel's states)
