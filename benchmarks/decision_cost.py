@@ -16,8 +16,9 @@ an oracle-free id plays its admissible actions in turn), up to ``--max-steps`` s
 that plans at its first call pays it there), and both medians are over the same episodes and states. The
 table gives the decision's median and 95th percentile, the step's median, their ratio (the goal's), the
 ratio of their sums (what decisions add to the env's own time over the run: a family whose first calls on
-a new hand search shows it there, where the median hides it), and how many states had facts (else the
-most common reason). One process, pinned to one core by default, because this machine is shared and noisy.
+a new hand search shows it there, where the median hides it; on an id of microsecond steps one preempted
+call moves it by tens of points, so read it for the searching families), and how many states had facts
+(else the most common reason). One process, pinned to one core by default, because this machine is shared and noisy.
 """
 
 from __future__ import annotations
