@@ -66,7 +66,7 @@ def _lockstep(url: str, env_id: str, size: int, fmt: str, steps: int, server_pid
     """``steps`` steps of the local env and of ``Remote-v0`` playing it, in lockstep: random admissible actions
     from a fixed seed, episodes reset as they end (untimed); the two steps of each pair are timed back to back,
     in alternating order."""
-    kwargs = {"image_size": (size, size)}
+    kwargs: dict[str, Any] = {"image_size": (size, size)}
     local = gym.make(env_id, **kwargs)
     remote = gym.make("rl4vlm/Remote-v0", url=url, env_id=env_id, image_format=fmt, **kwargs)
     rng = np.random.default_rng(0)

@@ -265,7 +265,7 @@ class SentFrames:
         hit = self._recent.take(key)
         if hit is not None and hit[0] == pixels:
             self._recent.hit()
-            return hit[1]  # type: ignore[no-any-return]
+            return hit[1]
         encoded = encode_image(array, fmt)
         self._recent.put(key, pixels, encoded, len(pixels) + len(encoded.data))
         return encoded
@@ -288,7 +288,7 @@ class ReceivedFrames:
         hit = self._recent.take(key)
         if hit is not None:
             self._recent.hit()
-            return hit[1].copy()  # type: ignore[no-any-return]
+            return hit[1].copy()
         array = decode_image(image)
         kept = array.copy()
         kept.flags.writeable = False
@@ -323,7 +323,7 @@ def png_bytes(image: np.ndarray) -> bytes:
         (
             _PNG_SIGNATURE,
             _png_chunk(b"IHDR", _png_header(height, width)),
-            _png_chunk(b"IDAT", zlib.compress(rows, 1)),
+            _png_chunk(b"IDAT", zlib.compress(rows.data, 1)),
             _png_chunk(b"IEND", b""),
         )
     )
