@@ -275,21 +275,9 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> FreshVenv:
     # A .pth line puts the folder on sys.path; its own .pth files are not run (and there are none).
     (site / "_test_third_party.pth").write_text(f"{deps}\n", encoding="utf-8")
     fresh = FreshVenv(root, site)
-    # --no-deps here (0.6 s of CPU, the inner loop); pip resolves the requirements in `resolved` (slow).
+    # --no-deps here (0.6 s of CPU, the inner loop); pip resolves every requirement in `plugin` (slow).
     fresh.pip_install("--no-deps", wheel, cwd=base)
     return fresh
-
-
-@pytest.fixture(scope="module")
-def resolved(venv: FreshVenv, wheel: Path) -> FreshVenv:
-    """The venv once pip's resolver has met every requirement of the wheel with the extras CI installs
-    (``pip install 'rl4vlm_gym-....whl[all,dev]'``: a missing or conflicting package fails it)."""
-    missing = _unsatisfied(EXTRAS)
-    if missing:
-        pytest.skip(f"the wheel's extras {EXTRAS} cannot resolve from this environment, which lacks {missing}: "
-                    "install them with `bash scripts/setup.sh dev all`")  # fmt: skip
-    venv.pip_install(f"{wheel}[{','.join(EXTRAS)}]", cwd=venv.root)  # the wheel is installed: this resolves, installs nothing
-    return venv
 
 
 INSTALLED_CHECK = textwrap.dedent(
@@ -417,18 +405,24 @@ PLAY_EACH_FAMILY = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def plugin(resolved: FreshVenv, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def plugin(venv: FreshVenv, wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``rl4vlm-gym new-env --plugin`` run by the wheel's own command, then installed into the same venv
-    as its README says (``pip install -e '.[dev]'``; its dependency on rl4vlm-gym resolved by pip: the wheel's)."""
-    venv, (family, name, _) = resolved, PLUGIN
+    as its README says (``pip install -e '.[dev]'``), in one pip run with the wheel and the extras CI
+    installs: pip's resolver meets every requirement of both (the plugin's rl4vlm-gym: the wheel's) from
+    what is installed, or fails (a missing or conflicting package, a plugin asking for another version)."""
+    missing = _unsatisfied(EXTRAS)
+    if missing:
+        pytest.skip(f"the wheel's extras {EXTRAS} cannot resolve from this environment, which lacks {missing}: "
+                    "install them with `bash scripts/setup.sh dev all`")  # fmt: skip
+    family, name, _ = PLUGIN
     base = tmp_path_factory.mktemp("plugin")
     written = venv.run(venv.bin / "rl4vlm-gym", "new-env", family, "--plugin", "--dest", base / "src", "--name", name, cwd=base)
     assert written.returncode == 0, written.stdout + written.stderr
-    venv.pip_install("--no-build-isolation", "-e", ".[dev]", cwd=base / "src")
+    venv.pip_install("--no-build-isolation", "-e", ".[dev]", f"{wheel}[{','.join(EXTRAS)}]", cwd=base / "src")
     return base / "src"
 
 
-@pytest.mark.slow  # pip resolves [all,dev], a plugin is written and installed (4.5 s of CPU), ten envs play in one process (5 s)
+@pytest.mark.slow  # a plugin written, then installed with the wheel's [all,dev] resolved (4 s of CPU); ten envs play in one process (5 s)
 def test_one_id_of_each_family_and_a_plugin_play_from_the_fresh_venv(venv: FreshVenv, plugin: Path, tmp_path: Path) -> None:
     """Each family's code and package data (textures, fonts, tables, templates) as the wheel installs them:
     an id of each family makes, resets and takes the oracle's move, its module loaded from the venv, and
