@@ -336,10 +336,23 @@ class LevelledWorld:
 
     def in_reach(self) -> Entity | None:
         """The object ``pick up`` would take now: MiniWorldEnv.step's own test (a wall in the way
-        makes it fail)."""
+        makes it fail), ``intersect(agent, pos + dir_vec * 1.5 * radius, 1.2 * radius)`` at
+        :meth:`pick_probe`'s point (the planner asks at every pose it reaches while a pick-up is next)."""
         agent = self.agent  # type: ignore[attr-defined]
-        hit = self.intersect(agent, agent.pos + agent.dir_vec * 1.5 * agent.radius, 1.2 * agent.radius)
+        hit = self.intersect(agent, self.pick_probe(), 1.2 * agent.radius)
         return hit if isinstance(hit, Entity) and not hit.is_static else None
+
+    def pick_probe(self) -> Any:
+        """MiniWorldEnv.step's pick-up probe point, ``agent.pos + agent.dir_vec * 1.5 * agent.radius``,
+        on Python floats: the same IEEE operations in the same order as numpy's on ``dir_vec``
+        (``cos(dir), 0, -sin(dir)``), so the same point, without making three arrays."""
+        agent = self.agent  # type: ignore[attr-defined]
+        pos, radius = agent.pos, agent.radius
+        if type(pos) is not np.ndarray or pos.dtype != np.float64 or pos.shape != (3,):
+            return pos + agent.dir_vec * 1.5 * radius
+        px, py, pz = pos.tolist()
+        x, z = math.cos(agent.dir), -math.sin(agent.dir)
+        return (px + x * 1.5 * radius, py + 0.0 * 1.5 * radius, pz + z * 1.5 * radius)
 
     def _render_static(self) -> None:
         if self.scene is not None:

@@ -20,6 +20,7 @@ if importlib.util.find_spec("miniworld") is None:  # importing it here would ope
 def test_intersect_is_miniworlds(env_id: str) -> None:
     env = gym.make(env_id, image_size=(32, 32))
     env.reset(seed=2)
+    from miniworld.entity import Entity
     from miniworld.miniworld import MiniWorldEnv  # imported headless by the env
 
     world = env.unwrapped.world
@@ -44,6 +45,25 @@ def test_intersect_is_miniworlds(env_id: str) -> None:
         assert ours is theirs or (ours is True and theirs is True), (env_id, pos, radius, ours, theirs)
         verdicts.add("wall" if ours is True else "none" if ours is None else "entity")
     assert verdicts == {"wall", "entity", "none"}
+    # in_reach (the planner's pick-up test, on Python floats) is MiniWorldEnv.step's, from any pose: random
+    # ones, and ones whose probe point exactly touches an object, or a hair either side
+    agent, reached = world.agent, set()
+    poses = [(np.array([x, 0.0, z]), rng.uniform(-4, 4)) for x, z in rng.uniform(lo, hi, size=(2000, 2))]
+    for other in world.entities:
+        if other is not agent and not other.is_static:
+            heading = rng.uniform(-4, 4)
+            facing = np.array([np.cos(heading), 0.0, -np.sin(heading)])
+            for gap in (-1e-12, 0.0, 1e-12):
+                poses.append((other.pos - facing * (1.5 * agent.radius + 1.2 * agent.radius + other.radius + gap), heading))
+    for pos, heading in poses:
+        agent.pos, agent.dir = pos, heading
+        probe = agent.pos + agent.dir_vec * 1.5 * agent.radius
+        assert np.array(world.pick_probe(), dtype=np.float64).tobytes() == probe.tobytes(), (pos, heading)  # bit for bit
+        hit = MiniWorldEnv.intersect(world, agent, probe, 1.2 * agent.radius)
+        theirs = hit if isinstance(hit, Entity) and not hit.is_static else None
+        assert world.in_reach() is theirs, (env_id, pos, heading)
+        reached.add(theirs is None)
+    assert reached == {True, False}  # some poses reach an object, some none
     env.close()
 
 
