@@ -11,7 +11,7 @@ import functools
 import gzip
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -274,6 +274,22 @@ class Dice(SpielGame):
 
     def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
         return {"bids": sum(1 for h in state.full_history() if h.player >= 0)}  # the view's moves
+
+    def decision_key(self, name: str, spec: str, state: Any, seat: int) -> Hashable:
+        """Against a player who reads no dice (``liars_dice_oracle.reads_no_dice``: random) the facts depend
+        on our dice, the standing bid and (the feature) how many bids were made, not on the bids: one
+        entry serves every sequence of them."""
+        from rl4vlm_gym.envs.games.liars_dice_oracle import reads_no_dice
+
+        if name not in MARKOV or not reads_no_dice(spec, name):
+            return super().decision_key(name, spec, state, seat)
+        numdice, rolls, bids, last = num_dice(spec), [], 0, None
+        for h in state.full_history():
+            if h.player < 0:
+                rolls.append(h.action)
+            else:
+                bids, last = bids + 1, h.action
+        return tuple(sorted(rolls[seat * numdice : (seat + 1) * numdice])), last, bids
 
     def fallback(self, spec: str) -> Policy:
         return heuristic

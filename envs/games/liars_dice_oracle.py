@@ -34,7 +34,7 @@ import numpy as np
 
 from rl4vlm_gym.envs.games.liars_dice import FACES, MARKOV, bid_holds, liar_action, shape
 
-__all__ = ["DiceResponse", "TabularDiceResponse"]
+__all__ = ["DiceResponse", "TabularDiceResponse", "reads_no_dice"]
 
 
 def hands(numdice: int) -> list[tuple[tuple[int, ...], float]]:
@@ -66,10 +66,7 @@ class DiceResponse:
         self.prior = np.array([math.prod(rolls[h][1] for h in row) for row in joint])
         self._values: dict[Any, np.ndarray] = {}
         self._moves: dict[Any, dict[int, float]] = {}  # our nodes: each legal move's expected return
-        # a policy that reads no dice (the random player) leaves the belief at the prior whatever the bids
-        self._blind = all(
-            len({tuple(self.policy(hand, last, self.total)) for hand in self.hands}) == 1 for last in (None, *range(self.liar))
-        )
+        self._blind = reads_no_dice(spec, name)  # then the belief stays the prior whatever the bids
 
     @classmethod
     def of(cls, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> DiceResponse:
@@ -190,6 +187,15 @@ class DiceResponse:
             return out
 
         return float(self.prior @ reach(last, mover))
+
+
+@functools.cache
+def reads_no_dice(spec: str, name: str) -> bool:
+    """The policy ``liars_dice.MARKOV[name]`` moves alike whatever its dice (the random player): its bids
+    tell nothing about them, and the best response depends on our dice and the standing bid alone."""
+    players, numdice = shape(spec)
+    total, policy = players * numdice, MARKOV[name]
+    return all(len({tuple(policy(hand, last, total)) for hand, _ in hands(numdice)}) == 1 for last in (None, *range(liar_action(total))))
 
 
 @functools.cache

@@ -18,7 +18,7 @@ state string (``policy(info_state, legal_actions)``), never the true state.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -131,6 +131,12 @@ class SpielGame:
     def features(self, view: Any) -> dict[str, int | str]:
         """A few features of what a seat knows (``view``), for breaking decision errors down."""
         return {}
+
+    def decision_key(self, name: str, spec: str, state: Any, seat: int) -> Hashable:
+        """What the decision facts of ``seat`` at ``state`` (its turn) against opponent ``name`` depend on,
+        besides the game, the level and the reward variant: its information state (a game may name less,
+        so that one entry serves several)."""
+        return state.information_state_string(seat)
 
     def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
         """:meth:`features` of ``seat``'s view of ``state`` (a game may read them off the state without
@@ -386,7 +392,7 @@ class SpielView(ChipsScored, VLMEnv):
                 return Decision(None, None, reason=f"near the step limit: {self.STEP_LIMIT - self.elapsed_steps} steps are left before the "
                                 f"hand is forfeited, fewer than it may take ({left}), and the solver does not model the forfeit",
                                 features=self.GAME.state_features(self.state, self.seat))
-        key = (type(self), self.level, self.reward_variant, self.seat, self.state.information_state_string(self.seat))
+        key = (type(self), self.level, self.reward_variant, self.seat, self.GAME.decision_key(self.config.opponent, self.config.spec, self.state, self.seat))
         found = _DECISIONS.get(key)
         if found is None:
             if len(_DECISIONS) >= _DECISIONS_KEPT:
@@ -432,7 +438,7 @@ class SpielView(ChipsScored, VLMEnv):
 
 
 _DECISIONS: dict[tuple[Any, ...], Decision] = {}
-"""The single-agent views' decision facts by (class, level, reward variant, seat, information state)."""
+"""The single-agent views' decision facts by (class, level, reward variant, seat, ``SpielGame.decision_key``)."""
 _DECISIONS_KEPT = 65_536
 
 
