@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -156,23 +157,30 @@ def _a_step_that_fails_after_asking_for_its_frame_leaves_the_renderer_free(env: 
     assert obs["image"].shape == (*SIZE, 3) and obs["image"].any() and base.world.scene.renderer().process_id == reference
 
 
-@pytest.mark.slow  # a fresh interpreter, 1.5 s
-def test_the_render_process_dies_with_its_owner_killed_by_sigkill() -> None:
-    code = """
-        import sys, time, gymnasium as gym, rl4vlm_gym
-        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=(36, 48), render_process=True)
-        env.reset(seed=0)
-        print(env.unwrapped.world.scene.renderer().process_id, flush=True)
-        time.sleep(600)
-    """
-    owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, text=True)
+def test_the_render_process_dies_with_its_owner_killed_by_sigkill(drawn: None) -> None:
+    """The owner (a child forked from this process: no interpreter to start) renders, then is killed by
+    SIGKILL: its render process goes too."""
+    read, write = os.pipe()
+    owner = os.fork()
+    if owner == 0:  # the owner: make an env, draw, say the render process's pid, wait to be killed
+        try:
+            os.close(read)
+            env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=SIZE, render_process=True)
+            env.reset(seed=0)
+            os.write(write, f"{env.unwrapped.world.scene.renderer().process_id}\n".encode())
+            time.sleep(600)
+        finally:
+            os._exit(1)
+    os.close(write)
     try:
-        assert owner.stdout is not None
-        pid = int(owner.stdout.readline())
+        ready, _, _ = select.select([read], [], [], 120)
+        assert ready, "the owner did not render within 120 s"
+        pid = int(os.read(read, 64))
         assert _alive(pid)
     finally:
-        owner.kill()
-        owner.wait()
+        os.kill(owner, signal.SIGKILL)
+        os.waitpid(owner, 0)
+        os.close(read)
     assert _wait_gone(pid), f"render process {pid} outlived its owner"
 
 
@@ -228,29 +236,24 @@ def test_text_only_envs_start_no_render_process() -> None:
     env.close()
 
 
-@pytest.mark.slow  # a fresh interpreter, 1.1 s
-def test_a_render_process_without_gl_raises_the_in_process_error_in_the_env() -> None:
+def test_a_render_process_without_gl_raises_the_in_process_error_in_the_env(monkeypatch: pytest.MonkeyPatch, drawn: None) -> None:
     """EGL present for the env's process but no context in the render process (here: a device that does
-    not exist): the env raises GLUnavailableError, naming what to install and the device variable."""
-    code = """
-        import gymnasium as gym, rl4vlm_gym
-        from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
-        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=(36, 48), render_process=True)
-        try:
+    not exist, for the render process this test starts): the env raises GLUnavailableError, naming what
+    to install and the device variable."""
+    from rl4vlm_gym.envs.navigation import gl_process
+    from rl4vlm_gym.envs.navigation.gl import GLUnavailableError
+
+    monkeypatch.setenv("RL4VLM_GYM_EGL_DEVICE", "99")
+    monkeypatch.setattr(gl_process, "_pool", [])  # a renderer of its own, started with that device
+    env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", image_size=SIZE, render_process=True)
+    try:
+        with pytest.raises(GLUnavailableError, match="in MiniWorld's render process") as raised:
             env.reset(seed=0)
-        except GLUnavailableError as err:
-            print("RAISED", err)
-    """
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "RL4VLM_GYM_EGL_DEVICE": "99"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "RAISED in MiniWorld's render process" in done.stdout and "RL4VLM_GYM_EGL_DEVICE" in done.stdout
+        assert "RL4VLM_GYM_EGL_DEVICE" in str(raised.value)
+    finally:
+        env.close()
+        for renderer in gl_process.renderers():
+            renderer.stop()
 
 
 def test_frame_requests_cross_as_fixed_structs_and_unusual_poses_go_pickled() -> None:
