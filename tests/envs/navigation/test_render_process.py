@@ -157,6 +157,7 @@ def _a_step_that_fails_after_asking_for_its_frame_leaves_the_renderer_free(env: 
     assert obs["image"].shape == (*SIZE, 3) and obs["image"].any() and base.world.scene.renderer().process_id == reference
 
 
+@pytest.mark.slow  # a render process to start in the forked owner, ~0.8 s of CPU
 def test_the_render_process_dies_with_its_owner_killed_by_sigkill(drawn: None) -> None:
     """The owner (a child forked from this process: no interpreter to start) renders, then is killed by
     SIGKILL: its render process goes too."""
@@ -236,6 +237,7 @@ def test_text_only_envs_start_no_render_process() -> None:
     env.close()
 
 
+@pytest.mark.slow  # a render process to start (it fails at EGL), ~0.6 s of CPU
 def test_a_render_process_without_gl_raises_the_in_process_error_in_the_env(monkeypatch: pytest.MonkeyPatch, drawn: None) -> None:
     """EGL present for the env's process but no context in the render process (here: a device that does
     not exist, for the render process this test starts): the env raises GLUnavailableError, naming what
