@@ -203,6 +203,7 @@ def test_envs_alive_at_once_draw_in_render_processes_of_their_own_and_one_closed
         second.close()
 
 
+@pytest.mark.slow  # 18 frames at 36x48 in 3 envs (~0.3 s), and a render process to start if no free one is left (~0.6 s of CPU)
 def test_a_frame_drawn_before_comes_from_the_frame_cache_and_equals_the_drawn_one() -> None:
     """The same seed and moves replayed by another env: every frame is the one drawn before (equal bytes,
     a copy of its own), and no render process is asked; another seed is drawn."""
