@@ -210,6 +210,7 @@ class _Routes:
 
 
 _UNREACHABLE = 1 << 30
+_TREATMENTS = frozenset({"clean", "heat", "cool"})
 _WON = _Routes([])
 _WON.distances = (0, {})
 
@@ -253,8 +254,32 @@ class Lookahead:
             raise ValueError("Lookahead: this house is not the one (or a copy of the one) it was made for")
         found = self._memo.get(house.stage)
         if found is None:
-            found = self._memo[house.stage] = _WON if house.goal.satisfied(house) else _Routes.of(house)
+            found = self._derived(house, house.stage)
+            if found is None:
+                found = _WON if house.goal.satisfied(house) else _Routes.of(house)
+            self._memo[house.stage] = found
         return found
+
+    def _derived(self, house: House, stage: int) -> _Routes | None:
+        """The routes of ``stage`` read off those of the stage it was made from, where its command
+        changes nothing a route reads but what :meth:`_Routes.opened` takes into account: ``open``;
+        a treatment the goal does not ask for (the routes read the treatments only through
+        ``goal.treated``, which reads the goal's own: clean, or hot and cold, which heating and
+        cooling trade); ``use`` but in a task of looking under a lamp. None otherwise, or when those
+        routes are not memoized."""
+        made = house.parents.get(stage)
+        before = None if made is None else self._memo.get(made[0])
+        if made is None or before is None:
+            return None
+        _, op, args = made
+        treatment = house.goal.treatment
+        if op == "open":
+            return self._memo.setdefault(stage, before.opened(args[0]))
+        if op in _TREATMENTS and (treatment is None or (treatment == "clean") != (op == "clean")):
+            return self._memo.setdefault(stage, before)
+        if op == "use" and house.goal.task != "look_at_obj_in_light":
+            return self._memo.setdefault(stage, before)
+        return None
 
     def from_nowhere(self, house: House) -> tuple[int, dict[str, int]]:
         """The shortest route's length from nowhere, and per place the shortest that starts by going
@@ -275,19 +300,14 @@ class Lookahead:
 
     def steps_after(self, house: House, command: str) -> int:
         """:meth:`steps` after the admissible ``command`` (not a ``go to``: it keeps the place), the
-        house left as it is: the routes after ``open R`` are the routes now, those that open R one
-        command shorter (:meth:`_Routes.opened`); after another command a copy plays it, once a stage."""
+        house left as it is: read off the routes now where the command changes little (:meth:`_derived`),
+        else a copy plays it and enumerates, once a stage."""
         stage = house.stage_after(command)
-        found = self._memo.get(stage)
+        found = self._memo.get(stage) or self._derived(house, stage)
         if found is None:
-            op, *args = house.admissible()[command]
-            now = self._memo.get(house.stage)
-            if op == "open" and now is not None:
-                found = self._memo[stage] = now.opened(args[0])
-            else:
-                twin = house.copy()
-                twin.apply(command)
-                found = self._routes(twin)
+            twin = house.copy()
+            twin.apply(command)
+            found = self._routes(twin)
         return self._steps(house, found)
 
     @staticmethod

@@ -117,7 +117,8 @@ class House:
         self.stage = 0
         self.stages: dict[tuple[int, str], int] = {}
         """The stages numbered so far, by (stage before, command): one table that the copies share."""
-        self._taken: dict[int, tuple[int, str, str]] = {}  # a stage made by "take O from R": (stage before, O, R); shared too
+        self.parents: dict[int, tuple[int, str, tuple[str, ...]]] = {}
+        """How each stage was made: (the stage before, the operation, its arguments); shared too."""
 
     # Queries --------------------------------------------------------------------------------------
 
@@ -238,14 +239,13 @@ class House:
         op, *args = self.admissible()[command]
         if op in READ_ONLY or op == "goto" or self._changes_nothing(op, args):
             return self.stage
-        taken = self._taken.get(self.stage)
-        if op == "put" and taken is not None and taken[1:] == (args[0], args[1]):
-            return taken[0]  # put back where it was just taken from: the state before the take
+        made = self.parents.get(self.stage)
+        if op == "put" and made is not None and made[1:] == ("take", (args[0], args[1])):
+            return made[0]  # put back where it was just taken from: the state before the take
         stage = self.stages.get((self.stage, command))
         if stage is None:
             stage = self.stages[self.stage, command] = len(self.stages) + 1
-            if op == "take":
-                self._taken[stage] = (self.stage, args[0], args[1])
+            self.parents[stage] = (self.stage, op, tuple(args))
         return stage
 
     def _changes_nothing(self, op: str, args: list[str]) -> bool:

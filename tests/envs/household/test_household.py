@@ -425,6 +425,34 @@ def test_every_place_to_put_down_what_the_hands_hold_is_found() -> None:
     assert features(house) == {"task": "pick_and_place_simple", "phase": "free", "left": 1}
 
 
+@pytest.mark.parametrize("task", TASK_TYPES)
+def test_the_lookahead_after_every_command_is_the_plan_after_it(task: str) -> None:
+    """``Lookahead.steps_after`` (the decision facts' distance after a command, read off the routes now
+    after ``open``, a treatment the goal does not read or ``use`` outside a look task, memoized by stage)
+    equals the length of ``plan`` from a copy that played the command, for every state-changing command
+    of states along random walks (the lookahead's memo warm, as in an episode)."""
+    env = type("Env", (Household,), {"TASK": task})(level=2, obs_mode="text")
+    rng = np.random.default_rng(1)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        for _ in range(20):
+            house, lookahead = env.house, env._lookahead
+            assert house is not None and lookahead is not None
+            rest = plan(house)
+            assert lookahead.steps(house) == (-1 if rest is None else len(rest))
+            for command, (op, *_) in house.admissible().items():
+                if op in {"inventory", "look", "help", "examine_receptacle", "examine_object", "goto"}:
+                    continue
+                twin = house.copy()
+                twin.apply(command)
+                rest = plan(twin)
+                assert lookahead.steps_after(house, command) == (-1 if rest is None else len(rest)), command
+            obs, _, terminated, truncated, _ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
+            if terminated or truncated:
+                break
+    env.close()
+
+
 @pytest.mark.parametrize("seed", [0, 1, *(pytest.param(seed, marks=pytest.mark.slow) for seed in range(2, 6))])
 def test_decision_facts_equal_breadth_first_search_off_the_oracles_path(seed: int) -> None:
     """From the states of a seeded random walk: ``steps_to_go`` is the shortest distance by breadth-first
