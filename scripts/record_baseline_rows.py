@@ -24,15 +24,17 @@ suite's own budgets). The rows say so in their names: a random model trained for
 that a baseline trains, checkpoints, evaluates and submits end to end, and where its replies go
 (mostly one reply at every step), not how the method ranks.
 
-Torch runs on one thread (``OMP_NUM_THREADS=1``: on the shared 2-core machine, about 3x faster
-than two under load). Intermediate runs go to ``--out`` (``runs/`` is not committed); a finished
-train or eval folder there is reused, so an interrupted recording resumes. The CPU minutes of
-each step (user + system of its processes) go into the row's ``compute``.
+Torch runs on one thread (``OMP_NUM_THREADS=1``), niced: the machine is shared. Intermediate
+runs go to ``--out`` (``runs/`` is not committed); a finished train or eval folder there is
+reused, with the CPU minutes it took (``seconds.json``), so an interrupted recording resumes. The
+CPU minutes of training and evaluating (user + system of their processes) go into the row's
+``compute``. About 10 min of CPU time for the four, 4 of them the navigation board's 7,482 steps.
 
-Re-checking: with the row already committed, the script records into ``--out`` and compares
-instead of writing: the episodes must equal the committed ones in everything but timings (the
-same commands on the same seeds play the same replies), and it says which differ. ``--replace``
-writes the new row over the committed one.
+Re-checking: with the row already committed, the script packages its run in a temporary folder
+and compares instead of writing: the episodes must equal the committed ones in everything but
+timings (the same commands on the same seeds play the same replies), and it says which differ.
+Give a fresh ``--out`` to train and evaluate again from scratch (a reused run only re-checks the
+packaging). ``--replace`` writes the new row over the committed one.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "rl4vlm_gym.cli"]
 CONTACT = "RL4VLM Gym maintainers (leaderboards/README.md)"
-MODEL = "tiny random-init Qwen2-VL (rl4vlm_gym.agents.tiny, 0.8M parameters)"
+MODEL = "tiny-qwen2-vl (random init, 0.8M parameters)"  # the hf agent's name of rl4vlm_gym.agents.tiny's model
 
 # board: method, training env, its kwargs (the board's level and observation mode), config overrides
 ROWS: dict[str, tuple[str, str, dict[str, Any], dict[str, Any]]] = {
@@ -201,7 +203,10 @@ def _same_play(new: Path, old: Path) -> str | None:
             row["steps"] = [{k: v for k, v in s.items() if k not in _TIMINGS} for s in row["steps"]]
         return sorted(rows, key=lambda r: (r["task"], r["seed"]))
 
-    for a, b in zip(records(new), records(old), strict=True):
+    new_rows, old_rows = records(new), records(old)
+    if len(new_rows) != len(old_rows):
+        return f"{len(new_rows)} episodes, the row has {len(old_rows)}"
+    for a, b in zip(new_rows, old_rows):
         if a != b:
             return f"episode ({b['task']}, {b['seed']}) differs"
     return None
@@ -225,7 +230,7 @@ def record(board: str, out: Path, replace: bool, workers: int = 1) -> str:
     minutes = {step: seconds.get(step, 0) / 60 for step in ("train", "eval")}
     compute = f"CPU (2 shared cores), 1 torch thread: {minutes['train']:.1f} min training, {minutes['eval']:.1f} min evaluation (CPU time)"
     metadata = [
-        "--name", f"tiny random-init Qwen2-VL + {NAMES[algo]}, CPU (pipeline check, not a result)",
+        "--name", f"{NAMES[algo]}, tiny random model on CPU (pipeline check, not a result)",  # short: a column of the transfer matrix
         "--contact", CONTACT, "--model", MODEL, "--training-env", ROWS[board][1], "--algorithm", algo,
         "--env-steps", str(_env_steps(train)), "--compute", compute,
         "--date", str(date if not existing else _committed_date(target)),
@@ -257,9 +262,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="eval's worker processes (greedy replies: the same episodes)")
     parser.add_argument("--replace", action="store_true", help="write over a committed row instead of comparing with it")
     args = parser.parse_args()
+    differs = False
     for board in args.board or list(ROWS):
-        print(record(board, args.out.resolve(), args.replace, args.workers), flush=True)
-    return 0
+        verdict = record(board, args.out.resolve(), args.replace, args.workers)
+        differs |= "DIFFERS" in verdict
+        print(verdict, flush=True)
+    return 1 if differs else 0
 
 
 if __name__ == "__main__":
