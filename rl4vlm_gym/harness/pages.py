@@ -5,7 +5,9 @@ number of episodes behind it (and, for boards whose logs carry decision facts, d
 regret per decision with their intervals), and a bar plot of overall success; a suite that scores its tasks
 (:class:`~rl4vlm_gym.harness.suite.TaskScore`: chips in poker) ranks by that score instead and adds
 a table of each task's own figure with its interval; when the entries span several
-suites, the transfer matrix (names by suites). The HTML tables sort by any column on a click.
+suites, the transfer matrix (names by suites, or suites by names where there are more suites). The HTML
+tables sort by any column on a click. The HTML page fits a 1280 px window without hiding a column, and a
+phone's without scrolling sideways (a wide table or plot scrolls inside itself; a plot's labels stay 9 px or more).
 Everything read from submissions is escaped (in Markdown, every ASCII punctuation character of a
 submission's text, so no name can make a link, an image or an autolink), links go only to checked
 http(s) URLs, tokens are marked self-reported, and the same entries give the same bytes. Pages are
@@ -49,6 +51,8 @@ _HEADER = [
 _TITLE = "RL4VLM Gym leaderboards"
 _URL = re.compile(r"https?://[^\s<>()\[\]|\"'`]+")
 _TICK = "\u2713"
+_MIN_SCALE = 0.75  # a plot shrinks to fit a narrow window down to this scale (9 pt labels at 9 px), then scrolls
+_INTERVAL = re.compile(r"(\[[^\]]*\])$")  # a score cell's 95% interval, at its end
 # Markdown: the ASCII punctuation that could start a link, image, autolink, emphasis, code, math or
 # a table cell is backslash-escaped (CommonMark escapes any); &, < and > become entities. A
 # submission's text then makes nothing but text.
@@ -87,11 +91,20 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 });
 """
 
+# A board fits a 1280 px window: a cell that may wrap (a name, a score and its interval) breaks at its spaces
+# where the table is too wide, an interval stays whole; on a phone a table or a figure wider than the screen
+# scrolls inside itself, never the page. The suites' links wrap like words.
 _CSS_EXTRA = """
 table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th[aria-sort=ascending]::after { content: " \\25B2"; }
 table.sortable th[aria-sort=descending]::after { content: " \\25BC"; }
-nav a { margin-right: 0.8em; }
+table.sortable { font-size: 0.85em; }
+table.sortable th, table.sortable td { padding: 0.25em 0.4em; }
+td.wrap { white-space: normal; }
+td.wrap .ci { white-space: nowrap; }
+td.text { overflow-wrap: anywhere; min-width: 5em; }
+nav { display: flex; flex-wrap: wrap; gap: 0.2em 0.8em; }
+figure { overflow-x: auto; }
 """
 
 
@@ -101,11 +114,17 @@ class _Cell:
     sort: str | None = None  # the sort key, where the text does not sort right ("1,000", "0.5 [..]")
     href: str | None = None  # a checked http(s) URL
     submitted: bool = False  # text from a submission: all Markdown syntax escaped
+    wrap: bool = False  # in HTML, may break at its spaces (a score's interval stays on one line)
 
 
 def _md_text(text: str) -> str:
     """A submission's text for Markdown: shown literally, whatever it holds."""
     return text.translate(_MD_ESCAPES)
+
+
+def _score(score: Mapping[str, Any] | None) -> _Cell:
+    """A score with its interval (``-`` where undefined), sorted by its mean."""
+    return _Cell(score_cell(score), "" if score is None else repr(float(score["mean"])), wrap=True)
 
 
 def _mean(score: Mapping[str, Any] | None) -> _Cell:
@@ -150,8 +169,7 @@ def _decision_cells(entry: Mapping[str, Any]) -> list[_Cell]:
     o = (entry["summary"].get("decisions") or {}).get("overall") or {}
     cells = []
     for key in ("accuracy", "regret_steps"):
-        score = o.get(key)
-        cells.append(_Cell(score_cell(score), repr(float(score["mean"]))) if score else _Cell("-", ""))
+        cells.append(_score(o.get(key)))
     return cells
 
 
@@ -161,11 +179,11 @@ def _row(rank: int, entry: Mapping[str, Any], scored: bool = False) -> list[_Cel
     score = entry["summary"]["score"]["overall"] if scored else None
     cells = [
         _Cell(str(rank), str(rank)),
-        _Cell(str(m["name"]), href=url if isinstance(url, str) and _URL.fullmatch(url) else None, submitted=True),
-        _Cell(str(m.get("model", "none")), submitted=True),
-        _Cell(str(m.get("algorithm", "none")), submitted=True),
+        _Cell(str(m["name"]), href=url if isinstance(url, str) and _URL.fullmatch(url) else None, submitted=True, wrap=True),
+        _Cell(str(m.get("model", "none")), submitted=True, wrap=True),
+        _Cell(str(m.get("algorithm", "none")), submitted=True, wrap=True),
         _count(int(m.get("env_steps") or 0)),
-        _Cell(score_cell(o["success"]), repr(float(o["success"]["mean"]))),
+        _score(o["success"]),
         _mean(o["progress"]),
         _mean(o["normalised_steps"]),
         _Cell(f"{o['invalid_action_rate']:.3f}", repr(float(o["invalid_action_rate"]))),
@@ -175,7 +193,7 @@ def _row(rank: int, entry: Mapping[str, Any], scored: bool = False) -> list[_Cel
         _Cell(_TICK if m.get("verified") else ""),
     ]
     if score is not None:
-        cells.insert(5, _Cell(score_cell(score), repr(float(score["mean"]))))
+        cells.insert(5, _score(score))
     return cells
 
 
@@ -201,10 +219,10 @@ def _task_table(ranked: Sequence[tuple[int, Mapping[str, Any]]]) -> tuple[list[s
         header.append(f"{name} ({t['unit'] or t['metric']})")
     rows = []
     for rank, entry in ranked:
-        row = [_Cell(str(rank), str(rank)), _Cell(str(entry["metadata"]["name"]), submitted=True)]
+        row = [_Cell(str(rank), str(rank)), _Cell(str(entry["metadata"]["name"]), submitted=True, wrap=True)]
         for name in tasks:
             t = entry["summary"]["score"]["tasks"].get(name)
-            row.append(_Cell(score_cell(t["value"]), repr(float(t["value"]["mean"]))) if t else _Cell("-"))
+            row.append(_score(t["value"]) if t else _Cell("-"))
         rows.append(row)
     return header, rows
 
@@ -217,11 +235,11 @@ def _balrog_table(ranked: Sequence[tuple[int, Mapping[str, Any]]]) -> tuple[list
     envs = sorted({env for _, _, b in figures if b for env in b["envs"]})
 
     def cell(mean: float, error: float) -> _Cell:
-        return _Cell(f"{mean:.1f} +- {error:.1f}", repr(float(mean)))
+        return _Cell(f"{mean:.1f} +- {error:.1f}", repr(float(mean)), wrap=True)
 
     rows = []
     for rank, entry, balrog in figures:
-        row = [_Cell(str(rank), str(rank)), _Cell(str(entry["metadata"]["name"]), submitted=True)]
+        row = [_Cell(str(rank), str(rank)), _Cell(str(entry["metadata"]["name"]), submitted=True, wrap=True)]
         for env in envs:
             e = (balrog or {}).get("envs", {}).get(env)
             row.append(cell(e["progression_percentage"], e["standard_error"]) if e else _Cell("-"))
@@ -248,16 +266,20 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]]) -> list[st
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]], kind: str = "board") -> str:
-    head = "".join(f'<th scope="col" title="click to sort">{html.escape(h)}</th>' for h in header)
+    # a header breaks after a slash too ("regret/<wbr>decision"): a long compound must not widen its column
+    head = "".join(f'<th scope="col" title="click to sort">{html.escape(h).replace("/", "/<wbr>")}</th>' for h in header)
     body = []
     for row in rows:
         cells = []
         for c in row:
             sort = "" if c.sort is None else f' data-sort="{html.escape(c.sort)}"'
             text = html.escape(c.text)
+            if c.wrap and not c.submitted:  # "0.603 [0.60, 0.60]": the interval breaks off whole
+                text = _INTERVAL.sub(r'<span class="ci">\1</span>', text)
             if c.href:
                 text = f'<a href="{html.escape(c.href)}" rel="nofollow noopener">{text}</a>'
-            cells.append(f"<td{sort}>{text}</td>")
+            wrap = (' class="wrap text"' if c.submitted else ' class="wrap"') if c.wrap else ""
+            cells.append(f"<td{sort}{wrap}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>\n")
     return f'<table class="{kind} sortable">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{"".join(body)}</tbody>\n</table>\n'
 
@@ -294,7 +316,7 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
     ]
     if len(suites) > 1:
         links = (
-            "".join(f'<a href="#{_anchor(s)}">{html.escape(s)}</a>' for s in suites) + '<a href="#transfer">transfer matrix</a>'
+            "\n".join(f'<a href="#{_anchor(s)}">{html.escape(s)}</a>' for s in suites) + '\n<a href="#transfer">transfer matrix</a>'
         )
         body.append(f"<nav>{links}</nav>\n")
     for suite in suites:
@@ -323,7 +345,7 @@ def write_leaderboard(entries: Sequence[Mapping[str, Any]], out: str | Path) -> 
             md += [md_cell(intro), "", *_md_table(header, balrog_rows)]
             body.append(f"<p>{html.escape(intro)}</p>\n" + _html_table(header, balrog_rows))
         caption = f"Overall {'score' if scored else 'success'} of each entry on {suite} (95% CI; episodes per entry in the table)."
-        body.append(f"<figure>{plots.svg_inline(figure)}<figcaption>{html.escape(caption)}</figcaption></figure>\n")
+        body.append(f"<figure>{plots.svg_inline(figure, min_scale=_MIN_SCALE)}<figcaption>{html.escape(caption)}</figcaption></figure>\n")
     if len(suites) > 1:
         md += _transfer(entries, suites, body)
     markdown = out / "LEADERBOARD.md"
@@ -344,7 +366,12 @@ def _write(path: Path, text: str) -> None:
 
 
 def _transfer(entries: Sequence[Mapping[str, Any]], suites: Sequence[str], body: list[str]) -> list[str]:
-    """Append the transfer matrix to ``body`` (HTML) and return its Markdown lines."""
+    """Append the transfer matrix to ``body`` (HTML) and return its Markdown lines.
+
+    The longer side runs down the page: names are rows and suites columns, unless there are more suites
+    than names (a few reference agents on every board), then suites are rows, so the table and the heat
+    map fit a laptop's window without shrinking their labels.
+    """
     names = sorted({str(e["metadata"]["name"]) for e in entries})
     best: dict[tuple[str, str], Mapping[str, Any]] = {}
     for e in entries:  # a name with several entries on a suite shows its best one
@@ -352,16 +379,24 @@ def _transfer(entries: Sequence[Mapping[str, Any]], suites: Sequence[str], body:
         if key not in best or _success(e) > _success(best[key]):
             best[key] = e
     axis = {e["suite"]: str(e["axis"]) for e in entries}
-    columns = [f"{s} ({axis[s]})" for s in suites]
-    scores = [[best[n, s]["summary"]["overall"]["success"] if (n, s) in best else None for s in suites] for n in names]
+    labels = {s: f"{s} ({axis[s]})" for s in suites}
+    by_suite = len(suites) > len(names)
+    pairs = [[(n, s) for n in names] for s in suites] if by_suite else [[(n, s) for s in suites] for n in names]
+    row_labels = [labels[s] for s in suites] if by_suite else names
+    columns = names if by_suite else [labels[s] for s in suites]
+    scores = [[best[pair]["summary"]["overall"]["success"] if pair in best else None for pair in row] for row in pairs]
     values = [[None if c is None else c["mean"] for c in row] for row in scores]
     rows = [
-        [_Cell(n, submitted=True), *(_Cell(score_cell(c), "" if c is None else repr(float(c["mean"]))) for c in row)]
-        for n, row in zip(names, scores, strict=True)
+        [_Cell(label, submitted=not by_suite, wrap=True), *(_score(c) for c in row)]
+        for label, row in zip(row_labels, scores, strict=True)
     ]
-    text = "Overall success of each name (rows) on each suite (columns, with their axis), 95% CI."
-    svg = plots.svg_inline(plots.transfer_matrix(names, columns, values))
+    header = ["suite", *columns] if by_suite else ["name", *columns]
+    if by_suite:
+        text = "Overall success of each name (columns) on each suite (rows, with their axis), 95% CI."
+    else:
+        text = "Overall success of each name (rows) on each suite (columns, with their axis), 95% CI."
+    svg = plots.svg_inline(plots.transfer_matrix(row_labels, columns, values), min_scale=_MIN_SCALE)
     body.append(f'<h2 id="transfer">Transfer matrix</h2>\n<p>{html.escape(text)}</p>\n')
-    body.append(_html_table(["name", *columns], rows, kind="matrix"))
+    body.append(_html_table(header, rows, kind="matrix"))
     body.append(f"<figure>{svg}<figcaption>Overall success per name and suite; blank: no entry.</figcaption></figure>\n")
-    return ["## Transfer matrix", "", text, "", *_md_table(["name", *columns], rows)]
+    return ["## Transfer matrix", "", text, "", *_md_table(header, rows)]

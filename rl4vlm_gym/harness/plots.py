@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -135,8 +137,17 @@ def overall_bars(labels: Sequence[str], scores: Sequence[Mapping[str, Any] | Non
     return fig
 
 
+def _wrapped(label: object, width: int) -> str:
+    """``label`` shown literally on lines of at most ``width`` characters (broken at spaces and hyphens)."""
+    return "\n".join(textwrap.wrap(_text(label), width, break_on_hyphens=True)) or _text(label)
+
+
 def transfer_matrix(rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]]) -> Figure:
     """A heat map of overall success: rows (agents or runs) by columns (suites), cells annotated.
+
+    The figure is sized from its labels: every label keeps the base font (9 pt) and none overlaps
+    another; long labels wrap (rows at 32 characters, columns at 12), and column labels stand
+    upright only when the columns would otherwise make the figure wider than 9 inches.
 
     Args:
         rows: row labels (agents).
@@ -150,17 +161,32 @@ def transfer_matrix(rows: Sequence[str], columns: Sequence[str], values: Sequenc
     import numpy as np
 
     grid = np.array([[np.nan if v is None else v for v in row] for row in values], float).reshape(len(rows), len(columns))
+    char, line = 0.075, 0.16  # inches: a 9 pt character (DejaVu Sans, on average) and a line of it
+    row_labels = [_wrapped(r, 32) for r in rows]
+    col_labels = [_wrapped(c, 12) for c in columns]
+    width = max([0.6, *(char * len(part) + 0.2 for c in col_labels for part in c.split("\n"))])
+    rotation = 0
+    if width * len(columns) > 9.0:  # too many columns side by side: upright labels, narrow columns
+        rotation, width = 90, 0.5
+        col_labels = [_wrapped(c, 24) for c in columns]
+    longest_row = max([1, *(len(part) for r in row_labels for part in r.split("\n"))])
+    lines_row = max([1, *(r.count("\n") + 1 for r in row_labels)])
+    if rotation:
+        below = char * max([1, *(len(part) for c in col_labels for part in c.split("\n"))]) + 0.2
+    else:
+        below = line * max([1, *(c.count("\n") + 1 for c in col_labels)]) + 0.2
     with _style():
-        fig = _figure(2.6 + 1.1 * len(columns), max(2.6, 1.6 + 0.45 * len(rows)))
+        fig = _figure(char * longest_row + width * len(columns) + 1.9, 0.6 + below + max(0.4, line * lines_row + 0.12) * len(rows))
         ax = fig.subplots()
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-        ax.set_xticks(range(len(columns)), [_text(c) for c in columns], rotation=30, ha="right")
-        ax.set_yticks(range(len(rows)), [_text(r) for r in rows])
+        ax.set_xticks(range(len(columns)), col_labels, rotation=rotation, ha="center", va="top")
+        ax.set_yticks(range(len(rows)), row_labels)
         for (i, j), value in np.ndenumerate(grid):
             if not np.isnan(value):
                 colour = "white" if value < 0.6 else "black"  # readable on viridis' dark and light ends
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=8)
-        fig.colorbar(image, ax=ax, label="overall success")
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=9)
+        bar = fig.colorbar(image, ax=ax, label="overall success")
+        bar.set_ticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])  # the same ticks at any height (cells show two decimals)
         fig.tight_layout(pad=1.2)
     return fig
 
@@ -245,7 +271,7 @@ def save(fig: Figure, path: str | Path) -> Path:
     return path
 
 
-def svg_inline(fig: Figure) -> str:
+def svg_inline(fig: Figure, min_scale: float | None = None) -> str:
     """``fig`` as an ``<svg>`` element to put inline in an HTML page.
 
     No XML declaration, doctype or metadata block, and clip-path ids from a
@@ -254,6 +280,8 @@ def svg_inline(fig: Figure) -> str:
 
     Args:
         fig: a figure of this module.
+        min_scale: scale down no further than this (a CSS ``min-width``: ``0.75`` keeps 9 pt labels at
+            9 px or more); in a narrower container the element overflows it, which should then scroll.
 
     Returns:
         The ``<svg ...>...</svg>`` text.
@@ -264,7 +292,8 @@ def svg_inline(fig: Figure) -> str:
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.DOTALL)  # RDF boilerplate only
-    return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto; overflow: visible" ', 1)
+    least = "" if min_scale is None else f" min-width: {math.ceil(min_scale * fig.get_figwidth() * 96)}px;"  # 96 CSS px an inch
+    return svg.replace("<svg ", f'<svg style="max-width: 100%;{least} height: auto; overflow: visible" ', 1)
 
 
 def cross_table(
