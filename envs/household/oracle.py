@@ -13,7 +13,10 @@ well under a millisecond.
 :func:`optimal_commands` gives the decision facts' optimal actions: the commands after which the
 shortest plan is one command shorter, found by planning once after each command that changes the
 state (one-step lookahead, exact because :func:`plan` is). :func:`features` names the state's
-task, phase and objects left, for breaking an agent's errors down.
+task, phase and objects left, for breaking an agent's errors down. The procedural households'
+decisions go through a :class:`Lookahead`, which enumerates each state's routes once (memoized by
+``House.stage``) and reads them off the parent state's where a command changes little (``open``),
+so that most decisions along an episode enumerate nothing.
 """
 
 from __future__ import annotations
