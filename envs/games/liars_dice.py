@@ -275,10 +275,11 @@ class Dice(SpielGame):
     def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
         return {"bids": sum(1 for h in state.full_history() if h.player >= 0)}  # the view's moves
 
-    def decision_key(self, name: str, spec: str, state: Any, seat: int) -> Hashable:
-        """Against a player who reads no dice (``liars_dice_oracle.reads_no_dice``: random) the facts depend
-        on our dice, the standing bid and (the feature) how many bids were made, not on the bids: one
-        entry serves every sequence of them."""
+    def decision_key(self, name: str, spec: str, state: Any, seat: int) -> tuple[Hashable, dict[str, int | str] | None]:
+        """Against a player who reads no dice (``liars_dice_oracle.reads_no_dice``: random) the facts but
+        the features depend on our dice and the standing bid alone, not on the bids before it (the belief
+        stays the prior): one entry serves every sequence of them, the number of bids (the feature) given
+        apart."""
         from rl4vlm_gym.envs.games.liars_dice_oracle import reads_no_dice
 
         if name not in MARKOV or not reads_no_dice(spec, name):
@@ -289,7 +290,7 @@ class Dice(SpielGame):
                 rolls.append(h.action)
             else:
                 bids, last = bids + 1, h.action
-        return tuple(sorted(rolls[seat * numdice : (seat + 1) * numdice])), last, bids
+        return (tuple(sorted(rolls[seat * numdice : (seat + 1) * numdice])), last), {"bids": bids}
 
     def fallback(self, spec: str) -> Policy:
         return heuristic

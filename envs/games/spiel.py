@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -132,11 +132,12 @@ class SpielGame:
         """A few features of what a seat knows (``view``), for breaking decision errors down."""
         return {}
 
-    def decision_key(self, name: str, spec: str, state: Any, seat: int) -> Hashable:
+    def decision_key(self, name: str, spec: str, state: Any, seat: int) -> tuple[Hashable, dict[str, int | str] | None]:
         """What the decision facts of ``seat`` at ``state`` (its turn) against opponent ``name`` depend on,
-        besides the game, the level and the reward variant: its information state (a game may name less,
-        so that one entry serves several)."""
-        return state.information_state_string(seat)
+        besides the game, the level and the reward variant, and the state's features where that key does
+        not fix them (else None): its information state, which does (a game may name less, so that one
+        entry serves several states, and give the features it leaves out)."""
+        return state.information_state_string(seat), None
 
     def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
         """:meth:`features` of ``seat``'s view of ``state`` (a game may read them off the state without
@@ -392,12 +393,15 @@ class SpielView(ChipsScored, VLMEnv):
                 return Decision(None, None, reason=f"near the step limit: {self.STEP_LIMIT - self.elapsed_steps} steps are left before the "
                                 f"hand is forfeited, fewer than it may take ({left}), and the solver does not model the forfeit",
                                 features=self.GAME.state_features(self.state, self.seat))
-        key = (type(self), self.level, self.reward_variant, self.seat, self.GAME.decision_key(self.config.opponent, self.config.spec, self.state, self.seat))
+        state_key, features = self.GAME.decision_key(self.config.opponent, self.config.spec, self.state, self.seat)
+        key = (type(self), self.level, self.reward_variant, self.seat, state_key)
         found = _DECISIONS.get(key)
         if found is None:
             if len(_DECISIONS) >= _DECISIONS_KEPT:
                 _DECISIONS.clear()
             found = _DECISIONS[key] = self._solve()
+        if features is not None and found.features != features:
+            found = replace(found, features=features)  # kept for another state with the same facts but these
         return found
 
     def _solve(self) -> Decision:
