@@ -14,7 +14,7 @@ differ; a row whose episodes differ otherwise is left as it was and reported (an
 changed its behaviour: a finding to look at, not something to overwrite unseen), unless
 ``--accept-new-play`` says the new play is the reference now (an oracle made shorter, say). When a suite
 itself changed (``--new-protocol``: tasks added to ``smoke``, say), the protocol hash is the suite's new one
-and only the episodes the row already has are compared (the new tasks' episodes are new). Then ``run.json``,
+and only the episodes of the tasks it kept unchanged are compared (those of new or changed tasks are new). Then ``run.json``,
 ``summary.json`` and the episodes (gzipped without a timestamp where the row had them gzipped) are
 written over the row's, ``metadata.yaml`` kept, the row validated (without replay; the board's
 tests replay it), and the pages built again (``leaderboards/site``).
@@ -60,6 +60,12 @@ def _same_play(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> str | No
     return None
 
 
+def _kept_tasks(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> set[str]:
+    """The names of the tasks (expanded, as a run's protocol lists them) that are the same in both."""
+    before = {task["name"]: task for task in old}
+    return {task["name"] for task in new if before.get(task["name"]) == task}
+
+
 def rerecord(folder: Path, workers: int, check_only: bool, accept_new_play: bool = False, new_protocol: bool = False) -> str:
     manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     suite = load_suite(SUITES_DIR / f"{folder.parent.name}.yaml")
@@ -75,10 +81,11 @@ def rerecord(folder: Path, workers: int, check_only: bool, accept_new_play: bool
             return f"left as it was: protocol hash {new_manifest['protocol_hash'][:12]} is not the row's {manifest['protocol_hash'][:12]}"
         order = {(r["task"], r["seed"]): i for i, r in enumerate(old)}
         records = sorted(records, key=lambda r: order.get((r["task"], r["seed"]), len(order)))
-        # under a new protocol the row's episodes come first (sorted so), each compared with its new play
-        problem = _same_play(records[: len(old)] if new_protocol else records, old)
-        if new_protocol and problem is None and any((r["task"], r["seed"]) not in order for r in records[: len(old)]):
-            problem = "the suite no longer has every episode the row has"
+        if new_protocol:  # the episodes of the tasks the suite kept as they were must be played as before
+            kept = _kept_tasks(manifest["protocol"]["tasks"], new_manifest["protocol"]["tasks"])
+            problem = _same_play([r for r in records if r["task"] in kept], [r for r in old if r["task"] in kept])
+        else:
+            problem = _same_play(records, old)
         if problem and not accept_new_play:
             return f"left as it was: {problem}"
         if check_only:
