@@ -144,10 +144,12 @@ def optimal_commands(
     # when every route is, or when the shortest that starts at R is
     every_go = shortest == steps - 1
     closer_spots = {spot for spot, rest in first_go.items() if rest == steps - 1}
+    # in a House (a lookahead's) every receptacle is its own place: the commands themselves, no place to look up
+    closer_gos = {f"go to {spot}" for spot in closer_spots} if lookahead is not None else None
     for command, parts in operations.items():
         op = parts[0]
         if op == "goto":
-            if every_go or house.spot(parts[1]) in closer_spots:
+            if every_go or (command in closer_gos if closer_gos is not None else house.spot(parts[1]) in closer_spots):
                 optimal.append(command)
             continue
         if op in READ_ONLY or (op == "take" and house.objects[parts[1]].kind not in useful):
