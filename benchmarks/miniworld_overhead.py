@@ -16,13 +16,13 @@ step and CPU time per step (this process's plus the render process's, every thre
 Pinning (``--core``) pins the render process to the same core. Use many short blocks on a busy
 machine (``--rounds 30 --steps 25``), and read the load it prints.
 
-Measured on a 2-core machine loaded by other jobs (issue 37). Before the render process's fixed-struct
-wire, overlapped step and single-threaded small frames (load 11-20, OneRoom, 30 blocks of 25 steps, runs
-interleaved with the new code's): 60x80 0.67-1.71x wall (median of four 1.25x), 1.08-1.57x CPU;
-240x320 0.93-1.06x wall, 1.09-1.12x CPU. After: 60x80 0.90-1.20x wall (median of four 0.99x),
-0.99-1.16x CPU; 240x320 0.99-1.09x wall, 1.05-1.09x CPU. At a load of 5 to 20 on 2 cores every
-wait for the other process is a trip through a crowded run queue: the wall figures swing by
-+-30% between runs of the same code, the CPU figures less.
+Measured on a 2-core machine loaded by other jobs (issue 37), OneRoom, ``--rounds 30 --steps 25``, runs of
+the code before (51936ba) and after interleaved, the frame cache off. Load 3-6, three runs each: 60x80
+wall 1.13/1.28/1.23x before, 0.96/1.09/1.03x after; CPU 1.18/1.09/1.40x before, 1.17/1.19/0.92x after;
+240x320 wall 1.05/1.02/1.02x before, 0.99/1.00/0.98x after; CPU 1.15/1.11/1.06x before, 1.07/1.02/1.01x
+after. At a load of 11-20 the wall figures swing by +-30% between runs of the same code (60x80 before
+0.67-1.71x, after 0.90-1.20x). What is left at 60x80 is the CPU of waking the other process twice a
+step (~0.1 ms of a ~0.7 ms step); the wall time hides it by drawing while the env finishes its step.
 """
 
 from __future__ import annotations
@@ -142,11 +142,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: no pinning)")
     parser.add_argument("--render-process", action="store_true", help="compare in-process rendering with a render process")
+    parser.add_argument("--frame-cache", action="store_true", help="with --render-process: keep the render process's frame cache "
+                        "on (a random walk revisits poses, so it flatters the render process; off by default)")  # fmt: skip
     args = parser.parse_args()
     if args.core >= 0 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.core})
     import_miniworld()
     if args.render_process:
+        if not args.frame_cache:
+            from rl4vlm_gym.envs.navigation import gl_process
+
+            gl_process.FRAME_CACHE_BYTES = 0  # every frame drawn: the drawing path's cost, not the walk's repeats
         main_render_process(args)
         return
 

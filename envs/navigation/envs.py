@@ -221,7 +221,9 @@ class NavigationEnv(VLMEnv):
             return super().step(action)
         finally:
             world.defer = False
-            world.scene.settle()  # a frame no one took (an error mid-step): the renderer is free again
+            world.scene.settle()  # a frame no one took (an error mid-step, text mode): the renderer is free again
+            if isinstance(self._obs, Pending):
+                self._obs = self._obs.result()  # received by settle(): between steps the frame is an array
 
     def _observation(self, feedback: str) -> ObsDict:
         if not isinstance(self._obs, Pending) or self.obs_mode == "text":
