@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import itertools
 import json
 import math
 from collections.abc import Callable, Hashable, Sequence
@@ -26,7 +27,7 @@ from rl4vlm_gym.rendering import font, to_array
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["LIARS_DICE", "LiarsDice", "LiarsDiceAEC", "LiarsDiceVsCFR", "LiarsDiceVsHeuristic", "heuristic", "liars_dice_env"]
+__all__ = ["LIARS_DICE", "LiarsDice", "LiarsDiceAEC", "LiarsDiceVsCFR", "LiarsDiceVsHeuristic", "heuristic", "liars_dice_env", "reads_no_dice"]
 
 SPECS = ("liars_dice(numdice=1)", "liars_dice(numdice=2)")  # the levels of two players: dice per player
 THREE_PLAYERS = liars_dice_rules.spec(3, 1)  # one die each, two opponents
@@ -276,12 +277,9 @@ class Dice(SpielGame):
         return {"bids": sum(1 for h in state.full_history() if h.player >= 0)}  # the view's moves
 
     def decision_key(self, name: str, spec: str, state: Any, seat: int) -> tuple[Hashable, dict[str, int | str] | None]:
-        """Against a player who reads no dice (``liars_dice_oracle.reads_no_dice``: random) the facts but
-        the features depend on our dice and the standing bid alone, not on the bids before it (the belief
-        stays the prior): one entry serves every sequence of them, the number of bids (the feature) given
-        apart."""
-        from rl4vlm_gym.envs.games.liars_dice_oracle import reads_no_dice
-
+        """Against a player who reads no dice (:func:`reads_no_dice`: random) the facts but the features
+        depend on our dice and the standing bid alone, not on the bids before it (the belief stays the
+        prior): one entry serves every sequence of them, the number of bids (the feature) given apart."""
         if name not in MARKOV or not reads_no_dice(spec, name):
             return super().decision_key(name, spec, state, seat)
         numdice, rolls, bids, last = num_dice(spec), [], 0, None
@@ -308,6 +306,16 @@ def uniform_probs(mine: tuple[int, ...], last: int | None, total: int) -> tuple[
 # The opponents whose move reads only their own dice and the standing bid, by name: the exact best
 # response to them (liars_dice_oracle.py) needs no table of every information state.
 MARKOV: dict[str, Callable[[tuple[int, ...], int | None, int], Sequence[float]]] = {"random": uniform_probs, "heuristic": heuristic_probs}
+
+
+@functools.cache
+def reads_no_dice(spec: str, name: str) -> bool:
+    """The policy ``MARKOV[name]`` moves alike whatever its dice (the random player): its bids tell nothing
+    about them, and the best response to it depends on our dice and the standing bid alone."""
+    players, numdice = shape(spec)
+    total, policy = players * numdice, MARKOV[name]
+    rolls = list(itertools.combinations_with_replacement(range(1, FACES + 1), numdice))
+    return all(len({tuple(policy(hand, last, total)) for hand in rolls}) == 1 for last in (None, *range(liar_action(total))))
 
 LIARS_DICE = Dice()
 

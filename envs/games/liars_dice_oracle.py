@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from rl4vlm_gym.envs.games.liars_dice import FACES, MARKOV, bid_holds, liar_action, shape
+from rl4vlm_gym.envs.games.liars_dice import FACES, MARKOV, bid_holds, liar_action, reads_no_dice, shape
 
-__all__ = ["DiceResponse", "TabularDiceResponse", "reads_no_dice"]
+__all__ = ["DiceResponse", "TabularDiceResponse"]
 
 
 def hands(numdice: int) -> list[tuple[tuple[int, ...], float]]:
@@ -67,6 +67,9 @@ class DiceResponse:
         self._values: dict[Any, np.ndarray] = {}
         self._moves: dict[Any, dict[int, float]] = {}  # our nodes: each legal move's expected return
         self._blind = reads_no_dice(spec, name)  # then the belief stays the prior whatever the bids
+        # one die each and two players: the whole tree at the first question (10-25 ms a seat), so that no
+        # later move of any episode searches (larger games search below each node the first time it is asked)
+        self._whole = self.players * self.numdice <= 2
 
     @classmethod
     def of(cls, spec: str, seat: int, name: str, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)) -> DiceResponse:
@@ -147,6 +150,10 @@ class DiceResponse:
 
     def action_values(self, mine: tuple[int, ...], bids: Sequence[tuple[int, int]]) -> dict[int, float]:
         """The expected return of each of our legal moves after ``bids`` (our turn), our dice ``mine``."""
+        if self._whole:
+            self._whole = False
+            for hand in self.hands:  # our dice are rolled as theirs are
+                self._value(hand, None, 0, self.prior)
         last, weights = bids[-1][1] if bids else None, self.prior if self._blind else self.belief(bids)
         _, key = self._node(mine, last, self.seat, weights)  # the key _value files the node under
         if key not in self._moves:
@@ -187,15 +194,6 @@ class DiceResponse:
             return out
 
         return float(self.prior @ reach(last, mover))
-
-
-@functools.cache
-def reads_no_dice(spec: str, name: str) -> bool:
-    """The policy ``liars_dice.MARKOV[name]`` moves alike whatever its dice (the random player): its bids
-    tell nothing about them, and the best response depends on our dice and the standing bid alone."""
-    players, numdice = shape(spec)
-    total, policy = players * numdice, MARKOV[name]
-    return all(len({tuple(policy(hand, last, total)) for hand, _ in hands(numdice)}) == 1 for last in (None, *range(liar_action(total))))
 
 
 @functools.cache

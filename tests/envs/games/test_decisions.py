@@ -218,7 +218,7 @@ def test_liars_dice_facts_against_random_are_shared_across_bid_sequences_exactly
     some entry served information states with different numbers of bids."""
     import numpy as np
 
-    from rl4vlm_gym.envs.games.liars_dice_oracle import reads_no_dice
+    from rl4vlm_gym.envs.games.liars_dice import reads_no_dice
 
     assert reads_no_dice("liars_dice(numdice=1)", "random") and not reads_no_dice("liars_dice(numdice=1)", "heuristic")
     env = gym.make("rl4vlm/LiarsDice-vs-Random-v0", obs_mode="text", level=level)
