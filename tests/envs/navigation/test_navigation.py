@@ -187,22 +187,34 @@ def test_close_frees_the_worlds_gl_objects() -> None:
 
 
 def test_level_zero_is_raw_miniworld_for_the_same_seed() -> None:
-    from rl4vlm_gym.envs.navigation.gl import import_miniworld
+    from rl4vlm_gym.envs.navigation.gl import current, ensure_context, import_miniworld
+    from rl4vlm_gym.envs.navigation.worlds import _free_gl
 
     import_miniworld()
-    raw = gym.make("MiniWorld-FourRooms-v0", obs_width=80, obs_height=60).unwrapped
+    # The process's GL context made first, our way; raw MiniWorld's GL calls inside gl.current and its window
+    # freed as our worlds' are. Raw MiniWorld's window as the first context, or left current in this thread
+    # and closed by pyglet's __del__, made later in-process worlds of this process draw other frames
+    # (test_gl_threads, run after this test in one process, failed).
+    ensure_context()
+    with current():
+        raw = gym.make("MiniWorld-FourRooms-v0", obs_width=80, obs_height=60).unwrapped
     ours = gym.make("rl4vlm/MiniWorld-FourRooms-v1", image_size=(60, 80), obs_mode="image")
-    for seed in (0, 5):
-        raw_obs, _ = raw.reset(seed=seed)
-        obs, _ = ours.reset(seed=seed)
-        assert np.array_equal(raw_obs, obs["image"])
-        for action, text in ((2, "move forward"), (0, "turn left"), (2, "2")):  # VL-DAC's number too
-            raw_obs, raw_reward, *_ = raw.step(action)
-            obs, reward, *_ = ours.step(text)
-            assert np.array_equal(raw_obs, obs["image"]) and reward == raw_reward
-    np.testing.assert_array_equal(raw.agent.pos, ours.unwrapped.world.agent.pos)
-    raw.close()
-    ours.close()
+    try:
+        for seed in (0, 5):
+            with current(raw.shadow_window):
+                raw_obs, _ = raw.reset(seed=seed)
+            obs, _ = ours.reset(seed=seed)
+            assert np.array_equal(raw_obs, obs["image"])
+            for action, text in ((2, "move forward"), (0, "turn left"), (2, "2")):  # VL-DAC's number too
+                with current(raw.shadow_window):
+                    raw_obs, raw_reward, *_ = raw.step(action)
+                obs, reward, *_ = ours.step(text)
+                assert np.array_equal(raw_obs, obs["image"]) and reward == raw_reward
+        np.testing.assert_array_equal(raw.agent.pos, ours.unwrapped.world.agent.pos)
+    finally:
+        raw.close()
+        _free_gl(raw.shadow_window, (raw.obs_fb, raw.vis_fb))
+        ours.close()
 
 
 def test_vl_dac_json_action_parses() -> None:
