@@ -510,8 +510,8 @@ MiniWorld's top-down map, for what ``render()`` shows (the observation stays the
 ``render_process``: True (default; ``RL4VLM_GYM_RENDER_PROCESS=0`` makes False the default) draws the
 frames in a render process of the env's own, started at the first frame, so the env's process holds no
 OpenGL context (a ``fork`` after rendering works, envs in threads render in parallel); False draws them
-in the env's process (no second process; a step about 0.3 ms faster). The frames are the same bytes
-either way.
+in the env's process (no second process; a step takes about as long: the render process draws while
+the env finishes its step). The frames are the same bytes either way.
 
 ``appearance="held-out"`` (the ``visual`` transfer axis) draws every room with textures no
 MiniWorld world uses (wood-plank walls, a marble floor, a plain tiled ceiling) under a warm light
