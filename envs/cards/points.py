@@ -250,7 +250,7 @@ class PointsGame(VLMEnv):
         # or at the start, else an operator (or ")" closing an open one). Any other is refused or
         # makes no formula, so it is never optimal: the same set as asking every action.
         if not formula or formula[-1] in _OPERAND_NEXT:
-            allowed = {str(v) for v in Counter(values) - Counter(used)} | {"("}
+            allowed = frozenset({str(v) for v in Counter(values) - Counter(used)} | {"("})
         else:
             allowed = _OPERATOR_NEXT if depth > 0 else _OPERATOR_NEXT_TOP
         to_write, optimal = completions.next_tokens(formula, [a for a in self._actions() if a in allowed])
