@@ -203,6 +203,28 @@ def when_current(cleanup: Callable[[], None]) -> None:
     _dropped.append(cleanup)
 
 
+_CACHES = (("miniworld.opengl", "Texture", "tex_cache"), ("miniworld.objmesh", "ObjMesh", "cache"))
+"""MiniWorld's process-wide caches of GL objects (textures, meshes' vertex lists), by file path."""
+_OUR_CACHES: dict[tuple[str, str, str], dict[str, Any]] = {}
+"""Our worlds' own copies of :data:`_CACHES`, swapped in for every :func:`current` block: a texture that a
+raw MiniWorld world (made outside these blocks, maybe before our context, in another GL object space)
+cached was another texture, or none, for our contexts once its window was gone, and every later
+in-process world of ours drew other frames."""
+
+
+def _swap_caches(ours: dict[tuple[str, str, str], dict[str, Any]]) -> list[tuple[Any, str, Any]]:
+    """Put our caches in place of MiniWorld's (those of its modules imported); return what to put back."""
+    saved = []
+    for module_name, class_name, name in _CACHES:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        cls = getattr(module, class_name)
+        saved.append((cls, name, cls.__dict__.get(name)))
+        setattr(cls, name, ours.setdefault((module_name, class_name, name), {}))
+    return saved
+
+
 @contextlib.contextmanager
 def current(window: Any = None) -> Iterator[None]:
     """Make GL calls in this block from any thread: under the process's GL lock, with ``window``'s
@@ -225,6 +247,7 @@ def current(window: Any = None) -> Iterator[None]:
 
     with _lock:
         _depth += 1
+        theirs = _swap_caches(_OUR_CACHES) if _depth == 1 else []
         try:
             if _depth == 1:
                 while _dropped:
@@ -241,6 +264,8 @@ def current(window: Any = None) -> Iterator[None]:
         finally:
             _depth -= 1
             if _depth == 0:
+                for cls, name, value in theirs:
+                    setattr(cls, name, value)
                 display = egl.eglGetCurrentDisplay()
                 if display:
                     egl.eglMakeCurrent(display, None, None, None)  # EGL_NO_SURFACE, EGL_NO_CONTEXT

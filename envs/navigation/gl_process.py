@@ -27,6 +27,7 @@ at a time (they share display list 1). So the env's process holds its world with
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
@@ -305,6 +306,18 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _at_exit() -> None:
+    """Close this process's sockets to its renderers (each exits at EOF), not left to the collector."""
+    for renderer in _pool:
+        if renderer._sock is not None and renderer.pid == os.getpid():
+            with contextlib.suppress(OSError):
+                renderer._sock.close()
+            renderer._sock = None
+
+
+atexit.register(_at_exit)
 
 
 class Pending:

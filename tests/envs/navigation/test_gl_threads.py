@@ -142,3 +142,37 @@ def test_envs_in_threads_drawn_by_render_processes_draw_the_frames_one_env_draws
 
     alone = played()
     assert _in_threads(played, played) == [alone] * 2
+
+
+@pytest.mark.slow  # a fresh interpreter (raw MiniWorld's window must be its first GL context), ~2 s
+def test_in_process_frames_after_a_raw_miniworld_world_drew_first_and_was_collected_are_the_canonical_ones() -> None:
+    """Raw MiniWorld (not ours) made the process's first GL context, drew, and was collected (pyglet closed
+    its window): MiniWorld's texture and mesh caches then held GL names of a context gone, and every
+    in-process world of ours drew other frames. Ours keep caches of their own (gl._OUR_CACHES): the frames
+    are a render process's (which are the in-process ones: test_render_process)."""
+    script = textwrap.dedent(
+        f"""
+        import gc, sys
+        import gymnasium as gym
+        import rl4vlm_gym
+        from rl4vlm_gym.envs.navigation.gl import import_miniworld
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import test_gl_threads as t
+        import_miniworld()
+        raw = gym.make("MiniWorld-FourRooms-v0", obs_width=80, obs_height=60).unwrapped
+        raw.reset(seed=0)
+        raw.step(2)
+        raw.close()
+        del raw
+        gc.collect()
+        print("DIGESTS", " ".join(t._in_threads(t._played_and_closed)[0]))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = gym.make(ENV_ID, **{**KWARGS, "render_process": True})
+    try:
+        expected = _frames(env)
+    finally:
+        env.close()
+    assert done.stdout.split("DIGESTS ", 1)[1].split() == expected
