@@ -254,8 +254,10 @@ def _suites(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted(axis, key=lambda s: (rank.get(axis[s], len(AXES)), s))
 
 
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]]) -> list[str]:
-    lines = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+def _md_table(header: Sequence[str | _Cell], rows: Sequence[Sequence[_Cell]]) -> list[str]:
+    """A Markdown table; a header may be a submission's text too (a name heading a column)."""
+    heads = [_md_text(h.text) if isinstance(h, _Cell) and h.submitted else md_cell(h if isinstance(h, str) else h.text) for h in header]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(header)]
     for row in rows:
         texts = []
         for c in row:
@@ -265,9 +267,10 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]]) -> list[st
     return [*lines, ""]
 
 
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[_Cell]], kind: str = "board") -> str:
+def _html_table(header: Sequence[str | _Cell], rows: Sequence[Sequence[_Cell]], kind: str = "board") -> str:
     # a header breaks after a slash too ("regret/<wbr>decision"): a long compound must not widen its column
-    head = "".join(f'<th scope="col" title="click to sort">{html.escape(h).replace("/", "/<wbr>")}</th>' for h in header)
+    texts = [h if isinstance(h, str) else h.text for h in header]
+    head = "".join(f'<th scope="col" title="click to sort">{html.escape(h).replace("/", "/<wbr>")}</th>' for h in texts)
     body = []
     for row in rows:
         cells = []
@@ -390,7 +393,7 @@ def _transfer(entries: Sequence[Mapping[str, Any]], suites: Sequence[str], body:
         [_Cell(label, submitted=not by_suite, wrap=True), *(_score(c) for c in row)]
         for label, row in zip(row_labels, scores, strict=True)
     ]
-    header = ["suite", *columns] if by_suite else ["name", *columns]
+    header: list[str | _Cell] = ["suite", *(_Cell(n, submitted=True) for n in names)] if by_suite else ["name", *columns]
     if by_suite:
         text = "Overall success of each name (columns) on each suite (rows, with their axis), 95% CI."
     else:

@@ -277,6 +277,25 @@ def test_leaderboard_pages(runs: dict[str, Path], tmp_path: Path) -> None:
     assert not re.search(r"""src\s*=|<link|@import""", html)  # loads nothing: no scripts, styles or images from elsewhere
 
 
+@pytest.mark.extra("eval")
+def test_transfer_matrix_with_more_suites_than_names_puts_suites_down_and_escapes_the_names_atop(runs: dict[str, Path]) -> None:
+    """Three suites, two names: suites are the rows; the names head the columns, escaped in Markdown as every
+    submission's text is (a name written as a link stays text) and in HTML."""
+    from rl4vlm_gym.harness.pages import _md_text, _transfer
+
+    link = "[click](https://evil.example/x)"
+    base = [e for e in _entries(runs) if e["id"] in ("tiny-oracle", "tiny-random")]  # Oracle and EVIL
+    entries = [{**e, "suite": s, "metadata": {**e["metadata"], "name": link if e["id"] == "tiny-oracle" else EVIL}}
+               for s in ("s1", "s2", "s3") for e in base]  # fmt: skip
+    body: list[str] = []
+    md = "\n".join(_transfer(entries, ["s1", "s2", "s3"], body))
+    assert f"| suite | {_md_text(EVIL)} | {_md_text(link)} |" in md and "](https" not in md
+    rows = [line.split(" | ")[0] for line in md.splitlines()[6:] if line]  # after the heading, text, header and rule
+    assert rows == ["| s1 (smoke)", "| s2 (smoke)", "| s3 (smoke)"]
+    html = "".join(body)
+    assert EVIL not in html and "<th" in html and html.index("s1 (smoke)") < html.index("s3 (smoke)")
+
+
 def needs_chromium(test: Any) -> Any:
     """The eval and webshop extras (plots, Selenium) and Debian's chromium and chromium-driver."""
     present = Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()
