@@ -183,8 +183,8 @@ class Dice(SpielGame):
 
     def view(self, state: Any, seat: int) -> DiceSeen:
         players = state.num_players()
-        chance = [h.action + 1 for h in state.full_history() if h.player < 0]
-        moves = tuple((h.player, h.action) for h in state.full_history() if h.player >= 0)
+        chance, bids = _rolls_and_bids(state)
+        moves = tuple(bids)
         n = len(chance) // players  # OpenSpiel rolls player 0's dice first
         rolled = tuple(tuple(sorted(chance[i * n : (i + 1) * n])) for i in range(players))
         over = state.is_terminal()
@@ -256,12 +256,7 @@ class Dice(SpielGame):
         (:class:`~.liars_dice_oracle.TabularDiceResponse`)."""
         from rl4vlm_gym.envs.games.liars_dice_oracle import DiceResponse, TabularDiceResponse
 
-        rolls, bids = [], []
-        for h in state.full_history():
-            if h.player < 0:
-                rolls.append(h.action + 1)
-            else:
-                bids.append((h.player, h.action))
+        rolls, bids = _rolls_and_bids(state)
         if name not in MARKOV:
             if spec != SPECS[0]:
                 return None
@@ -274,7 +269,7 @@ class Dice(SpielGame):
         return {"bids": len(view.moves)}
 
     def state_features(self, state: Any, seat: int) -> dict[str, int | str]:
-        return {"bids": sum(1 for h in state.full_history() if h.player >= 0)}  # the view's moves
+        return {"bids": len(_rolls_and_bids(state)[1])}  # the view's moves
 
     def decision_key(self, name: str, spec: str, state: Any, seat: int) -> tuple[Hashable, dict[str, int | str] | None]:
         """Against a player who reads no dice (:func:`reads_no_dice`: random) the facts but the features
@@ -282,13 +277,9 @@ class Dice(SpielGame):
         prior): one entry serves every sequence of them, the number of bids (the feature) given apart."""
         if name not in MARKOV or not reads_no_dice(spec, name):
             return super().decision_key(name, spec, state, seat)
-        numdice, rolls, bids, last = num_dice(spec), [], 0, None
-        for h in state.full_history():
-            if h.player < 0:
-                rolls.append(h.action)
-            else:
-                bids, last = bids + 1, h.action
-        return (tuple(sorted(rolls[seat * numdice : (seat + 1) * numdice])), last), {"bids": bids}
+        numdice, (rolls, bids) = num_dice(spec), _rolls_and_bids(state)
+        last = bids[-1][1] if bids else None
+        return (tuple(sorted(rolls[seat * numdice : (seat + 1) * numdice])), last), {"bids": len(bids)}
 
     def fallback(self, spec: str) -> Policy:
         return heuristic
@@ -306,6 +297,18 @@ def uniform_probs(mine: tuple[int, ...], last: int | None, total: int) -> tuple[
 # The opponents whose move reads only their own dice and the standing bid, by name: the exact best
 # response to them (liars_dice_oracle.py) needs no table of every information state.
 MARKOV: dict[str, Callable[[tuple[int, ...], int | None, int], Sequence[float]]] = {"random": uniform_probs, "heuristic": heuristic_probs}
+
+
+def _rolls_and_bids(state: Any) -> tuple[list[int], list[tuple[int, int]]]:
+    """The dice rolled so far (faces 1-6, in OpenSpiel's order: player 0's first) and the bids made,
+    as (player, action), of an OpenSpiel Liar's dice ``state``."""
+    rolls, bids = [], []
+    for h in state.full_history():
+        if h.player < 0:
+            rolls.append(h.action + 1)
+        else:
+            bids.append((h.player, h.action))
+    return rolls, bids
 
 
 @functools.cache
