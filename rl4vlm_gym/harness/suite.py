@@ -355,18 +355,8 @@ class Suite:
 
 
 def _first_deals(task: Task, limit: int) -> tuple[int, ...]:
-    """The seeds of ``task``'s first ``limit`` deals, in the task's order (a deal is one seed, or
-    ``score.duplicate`` seeds ``N k .. N k + N - 1`` played as one)."""
-    per_deal = task.score.duplicate if task.score else 1
-    deals = set(_deals(task)[:limit])
-    return tuple(seed for seed in task.seeds if seed // per_deal in deals)
-
-
-def _deals(task: Task) -> list[int]:
-    """``task``'s deals in its order: a deal is one seed, or ``score.duplicate`` seeds ``N k .. N k + N - 1``
-    played as one (named by ``k``)."""
-    per_deal = task.score.duplicate if task.score else 1
-    return list(dict.fromkeys(seed // per_deal for seed in task.seeds))
+    """The seeds of ``task``'s first ``limit`` deals, in the task's order."""
+    return _seeds_of(task, set(_deals(task)[:limit]))
 
 
 def _deals_at(task: Task, spans: Sequence[range]) -> tuple[int, ...]:
@@ -374,11 +364,26 @@ def _deals_at(task: Task, spans: Sequence[range]) -> tuple[int, ...]:
     deals = _deals(task)
     past = max(s[-1] for s in spans if s)
     if past >= len(deals):
-        kind = "deals" if task.score and task.score.duplicate > 1 else "seeds"
+        kind = "deals" if _per_deal(task) > 1 else "seeds"
         raise SuiteError(f"seed position {past} is past the {len(deals)} {kind} of task {task.name!r} (positions 0-{len(deals) - 1})")
-    kept = {deal for i, deal in enumerate(deals) if any(i in s for s in spans)}
-    per_deal = task.score.duplicate if task.score else 1
-    return tuple(seed for seed in task.seeds if seed // per_deal in kept)
+    return _seeds_of(task, {deal for i, deal in enumerate(deals) if any(i in s for s in spans)})
+
+
+def _per_deal(task: Task) -> int:
+    """Seeds a deal of ``task`` takes: ``score.duplicate`` seeds ``N k .. N k + N - 1`` played as one (deal ``k``), else 1."""
+    return task.score.duplicate if task.score else 1
+
+
+def _deals(task: Task) -> list[int]:
+    """``task``'s deals in its order, each named by ``seed // _per_deal(task)``."""
+    per_deal = _per_deal(task)
+    return list(dict.fromkeys(seed // per_deal for seed in task.seeds))
+
+
+def _seeds_of(task: Task, deals: set[int]) -> tuple[int, ...]:
+    """The seeds of ``task`` in the given deals, in the task's order."""
+    per_deal = _per_deal(task)
+    return tuple(seed for seed in task.seeds if seed // per_deal in deals)
 
 
 def _spec(spans: Sequence[range]) -> str:
