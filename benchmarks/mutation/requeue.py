@@ -3,27 +3,105 @@
 Usage (in the staging tree, benchmarks/mutation/run.sh's WORKDIR/stage)::
 
     python requeue.py survived            # every survivor runs again (after new tests were added)
+    python requeue.py timeout             # every timeout runs again (to tell load from a real hang)
     python requeue.py skip-unchecked      # mutants not yet checked are marked skipped (34)
+    python requeue.py sample BUDGET_S [SEED]   # check a seeded random sample per module (below)
+    python requeue.py unsample            # the mutants ``sample`` left out are queued again
 
 mutmut reruns a mutant only if its recorded exit code is missing (``mutmut run NAMES`` would run
 the clean tests by id, which fails for some parametrised ids here). Its exit codes live in
 ``mutants/**/*.py.meta``: 1 killed, 0 survived, 33 no tests, 34 skipped, 36 timeout.
+
+``sample`` is for a run that cannot check everything in the time it has: run ``mutmut run`` until
+its stats are collected (``mutants/mutmut-stats.json``), stop it, then ``sample``. Per module it
+keeps the mutants already checked, and of its unchecked mutants that some test calls it checks
+``min(N, n)`` drawn at random (``random.Random(f"{SEED}:{module}")``, so the draw is the same on
+every rerun with the same mutants); the others are marked skipped and listed in ``sample.json``
+(which ``scores.py`` reads, to report them as not sampled, and each sampled module's score with a
+95 % Wilson interval). ``n`` is the largest one whose estimated cost (each mutant: the summed
+durations of the tests that call its function, from mutmut's stats, plus ``OVERHEAD_S`` for the
+child's pytest start) fits ``BUDGET_S`` seconds of one child.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import pathlib
+import random
 import sys
 
+OVERHEAD_S = 1.0  # a forked child's pytest start and collection, measured on the 2-core machine
 
-def main(what: str) -> None:
+
+def module_of(name: str) -> str:
+    """The module of a mutmut name such as ``rl4vlm_gym.core.xǁEnvǁstep__mutmut_3``."""
+    parts = name.partition("__mutmut_")[0].split(".")
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i].startswith(("x_", "xǁ")):
+            return ".".join(parts[:i])
+    return name
+
+
+def _metas() -> list[tuple[pathlib.Path, dict]]:
+    return [(meta, json.loads(meta.read_text())) for meta in sorted(pathlib.Path("mutants").rglob("*.py.meta"))]
+
+
+def sample(budget_s: float, seed: str) -> None:
+    stats = json.loads(pathlib.Path("mutants/mutmut-stats.json").read_text())
+    tests_of, duration = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    metas = _metas()
+    cost: dict[str, float] = {}
+    by_module: dict[str, list[str]] = collections.defaultdict(list)
+    for _, data in metas:
+        for key, code in data["exit_code_by_key"].items():
+            tests = tests_of.get(key.replace("__init__.", "").partition("__mutmut_")[0], [])
+            if code is None and tests:  # no tests: mutmut marks it 33 itself
+                cost[key] = OVERHEAD_S + sum(duration.get(t, 0.0) for t in tests)
+                by_module[module_of(key)].append(key)
+    order = {m: random.Random(f"{seed}:{m}").sample(sorted(keys), len(keys)) for m, keys in by_module.items()}
+
+    def total(n: int) -> float:
+        return sum(cost[k] for keys in order.values() for k in keys[:n])
+
+    n = max((n for n in range(0, max(map(len, order.values()), default=0) + 1) if total(n) <= budget_s), default=0)
+    left_out = {k for keys in order.values() for k in keys[n:]}
+    for meta, data in metas:
+        codes = data["exit_code_by_key"]
+        for key in codes:
+            if key in left_out:
+                codes[key] = 34
+        meta.write_text(json.dumps(data, indent=4))
+    record = {
+        "seed": seed,
+        "budget_s": budget_s,
+        "n_per_module": n,
+        "estimated_s": round(total(n)),
+        "unchecked_with_tests": {m: len(k) for m, k in sorted(order.items())},
+        "not_sampled": sorted(left_out),
+    }
+    pathlib.Path("sample.json").write_text(json.dumps(record, indent=1))
+    print(f"sample: n={n} per module, {len(left_out)} mutants left out, ~{record['estimated_s']} s of one child")
+    for m, keys in sorted(order.items()):
+        print(f"  {m}: {min(n, len(keys))} of {len(keys)} unchecked")
+
+
+def main(what: str, *args: str) -> None:
+    if what == "sample":
+        sample(float(args[0]), args[1] if len(args) > 1 else "36")
+        return
+    not_sampled = set()
+    if what == "unsample":
+        not_sampled = set(json.loads(pathlib.Path("sample.json").read_text())["not_sampled"])
     changed = 0
-    for meta in sorted(pathlib.Path("mutants").rglob("*.py.meta")):
-        data = json.loads(meta.read_text())
+    for meta, data in _metas():
         codes = data["exit_code_by_key"]
         for key, code in codes.items():
-            if what == "survived" and code == 0:
+            if (
+                (what == "survived" and code == 0)
+                or (what == "timeout" and code in (36, 24, -24, 152, 255))
+                or (what == "unsample" and code == 34 and key in not_sampled)
+            ):
                 codes[key] = None
             elif what == "skip-unchecked" and code is None:
                 codes[key] = 34
@@ -35,4 +113,4 @@ def main(what: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])

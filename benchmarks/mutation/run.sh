@@ -24,9 +24,17 @@ if [ ! -d "$WORK/repo/.venv" ]; then
 fi
 PY="$WORK/repo/.venv/bin/python"
 "$PY" -m pip install -q "mutmut==$MUTMUT_VERSION"
-# The clone follows the working tree: tests and modules not yet committed come along.
+# The clone holds the committed tree (at the time it was cloned: delete WORKDIR/repo for a newer one),
+# plus this folder's and the *_mutants.py tests' working copies: in a tree shared with work in
+# progress, another file's half-made change must not break the run (MUTATION_WORKTREE=1: take every
+# uncommitted change along, as a single developer wants).
 if [ "$SRC" != "$(cd "$WORK/repo" && pwd -P)" ]; then
-    (cd "$SRC" && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t "$WORK/repo")
+    if [ "${MUTATION_WORKTREE:-0}" = 1 ]; then
+        (cd "$SRC" && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t "$WORK/repo")
+    else
+        (cd "$SRC" && git ls-files -z -co --exclude-standard -- benchmarks/mutation 'tests/*_mutants.py' \
+            | xargs -0 cp --parents -t "$WORK/repo")
+    fi
 fi
 
 STAGE="$WORK/stage"
