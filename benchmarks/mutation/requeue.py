@@ -14,9 +14,9 @@ the clean tests by id, which fails for some parametrised ids here). Its exit cod
 
 ``sample`` is for a run that cannot check everything in the time it has: run ``mutmut run`` until
 its stats are collected (``mutants/mutmut-stats.json``), stop it, then ``sample``. Per module it
-keeps the mutants already checked, and of its unchecked mutants that some test calls it checks
-``min(N, n)`` drawn at random (``random.Random(f"{SEED}:{module}")``, so the draw is the same on
-every rerun with the same mutants); the others are marked skipped and listed in ``sample.json``
+orders its N mutants that some test calls at random (``random.Random(f"{SEED}:{module}")``: the
+same order on every rerun with the same mutants) and checks the first ``min(N, n)`` (a larger ``n``
+later extends the sample, with the mutants already checked kept); the others are marked skipped and listed in ``sample.json``
 (which ``scores.py`` reads, to report them as not sampled, and each sampled module's score with a
 95 % Wilson interval). ``n`` is the largest one whose estimated cost (each mutant: the summed
 durations of the tests that call its function, from mutmut's stats, plus ``OVERHEAD_S`` for the
@@ -50,40 +50,46 @@ def _metas() -> list[tuple[pathlib.Path, dict]]:
 def sample(budget_s: float, seed: str) -> None:
     stats = json.loads(pathlib.Path("mutants/mutmut-stats.json").read_text())
     tests_of, duration = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    earlier = pathlib.Path("sample.json")
+    left_before = set(json.loads(earlier.read_text())["not_sampled"]) if earlier.exists() else set()
     metas = _metas()
     cost: dict[str, float] = {}
     by_module: dict[str, list[str]] = collections.defaultdict(list)
     for _, data in metas:
         for key, code in data["exit_code_by_key"].items():
             tests = tests_of.get(key.replace("__init__.", "").partition("__mutmut_")[0], [])
-            if code is None and tests:  # no tests: mutmut marks it 33 itself
-                cost[key] = OVERHEAD_S + sum(duration.get(t, 0.0) for t in tests)
+            if tests:  # no tests: mutmut marks it 33 itself
                 by_module[module_of(key)].append(key)
+                if code is None or (code == 34 and key in left_before):
+                    cost[key] = OVERHEAD_S + sum(duration.get(t, 0.0) for t in tests)
+    # One fixed order per module: a larger n extends the sample of a smaller one (a rerun with more time).
     order = {m: random.Random(f"{seed}:{m}").sample(sorted(keys), len(keys)) for m, keys in by_module.items()}
 
     def total(n: int) -> float:
-        return sum(cost[k] for keys in order.values() for k in keys[:n])
+        return sum(cost.get(k, 0.0) for keys in order.values() for k in keys[:n])
 
     n = max((n for n in range(0, max(map(len, order.values()), default=0) + 1) if total(n) <= budget_s), default=0)
-    left_out = {k for keys in order.values() for k in keys[n:]}
+    left_out = {k for keys in order.values() for k in keys[n:] if k in cost}
     for meta, data in metas:
         codes = data["exit_code_by_key"]
         for key in codes:
             if key in left_out:
                 codes[key] = 34
+            elif key in cost:
+                codes[key] = None
         meta.write_text(json.dumps(data, indent=4))
     record = {
         "seed": seed,
         "budget_s": budget_s,
         "n_per_module": n,
         "estimated_s": round(total(n)),
-        "unchecked_with_tests": {m: len(k) for m, k in sorted(order.items())},
+        "with_tests": {m: len(k) for m, k in sorted(order.items())},
         "not_sampled": sorted(left_out),
     }
-    pathlib.Path("sample.json").write_text(json.dumps(record, indent=1))
+    earlier.write_text(json.dumps(record, indent=1))
     print(f"sample: n={n} per module, {len(left_out)} mutants left out, ~{record['estimated_s']} s of one child")
     for m, keys in sorted(order.items()):
-        print(f"  {m}: {min(n, len(keys))} of {len(keys)} unchecked")
+        print(f"  {m}: {min(n, len(keys))} of {len(keys)} with tests")
 
 
 def main(what: str, *args: str) -> None:

@@ -62,6 +62,19 @@ text = text.replace("sys._getframe(1).f_code", "_mutmut_caller_code()")
 text = text.replace("\nimport sys\n", "\nimport sys\n\nfrom rl4vlm_gym._mutmut_caller import caller_code as _mutmut_caller_code\n", 1)
 open(path, "w", encoding="utf-8").write(text)
 PY
+# The kit's law list (tests/kit/kit_laws.py) and its private-hook scan (test_inspection.py) read the kit's
+# source: under mutmut that holds a copy of each function per mutant, so there they read the unmutated
+# sources, and a failure's frame in a mutant's copy is matched to its law by place (_kit_laws_staged.py).
+cat "$HERE/_kit_laws_staged.py" >> "$STAGE/tests/kit/kit_laws.py"
+"$PY" - "$STAGE/tests/kit/test_inspection.py" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path, encoding="utf-8").read()
+old = "PACKAGE = Path(rl4vlm_gym.__file__).resolve().parent"
+assert text.count(old) == 1, "test_inspection.py's PACKAGE changed: update benchmarks/mutation/run.sh"
+text = text.replace(old, 'PACKAGE = Path(__file__).resolve().parents[3] / "rl4vlm_gym"  # staging: the unmutated sources')
+open(path, "w", encoding="utf-8").write(text)
+PY
 # The hostile-submission tests copy the committed smoke submission (tests/harness/conftest.py).
 cp -r "$WORK/repo/leaderboards" "$STAGE/leaderboards"
 cat "$WORK/repo/setup.cfg" "$HERE/mutmut.cfg" | while IFS= read -r line; do
