@@ -913,6 +913,47 @@ def _assignments(group: Group, n: int) -> list[tuple[Group, ...]]:
 _UNKNOWN: Final = object()
 
 
+# --------------------------------------------------------------------------------------------
+# The shipped table: every shortest solution of every four-card hand of Points24
+#
+# Along a shortest solution the facts need no search: a prefix of a shortest solution (of L tokens)
+# has L - len(prefix) tokens still to write, and the next tokens that keep to a shortest completion
+# are those that extend it to a prefix of another shortest solution. ``points24_table.py`` lists
+# every shortest solution of every hand of four cards worth 1..13 with target 24 (none: no formula
+# makes 24), written by ``scripts/make_points24_table.py`` with this module's search; a prefix off
+# them is searched as before.
+# --------------------------------------------------------------------------------------------
+
+_Trie = dict[Tokens, frozenset[str]]
+"""The prefixes of a hand's shortest solutions, each with its next tokens on them (none: a solution)."""
+_TABLE_RULES: Final = (4, 24, OPERATORS, True)
+"""What the shipped table covers: hands of this many cards, this target, these operators and parentheses."""
+_TABLE_TOKENS: Final = {"T": "10", "J": "11", "Q": "12", "K": "13"}
+"""A solution is written one character a token: a card 1..9 as its digit, 10..13 as T, J, Q, K."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _shipped(values: Group, target: int, ops: str, parentheses: bool) -> tuple[int, _Trie] | None:
+    """The shortest solutions' length and prefixes for a hand the shipped table covers (length 0 and
+    no prefix: no formula makes the target); ``None`` for a hand it does not cover."""
+    if (len(values), target, ops, parentheses) != _TABLE_RULES:
+        return None
+    from rl4vlm_gym.envs.cards.points24_table import SHORTEST  # a 150 kB module, loaded on the first hand it covers
+
+    written = SHORTEST.get(",".join(map(str, values)))
+    if written is None:
+        return None
+    trie: dict[Tokens, set[str]] = {}
+    length = 0
+    for solution in written.split():
+        tokens = tuple(_TABLE_TOKENS.get(char, char) for char in solution)
+        length = len(tokens)
+        for k in range(length):
+            trie.setdefault(tokens[:k], set()).add(tokens[k])
+        trie.setdefault(tokens, set())
+    return length, {prefix: frozenset(nexts) for prefix, nexts in trie.items()}
+
+
 class Completions:
     """Shortest completions of partial formulas over one hand: what the points games' decision
     facts need (the fewest tokens still to write from any prefix, and which next tokens keep to it).
@@ -920,10 +961,16 @@ class Completions:
     Args:
         numbers: the hand's values.
         target, ops, parentheses: as in :func:`solve`.
+        tabled: read a prefix of a shortest solution off the shipped table where it covers the hand
+            (Points24's four-card hands), without a search; ``False`` searches every prefix (the
+            table's generator and the tests that check the table do).
     """
 
-    def __init__(self, numbers: Sequence[int], target: int, ops: str = OPERATORS, parentheses: bool = True) -> None:
+    def __init__(
+        self, numbers: Sequence[int], target: int, ops: str = OPERATORS, parentheses: bool = True, tabled: bool = True
+    ) -> None:
         values, self.target, ops, self.parentheses = _normalise(numbers, target, ops, parentheses)
+        self._table = _shipped(values, self.target, ops, self.parentheses) if tabled else None
         self.hand = Counter(values)
         self._completer = _completer(ops, self.parentheses)
         self._found: dict[tuple[str, ...], int | None] = {}
@@ -936,6 +983,13 @@ class Completions:
         and equals the target (0: it already does); ``None`` if no completion does, or (given
         ``at_most``) none of at most that many tokens: a bound makes the search much cheaper."""
         key = tuple(tokens)
+        if self._table is not None:
+            length, trie = self._table
+            if not trie:
+                return None  # no formula makes the target: no prefix has a completion
+            if key in trie:
+                left = length - len(key)
+                return left if at_most is None or left <= at_most else None
         if key in self._found:
             known = self._found[key]
             return known if known is None or at_most is None or known <= at_most else None
@@ -955,6 +1009,14 @@ class Completions:
         floor) and the search stops at the first completion found. Nothing comes next once ``tokens``
         is complete (0) or cannot be completed (``None``)."""
         prefix = tuple(tokens)
+        if self._table is not None:
+            shortest, trie = self._table
+            nexts_on = trie.get(prefix)
+            if not trie:
+                return None, ()
+            if nexts_on is not None:
+                left = shortest - len(prefix)
+                return left, tuple(token for token in candidates if token in nexts_on)
         length = self.shortest(prefix)
         if not length:
             return length, ()

@@ -386,3 +386,64 @@ def test_solve_rejects_bad_arguments(kwargs: dict[str, object], message: str) ->
     arguments: dict[str, object] = {"numbers": [1, 2, 3, 4], "target": 24, **kwargs}
     with pytest.raises(ValueError, match=message):
         points_oracle.solve(**arguments)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# The shipped table of Points24's shortest solutions (points24_table.py): facts off it, else the search
+# --------------------------------------------------------------------------------------------
+
+_VOCABULARY = [str(n) for n in range(1, 14)] + list("+-*/()")
+
+
+def _searched_solutions(hand: tuple[int, ...]) -> list[tuple[str, ...]]:
+    """Every shortest solution by the search alone (as the table's generator finds them)."""
+    search = points_oracle.Completions(hand, 24, tabled=False)
+    found: list[tuple[str, ...]] = []
+
+    def walk(prefix: tuple[str, ...]) -> None:
+        left, nexts = search.next_tokens(prefix, _VOCABULARY)
+        if left == 0:
+            found.append(prefix)
+        for token in nexts:
+            walk((*prefix, token))
+
+    walk(())
+    return found
+
+
+def test_the_shipped_table_lists_every_hand_and_what_the_search_finds_on_a_sample() -> None:
+    # A seeded sample (the whole table: scripts/make_points24_table.py --check, minutes); 3,3,8,8 and 1,1,1,1
+    # (no formula) always. 0.5 s.
+    from rl4vlm_gym.envs.cards.points24_table import SHORTEST
+
+    hands = list(itertools.combinations_with_replacement(range(1, 14), 4))
+    assert sorted(SHORTEST) == sorted(",".join(map(str, hand)) for hand in hands)
+    for hand in [(3, 3, 8, 8), (1, 1, 1, 1), *random.Random(38).sample(hands, 5)]:
+        length, trie = points_oracle._shipped(hand, 24, "+-*/", True)
+        solutions = [prefix for prefix, nexts in trie.items() if not nexts]
+        assert sorted(solutions) == sorted(_searched_solutions(hand)), hand
+        assert all(len(solution) == length for solution in solutions)
+
+
+def test_facts_off_the_table_equal_the_search_on_seeded_random_prefixes() -> None:
+    # Walks that keep to a shortest solution, leave it (an extra pair of parentheses, another order), go
+    # back or write nonsense, on seeded hands of four cards (the table) and five (no table): the tabled
+    # Completions must answer every prefix as the search does. 1 s.
+    rng = random.Random(2024)
+    hands = [tuple(sorted(rng.randint(1, 13) for _ in range(4))) for _ in range(10)] + [(3, 3, 8, 8), (1, 1, 1, 1), (1, 2, 3, 4, 5)]
+    tabled_prefixes = 0
+    for hand in hands:
+        tabled = points_oracle.Completions(hand, 24)
+        search = points_oracle.Completions(hand, 24, tabled=False)
+        table = points_oracle._shipped(tuple(sorted(hand)), 24, "+-*/", True)
+        for _ in range(4):
+            prefix: tuple[str, ...] = ()
+            for _ in range(rng.randint(1, 9)):
+                got = tabled.next_tokens(prefix, _VOCABULARY)
+                assert got == search.next_tokens(prefix, _VOCABULARY), (hand, prefix)
+                assert tabled.shortest(prefix) == search.shortest(prefix), (hand, prefix)
+                tabled_prefixes += table is not None and prefix in table[1]
+                cards = [str(n) for n in hand]
+                pool = got[1] if got[1] and rng.random() < 0.7 else cards + list("+-*/()")
+                prefix = (*prefix, rng.choice(pool))
+    assert tabled_prefixes > 50  # 79: a good share of the prefixes are read off the table
