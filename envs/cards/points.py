@@ -62,7 +62,8 @@ class PointsGame(VLMEnv):
         self.won = False
         self._hand_cache: tuple[tuple[Card, ...], NDArray[np.uint8]] | None = None
         self._plan = points_oracle.solve(self.values, self.target, self._arithmetic(), self.PARENTHESES)
-        self._decided: tuple[tuple[Card, ...], int, PointsLevel, dict[tuple[str, ...], Decision]] | None = None
+        # The facts' caches for this hand: (cards, target, level, the hand's facts table, its values, its completions).
+        self._decided: tuple[tuple[Card, ...], int, PointsLevel, dict[tuple[str, ...], Decision], tuple[int, ...], points_oracle.Completions] | None = None
 
     @classmethod
     def _arithmetic(cls) -> str:
@@ -225,13 +226,14 @@ class PointsGame(VLMEnv):
         cached = self._decided
         if cached is None or cached[0] is not cards or cached[1] != target or cached[2] is not config:
             values = tuple(sorted(c.value(config.face_values) for c in cards))
-            cached = self._decided = (cards, target, config, _facts_table(values, target, self._arithmetic(), self.PARENTHESES, self._actions()))
+            ops = self._arithmetic()
+            table = _facts_table(values, target, ops, self.PARENTHESES, self._actions())
+            cached = self._decided = (cards, target, config, table, values, _completions(values, target, ops, self.PARENTHESES))
         facts = cached[3]
         formula = tuple(self.formula)
         found = facts.get(formula)
         if found is None:
-            values = tuple(sorted(c.value(config.face_values) for c in cards))
-            found = facts[formula] = self._formula_facts(formula, _completions(values, target, self._arithmetic(), self.PARENTHESES), values)
+            found = facts[formula] = self._formula_facts(formula, cached[5], cached[4])
         if found.steps_to_go is None:
             return found
         left = config.max_steps - self.elapsed_steps
@@ -250,7 +252,11 @@ class PointsGame(VLMEnv):
         # or at the start, else an operator (or ")" closing an open one). Any other is refused or
         # makes no formula, so it is never optimal: the same set as asking every action.
         if not formula or formula[-1] in _OPERAND_NEXT:
-            allowed = frozenset({str(v) for v in Counter(values) - Counter(used)} | {"("})
+            left = list(values)
+            for number in used:
+                if number in left:
+                    left.remove(number)
+            allowed = frozenset({str(v) for v in left} | {"("})
         else:
             allowed = _OPERATOR_NEXT if depth > 0 else _OPERATOR_NEXT_TOP
         to_write, optimal = completions.next_tokens(formula, [a for a in self._actions() if a in allowed])
