@@ -182,6 +182,8 @@ def _self_stores(function: Any) -> set[str]:
         return set()
     found: set[str] = set()
     for inner in _codes(code):
+        if _BASE_STATE.isdisjoint(inner.co_names):  # STORE_ATTR names its attribute in co_names: none here
+            continue
         found |= _stores_on(dis.get_instructions(inner), code.co_varnames[0])
     return found
 

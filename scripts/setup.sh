@@ -80,6 +80,7 @@ case " ${extras[*]:-} " in *" balrog "*|*" all "*)
 esac
 # 5. Byte-compile the package's sources, as pip does for an installed wheel (an editable install does not):
 # every process the suite or a run starts (fresh kit children, servers, Ray workers) then reads them, even
-# under PYTHONDONTWRITEBYTECODE. Quick: only changed files are compiled again.
-"$venv/bin/python" -m compileall -q -j 0 rl4vlm_gym envs baselines leaderboards/suites >/dev/null
+# under PYTHONDONTWRITEBYTECODE. Quick: only changed files are compiled again. tests/ too: the kit's fresh
+# children import its helper modules (tests/kit/kit_walk.py) by plain import, hundreds of times a run.
+"$venv/bin/python" -m compileall -q -j 0 rl4vlm_gym envs baselines leaderboards/suites tests >/dev/null
 log "ready: $venv ($("$venv/bin/python" --version))"
