@@ -1,0 +1,67 @@
+"""Tests that kill the mutants of ``rl4vlm_gym/testing/`` (the conformance kit) that the other fast kit
+tests let live (benchmarks/mutation/: mutmut's survivors, each test names the mutation it catches)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rl4vlm_gym.registry import unregister
+from rl4vlm_gym.testing import CHECKS, REMOTE, NotCheckable, run_checks
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+kit_walk = importlib.import_module("kit_walk")
+
+
+@pytest.fixture(scope="module")
+def walk() -> Iterator[str]:
+    ids = kit_walk.register_all()
+    yield kit_walk.env_id(kit_walk.Walk)
+    for env_id in ids:
+        unregister(env_id)
+
+
+def test_run_checks_reports_a_failed_check_with_its_error_and_time(walk: str) -> None:
+    # runner._run's failure branch: the error's type and message, passed False, a real duration (not
+    # perf_counter() + start, not None), not "not checked".
+    (result,) = run_checks(kit_walk.env_id(kit_walk.UnseededReplay), ["seeding"])
+    assert (result.check, result.passed, result.not_checked) == ("seeding", False, False)
+    assert result.detail.startswith("AssertionError: ") and "reset() without a seed replays" in result.detail
+    assert 0 < result.seconds < 600
+    (passed,) = run_checks(walk, ["seeding"])
+    assert passed.passed and passed.detail and 0 < passed.seconds < 600 and not passed.not_checked
+
+
+def test_run_checks_gives_make_kwargs_to_every_check(walk: str) -> None:
+    # _run dropping **make_kwargs: an obs_mode Walk does not have fails only if it reaches gym.make.
+    (result,) = run_checks(walk, ["pickle"], obs_mode="no-such-mode")
+    assert not result.passed and "no-such-mode" in result.detail, result
+
+
+def test_run_checks_reports_a_check_that_cannot_run_as_not_checked(walk: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The NotCheckable branch (a remote env's server hiding what a check needs): not passed, not checked,
+    # the reason after REMOTE, a real duration.
+    def cannot(env_id: str, /, **kwargs: object) -> str:
+        raise NotCheckable("the server hides its oracle")
+
+    monkeypatch.setitem(CHECKS, "docs", cannot)
+    (result,) = run_checks(walk, ["docs"])
+    assert (result.passed, result.not_checked, result.detail) == (False, True, f"{REMOTE}the server hides its oracle")
+    assert 0 <= result.seconds < 600
+
+
+@pytest.mark.parametrize("name", ["env_id", "kwargs"])
+def test_run_checks_refuses_env_id_and_kwargs_as_check_options(walk: str, name: str) -> None:
+    # A check's positional env_id and its **kwargs are not options it takes ({"env_id", "kwargs"} mutated).
+    with pytest.raises(ValueError, match=rf"check 'seeding' has no options \['{name}'\]"):
+        run_checks(walk, options={"seeding": {name: 1}})
+
+
+def test_run_checks_runs_every_check_by_default() -> None:
+    # checks=None means all of CHECKS, in order (not list(None)); an unknown id fails each one at once.
+    results = run_checks("kit/NoSuchWalk-v0")
+    assert [r.check for r in results] == list(CHECKS) and not any(r.passed for r in results)
