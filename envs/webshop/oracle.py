@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from rl4vlm_gym.envs.webshop.nouns import tag_titles
 from rl4vlm_gym.envs.webshop.pages import PER_PAGE, SUB_PAGES, Route, option_clicks
 from rl4vlm_gym.envs.webshop.reward import MATCH, get_reward, goal_option_list, has_every_attribute, option_score
 
@@ -85,6 +86,7 @@ class ShopDistances:
         self.shop, self.goal, self.scorer, self.oracle_query = shop, goal, scorer, oracle_query
         self._wanted = goal_option_list(goal.goal_options, scorer)
         self._fits: dict[str, Fit | None] = {}
+        self._untyped: dict[str, Fit | None] = {}  # _fit_but_type's, kept for _fit
         self._masks: dict[str, int] = {}
         self._routes: dict[Route, tuple[int, int] | None] = {}
 
@@ -97,17 +99,28 @@ class ShopDistances:
         return self._fits[asin]
 
     def _fit(self, asin: str) -> Fit | None:
-        product = self.shop.catalog.by_asin[asin]
         # The cheap tests first; the type factor may tag titles (spaCy's model, when installed).
-        if product.price > self.goal.price_upper or not has_every_attribute(product, self.goal):
+        fit = self._fit_but_type(asin)
+        if fit is None:
             return None
-        masks = {name: {value: self._mask(value) for value in values} for name, values in option_clicks(product).items()}
-        fit = Fit(masks, (1 << len(self._wanted)) - 1)
-        if fit.clicks({}) is None:
-            return None
+        product = self.shop.catalog.by_asin[asin]
         if get_reward(product, self.goal, product.price, {}, self.scorer).r_type != 1.0:
             return None
         return fit
+
+    def _fit_but_type(self, asin: str) -> Fit | None:
+        """How product ``asin`` can meet the price, every attribute and every option (None: it cannot)."""
+        if asin not in self._untyped:
+            self._untyped[asin] = None
+            product = self.shop.catalog.by_asin[asin]
+            if product.price <= self.goal.price_upper and has_every_attribute(product, self.goal):
+                options = option_clicks(product).items()
+                fit = Fit(
+                    {name: {value: self._mask(value) for value in values} for name, values in options},
+                    (1 << len(self._wanted)) - 1,
+                )
+                self._untyped[asin] = None if fit.clicks({}) is None else fit
+        return self._untyped[asin]
 
     def _mask(self, value: str) -> int:
         """The goal options ``value`` matches, as bits (values recur across products: kept)."""
@@ -140,17 +153,32 @@ class ShopDistances:
 
     def _results(self, route: Route) -> tuple[int, int] | None:
         """The best way through one of the results: the nearest pages first, as a product ``k`` pages
-        away costs at least ``k + 2`` steps (turn the pages, open it, buy), which ends the search early."""
+        away costs at least ``k + 2`` steps (turn the pages, open it, buy), which ends the search early
+        (never within one page: a product there costs at least ``k + 2``)."""
         best = None
         asins = self.shop.index.search(route.query)
-        for away, i in sorted((abs(i // PER_PAGE + 1 - route.number), i) for i in range(len(asins))):
+        nearest = sorted((abs(i // PER_PAGE + 1 - route.number), i) for i in range(len(asins)))
+        for away, page in itertools.groupby(nearest, key=lambda entry: entry[0]):
             if best is not None and away + 2 > best[0]:
                 break
-            fit = self.fit(asins[i])
-            clicks = None if fit is None else fit.clicks({})
-            if clicks is not None:
-                best = _best(best, (away + 1 + clicks + 1, clicks))
+            shown = [asins[i] for _, i in page]
+            self._tag([asin for asin in shown if asin not in self._fits])
+            for asin in shown:
+                fit = self.fit(asin)
+                clicks = None if fit is None else fit.clicks({})
+                if clicks is not None:
+                    best = _best(best, (away + 1 + clicks + 1, clicks))
         return best
+
+    def _tag(self, asins: list[str]) -> None:
+        """Tag in one batch the titles whose nouns :meth:`_fit` will ask for: the goal's and those of the
+        products that pass its other tests (see ``nouns.tag_titles``); the goal's own title decides
+        without nouns (``reward._type_reward``)."""
+        if self.scorer == "corrected":  # its nouns need no tagger
+            return
+        titles = [self.shop.catalog.by_asin[asin].title for asin in asins if self._fit_but_type(asin) is not None]
+        if any(title != self.goal.name for title in titles):
+            tag_titles([self.goal.name, *titles])
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -182,7 +182,10 @@ def test_title_nouns_equal_those_of_the_whole_pipeline_webshop_loads() -> None:
                                         "microphone", "studio")  # fmt: skip
     titles = [title] + [p.title for p in procedural_shop(1, 0).catalog.products[:80]]
     whole = [tuple(t.text.lower() for t in webshop_nlp()(x) if t.pos_ in ("PNOUN", "NOUN", "PROPN")) for x in titles]
-    assert [nouns.title_nouns(x) for x in titles] == whole
+    assert [nouns.title_nouns(x) for x in titles] == whole  # one at a time
+    nouns._TAGGED.clear()
+    nouns.tag_titles(titles[::-1])  # in one batch, as the decision facts tag a page's products
+    assert [nouns._TAGGED[x] for x in titles] == whole
 
 
 @needs_model
