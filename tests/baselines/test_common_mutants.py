@@ -127,3 +127,53 @@ def test_reference_logprobs_missing_says_so():
     message = r"^a KL penalty needs the reference log-probs of every step \(collect with reference=True\)$"
     with pytest.raises(ValueError, match=message):
         reference_logprobs(batch, 3, "cpu")
+
+
+@pytest.mark.parametrize(
+    "template, output_format, answer",
+    [
+        ("vl-dac", "plain", '{"thoughts": "", "action": 1}'),  # the action's index, whatever the format
+        ("rl4vlm", "plain", '{"thoughts": "", "action": "down"}'),  # rl4vlm fixes JSON ("or", not "and")
+        ("default", "json", '{"thoughts": "", "action": "down"}'),
+        ("default", "tags", "<think></think><action>down</action>"),
+        ("default", "plain", "down"),
+    ],
+)
+def test_the_format_warmup_writes_an_action_as_the_prompt_asks(template, output_format, answer):
+    # warmup.answer_in_format: the targets the format warm-up clones (its only fast caller trains a model).
+    from rl4vlm_gym.baselines.common.warmup import answer_in_format
+    from rl4vlm_gym.prompts import PromptConfig
+
+    assert answer_in_format(PromptConfig(template=template, output_format=output_format), "down", ("up", "down")) == answer
+
+
+@pytest.fixture(scope="module")
+def warmup_trainer(tmp_path_factory):
+    pytest.importorskip("transformers", reason="the trainer needs the train extra")
+    from rl4vlm_gym.baselines.config import default_config_path, load_config
+    from rl4vlm_gym.baselines.trainer import Trainer
+
+    overrides = {
+        "updates": 1, "warmup.steps": 0, "eval.episodes": 1, "env.max_steps": 2, "generation.max_new_tokens": 4,
+        "rollout.num_envs": 1, "rollout.steps": 2, "model.lora": None, "tensorboard": False,
+        "env.kwargs": {"level": 0, "obs_mode": "text"},
+    }  # fmt: skip
+    return Trainer(load_config(default_config_path("gigpo", None, "cpu"), overrides), tmp_path_factory.mktemp("warmup"))
+
+
+def _warmup(trainer, *, lr, seed):
+    from rl4vlm_gym.baselines.common.warmup import format_warmup
+
+    return format_warmup(
+        trainer.policy, trainer._make_env, trainer.prompt, env_id=trainer.env_id, attach_images=False,
+        steps=2, batch_size=2, lr=lr, seed=seed,
+    )  # fmt: skip
+
+
+def test_format_warmup_is_seeded_and_trains_at_its_learning_rate(warmup_trainer):
+    # lr=0 changes no weight (Adam without its lr trains at 1e-3), so two runs with one seed see the same
+    # batches and give the same losses (default_rng(None) draws other episodes and actions).
+    before = [p.detach().clone() for p in warmup_trainer.policy.model.parameters()]
+    first = _warmup(warmup_trainer, lr=0.0, seed=3)
+    assert all(torch.equal(a, b) for a, b in zip(before, warmup_trainer.policy.model.parameters(), strict=True))
+    assert _warmup(warmup_trainer, lr=0.0, seed=3) == first

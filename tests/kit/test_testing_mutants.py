@@ -65,3 +65,33 @@ def test_run_checks_runs_every_check_by_default() -> None:
     # checks=None means all of CHECKS, in order (not list(None)); an unknown id fails each one at once.
     results = run_checks("kit/NoSuchWalk-v0")
     assert [r.check for r in results] == list(CHECKS) and not any(r.passed for r in results)
+
+
+def test_check_api_makes_each_obs_mode_with_the_make_kwargs_and_names_the_modes(walk: str) -> None:
+    # api.check_api: the summary lists the card's obs modes (", " joined); gym.make gets the make kwargs
+    # (a mutant making the bare id passes an argument Walk does not take).
+    from rl4vlm_gym.registry import env_card
+    from rl4vlm_gym.testing import check_api
+
+    assert check_api(walk) == f"check_env passed in {', '.join(env_card(walk).obs_modes)}"
+    with pytest.raises(TypeError, match="no_such_argument"):
+        check_api(walk, no_such_argument=1)
+
+
+def test_the_decisions_summary_counts_states_moves_and_the_reasons_facts_are_missing() -> None:
+    # decisions._Seen.report, each branch: the facts known, invalid moves, the three commonest reasons.
+    from rl4vlm_gym.testing.decisions import _Seen
+
+    seen = _Seen("kit/Walk-v0", has_oracle=True)
+    for reason in ("a", "b", "b", "c", "c", "c", "d"):
+        seen.count({"optimal_actions": None, "reason": reason}, 7)
+    seen.count({"optimal_actions": ["up"], "reason": None}, 40)
+    seen.moves, seen.invalid = 5, 2
+    assert seen.report() == (
+        "optimal actions known in 1/8 states, 5 moves checked against them (2 invalid); "
+        "none in 7: 'c' x3, 'b' x2, 'a' x1; at most 40 bytes of JSON a state"
+    )
+    free = _Seen("kit/Free-v0", has_oracle=False)
+    free.count({"optimal_actions": None, "reason": "no solver"}, 3)
+    assert free.report() == "SKIPPED: oracle-free (HAS_ORACLE = False) and no decision facts ('no solver' x1)"
+    assert _Seen("kit/Free-v0", has_oracle=True).report().startswith("optimal actions known in 0/0 states")
