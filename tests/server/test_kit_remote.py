@@ -18,7 +18,8 @@ from collections.abc import Iterator
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("openenv.core")
+pytest.importorskip("openenv")  # the server extra
+import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 from typer.testing import CliRunner  # noqa: E402
 
 from rl4vlm_gym.cli import app  # noqa: E402

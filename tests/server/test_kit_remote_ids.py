@@ -36,7 +36,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("openenv.core")
+pytest.importorskip("openenv")  # the server extra
+import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 from typer.testing import CliRunner  # noqa: E402
 
 import rl4vlm_gym  # noqa: E402

@@ -12,7 +12,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("openenv.core")
+pytest.importorskip("openenv")  # the server extra
+import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 
 import rl4vlm_gym  # noqa: E402, F401 - registers the envs
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("openenv.core")
+pytest.importorskip("openenv")  # the server extra
+import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 
 from rl4vlm_gym.core import Decision  # noqa: E402
 from rl4vlm_gym.registry import unregister  # noqa: E402

@@ -16,7 +16,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("openenv.core")
+pytest.importorskip("openenv")  # the server extra
+import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 from serving import served_here  # noqa: E402 - tests/server (conftest.py puts it on the path)
 
 from rl4vlm_gym.agents.base import Completion, ModelAgent  # noqa: E402
