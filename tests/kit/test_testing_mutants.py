@@ -95,3 +95,12 @@ def test_the_decisions_summary_counts_states_moves_and_the_reasons_facts_are_mis
     free.count({"optimal_actions": None, "reason": "no solver"}, 3)
     assert free.report() == "SKIPPED: oracle-free (HAS_ORACLE = False) and no decision facts ('no solver' x1)"
     assert _Seen("kit/Free-v0", has_oracle=True).report().startswith("optimal actions known in 0/0 states")
+
+
+def test_the_plan_law_names_two_example_missions_of_many(walk: str) -> None:
+    # observations._assert_mission_keeps_the_plan: the message counts every mission but quotes two ([:2]).
+    from rl4vlm_gym.testing import check_observations
+
+    with pytest.raises(AssertionError, match=r"each of the 3 missions seen at several resets") as caught:
+        check_observations(kit_walk.env_id(kit_walk.MissionPointsTheWay))
+    assert str(caught.value).count(": first oracle move '") == 2, caught.value
