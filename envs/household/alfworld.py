@@ -69,8 +69,9 @@ _replans: OrderedDict[tuple[tuple[str, int, int], str], tuple[str, ...]] = Order
 _REPLANS = 4096  # how many mid-episode plans a process keeps (a few hundred bytes each)
 _misplanned: set[str] = set()  # games where Fast Downward found a plan shorter than the exact planner's (see _check_exact)
 _goals: dict[tuple[str, int, int], tuple[Goal | None, str]] = {}  # per game file: its goal and put-grammar (see _game_goal)
-PLANNERS = ("fast-downward", "exact")
-"""The oracle's planners: ALFWorld's expert (Fast Downward), or the exact household planner (``alfworld_oracle.py``)."""
+PLANNERS = ("exact", "fast-downward")
+"""The oracle's planners: the exact household planner (``alfworld_oracle.py``, the default), or ALFWorld's expert (Fast Downward)."""
+_UNSOLVABLE = "unsolvable from here"
 
 
 # -- Discovering games -----------------------------------------------------------------------------
@@ -323,6 +324,29 @@ def _expert_plan(env: Any, from_start: bool = False) -> list[str]:
     return list(game._pddl_state.replan(game._entity_infos))
 
 
+def _shortest_expert_plan(env: Any) -> list[str] | None:
+    """Fast Downward's shortest plan in steps from the current state, or None where it proves there is
+    none. The expert's replan is a lazy best-first search ordered by ``g`` alone that never reopens a
+    closed state: with unit costs a breadth-first search, so its first plan is a shortest one. The
+    games' replanning tasks have unit costs (their problems declare no metric); a task with a metric
+    is given unit costs here, so this is the shortest plan whatever the game. The independent
+    cross-check of the exact planner (tests, ``benchmarks/alfworld_planner_agreement.py``)."""
+    from textworld.envs.pddl.logic import PddlState
+
+    game = env.unwrapped
+    state, won = game._pddl_state, game.state["won"] if game.state is not None else False
+    if hasattr(state, "load_replan"):
+        state.load_replan()
+    task = state.sas_replan
+    lib = state.downward_lib
+    lib.load_sas_replan(task.replace("begin_metric\n1\nend_metric", "begin_metric\n0\nend_metric", 1).encode("utf-8"))
+    try:
+        plan = list(PddlState.replan(state, game._entity_infos))
+    finally:
+        lib.load_sas_replan(task.encode("utf-8"))
+    return plan if plan or won else None  # replan's [] is both "at the goal" and "no plan"
+
+
 class _HandCodedExpert:
     """ALFWorld's handcoded expert (``AlfredExpert(expert_type=HANDCODED)``) following an episode: it
     observes the welcome text, then acts on every step's state; ``"look"`` when it has nothing
@@ -365,13 +389,14 @@ class ALFWorld(HouseholdBase):
     that users download from ALFWorld (see Arguments); ``reset(seed)`` picks one with the env's RNG, and
     ``reset(options={"game": g})`` plays game ``g`` (an index into ``env.games`` or a path). Dynamics,
     text, admissible commands and the win condition are TextWorld's PDDL env running the game, exactly
-    as in ALFWorld, BALROG or verl-agent. The oracle is ALFWorld's planner expert (Fast Downward), run
-    only when the oracle or ``optimal_steps`` is asked for, in a child process bounded in time and
-    memory (``planner_timeout``, ``planner_memory_mb``). Where the bound is hit, or where its plan
-    (cheapest in ALFWorld's action costs) is not the shortest, the oracle plays the exact planner's
-    shortest plan (``alfworld_oracle.py``: the household oracle over the game's PDDL facts,
-    milliseconds a plan); ALFWorld's handcoded expert plays only a game the exact planner does not
-    model either, and ``optimal_steps`` is then -1 (unknown).
+    as in ALFWorld, BALROG or verl-agent. The oracle plays the exact planner's shortest plans
+    (``alfworld_oracle.py``: the household oracle over the game's PDDL facts, a median 0.3 ms a
+    plan), made only when the oracle or ``optimal_steps`` is asked for. Where it does not model the
+    game or the state, ALFWorld's planner expert (Fast Downward) plans, in a child process bounded in
+    time and memory (``planner_timeout``, ``planner_memory_mb``), and past that bound ALFWorld's
+    handcoded expert plays (``optimal_steps`` is then -1, unknown). ``planner="fast-downward"``
+    plays ALFWorld's expert itself. The two planners' lengths agree from every state compared:
+    ``benchmarks/alfworld_planner_agreement.py``, and a test on the sample games.
 
     Decisions: exact, from the exact planner, in every state it models: ``steps_to_go`` is its
     shortest plan's length, ``optimal_actions`` the admissible commands after which that is one
@@ -412,8 +437,9 @@ class ALFWorld(HouseholdBase):
     One level: the real ALFWorld games of the chosen split and task types, as they are. ALFWorld has
     no difficulty ladder; the procedural ``rl4vlm/Household-*`` envs have one.
     ``env.unwrapped.optimal_steps`` is the length of the shortest plan from the start (the exact
-    planner's, which Fast Downward's equals on every sample game; Fast Downward's where the exact
-    planner does not model the game, -1 if it also hit its bound), computed when first asked:
+    planner's, which Fast Downward's shortest equals on every game and state compared; Fast
+    Downward's where the exact planner does not model the game, -1 if it also hit its bound), the
+    same whichever ``planner`` plays, computed when first asked:
     ``info["optimal_steps"]`` is -2 (not computed) unless the env is made with
     ``optimal_steps_at_reset=True``, as ALFWorld's own env plans only when the expert is asked
     for. ``info["progress"]`` is 1 once the game is won, else 0, and ``info["state_key"]`` hashes
@@ -431,11 +457,15 @@ class ALFWorld(HouseholdBase):
       ``None`` for all.
     - ``planner_timeout`` (seconds, default 300) and ``planner_memory_mb`` (default 2048): the bounds of
       one planner call. A few games make Fast Downward search for minutes and grow to gigabytes
-      (one valid_seen game: 510 s and 3.3 GB for an 8-step plan); past the bound the oracle falls
-      back to the exact planner (the handcoded expert where that does not model the game).
-    - ``planner``: ``"fast-downward"`` (default: ALFWorld's planner expert, as above) or ``"exact"``
-      (the exact planner alone: every plan in milliseconds, Fast Downward never runs; the expert's
-      plans may differ from ALFWorld's where several are shortest).
+      (one valid_seen game: 510 s and 3.3 GB for an 8-step plan; Fast Downward found no plan within
+      30 s from the start of 13 of 19 pick-two-into-drawer kitchens, which the exact planner solves);
+      past the bound the oracle falls back to the exact planner (the handcoded expert where that does
+      not model the game).
+    - ``planner``: ``"exact"`` (default: the exact planner, Fast Downward only where it does not
+      model the game or the state, as above) or ``"fast-downward"`` (ALFWorld's planner expert
+      itself, command for command as ``AlfredExpert(expert_type=PLANNER)``: a median 0.7 s a plan,
+      minutes on a few games). The two play plans of the same length; where several are shortest,
+      their commands may differ.
     - The arguments common to every env (see ``VLMEnv``): ``level``, ``obs_mode``, ``image_size``
       (default 300x300, ALFRED's frame size), ``reward_variant`` (``alfworld``, ``verl-agent``),
       ``action_format``, ``action_match``, ``render_mode``, ``appearance`` (``default``; ``held-out``:
@@ -443,13 +473,17 @@ class ALFWorld(HouseholdBase):
 
     ## Version History
     - v0: ALFWorld 0.4.2's games, text and planner expert, with the rendered view; time limit 50 steps.
-      Decision facts and the exact planner (the fallback, ``planner="exact"``) added within v0.
+      Decision facts and the exact planner (the fallback, ``planner="exact"``) added within v0; the
+      exact planner then became the default oracle (``optimal_steps`` unchanged; where several plans
+      are shortest, the oracle's commands may differ from Fast Downward's).
     """
 
     LEVELS: ClassVar[tuple[str, ...]] = ("the real ALFWorld games of the chosen split and task types",)
     NEEDS_DATA: ClassVar[bool] = True
     FIXED_EPISODES: ClassVar[bool] = True  # a seed picks one of the split's game files, each one start state
-    EXPENSIVE_PLAN: ClassVar[bool] = True  # Fast Downward: a median 3 s per game, minutes on a few
+    # A plan may be a Fast Downward search (planner="fast-downward", or a game the exact planner does not model:
+    # a median 0.7 s, minutes on a few), so reset stays lazy whichever planner plays: the same info either way.
+    EXPENSIVE_PLAN: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -459,7 +493,7 @@ class ALFWorld(HouseholdBase):
         task_types: Sequence[int | str] | None = None,
         planner_timeout: float = 300.0,
         planner_memory_mb: int = 2048,
-        planner: str = "fast-downward",
+        planner: str = "exact",
         **kwargs: Any,
     ) -> None:
         self._tw: Any = None  # the live TextWorld game; first, so that close() works after any error
@@ -595,6 +629,16 @@ class ALFWorld(HouseholdBase):
                 _replans.popitem(last=False)
         return plan
 
+    def _shortest_expert_plan(self, seconds: float | None = None) -> list[str] | None:
+        """Fast Downward's shortest plan from the current state (:func:`_shortest_expert_plan`), None where it
+        proves there is none, in a child process bounded as the expert's plans are (``seconds`` overrides
+        ``planner_timeout``). The cross-check of the exact planner; raises ``BoundExceeded`` past the bound."""
+        game = self._game_env()
+        if hasattr(game.unwrapped._pddl_state, "load_replan"):  # translated here, where the cache lives
+            game.unwrapped._pddl_state.load_replan()
+        bound = self.planner_timeout if seconds is None else seconds
+        return call_bounded(lambda: _shortest_expert_plan(game), seconds=bound, memory_mb=self.planner_memory_mb)
+
     def _game_env(self) -> Any:
         """The live TextWorld game; after unpickling, rebuilt by replaying the episode's commands."""
         if self._tw is None:
@@ -620,7 +664,9 @@ class ALFWorld(HouseholdBase):
         return self._commands
 
     def _apply(self, action: str) -> StepOutcome:
-        if self._plan and action != self._plan[0]:  # leaving the plan: remember where it stood, should the agent come back
+        if self._plan and action != self._plan[0] and self.planner == "fast-downward":
+            # leaving Fast Downward's plan: remember where it stood, should the agent come back (the exact planner
+            # replans in milliseconds, cached per state)
             self._on_plan[_planner_state(self._game_env())] = tuple(self._plan)
         state, _, _ = self._game_env().step(action)
         self._log.append(action)
@@ -692,11 +738,13 @@ class ALFWorld(HouseholdBase):
         return 1.0 if self._won else 0.0
 
     def _optimal_steps(self) -> int | None:
-        exact, _ = self._exact_plan(self._start_facts)
-        plan = self._initial_plan() if self.planner == "fast-downward" else None
-        self._check_exact(exact, plan)
+        exact, reason = self._exact_plan(self._start_facts)
+        plan = None
+        if self.planner == "fast-downward" or exact is None:  # a solvable game's start: no exact plan means no model
+            plan = self._initial_plan()
+            self._check_exact(exact, plan)
         if exact is not None and (plan is None or len(exact) < len(plan)):
-            plan = exact  # Fast Downward gave up, or its cheapest plan is not the shortest (heat costs 5 steps' worth)
+            plan = exact  # Fast Downward gave up, or its cheapest plan is not the shortest (a game whose problem has a metric)
         if plan is not None and not self._log and self._plan is None:
             self._plan = list(plan)  # the oracle follows this very plan
         return len(plan) if plan else None
@@ -715,7 +763,7 @@ class ALFWorld(HouseholdBase):
                 found = (None, f"the exact planner does not model this state: {board.unmodelled}")
             else:
                 rest = plan(board)
-                found = (None, "unsolvable from here") if rest is None else (tuple(rest), None)
+                found = (None, _UNSOLVABLE) if rest is None else (tuple(rest), None)
             self._exact_plans[facts] = found
         return self._exact_plans[facts]
 
@@ -753,26 +801,31 @@ class ALFWorld(HouseholdBase):
         return decision
 
     def oracle_action(self) -> str:
-        """ALFWorld's planner expert: the next command of its plan from the current state.
+        """The next command of a shortest plan from the current state.
 
-        ``AlfredExpert(expert_type=PLANNER)`` replans after every command, which costs 0.1 to 5 s in
-        a kitchen; the plan is the same Fast Downward call, made only when the agent has left the
-        previous plan, in a child process bounded by ``planner_timeout`` and ``planner_memory_mb``.
-        An agent that comes back to a state where it left a plan of this episode (after ``look``,
-        ``examine``, or a walk away and back) finds the rest of that plan, as if it had not left.
-        A plan of Fast Downward's that is longer than the shortest (it minimises ALFWorld's action
-        costs, and heating costs as much as five steps) gives way to the exact planner's
-        (``alfworld_oracle.py``), as does a call that hits the bound; ``planner="exact"`` plans with
-        it alone. Where the exact planner does not model the game either, ALFWorld's handcoded
-        expert plays once Fast Downward gave up. ``"look"`` (always admissible) once the game is won
-        or has no plan."""
-        if self._plan is None and not self._gave_up and self.planner == "fast-downward":
-            back = self._on_plan.get(_planner_state(self._game_env())) if self._on_plan else None
-            plan = back or (self._initial_plan() if not self._log else self._bounded_plan())
-            exact, _ = self._exact_plan()
-            self._check_exact(exact, plan)
-            if exact is not None and (plan is None or len(exact) < len(plan)):
-                plan = exact
+        With ``planner="exact"`` (the default), the exact planner's (``alfworld_oracle.py``), planned
+        again, in milliseconds, once the agent has left the plan; where it does not model the game
+        or the state, Fast Downward's, as below. With ``planner="fast-downward"``, ALFWorld's planner
+        expert: ``AlfredExpert(expert_type=PLANNER)`` replans after every command, which costs 0.1
+        to 5 s in a kitchen; the plan is the same Fast Downward call, made only when the agent has
+        left the previous plan, in a child process bounded by ``planner_timeout`` and
+        ``planner_memory_mb``. An agent that comes back to a state where it left such a plan (after
+        ``look``, ``examine``, or a walk away and back) finds the rest of it, as if it had not left.
+        A plan of Fast Downward's longer than the exact planner's (its cheapest in action costs, in
+        a game whose problem declares a metric) gives way to the exact planner's, as does a call that
+        hits the bound. Where the exact planner does not model the game and Fast Downward gave up,
+        ALFWorld's handcoded expert plays. ``"look"`` (always admissible) once the game is won or
+        has no plan."""
+        if self._plan is None and not self._gave_up:
+            exact, reason = self._exact_plan()
+            if self.planner == "exact" and (exact is not None or (reason == _UNSOLVABLE and self._log)):
+                plan = exact  # None: nothing wins from here (hands holding what no receptacle takes)
+            else:  # Fast Downward: ALFWorld's expert, or where the exact planner does not model the game
+                back = self._on_plan.get(_planner_state(self._game_env())) if self._on_plan else None
+                plan = back or (self._initial_plan() if not self._log else self._bounded_plan())
+                self._check_exact(exact, plan)
+                if exact is not None and (plan is None or len(exact) < len(plan)):
+                    plan = exact
             self._plan = None if plan is None else list(plan)
         if self._plan is None:
             exact, _ = self._exact_plan()

@@ -1,10 +1,12 @@
 """An exact, fast planner for ALFWorld's real games: the household oracle over a game's PDDL facts.
 
 ALFWorld's planner expert (Fast Downward through TextWorld) runs a uniform-cost search over the whole
-game: 0.1 s to minutes per plan, and past any bound on a few pick-two games. It also minimises
-ALFWorld's action *costs* (heat, cool, clean and toggle cost 5, the rest 1), not the number of steps.
-The game's rules are those :mod:`~rl4vlm_gym.envs.household.world` implements for the procedural
-houses, with one difference: several receptacles may stand at one location, where one ``go to``
+game: 0.1 s to minutes per plan, and past any bound on a few pick-two games. (Its task has unit
+costs where the game's problem declares no metric, as in every game here, so its plans are shortest
+too; the domain's action costs, heat, cool, clean and toggle 5, count only under a metric.) This
+planner is the env's default oracle, Fast Downward its fallback and cross-check. The game's rules
+are those :mod:`~rl4vlm_gym.envs.household.world` implements for the procedural houses, with one
+difference: several receptacles may stand at one location, where one ``go to``
 reaches all of them. So :class:`Board` holds a game's state as the household oracle reads a
 :class:`~rl4vlm_gym.envs.household.world.House` (receptacles, objects, what is in what, open, held,
 clean / hot / cool / toggled), with a location as the agent's place, and
@@ -91,9 +93,11 @@ def statics_of(facts: Iterable[Fact], listing: tuple[str, ...], commands: str) -
     def spec(name: str) -> _Spec:
         return _Spec(**{flag: name in names for flag, names in flags.items()})
 
-    location = {r: loc for r, loc in true["receptacleatlocation"]}
-    receptacles = {r: _Thing(_type(t), spec(r)) for r, t in true["receptacletype"]}
-    objects = {o: _Thing(_type(t), spec(o)) for o, t in true["objecttype"]}
+    # sorted: the planner breaks ties between equally short plans in these dicts' order, which must not
+    # follow the process's str hashing (the facts come as sets)
+    location = {r: loc for r, loc in sorted(true["receptacleatlocation"])}
+    receptacles = {r: _Thing(_type(t), spec(r)) for r, t in sorted(true["receptacletype"])}
+    objects = {o: _Thing(_type(t), spec(o)) for o, t in sorted(true["objecttype"])}
     holds = frozenset((_type(r), _type(o)) for r, o in true["cancontain"])
     return Statics(listing, location, receptacles, objects, holds, commands)
 

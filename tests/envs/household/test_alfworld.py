@@ -79,7 +79,11 @@ def snapshot(env: ALFWorld) -> tuple:
 
 
 @pytest.mark.parametrize("task", TASK_TYPES)
-def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_nothing(task: str) -> None:
+def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_nothing(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    searches = []  # the default oracle (the exact planner) never starts Fast Downward in a game it models
+    monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: searches.append(bounds))
     env = make()
     obs, info = env.reset(options={"game": GAMES[task]})
     assert obs["text"].startswith("-= Welcome to TextWorld, ALFRED! =-")
@@ -109,6 +113,7 @@ def test_expert_wins_each_game_in_optimal_steps_and_invalid_commands_change_noth
     assert steps == optimal and info["success"] and info["progress"] == 1.0
     assert rewards == [0.0] * (optimal - 1) + [1.0]
     assert env.elapsed_steps == optimal + 1, "the invalid command costs a step"
+    assert not searches
     env.close()
 
 
@@ -123,7 +128,7 @@ def test_text_actions_and_expert_plan_equal_alfworlds_own_env(task: str) -> None
     wrappers = [AlfredDemangler(shuffle=False), AlfredInfos, AlfredExpert(expert_type=AlfredExpertType.PLANNER)]
     raw = textworld.gym.make(textworld.gym.register_game(GAMES[task], request, max_episode_steps=50, wrappers=wrappers))
     text, infos = raw.reset()
-    env = make()
+    env = make(planner="fast-downward")
     obs, info = env.reset(options={"game": GAMES[task]})
     assert obs["text"] == text
     assert env.optimal_steps == len(infos["extra.expert_plan"])
@@ -146,14 +151,14 @@ def test_planner_runs_once_and_only_when_asked(monkeypatch: pytest.MonkeyPatch) 
     real = module.call_bounded
     monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
     monkeypatch.setattr(module, "_plans", {})
-    eager = make(optimal_steps_at_reset=True)
+    eager = make(optimal_steps_at_reset=True, planner="fast-downward")
     _, info = eager.reset(options={"game": GAMES[PICK]})
     assert len(calls) == 1 and info["optimal_steps"] == eager.optimal_steps == 4
     eager.close()
 
     monkeypatch.setattr(module, "_plans", {})
     calls.clear()
-    env = make()
+    env = make(planner="fast-downward")
     obs, info = env.reset(options={"game": GAMES[PICK]})
     obs, _, _, _, info = env.step("look")
     assert info["optimal_steps"] == NOT_COMPUTED and not calls
@@ -177,7 +182,7 @@ def test_a_replan_from_a_state_planned_before_is_the_planners_own_made_once(monk
     real = module.call_bounded
     monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
     monkeypatch.setattr(module, "_replans", OrderedDict())
-    env = make()
+    env = make(planner="fast-downward")
     play(env)
     places = [a for a in env.admissible_actions if a.startswith("go to ")][:2]
     answers, states, keys = [], set(), set()
@@ -217,7 +222,7 @@ def test_back_on_the_plan_after_a_detour_the_oracle_takes_up_its_plan_without_pl
     monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
     monkeypatch.setattr(module, "_plans", {})
     monkeypatch.setattr(module, "_replans", OrderedDict())
-    env = make()
+    env = make(planner="fast-downward")
     play(env)
     plan = [env.oracle_action()]
     assert len(calls) == 1  # the start's plan
@@ -279,12 +284,72 @@ def test_planner_past_its_time_bound_hands_over_to_alfworlds_handcoded_expert(mo
     env.close()
 
 
+# Walk states per sample game whose lengths the planners compare. In the kitchens Fast Downward's
+# breadth-first search takes 3-6 CPU seconds from 6-7 steps away, 0.1-0.8 s from 5: there, only the
+# states at most KITCHEN_DEPTH steps from the goal (benchmarks/alfworld_planner_agreement.py: all).
+WALK, KITCHEN_DEPTH = 10, 5
+
+
+@pytest.mark.parametrize("task", TASK_TYPES)
+def test_exact_plans_are_as_short_as_fast_downwards_shortest_and_win(task: str) -> None:
+    """The exact planner (the default oracle) against Fast Downward, the independent cross-check: from
+    the start and the states of a seeded walk (random commands and the oracle's, in runs), its plan is
+    exactly as long as Fast Downward's shortest (the expert's breadth-first search with unit costs);
+    where it finds none, neither does Fast Downward; and its plan from the walk's last state wins in
+    exactly that many steps."""
+    env = make()
+    obs, _ = env.reset(options={"game": GAMES[task]})
+    kitchen = env._view_state().room == "kitchen"
+    rng, compared = np.random.default_rng(zlib.crc32(task.encode())), []
+    for step in range(WALK + 1):
+        exact, reason = env._exact_plan()
+        assert exact is not None or reason == "unsolvable from here", reason
+        if not kitchen or (exact is not None and len(exact) <= KITCHEN_DEPTH):
+            fd = env._shortest_expert_plan(seconds=120)
+            assert (fd is None, len(fd or ())) == (exact is None, len(exact or ())), f"step {step}: Fast Downward {fd}, exact {exact}"
+            compared.append(len(exact or ()))
+        if step == WALK or env._won:
+            break
+        runs = step // 2 % 2 == 0  # two random commands, then two of the oracle's
+        action = obs["actions"][int(rng.integers(len(obs["actions"])))] if runs else env.oracle_action()
+        obs = env.step(action)[0]
+    assert len(compared) >= 3, f"only {compared} compared"
+    rest = env._exact_plan()[0]
+    if rest:
+        for k, command in enumerate(rest):
+            assert command in env.admissible_actions and env.step(command)[2] == (k == len(rest) - 1)
+        assert env._won
+    env.close()
+
+
+def test_where_the_exact_planner_does_not_model_the_game_fast_downward_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default oracle's fallback: a game whose goal the exact planner does not read (here: made to
+    read none) is planned by Fast Downward, once, and won in its plan's length; the decision facts say
+    why they are unknown rather than guess."""
+    from rl4vlm_gym.envs.household import alfworld as module
+
+    calls = []
+    real = module.call_bounded
+    monkeypatch.setattr(module, "call_bounded", lambda fn, **bounds: calls.append(bounds) or real(fn, **bounds))
+    for name in ("_plans", "_gave_up", "_goals"):
+        monkeypatch.setattr(module, name, {})
+    monkeypatch.setattr(module, "goal_of", lambda task, problem: None)
+    env = make()
+    play(env)
+    assert env.optimal_steps == 4 and len(calls) == 1
+    assert env.decision()["steps_to_go"] == -1 and "goal" in env.decision()["reason"]
+    for _ in range(4):
+        env.step(env.oracle_action())
+    assert env._won and len(calls) == 1
+    env.close()
+
+
 def test_planner_past_its_memory_bound_hands_over_to_the_exact_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     from rl4vlm_gym.envs.household import alfworld as module
 
     monkeypatch.setattr(module, "_plans", {})
     monkeypatch.setattr(module, "_gave_up", {})
-    env = make(planner_memory_mb=1)  # a bedroom game's plan fits in what the child starts with: a kitchen
+    env = make(planner="fast-downward", planner_memory_mb=1)  # a bedroom game's plan fits in what the child starts with: a kitchen
     env.reset(options={"game": GAMES["pick_heat_then_place_in_recep"]})
     assert env.optimal_steps == 7 and env._gave_up  # the exact planner's shortest plan (Fast Downward's is 7 too)
     for step in range(7):
@@ -519,7 +584,7 @@ def test_a_wrong_exact_model_is_caught_by_fast_downward_and_the_facts_say_so(mon
     real = module.plan
     monkeypatch.setattr(module, "plan", lambda board: None if (found := real(board)) is None else [*found, "look"])
     monkeypatch.setattr(module, "_misplanned", set())
-    env = make()
+    env = make(planner="fast-downward")
     play(env)
     assert env.optimal_steps == 4
     facts = env.decision()
