@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rl4vlm_gym.envs.webshop.nouns import tag_titles
@@ -53,10 +53,18 @@ class Fit:
 
     masks: Mapping[str, Mapping[str, int]]
     goal: int
+    _known: dict[tuple[int, ...], int | None] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """``clicks`` by the masks kept: the decision facts ask again for each page that lists the product."""
 
     def clicks(self, chosen: Mapping[str, str]) -> int | None:
         """The fewest option clicks from ``chosen`` after which every goal option is matched (None: never)."""
         kept = {name: self.masks[name].get(chosen[name], 0) if name in chosen else 0 for name in self.masks}
+        key = tuple(kept.values())
+        if key not in self._known:
+            self._known[key] = self._fewest(kept)
+        return self._known[key]
+
+    def _fewest(self, kept: Mapping[str, int]) -> int | None:
         names = list(self.masks)
         for size in range(len(names) + 1):
             for picked in itertools.combinations(names, size):
