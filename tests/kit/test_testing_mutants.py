@@ -104,3 +104,18 @@ def test_the_plan_law_names_two_example_missions_of_many(walk: str) -> None:
     with pytest.raises(AssertionError, match=r"each of the 3 missions seen at several resets") as caught:
         check_observations(kit_walk.env_id(kit_walk.MissionPointsTheWay))
     assert str(caught.value).count(": first oracle move '") == 2, caught.value
+
+
+def test_the_decisions_check_holds_every_oracle_move_of_its_episodes_to_the_facts(walk: str) -> None:
+    # decisions._oracle_episode plays each oracle episode to its end (not `done = True` from the start): with no
+    # walk, the moves checked are the oracle's, optimal_steps per episode, each from a state whose facts are known.
+    import gymnasium as gym
+
+    from rl4vlm_gym.registry import EVAL_SEEDS
+    from rl4vlm_gym.testing import check_decisions
+
+    env = gym.make(walk)
+    plans = [env.reset(seed=EVAL_SEEDS.start + i, options={"level": 1})[1]["optimal_steps"] for i in range(2)]
+    env.close()
+    report = check_decisions(walk, episodes=2, walk_steps=0, levels=[1])
+    assert report.startswith(f"optimal actions known in {sum(plans)}/{sum(plans)} states, {sum(plans)} moves checked"), (plans, report)
