@@ -386,6 +386,7 @@ def test_the_default_reward_equals_webshops_get_reward_on_400_purchases() -> Non
     rng = np.random.default_rng(17)
     products = shop.catalog.products
     differ, kinds, branches = [], set(), collections.Counter()
+    purchases = []
     for i in range(400):
         goal = shop.goals[int(rng.integers(len(shop.goals)))]
         # the goal's product, a look-alike of its type, or any product
@@ -394,6 +395,11 @@ def test_the_default_reward_equals_webshops_get_reward_on_400_purchases() -> Non
         product = (shop.catalog.by_asin[goal.asin] if pick == 0 else
                    same_type[int(rng.integers(len(same_type)))] if pick == 1 else products[int(rng.integers(len(products)))])  # fmt: skip
         chosen = {name: values[int(rng.integers(len(values)))] for name, values in product.options.items()}
+        purchases.append((goal, product, chosen))
+    # Our titles in batches, as the decision facts tag them (WebShop's reference tags one at a time).
+    nouns._TAGGED.clear()
+    nouns.tag_titles(title for goal, product, _ in purchases for title in (goal.name, product.title))
+    for goal, product, chosen in purchases:
         # Each purchase also as WebShop's scraped products often are: without items_ins_v2 attributes
         # (DUMMY_ATTR), then without bullet points too. A procedural product states its attributes in
         # its attribute list, so only these reach get_attribute_reward's title, bullet-point and
