@@ -119,3 +119,12 @@ def test_the_decisions_check_holds_every_oracle_move_of_its_episodes_to_the_fact
     env.close()
     report = check_decisions(walk, episodes=2, walk_steps=0, levels=[1])
     assert report.startswith(f"optimal actions known in {sum(plans)}/{sum(plans)} states, {sum(plans)} moves checked"), (plans, report)
+
+
+def test_every_check_that_makes_an_env_makes_it_with_the_make_kwargs(walk: str) -> None:
+    # A check whose gym.make drops the make kwargs (`_make(env_id, )`: fuzz, arguments, ...) would pass an
+    # argument Walk does not take; docs reads the class and makes no env.
+    results = {r.check: r for r in run_checks(walk, no_such_argument=1)}
+    assert results.pop("docs").passed
+    failed = {name: r.detail for name, r in results.items() if r.passed or "no_such_argument" not in r.detail}
+    assert not failed, failed
