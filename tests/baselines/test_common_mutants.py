@@ -170,10 +170,19 @@ def _warmup(trainer, *, lr, seed):
     )  # fmt: skip
 
 
-def test_format_warmup_is_seeded_and_trains_at_its_learning_rate(warmup_trainer):
+def test_format_warmup_is_seeded_and_trains_at_its_learning_rate(warmup_trainer, caplog):
     # lr=0 changes no weight (Adam without its lr trains at 1e-3), so two runs with one seed see the same
     # batches and give the same losses (default_rng(None) draws other episodes and actions).
+    import logging
+    import math
+
     before = [p.detach().clone() for p in warmup_trainer.policy.model.parameters()]
-    first = _warmup(warmup_trainer, lr=0.0, seed=3)
+    with caplog.at_level(logging.INFO, logger="rl4vlm_gym.baselines.common.warmup"):
+        first = _warmup(warmup_trainer, lr=0.0, seed=3)
     assert all(torch.equal(a, b) for a, b in zip(before, warmup_trainer.policy.model.parameters(), strict=True))
     assert _warmup(warmup_trainer, lr=0.0, seed=3) == first
+    # The loss is the mean negative log-likelihood of a target token: near ln(vocabulary) for an untrained model
+    # (not its negative, not the sum times the count), and the log line reports the first and last.
+    vocabulary = len(warmup_trainer.policy.processor.tokenizer)
+    assert all(0 < loss < 2 * math.log(vocabulary) for loss in first), first
+    assert f"format warm-up: 2 steps, loss {first[0]:.3f} -> {first[-1]:.3f}" in caplog.messages
