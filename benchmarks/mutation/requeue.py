@@ -7,6 +7,7 @@ Usage (in the staging tree, benchmarks/mutation/run.sh's WORKDIR/stage)::
     python requeue.py skip-unchecked      # mutants not yet checked are marked skipped (34)
     python requeue.py sample BUDGET_S [SEED]   # check a seeded random sample per module (below)
     python requeue.py unsample            # the mutants ``sample`` left out are queued again
+    python requeue.py mark-killed FILE    # record as killed the mutants verify.sh saw fail ("NAME | killed | ...")
 
 mutmut reruns a mutant only if its recorded exit code is missing (``mutmut run NAMES`` would run
 the clean tests by id, which fails for some parametrised ids here). Its exit codes live in
@@ -15,12 +16,13 @@ the clean tests by id, which fails for some parametrised ids here). Its exit cod
 ``sample`` is for a run that cannot check everything in the time it has: run ``mutmut run`` until
 its stats are collected (``mutants/mutmut-stats.json``), stop it, then ``sample``. Per module it
 orders its N mutants that some test calls at random (``random.Random(f"{SEED}:{module}")``: the
-same order on every rerun with the same mutants) and checks the first ``min(N, n)`` (a larger ``n``
+same order on every rerun with the same mutants) and checks the first ones (a larger budget
 later extends the sample, with the mutants already checked kept); the others are marked skipped and listed in ``sample.json``
 (which ``scores.py`` reads, to report them as not sampled, and each sampled module's score with a
-95 % Wilson interval). ``n`` is the largest one whose estimated cost (each mutant: the summed
-durations of the tests that call its function, from mutmut's stats, plus ``OVERHEAD_S`` for the
-child's pytest start) fits ``BUDGET_S`` seconds of one child.
+95 % Wilson interval). Each module may spend the same number of seconds (its first mutants that fit),
+the most that fits ``BUDGET_S`` seconds of one child in all; a cheap module is checked whole. A mutant's
+estimated cost: ``OVERHEAD_S`` plus ``SURVIVAL_GUESS`` times the summed durations (mutmut's stats) of
+the tests that call its function.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import pathlib
 import random
 import sys
 
-OVERHEAD_S = 1.0  # a forked child's pytest start and collection, measured on the 2-core machine
+OVERHEAD_S = 3.0  # a forked child's pytest start, collection and fixtures (1-6 s measured on a loaded 2-core machine)
+SURVIVAL_GUESS = 0.3  # a killed mutant stops at its first failing test (fastest first); a survivor runs them all
 
 
 def module_of(name: str) -> str:
@@ -61,15 +64,30 @@ def sample(budget_s: float, seed: str) -> None:
             if tests:  # no tests: mutmut marks it 33 itself
                 by_module[module_of(key)].append(key)
                 if code is None or (code == 34 and key in left_before):
-                    cost[key] = OVERHEAD_S + sum(duration.get(t, 0.0) for t in tests)
+                    cost[key] = OVERHEAD_S + SURVIVAL_GUESS * sum(duration.get(t, 0.0) for t in tests)
     # One fixed order per module: a larger n extends the sample of a smaller one (a rerun with more time).
     order = {m: random.Random(f"{seed}:{m}").sample(sorted(keys), len(keys)) for m, keys in by_module.items()}
 
-    def total(n: int) -> float:
-        return sum(cost.get(k, 0.0) for keys in order.values() for k in keys[:n])
+    def taken(keys: list[str], cap: float) -> int:
+        """How many of ``keys`` (in order) fit ``cap`` seconds."""
+        spent = 0.0
+        for i, k in enumerate(keys):
+            spent += cost.get(k, 0.0)
+            if spent > cap:
+                return i
+        return len(keys)
 
-    n = max((n for n in range(0, max(map(len, order.values()), default=0) + 1) if total(n) <= budget_s), default=0)
-    left_out = {k for keys in order.values() for k in keys[n:] if k in cost}
+    def total(cap: float) -> float:
+        return sum(sum(cost.get(k, 0.0) for k in keys[: taken(keys, cap)]) for keys in order.values())
+
+    # Water-filling: every module may spend up to ``cap`` seconds, the largest cap that fits the budget;
+    # a cheap module is checked whole and leaves its share to the costly ones.
+    low, high = 0.0, budget_s
+    for _ in range(60):
+        low, high = ((low + high) / 2, high) if total((low + high) / 2) <= budget_s else (low, (low + high) / 2)
+    n = {m: taken(keys, low) for m, keys in order.items()}
+    # Past its cut a module's mutants are all left out, those already checked too: its sample stays a uniform draw.
+    left_out = {k for m, keys in order.items() for k in keys[n[m] :]}
     for meta, data in metas:
         codes = data["exit_code_by_key"]
         for key in codes:
@@ -81,18 +99,35 @@ def sample(budget_s: float, seed: str) -> None:
     record = {
         "seed": seed,
         "budget_s": budget_s,
-        "n_per_module": n,
-        "estimated_s": round(total(n)),
+        "cap_s_per_module": round(low),
+        "estimated_s": round(total(low)),
+        "sampled": n,
         "with_tests": {m: len(k) for m, k in sorted(order.items())},
         "not_sampled": sorted(left_out),
     }
     earlier.write_text(json.dumps(record, indent=1))
-    print(f"sample: n={n} per module, {len(left_out)} mutants left out, ~{record['estimated_s']} s of one child")
+    print(f"sample: {len(left_out)} mutants left out, ~{record['estimated_s']} s of one child, {round(low)} s a module at most")
     for m, keys in sorted(order.items()):
-        print(f"  {m}: {min(n, len(keys))} of {len(keys)} with tests")
+        print(f"  {m}: {n[m]} of {len(keys)} with tests")
+
+
+def mark_killed(path: str) -> None:
+    """Record as killed (exit code 1) the mutants that ``verify.sh`` saw fail a test ("NAME | killed | ...")."""
+    killed = {line.split(" | ")[0] for line in open(path, encoding="utf-8") if " | killed | " in line}
+    changed = 0
+    for meta, data in _metas():
+        codes = data["exit_code_by_key"]
+        for key in codes:
+            if key in killed and codes[key] != 1:
+                codes[key], changed = 1, changed + 1
+        meta.write_text(json.dumps(data, indent=4))
+    print(f"mark-killed: {changed} mutants recorded as killed")
 
 
 def main(what: str, *args: str) -> None:
+    if what == "mark-killed":
+        mark_killed(args[0])
+        return
     if what == "sample":
         sample(float(args[0]), args[1] if len(args) > 1 else "36")
         return
