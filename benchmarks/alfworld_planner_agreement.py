@@ -2,6 +2,7 @@
 the start and from states along seeded random walks, and every exact plan played to a win.
 
     .venv/bin/python benchmarks/alfworld_planner_agreement.py [--walk 12] [--fd-bound 90] [--drawer-fd-states 1]
+        [--fd-depth D] [--skip-sample]
 
 Games: the sample games (or $ALFWORLD_DATA), then the pick-two-into-drawer variants of the samples'
 kitchens (``alfworld_planner.drawer_games``: the class of game on which ALFWorld's expert gives up). In
@@ -61,6 +62,7 @@ def main() -> int:
     parser.add_argument("--walk", type=int, default=12, help="steps of the walk in each game")
     parser.add_argument("--fd-bound", type=float, default=90.0, help="Fast Downward's bound per plan, seconds")
     parser.add_argument("--drawer-fd-states", type=int, default=1, help="states per drawer game Fast Downward plans from")
+    parser.add_argument("--fd-depth", type=int, default=None, help="only states at most this many steps from the goal")
     parser.add_argument("--skip-sample", action="store_true", help="only the drawer games")
     args = parser.parse_args()
     data = Path(os.environ.get("ALFWORLD_DATA") or SAMPLE)
@@ -88,7 +90,8 @@ def main() -> int:
                     elif exact is not None:
                         assert _wins(env, exact), f"{name}, state {k}: the exact plan {exact} does not win"
                         totals["won"] += 1
-                    if k < fd_states and (exact is not None or reason == "unsolvable from here"):
+                    near = args.fd_depth is None or (exact is not None and len(exact) <= args.fd_depth)
+                    if k < fd_states and near and (exact is not None or reason == "unsolvable from here"):
                         before, start = _child_cpu(), time.perf_counter()
                         try:
                             fd = env._shortest_expert_plan(seconds=args.fd_bound)

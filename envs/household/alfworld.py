@@ -783,7 +783,7 @@ class ALFWorld(HouseholdBase):
         """Exact, from the exact planner (``alfworld_oracle.py``): ``steps_to_go`` is its shortest plan's
         length from the current state, ``optimal_actions`` the admissible commands after which it is one
         shorter (one-step lookahead over its model of the game, every ``go to`` from one enumeration).
-        Fast Downward is not needed (it minimises action costs, not steps). None, with the reason,
+        Fast Downward is not asked (a search per state would cost seconds). None, with the reason,
         where the planner does not model the game or the state."""
         if self._decided is not None and self._decided[0] == self._facts:
             return self._decided[1]
