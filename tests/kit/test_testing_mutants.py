@@ -28,12 +28,14 @@ def walk() -> Iterator[str]:
 def test_run_checks_reports_a_failed_check_with_its_error_and_time(walk: str) -> None:
     # runner._run's failure branch: the error's type and message, passed False, a real duration (not
     # perf_counter() + start, not None), not "not checked".
-    (result,) = run_checks(kit_walk.env_id(kit_walk.UnseededReplay), ["seeding"])
-    assert (result.check, result.passed, result.not_checked) == ("seeding", False, False)
+    broken = kit_walk.env_id(kit_walk.UnseededReplay)
+    (result,) = run_checks(broken, ["seeding"])
+    assert (result.env_id, result.check, result.passed, result.not_checked) == (broken, "seeding", False, False)
     assert result.detail.startswith("AssertionError: ") and "reset() without a seed replays" in result.detail
     assert 0 < result.seconds < 600
     (passed,) = run_checks(walk, ["seeding"])
-    assert passed.passed and passed.detail and 0 < passed.seconds < 600 and not passed.not_checked
+    assert (passed.env_id, passed.check, passed.passed, passed.not_checked) == (walk, "seeding", True, False)
+    assert passed.detail and 0 < passed.seconds < 600
 
 
 def test_run_checks_gives_make_kwargs_to_every_check(walk: str) -> None:
@@ -50,7 +52,8 @@ def test_run_checks_reports_a_check_that_cannot_run_as_not_checked(walk: str, mo
 
     monkeypatch.setitem(CHECKS, "docs", cannot)
     (result,) = run_checks(walk, ["docs"])
-    assert (result.passed, result.not_checked, result.detail) == (False, True, f"{REMOTE}the server hides its oracle")
+    assert (result.env_id, result.check, result.passed, result.not_checked) == (walk, "docs", False, True)
+    assert result.detail == f"{REMOTE}the server hides its oracle"
     assert 0 <= result.seconds < 600
 
 
