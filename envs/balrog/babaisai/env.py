@@ -29,7 +29,7 @@ def grid_size(task: levels.Task) -> tuple[int, int]:
 
 
 LEVELS_KEPT = 8
-"""Levels whose decision facts (and seeds whose start's shortest search) an env keeps."""
+"""Levels whose decision facts an env keeps."""
 
 
 def _keep_last(kept: dict[Any, Any], n: int) -> None:
@@ -112,8 +112,10 @@ class BabaIsAI(VLMEnv):
     moves that win from the state, a way through a level that BALROG's wrapper draws anew (after
     "X is you" is broken) counted too, and the optimal actions all moves after which it drops by
     one ("idle" never), from one A* search run on until every shortest way is found
-    (``oracle.decisions``, at most 16,000 expansions; kept per level for the last 8 seeds, so along
-    an optimal play the next facts are a look-up). Only in a first level whose oracle plan is
+    (``oracle.decisions``, at most 16,000 expansions, and as many for each new level it needs; kept
+    per level for the last 8 levels, so along an optimal play the next facts are a look-up, and the
+    process keeps the last searches' results for every env: they depend on the state alone). Only
+    in a first level whose oracle plan is
     proven shortest within the level (none in most two-room make-win levels), then in the levels
     drawn after it; else None with the reason. A search costs milliseconds on go-to levels, about
     0.1-1 s on make-win ones, once per level along an optimal play and again at each state off
@@ -190,10 +192,8 @@ class BabaIsAI(VLMEnv):
         self._start_world: E.World | None = None
         self._start_rs_state: Any = None
         self._seed_used = -1  # the seed of the episode's level
-        # By seed, the last few: the shortest search's plan from the start (None: it gave up), and
-        # by (seed, level drawn), the decision facts; both hold whatever the path to a state, so
-        # they serve every episode of that seed.
-        self._start_plans: dict[int, list[str] | None] = {}
+        # By (seed, level drawn), the last few levels' decision facts: they hold whatever the path to
+        # a state, so they serve every episode of that seed.
         self._levels_kept: dict[tuple[int, int], _LevelFacts] = {}
 
     # ---- episode ----------------------------------------------------------------------------------
@@ -313,11 +313,7 @@ class BabaIsAI(VLMEnv):
         """The shortest search from the episode's start (``oracle.SHORTEST_BUDGET`` expansions):
         its plan, or None where it gave up; searched once, for the oracle and the decision facts."""
         assert self._start_world is not None, "reset first"
-        plans = self._start_plans
-        if self._seed_used not in plans:
-            plans[self._seed_used] = oracle.Solver(self._start_world, MAX_STEPS).shortest_plan()
-            _keep_last(plans, LEVELS_KEPT)
-        return plans[self._seed_used]
+        return oracle.shortest_plan(self._start_world, MAX_STEPS)  # kept by the process
 
     def _optimal_steps(self) -> int | None:
         # for the episode's start, even when asked after some steps (EXPENSIVE_PLAN)

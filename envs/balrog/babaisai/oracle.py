@@ -38,6 +38,7 @@ one, whose win is the episode's too), so "shortest" above means among the ways w
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import re
 from collections.abc import Callable
@@ -283,17 +284,28 @@ def plan(
     world: E.World, max_steps: int, target_plan: str = "", budget: int = SHORTEST_BUDGET, part_budget: int = PART_BUDGET
 ) -> tuple[list[str] | None, bool]:
     """A winning plan from ``world`` within ``max_steps`` moves and whether it is proven shortest
-    (see :meth:`Solver.plan`)."""
-    solver = Solver(world, max_steps, target_plan)
-    moves = solver.plan(budget, part_budget)
-    return moves, solver.shortest
+    (see :meth:`Solver.plan`); kept by the process (:func:`_searched`)."""
+
+    def search() -> tuple[tuple[str, ...] | None, bool]:
+        solver = Solver(world, max_steps, target_plan)
+        moves = solver.plan(budget, part_budget)
+        return (None if moves is None else tuple(moves)), solver.shortest
+
+    moves, shortest = _searched(("plan", max_steps, target_plan, budget, part_budget), world, None, search)
+    return (None if moves is None else list(moves)), shortest
+
+
+def shortest_plan(world: E.World, max_steps: int, budget: int = SHORTEST_BUDGET) -> list[str] | None:
+    """:meth:`Solver.shortest_plan` from ``world``, kept by the process (:func:`_searched`)."""
+    found = _searched(("shortest", max_steps, budget), world, None, lambda: Solver(world, max_steps).shortest_plan(budget))
+    return None if found is None else list(found)
 
 
 # ---- decision facts: every shortest plan from a state --------------------------------------------
 DECISION_BUDGET = 16000
-"""Expansions a decision search may use from one state, new levels' searches included, before it
-gives up (proving the shortest length expands every state whose bound is below it, and those at
-it: three to four times what finding one shortest plan takes)."""
+"""Expansions a decision search may use from one state before it gives up; each new level it needs
+is searched with as many of its own (proving the shortest length expands every state whose bound
+is below it, and those at it: three to four times what finding one shortest plan takes)."""
 ToGo = dict[tuple, tuple[int, tuple[str, ...]]]
 """Decision facts by state key (:func:`decision_key`): ``(moves to go, the moves after which they
 drop by one)``, the moves in :data:`~rl4vlm_gym.envs.balrog.babaisai.engine.ACTIONS` order."""
@@ -338,42 +350,86 @@ def keeps_direction(world: E.World) -> bool:
 class NextLevels:
     """The levels BALROG's wrapper would draw after this one, each when "X is you" finds nothing
     (from the same generator, whose state changes only when it draws: the same level whichever
-    move breaks the rule), drawn and searched only when a decision search needs them."""
+    move breaks the rule), drawn and searched only when a decision search needs them.
+
+    A handle: what is drawn and searched of a level is kept by the level's identity (the task and
+    the generator's state), shared by every env of the process, for the last
+    :data:`NEXT_LEVELS_KEPT` levels. Each level is searched by one A* of its own (:class:`_Search`,
+    with its own :data:`DECISION_BUDGET`), paused at the bound asked and resumed when a larger one
+    is asked: what it answers depends on the level and the bound alone, never on what was asked
+    before (a search that shared its budget with the one asking gave up where that one had spent
+    more, and searched the level again at each larger bound)."""
 
     def __init__(self, task: levels.Task, rs_state: Any) -> None:
         self.task, self.rs_state = task, rs_state
-        self._next: tuple[E.World, NextLevels] | None = None
-        self._exact: float | None = None  # the next level's moves to go, once found
-        self._above = 0  # they are more than this
+        name, keys, pos, has_gauss, gauss = rs_state
+        digest = hashlib.blake2b(np.asarray(keys).tobytes(), digest_size=16)
+        digest.update(repr((name, int(pos), int(has_gauss), float(gauss))).encode())
+        self.ident = (task.task, digest.hexdigest())
         self._low: int | None = None
+
+    def _drawn(self) -> _Level:
+        return _kept(_LEVELS, self.ident, lambda: _Level(self), NEXT_LEVELS_KEPT)
 
     def level(self) -> tuple[E.World, NextLevels]:
         """The next level's start and the levels after it."""
-        if self._next is None:
-            rs = np.random.RandomState()
-            rs.set_state(self.rs_state)
-            world = levels.generate(self.task, rs).world
-            self._next = (world, NextLevels(self.task, rs.get_state()))
-        return self._next
+        drawn = self._drawn()
+        return drawn.world, drawn.after
 
     def lower_bound(self) -> int:
         """At least this many moves win the next level from its start (:func:`_decision_estimate`)."""
         if self._low is None:
-            world = self.level()[0]
-            self._low = max(1, _decision_estimate(Solver(world, MAX_STEPS))(world), self._above + 1)
-        return max(self._low, self._above + 1)
+            self._low = self._drawn().low
+        return self._low
 
-    def to_go_within(self, bound: int, budget: list[int]) -> float:
+    def to_go_within(self, bound: int) -> float:
         """The fewest moves that win the next level from its start if at most ``bound``, else
-        ``inf``; raises :class:`GaveUp`. The answers are kept (the level stays the same)."""
-        if self._exact is None and bound > self._above:
-            world, after = self.level()
-            found, _, over = _search(world, after, False, budget, bound)
-            if found <= bound:
-                self._exact = found
-            else:  # every way left costs at least the least bound the search cut off
-                self._above = max(bound, int(min(over, MAX_STEPS + 1)) - 1)
-        return self._exact if self._exact is not None and self._exact <= bound else float("inf")
+        ``inf``; raises :class:`GaveUp` (where the level's search gave up at or below ``bound``)."""
+        return self._drawn().to_go_within(bound)
+
+
+class _Level:
+    """A next level as drawn, its lower bound and its search (see :class:`NextLevels`)."""
+
+    def __init__(self, handle: NextLevels) -> None:
+        rs = np.random.RandomState()
+        rs.set_state(handle.rs_state)
+        self.world = levels.generate(handle.task, rs).world
+        self.after = NextLevels(handle.task, rs.get_state())
+        self.low = max(1, _decision_estimate(Solver(self.world, MAX_STEPS))(self.world))
+        self._search: _Search | None = None
+
+    def to_go_within(self, bound: int) -> float:
+        if self._search is None:
+            self._search = _Search(self.world, self.after, every=False)
+        try:
+            return self._search.run(bound)
+        except GaveUp:
+            raise
+        except BaseException:  # interrupted half-way (a timeout): searched again when next asked
+            self._search = None
+            raise
+
+
+NEXT_LEVELS_KEPT = 8
+"""Next levels (drawn, with their searches, paused or done) a process keeps, the last used."""
+RESULTS_KEPT = 512
+"""Results of searches (:func:`decisions`, :func:`fewest_moves`, :func:`plan`, :func:`shortest_plan`)
+a process keeps, the last used."""
+_LEVELS: dict[tuple[str, str], _Level] = {}
+_RESULTS: dict[tuple, Any] = {}  # (kind, next levels' identity, width, decision key) -> result, or the GaveUp
+_MISSING = object()
+
+
+def _kept(store: dict[Any, Any], key: Any, make: Callable[[], Any], size: int) -> Any:
+    """``store[key]``, made first if missing; the store keeps the last ``size`` used."""
+    value = store.pop(key, _MISSING)
+    if value is _MISSING:
+        value = make()
+    store[key] = value
+    while len(store) > size:
+        del store[next(iter(store))]
+    return value
 
 
 def _decision_estimate(solver: Solver) -> Callable[[E.World], int]:
@@ -407,23 +463,43 @@ def new_level_bound(world: E.World, after: NextLevels) -> int:
     return max(1, change) + after.lower_bound()
 
 
+def _searched(kind: Any, world: E.World, after: NextLevels | None, search: Callable[[], Any]) -> Any:
+    """``search()``'s result, a pure function of ``kind`` (the search and its arguments), the state
+    as a :class:`Solver` starts from it (:func:`decision_key`) and the levels after it: the process
+    keeps the last :data:`RESULTS_KEPT` (a :class:`GaveUp` too, raised again), for every env."""
+
+    def attempt() -> Any:
+        try:
+            return search()
+        except GaveUp as error:
+            return error
+
+    key = (kind, None if after is None else after.ident, world.width, decision_key(world))
+    result = _kept(_RESULTS, key, attempt, RESULTS_KEPT)
+    if isinstance(result, GaveUp):
+        raise GaveUp(*result.args)
+    return result
+
+
 def fewest_moves(world: E.World, after: NextLevels) -> int | None:
     """The fewest moves that win from ``world``, through new levels or not (None: no win within
     :data:`~rl4vlm_gym.envs.balrog.babaisai.game.MAX_STEPS`): :func:`decisions`' search, stopped
     at the first shortest way (a prefix of its work); raises :class:`GaveUp`."""
-    found = _search(world, after, False, [DECISION_BUDGET], MAX_STEPS)[0]
+    found = _searched("fewest", world, after, lambda: _Search(world, after, every=False).run(MAX_STEPS))
     return None if found == float("inf") else int(found)
 
 
 def decisions(world: E.World, after: NextLevels | None) -> ToGo:
     """The decision facts of ``world`` and of every state on a shortest way to a win from it
     (``{}``: no win within :data:`~rl4vlm_gym.envs.balrog.babaisai.game.MAX_STEPS` moves); raises
-    :class:`GaveUp` when the search runs out of :data:`DECISION_BUDGET` expansions.
+    :class:`GaveUp` when the search runs out of :data:`DECISION_BUDGET` expansions, or the search
+    of a new level it needs does. A pure function of the state and the levels after it: the
+    process keeps the last results (:func:`_searched`).
 
     A way to a win may go through a new level: a move that leaves no object of the last "X is
     you" rule's noun makes BALROG's wrapper draw the next level (``after``; ``None``: such moves
     are pruned), and the way then costs that move plus the next level's moves to go. Those are
-    searched only once their lower bound could beat every way left, and then only up to that bound
+    asked for only once their lower bound could beat every way left, and then only up to that bound
     (:meth:`NextLevels.to_go_within`; if they are more, the bound grows by one and waits its turn),
     so each level further in is searched to a smaller bound.
 
@@ -437,80 +513,117 @@ def decisions(world: E.World, after: NextLevels | None) -> ToGo:
     state's parents. Walking those edges back from the winning moves gives every such state and
     move. "idle" changes nothing, so it is never one of them; a move that loses, or that wins as
     it breaks "X is you" (BALROG's wrapper then resets the progression), is pruned."""
-    return _search(world, after, True, [DECISION_BUDGET], MAX_STEPS)[1]
+    return dict(_searched("decisions", world, after, lambda: _Search(world, after, every=True).facts()))
 
 
-def _search(world: E.World, after: NextLevels | None, every: bool, budget: list[int], bound: int) -> tuple[float, ToGo, float]:
-    """:func:`decisions`' search (``every`` False: stop at the first shortest way, return its
-    length) over ways of at most ``bound`` moves; ``budget`` holds the expansions left, shared
-    with the new levels' searches. Returns the length (``inf``: none within ``bound``), the facts
-    and the least ``g + h`` cut off by ``bound`` (a lower bound on any longer way)."""
-    solver = Solver(world, MAX_STEPS)
-    start, estimate = solver.start, _decision_estimate(solver)
-    key0 = start.key()  # the solver's start is stripped unless a MOVE word is on the map: decision_key's key
-    best: dict[tuple, int] = {key0: 0}
-    parents: dict[tuple, list[tuple[tuple, str]]] = {key0: []}
-    tie = count()
-    # (f, 0 for an end and 1 for a state, tie, g, world, key, the move to the end or "", moves after it: -1 not known yet)
-    heap: list[tuple[float, int, int, int, E.World, tuple, str, float]] = [(estimate(start), 1, 0, 0, start, key0, "", 0)]
-    cost, ends, over = float("inf"), [], float("inf")
-    while heap:
-        f, _, _, g, state, key, move, more = heapq.heappop(heap)
-        if f > bound:
-            over = min(over, f)
-        if f > cost or f > bound:
-            break
-        if move:
-            if more < 0:  # a new level: is its bound (f - g - 1) its length, now that it could be the best?
-                more = after.to_go_within(int(f) - g - 1, budget)  # type: ignore[union-attr]
-                if more < float("inf"):
-                    heapq.heappush(heap, (g + 1 + more, 0, next(tie), g, state, key, move, more))
-                elif (later := g + 1 + after.lower_bound()) <= bound:  # type: ignore[union-attr]  # longer: back at its new bound
-                    heapq.heappush(heap, (later, 0, next(tie), g, state, key, move, -1))
-                else:
-                    over = min(over, later)
-                continue
-            cost = g + 1 + more
-            ends.append((key, move))
-            if not every:
-                return cost, {}, over
-            continue
-        if g > best[key]:
-            continue
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise GaveUp(f"the search spent its {DECISION_BUDGET} expansions before proving the shortest way")
-        if g >= MAX_STEPS:
-            continue
-        for move in MOVES:
-            nxt = state.copy()
-            win, lose = nxt.step(move)
-            if lose:
-                continue
-            if nxt.you_position() is None:
-                if not win and after is not None:
-                    if (low := g + 1 + after.lower_bound()) <= bound:
-                        heapq.heappush(heap, (low, 0, next(tie), g, state, key, move, -1))
-                    else:
-                        over = min(over, low)
-                continue
-            if win:
-                heapq.heappush(heap, (g + 1, 0, next(tie), g, state, key, move, 0))
-                continue
-            nkey = nxt.key()  # descends from the stripped start (objects a NOUN IS NOUN rule makes keep their colour)
-            known = best.get(nkey)
-            if known is None or g + 1 < known:
-                h = estimate(nxt)
-                if g + 1 + h > bound:
-                    over = min(over, g + 1 + h)
+_GAVE_UP = f"the search spent its {DECISION_BUDGET} expansions before proving the shortest way"
+_NEXT_GAVE_UP = f"the search of a level BALROG's wrapper would draw next spent its {DECISION_BUDGET} expansions"
+
+
+class _Search:
+    """:func:`decisions`' A* from ``world`` over ways of at most ``MAX_STEPS`` moves (``every``
+    False: stopped at the first shortest way), with :data:`DECISION_BUDGET` expansions of its own.
+    :meth:`run` pops what is at most a bound and pauses there, so a level's search asked for a
+    larger bound goes on where it stopped; the order it pops in, and so where it gives up, is the
+    same however it was paused (a way through a new level waits at the bound it was last asked at
+    plus one, whatever that level's search has found since)."""
+
+    def __init__(self, world: E.World, after: NextLevels | None, every: bool) -> None:
+        solver = Solver(world, MAX_STEPS)
+        start, self.estimate = solver.start, _decision_estimate(solver)
+        self.after, self.every = after, every
+        key0 = start.key()  # the solver's start is stripped unless a MOVE word is on the map: decision_key's key
+        self.best: dict[tuple, int] = {key0: 0}
+        self.parents: dict[tuple, list[tuple[tuple, str]]] = {key0: []}
+        self.tie = count()
+        # (f, 0 for an end and 1 for a state, tie, g, world, key, the move to the end or "", moves after it: -1 not known yet)
+        self.heap: list[tuple[float, int, int, int, E.World, tuple, str, float]] = [
+            (self.estimate(start), 1, 0, 0, start, key0, "", 0)
+        ]
+        self.cost = float("inf")
+        self.ends: list[tuple[tuple, str]] = []
+        self.left = DECISION_BUDGET
+        self.gave_up: tuple[float, str] | None = None  # the f it gave up at, and why
+
+    def _give_up(self, f: float, why: str) -> GaveUp:
+        self.gave_up = (f, why)
+        self._drop()
+        return GaveUp(why)
+
+    def _drop(self) -> None:
+        """Let go of the search's states (a level's search stays kept, done, for its answer)."""
+        self.heap, self.best, self.parents = [], {}, {}
+
+    def run(self, bound: int) -> float:
+        """The shortest length if at most ``bound`` (``inf``: none is), popping what is at most
+        ``bound`` (and, with ``every``, at most the shortest length); raises :class:`GaveUp` where
+        the search gave up at or below ``bound``."""
+        if self.gave_up is not None:
+            if self.gave_up[0] <= bound:
+                raise GaveUp(self.gave_up[1])
+            return float("inf")  # every way left is longer than where it gave up
+        heap, best, parents, after, inf = self.heap, self.best, self.parents, self.after, float("inf")
+        while heap and heap[0][0] <= bound and heap[0][0] <= self.cost:
+            f, _, _, g, state, key, move, more = heapq.heappop(heap)
+            if move:
+                if more < 0:  # a new level: is its bound (f - g - 1) its length, now that it could be the best?
+                    try:
+                        more = after.to_go_within(int(f) - g - 1)  # type: ignore[union-attr]
+                    except GaveUp:
+                        raise self._give_up(f, _NEXT_GAVE_UP) from None
+                    if more < inf:
+                        self._push((g + 1 + more, 0, next(self.tie), g, state, key, move, more))
+                    else:  # longer: back when the bound is one more, or its own bound if larger
+                        self._push((max(g + 1 + after.lower_bound(), f + 1), 0, next(self.tie), g, state, key, move, -1))  # type: ignore[union-attr]
                     continue
-                best[nkey] = g + 1
-                parents[nkey] = [(key, move)]
-                heapq.heappush(heap, (g + 1 + h, 1, next(tie), g + 1, nxt, nkey, "", 0))
-            elif g + 1 == known:
-                parents[nkey].append((key, move))
-    if not ends:
-        return cost, {}, over
-    found = moves_on_shortest_paths(ends, parents)
-    total = int(cost)
-    return cost, {key: (total - best[key], tuple(m for m in E.ACTIONS if m in moves)) for key, moves in found.items()}, over
+                self.cost = g + 1 + more
+                self.ends.append((key, move))
+                if not self.every:
+                    self._drop()  # found: nothing more to search
+                    break
+                continue
+            if g > best[key]:
+                continue
+            self.left -= 1
+            if self.left < 0:
+                raise self._give_up(f, _GAVE_UP)
+            if g >= MAX_STEPS:
+                continue
+            for move in MOVES:
+                nxt = state.copy()
+                win, lose = nxt.step(move)
+                if lose:
+                    continue
+                if nxt.you_position() is None:
+                    if not win and after is not None:
+                        self._push((g + 1 + after.lower_bound(), 0, next(self.tie), g, state, key, move, -1))
+                    continue
+                if win:
+                    self._push((g + 1, 0, next(self.tie), g, state, key, move, 0))
+                    continue
+                nkey = nxt.key()  # descends from the stripped start (objects a NOUN IS NOUN rule makes keep their colour)
+                known = best.get(nkey)
+                if known is None or g + 1 < known:
+                    h = self.estimate(nxt)
+                    if g + 1 + h > MAX_STEPS:
+                        continue
+                    best[nkey] = g + 1
+                    if self.every:
+                        parents[nkey] = [(key, move)]
+                    heapq.heappush(heap, (g + 1 + h, 1, next(self.tie), g + 1, nxt, nkey, "", 0))
+                elif g + 1 == known and self.every:
+                    parents[nkey].append((key, move))
+        return self.cost if self.cost <= bound else inf
+
+    def _push(self, entry: tuple[float, int, int, int, E.World, tuple, str, float]) -> None:
+        if entry[0] <= MAX_STEPS:  # ways of at most MAX_STEPS moves
+            heapq.heappush(self.heap, entry)
+
+    def facts(self) -> ToGo:
+        """The facts of every state on a shortest way (``every``; see :func:`decisions`)."""
+        self.run(MAX_STEPS)
+        if not self.ends:
+            return {}
+        found = moves_on_shortest_paths(self.ends, self.parents)
+        total = int(self.cost)
+        return {key: (total - self.best[key], tuple(m for m in E.ACTIONS if m in moves)) for key, moves in found.items()}

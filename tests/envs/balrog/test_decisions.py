@@ -148,12 +148,12 @@ def test_babaisai_hand_worked_ties_and_a_way_through_a_new_level() -> None:
     assert oracle.decisions(world, None)[key] == (9, ("right", "down"))
     after = oracle.NextLevels(task, np.random.RandomState(0).get_state())
     assert oracle.decisions(world, after)[key] == (3, ("up",))
-    assert after.to_go_within(3, [100]) == 2 and after.to_go_within(1, [100]) == float("inf")
+    assert after.to_go_within(3) == 2 and after.to_go_within(1) == float("inf")
     # at least 1 move (IS is next to baba) and the next level's bound (2) take a way through a new level
     assert oracle.new_level_bound(world, after) == 3 and oracle.fewest_moves(world, after) == 3
     # seed 8's level takes 3 moves (its bound says 2: searched to 2, then 3), seed 1's 9 (1 + 9 loses to 9)
     eight = oracle.NextLevels(task, np.random.RandomState(8).get_state())
-    assert eight.lower_bound() == 2 and eight.to_go_within(2, [1000]) == float("inf") and eight.lower_bound() == 3
+    assert eight.lower_bound() == 2 and eight.to_go_within(2) == float("inf") and eight.to_go_within(3) == 3
     assert oracle.decisions(world, oracle.NextLevels(task, np.random.RandomState(8).get_state()))[key] == (4, ("up",))
     assert oracle.decisions(world, oracle.NextLevels(task, np.random.RandomState(1).get_state()))[key] == (9, ("right", "down"))
 
