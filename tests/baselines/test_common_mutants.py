@@ -166,7 +166,7 @@ def _warmup(trainer, *, lr, seed):
 
     return format_warmup(
         trainer.policy, trainer._make_env, trainer.prompt, env_id=trainer.env_id, attach_images=False,
-        steps=2, batch_size=2, lr=lr, seed=seed,
+        steps=3, batch_size=2, lr=lr, seed=seed,
     )  # fmt: skip
 
 
@@ -185,4 +185,4 @@ def test_format_warmup_is_seeded_and_trains_at_its_learning_rate(warmup_trainer,
     # (not its negative, not the sum times the count), and the log line reports the first and last.
     vocabulary = len(warmup_trainer.policy.processor.tokenizer)
     assert all(0 < loss < 2 * math.log(vocabulary) for loss in first), first
-    assert f"format warm-up: 2 steps, loss {first[0]:.3f} -> {first[-1]:.3f}" in caplog.messages
+    assert f"format warm-up: 3 steps, loss {first[0]:.3f} -> {first[-1]:.3f}" in caplog.messages  # [-1], not [1]
