@@ -17,7 +17,14 @@ in every state of it (start included), the exact planner's plan (``planner="exac
 - played, on a copy of the env in that state, to a win in exactly its length.
 
 It exits non-zero at the first disagreement, and prints per game the states compared, the equal
-lengths, Fast Downward's give-ups and CPU seconds. Results: the module's commit message.
+lengths, Fast Downward's give-ups and CPU seconds.
+
+Measured on the 2-core machine (load 10-16), 2026-11-29. ``--walk 12 --fd-bound 120``: 25 games, 318
+states; the six sample games' 73 states all compared, equal; the drawer games' starts compared on
+6 of 19, equal (Fast Downward past 120 s on the other 13); all 318 exact plans won in exactly their
+length; Fast Downward's CPU a plan median 0.12 s, max 6.9 s. ``--skip-sample --drawer-fd-states 13
+--fd-depth 5 --fd-bound 60``: the drawer games' 245 walk states, 94 within 5 steps of the goal all
+compared, equal (no give-up); all 245 exact plans won.
 """
 
 from __future__ import annotations
