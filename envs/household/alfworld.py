@@ -458,7 +458,7 @@ class ALFWorld(HouseholdBase):
     - ``planner_timeout`` (seconds, default 300) and ``planner_memory_mb`` (default 2048): the bounds of
       one planner call. A few games make Fast Downward search for minutes and grow to gigabytes
       (one valid_seen game: 510 s and 3.3 GB for an 8-step plan; Fast Downward found no plan within
-      30 s from the start of 13 of 19 pick-two-into-drawer kitchens, which the exact planner solves);
+      120 s from the start of 13 of 19 pick-two-into-drawer kitchens, which the exact planner solves);
       past the bound the oracle falls back to the exact planner (the handcoded expert where that does
       not model the game).
     - ``planner``: ``"exact"`` (default: the exact planner, Fast Downward only where it does not
