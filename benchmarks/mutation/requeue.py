@@ -7,7 +7,7 @@ Usage (in the staging tree, benchmarks/mutation/run.sh's WORKDIR/stage)::
     python requeue.py skip-unchecked      # mutants not yet checked are marked skipped (34)
     python requeue.py sample BUDGET_S [SEED]   # check a seeded random sample per module (below)
     python requeue.py unsample            # the mutants ``sample`` left out are queued again
-    python requeue.py mark-killed FILE    # record as killed the mutants verify.sh saw fail ("NAME | killed | ...")
+    python requeue.py mark FILE           # record verify.sh's verdicts ("NAME | killed|survived | ...")
 
 mutmut reruns a mutant only if its recorded exit code is missing (``mutmut run NAMES`` would run
 the clean tests by id, which fails for some parametrised ids here). Its exit codes live in
@@ -111,22 +111,28 @@ def sample(budget_s: float, seed: str) -> None:
         print(f"  {m}: {n[m]} of {len(keys)} with tests")
 
 
-def mark_killed(path: str) -> None:
-    """Record as killed (exit code 1) the mutants that ``verify.sh`` saw fail a test ("NAME | killed | ...")."""
-    killed = {line.split(" | ")[0] for line in open(path, encoding="utf-8") if " | killed | " in line}
+def mark(path: str) -> None:
+    """Record ``verify.sh``'s verdicts ("NAME | killed | ..." or "NAME | survived | ...") as mutmut's exit codes."""
+    verdicts = {}
+    for line in open(path, encoding="utf-8"):
+        parts = line.split(" | ")
+        if len(parts) >= 2 and parts[1].strip() in ("killed", "survived"):
+            verdicts[parts[0].strip()] = 1 if parts[1].strip() == "killed" else 0
+    sample = pathlib.Path("sample.json")
+    outside = set(json.loads(sample.read_text())["not_sampled"]) if sample.exists() else set()
     changed = 0
     for meta, data in _metas():
         codes = data["exit_code_by_key"]
         for key in codes:
-            if key in killed and codes[key] != 1:
-                codes[key], changed = 1, changed + 1
+            if key in verdicts and key not in outside and codes[key] != verdicts[key]:  # a sample stays a sample
+                codes[key], changed = verdicts[key], changed + 1
         meta.write_text(json.dumps(data, indent=4))
-    print(f"mark-killed: {changed} mutants recorded as killed")
+    print(f"mark: {changed} verdicts recorded")
 
 
 def main(what: str, *args: str) -> None:
-    if what == "mark-killed":
-        mark_killed(args[0])
+    if what == "mark":
+        mark(args[0])
         return
     if what == "sample":
         sample(float(args[0]), args[1] if len(args) > 1 else "36")

@@ -7,7 +7,7 @@
 # Prints "NAME | killed|survived | pytest's summary" a line. The tests are copied from this checkout into
 # WORKDIR/stage/mutants first (MUTATION_WORKDIR, default /tmp/rl4vlm-mutation); mutmut's trampolines read
 # MUTANT_UNDER_TEST from the environment, so pytest runs them with that mutant switched on.
-# `requeue.py mark-killed FILE` records the killed ones in mutmut's results.
+# `requeue.py mark FILE` records its verdicts in mutmut's results.
 set -euo pipefail
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
 WORK="${MUTATION_WORKDIR:-/tmp/rl4vlm-mutation}"
