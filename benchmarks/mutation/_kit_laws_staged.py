@@ -1,4 +1,4 @@
-
+# ruff: noqa  -- a fragment appended to tests/kit/kit_laws.py in the staging tree: its names come from there
 
 # -- Appended by benchmarks/mutation/run.sh to the STAGING tree's copy of tests/kit/kit_laws.py only. --
 # Under mutmut, rl4vlm_gym/testing/*.py holds every function once per mutant (``x_f__mutmut_3``,

@@ -121,7 +121,10 @@ def test_the_decisions_check_holds_every_oracle_move_of_its_episodes_to_the_fact
     plans = [env.reset(seed=EVAL_SEEDS.start + i, options={"level": 1})[1]["optimal_steps"] for i in range(2)]
     env.close()
     report = check_decisions(walk, episodes=2, walk_steps=0, levels=[1])
-    assert report.startswith(f"optimal actions known in {sum(plans)}/{sum(plans)} states, {sum(plans)} moves checked"), (plans, report)
+    assert report.startswith(f"optimal actions known in {sum(plans)}/{sum(plans)} states, {sum(plans)} moves checked"), (
+        plans,
+        report,
+    )
 
 
 def test_every_check_that_makes_an_env_makes_it_with_the_make_kwargs(walk: str) -> None:
