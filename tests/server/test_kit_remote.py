@@ -20,6 +20,8 @@ import pytest
 
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
+
+# isort: split
 from typer.testing import CliRunner  # noqa: E402
 
 from rl4vlm_gym.cli import app  # noqa: E402
@@ -67,7 +69,10 @@ NOT_SEEN_REMOTELY = {
     # searched (a session each): the remote kit says the search was not run.
     ("DetourOnLevelOne", "oracle"): "the search for a shorter solution (a session per move tried) is not run remotely",
     # The vector check's forked workers hold RemoteEnvs; the served envs stay in the server's process, never forked.
-    **{(name, "vector"): "the served env runs in the server, never in a forked worker" for name in ("ForkedActions", "ForkedImage", "ForkedTruncates")},
+    **{
+        (name, "vector"): "the served env runs in the server, never in a forked worker"
+        for name in ("ForkedActions", "ForkedImage", "ForkedTruncates")
+    },
 }
 # Seen remotely only where the server hands a bad make argument to the env: a server whose policy checks it against
 # the served card first refuses make(appearance='nope') itself, naming the argument, and the env never sees it.
@@ -122,10 +127,14 @@ def test_the_remote_kit_names_each_defect_of_a_served_env(kit_url, cls, check, p
         assert result.passed and f"{REMOTE}" in result.detail and "the served env's own render()" in result.detail, result.detail
         return
     if (cls.__name__, check) in SERVER_MAY_REFUSE and _server_refuses_a_bad_appearance(kit_url):
-        assert result.passed, f"{check} fails {cls.__name__} remotely, though its server refuses the argument itself: {result.detail}"
+        assert result.passed, (
+            f"{check} fails {cls.__name__} remotely, though its server refuses the argument itself: {result.detail}"
+        )
         return
     if (cls.__name__, check) in NOT_SEEN_REMOTELY:
-        assert result.passed, f"{check} fails {cls.__name__} remotely, which NOT_SEEN_REMOTELY says it cannot see: {result.detail}"
+        assert result.passed, (
+            f"{check} fails {cls.__name__} remotely, which NOT_SEEN_REMOTELY says it cannot see: {result.detail}"
+        )
         said = SAID_NOT_CHECKED.get((cls.__name__, check))
         assert said is None or f"{REMOTE}" in result.detail and said in result.detail, result.detail
         return

@@ -38,6 +38,8 @@ import pytest
 
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
+
+# isort: split
 from typer.testing import CliRunner  # noqa: E402
 
 import rl4vlm_gym  # noqa: E402

@@ -15,6 +15,8 @@ import pytest
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 
+# isort: split
+
 import rl4vlm_gym  # noqa: E402, F401 - registers the envs
 from rl4vlm_gym.server.environment import Catalog  # noqa: E402
 from rl4vlm_gym.server.mcp import TOOL_NAMES, create_mcp_app  # noqa: E402

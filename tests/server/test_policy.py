@@ -12,6 +12,8 @@ import pytest
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 
+# isort: split
+
 from pydantic import ValidationError  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 

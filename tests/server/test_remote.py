@@ -22,6 +22,8 @@ import pytest
 
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
+
+# isort: split
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from rl4vlm_gym import processes  # noqa: E402

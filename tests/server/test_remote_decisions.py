@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
 
+# isort: split
+
 from rl4vlm_gym.core import Decision  # noqa: E402
 from rl4vlm_gym.registry import unregister  # noqa: E402
 from rl4vlm_gym.server.remote import RemoteError, _decision_of  # noqa: E402

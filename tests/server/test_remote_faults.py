@@ -21,6 +21,8 @@ import pytest
 
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
+
+# isort: split
 import server_envs  # noqa: E402 - tests/server (conftest.py puts it on the path)
 from openenv.core.sync_client import SyncEnvClient  # noqa: E402
 from serving import served_app  # noqa: E402

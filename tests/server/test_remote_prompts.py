@@ -18,6 +18,8 @@ import pytest
 
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
+
+# isort: split
 from serving import served_here  # noqa: E402 - tests/server (conftest.py puts it on the path)
 
 from rl4vlm_gym.agents.base import Completion, ModelAgent  # noqa: E402

@@ -20,6 +20,8 @@ from PIL import Image
 
 pytest.importorskip("openenv")  # the server extra
 import rl4vlm_gym.server  # noqa: E402, F401 - first: openenv-core without Gradio (a raw import costs 4 s of CPU)
+
+# isort: split
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
