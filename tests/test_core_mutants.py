@@ -159,3 +159,12 @@ def test_the_class_scan_sees_static_methods_and_code_before_a_nested_function(ki
                 def helper(self):  # noqa: ANN202
                     self._optimal = 1
                     return lambda: 0
+
+
+def test_fresh_render_before_reset_says_what_to_call():
+    env = gym.make("rl4vlm/NumberLine-v0")
+    try:
+        with pytest.raises(gym.error.ResetNeeded, match=r"call reset\(\) before fresh_render\(\)"):
+            env.unwrapped.fresh_render()
+    finally:
+        env.close()

@@ -31,6 +31,7 @@ def test_rejected_keeps_the_format_verdict():
         ('{"action": "", "x', ""),
         ('{"action": "hit", "x": "y', "hit"),
         ('"action": "+" or "-"\n}', '"+" or "-"'),  # the whole line, for the ambiguity check
+        ('"action": "+" or "-"\nmore\n}', '"+" or "-"'),  # the first line only, however many follow
         ('"action": "stand\nmore', "stand"),  # an unclosed quote: the rest of the line
         ('"action": hit, x, y', "hit"),
         ('"action": hit} x, y', "hit"),
