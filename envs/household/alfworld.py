@@ -818,6 +818,7 @@ class ALFWorld(HouseholdBase):
         has no plan."""
         if self._plan is None and not self._gave_up:
             exact, reason = self._exact_plan()
+            plan: Sequence[str] | None
             if self.planner == "exact" and (exact is not None or (reason == _UNSOLVABLE and self._log)):
                 plan = exact  # None: nothing wins from here (hands holding what no receptacle takes)
             else:  # Fast Downward: ALFWorld's expert, or where the exact planner does not model the game
