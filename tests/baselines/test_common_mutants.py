@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the baselines need the train extra (torch)")
 
 from rl4vlm_gym.baselines.common.advantages import gae, normalize  # noqa: E402
-from rl4vlm_gym.baselines.common.algorithm import reference_logprobs, value_loss  # noqa: E402
+from rl4vlm_gym.baselines.common.algorithm import Weights, reference_logprobs, value_loss  # noqa: E402
 from rl4vlm_gym.baselines.common.losses import clipped_value_loss, low_var_kl, masked_mean  # noqa: E402
 from rl4vlm_gym.baselines.common.policy import Prompt  # noqa: E402
 from rl4vlm_gym.baselines.common.storage import Step  # noqa: E402
@@ -59,6 +59,15 @@ def test_masked_mean_over_a_dim_keeps_rows_apart():
     assert masked_mean(x, m).item() == 3.0  # (1 + 3 + 5) / 3
     assert masked_mean(torch.tensor([7.0, 1.0]), torch.tensor([1.0, 0.0])).item() == 7.0  # one entry counts 1
     assert masked_mean(torch.tensor([7.0]), torch.tensor([0.0])).item() == 0.0  # none: 0, not NaN
+
+
+def test_weights_mean_of_token_values_averages_each_row_over_its_reply_tokens_only():
+    # Statistics weigh each row's token mean by its share; padding (mask 0) is left out, never divided by.
+    weights = Weights(torch.ones(2), torch.tensor([2.0, 1.0]), torch.tensor([0.75, 0.25]))
+    x = torch.tensor([[1.0, 3.0, 100.0], [8.0, 50.0, 60.0]])
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    assert weights.mean(x, mask).item() == pytest.approx(0.75 * 2.0 + 0.25 * 8.0)
+    assert weights.mean(torch.tensor([4.0, 8.0])).item() == pytest.approx(5.0)  # per-row values: shares alone
 
 
 def test_low_var_kl_of_a_huge_log_ratio_is_capped_with_a_finite_gradient():

@@ -157,8 +157,9 @@ def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo, mode):
 
     whole_loss, whole_stats, whole = gradient(None)
     with torch.no_grad():
-        alone, _ = method.loss(policy, batch, 0)
+        alone, alone_stats = method.loss(policy, batch, 0)
     assert whole_loss == pytest.approx(alone.item(), rel=1e-5)  # backward's loss is the mini-batch's
+    assert whole_stats == pytest.approx(alone_stats, rel=1e-5, abs=1e-7)  # and its statistics, as loss() gives them
     for micro_batch in (1, 3):  # 3 splits the second episode (LOOP's sequence) across two passes
         loss, stats, parts = gradient(micro_batch)
         # float32 sums in another order: 1.2e-5 apart seen on one CPU (GiGPO, seq-mean-token-mean), as the gradient's 1e-4
@@ -166,6 +167,11 @@ def test_micro_batches_give_the_gradient_of_the_whole_mini_batch(algo, mode):
         assert (parts - whole).norm() <= 1e-4 * whole.norm(), f"{algo} {mode}: micro-batches of {micro_batch} change the gradient"
         assert stats == pytest.approx(whole_stats, rel=1e-4, abs=1e-6), (algo, mode, micro_batch)
     assert whole.abs().sum() > 0
+    _, _, unscaled = gradient(None)  # scale=0.5 above: backward multiplies the loss by it, never divides
+    policy.zero_grad(set_to_none=True)
+    method.backward(policy, batch, 0, scale=1.0)
+    doubled = torch.cat([p.grad.flatten() for p in policy.parameters() if p.requires_grad and p.grad is not None])
+    assert (doubled - 2 * unscaled).norm() <= 1e-4 * doubled.norm(), f"{algo} {mode}: scale does not multiply the gradient"
 
 
 def test_vl_dac_value_loss_is_c_v_times_the_clipped_loss_without_a_half():
