@@ -294,6 +294,13 @@ def test_an_actor_renders_with_the_cpus_it_asked_for(options: dict, value: str, 
     # GL in the actor's own process, whose threads this counts (a render process, the default, inherits
     # LP_NUM_THREADS from the actor's environment as every child does)
     make = partial(gym.make, "rl4vlm/MiniWorld-OneRoom-v1", image_size=(32, 32), render_process=False)
+    # Only one 2-CPU node: an actor another test left alive there (an owner killed by a test, reaped late)
+    # would keep this one waiting for ever in RayVectorEnv's start. Tests run one at a time in a process,
+    # so every CPU must come free; a failure that says so beats a hung run.
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources().get("CPU", 0):
+        assert time.monotonic() < deadline, f"CPUs still held by actors left by an earlier test: {ray.available_resources()}"
+        time.sleep(0.1)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import the tests
     try:
         envs = RayVectorEnv([lambda: _RenderThreads(make())], actor_options=options)
