@@ -39,25 +39,9 @@ SHORTEST: Final = """\\
 '''
 
 
-def shortest_solutions(hand: tuple[int, ...]) -> list[tuple[str, ...]]:
-    """Every formula of the fewest tokens over ``hand`` that makes 24, in the candidates' order."""
-    completions = points_oracle.Completions(hand, 24, tabled=False)
-    found: list[tuple[str, ...]] = []
-
-    def walk(prefix: tuple[str, ...]) -> None:
-        left, nexts = completions.next_tokens(prefix, CANDIDATES)
-        if left == 0:
-            found.append(prefix)
-        for token in nexts:
-            walk((*prefix, token))
-
-    walk(())
-    return found
-
-
 def written(hand: tuple[int, ...]) -> str:
     """The hand's shortest solutions as the table writes them."""
-    return " ".join("".join(LETTERS.get(token, token) for token in solution) for solution in shortest_solutions(hand))
+    return " ".join("".join(LETTERS.get(token, token) for token in solution) for solution in points_oracle.shortest_solutions(hand, 24, CANDIDATES))
 
 
 def main() -> None:

@@ -961,6 +961,26 @@ def _shipped(values: Group, target: int, ops: str, parentheses: bool) -> tuple[i
     return length, {prefix: frozenset(nexts) for prefix, nexts in trie.items()}
 
 
+def shortest_solutions(hand: Sequence[int], target: int = 24, candidates: Sequence[str] | None = None) -> list[tuple[str, ...]]:
+    """Every formula of the fewest tokens over ``hand`` that makes ``target``, by the search alone
+    (:class:`Completions` with ``tabled=False``): a walk from the empty formula along every next token
+    that keeps to a shortest completion, in the order of ``candidates`` (default: the cards 1..13, then
+    ``+-*/()``). What ``scripts/make_points24_table.py`` writes into the shipped table."""
+    tokens = tuple(candidates) if candidates is not None else (*map(str, range(1, 14)), *"+-*/()")
+    search = Completions(hand, target, tabled=False)
+    found: list[tuple[str, ...]] = []
+
+    def walk(prefix: tuple[str, ...]) -> None:
+        left, nexts = search.next_tokens(prefix, tokens)
+        if left == 0:
+            found.append(prefix)
+        for token in nexts:
+            walk((*prefix, token))
+
+    walk(())
+    return found
+
+
 class Completions:
     """Shortest completions of partial formulas over one hand: what the points games' decision
     facts need (the fewest tokens still to write from any prefix, and which next tokens keep to it).

@@ -395,22 +395,6 @@ def test_solve_rejects_bad_arguments(kwargs: dict[str, object], message: str) ->
 _VOCABULARY = [str(n) for n in range(1, 14)] + list("+-*/()")
 
 
-def _searched_solutions(hand: tuple[int, ...]) -> list[tuple[str, ...]]:
-    """Every shortest solution by the search alone (as the table's generator finds them)."""
-    search = points_oracle.Completions(hand, 24, tabled=False)
-    found: list[tuple[str, ...]] = []
-
-    def walk(prefix: tuple[str, ...]) -> None:
-        left, nexts = search.next_tokens(prefix, _VOCABULARY)
-        if left == 0:
-            found.append(prefix)
-        for token in nexts:
-            walk((*prefix, token))
-
-    walk(())
-    return found
-
-
 def test_the_shipped_table_lists_every_hand_and_what_the_search_finds_on_a_sample() -> None:
     # A seeded sample (the whole table: scripts/make_points24_table.py --check, minutes); 3,3,8,8 and 1,1,1,1
     # (no formula) always. 0.5 s.
@@ -419,7 +403,7 @@ def test_the_shipped_table_lists_every_hand_and_what_the_search_finds_on_a_sampl
     for hand in [(3, 3, 8, 8), (1, 1, 1, 1), *random.Random(38).sample(hands, 5)]:
         length, trie = points_oracle._shipped(hand, 24, "+-*/", True)
         solutions = [prefix for prefix, nexts in trie.items() if not nexts]
-        assert sorted(solutions) == sorted(_searched_solutions(hand)), hand
+        assert sorted(solutions) == sorted(points_oracle.shortest_solutions(hand, 24, _VOCABULARY)), hand
         assert all(len(solution) == length for solution in solutions)
 
 
