@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from rl4vlm_gym.registry import unregister
 from rl4vlm_gym.testing import check_decisions
 from rl4vlm_gym.testing.decisions import _place
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 kit_walk = importlib.import_module("kit_walk")
-
-
-@pytest.fixture(scope="module")
-def walk() -> Iterator[str]:
-    ids = kit_walk.register_all()
-    yield kit_walk.env_id(kit_walk.Walk)
-    for env_id in ids:
-        unregister(env_id)
 
 
 @pytest.mark.parametrize(
