@@ -33,17 +33,11 @@ import pathlib
 import random
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from scores import module_of  # noqa: E402
+
 OVERHEAD_S = 3.0  # a forked child's pytest start, collection and fixtures (1-6 s measured on a loaded 2-core machine)
 SURVIVAL_GUESS = 0.3  # a killed mutant stops at its first failing test (fastest first); a survivor runs them all
-
-
-def module_of(name: str) -> str:
-    """The module of a mutmut name such as ``rl4vlm_gym.core.xǁEnvǁstep__mutmut_3``."""
-    parts = name.partition("__mutmut_")[0].split(".")
-    for i in range(len(parts) - 1, -1, -1):
-        if parts[i].startswith(("x_", "xǁ")):
-            return ".".join(parts[:i])
-    return name
 
 
 def _metas() -> list[tuple[pathlib.Path, dict]]:
