@@ -6,6 +6,7 @@ Usage (in the staging tree, benchmarks/mutation/run.sh's WORKDIR/stage)::
     python requeue.py timeout             # every timeout runs again (to tell load from a real hang)
     python requeue.py skip-unchecked      # mutants not yet checked are marked skipped (34)
     python requeue.py sample BUDGET_S [SEED]   # check a seeded random sample per module (below)
+    python requeue.py sample-n N SEED MODULE...  # extend the sample of some modules to their first N (same order)
     python requeue.py unsample            # the mutants ``sample`` left out are queued again
     python requeue.py mark FILE           # record verify.sh's verdicts ("NAME | killed|survived | ...")
 
@@ -105,6 +106,40 @@ def sample(budget_s: float, seed: str) -> None:
         print(f"  {m}: {n[m]} of {len(keys)} with tests")
 
 
+def sample_n(n: int, seed: str, modules: list[str]) -> None:
+    """Extend the sample of ``modules`` (e.g. ``rl4vlm_gym.core``) to the first ``n`` mutants with tests of
+    ``sample``'s fixed order for ``seed``; the other modules are left as they are. For a module whose
+    tests mutmut would run for minutes per mutant, a count is the budget (checked with ``verify_many.py``)."""
+    stats = json.loads(pathlib.Path("mutants/mutmut-stats.json").read_text())
+    tests_of = stats["tests_by_mangled_function_name"]
+    record = json.loads(pathlib.Path("sample.json").read_text())
+    assert record["seed"] == seed, f"sample.json was drawn with seed {record['seed']}"
+    left_before = set(record["not_sampled"])
+    metas = _metas()
+    by_module: dict[str, list[str]] = collections.defaultdict(list)
+    for _, data in metas:
+        for key in data["exit_code_by_key"]:
+            if module_of(key) in modules and tests_of.get(key.replace("__init__.", "").partition("__mutmut_")[0]):
+                by_module[module_of(key)].append(key)
+    drawn = set()
+    for m, keys in by_module.items():
+        order = random.Random(f"{seed}:{m}").sample(sorted(keys), len(keys))  # sample()'s order
+        taken = max(n, record["sampled"].get(m, 0))
+        drawn |= set(order[:taken])
+        record["sampled"][m] = min(taken, len(keys))
+    queued = 0
+    for meta, data in metas:
+        codes = data["exit_code_by_key"]
+        for key in codes:
+            if key in drawn and key in left_before:
+                codes[key], queued = None, queued + 1
+        meta.write_text(json.dumps(data, indent=4))
+    record["not_sampled"] = sorted(left_before - drawn)
+    record.setdefault("extended", []).append({"n": n, "modules": modules})
+    pathlib.Path("sample.json").write_text(json.dumps(record, indent=1))
+    print(f"sample-n: {queued} mutants queued; " + ", ".join(f"{m}: {record['sampled'][m]}" for m in sorted(by_module)))
+
+
 def mark(path: str) -> None:
     """Record ``verify.sh``'s verdicts ("NAME | killed | ..." or "NAME | survived | ...") as mutmut's exit codes."""
     verdicts = {}
@@ -127,6 +162,9 @@ def mark(path: str) -> None:
 def main(what: str, *args: str) -> None:
     if what == "mark":
         mark(args[0])
+        return
+    if what == "sample-n":
+        sample_n(int(args[0]), args[1], list(args[2:]))
         return
     if what == "sample":
         sample(float(args[0]), args[1] if len(args) > 1 else "36")

@@ -195,3 +195,104 @@ def test_format_warmup_is_seeded_and_trains_at_its_learning_rate(warmup_trainer,
     vocabulary = len(warmup_trainer.policy.processor.tokenizer)
     assert all(0 < loss < 2 * math.log(vocabulary) for loss in first), first
     assert f"format warm-up: 3 steps, loss {first[0]:.3f} -> {first[-1]:.3f}" in caplog.messages  # [-1], not [1]
+
+
+# The tiny policy with a value head: policy.py's and rollout.py's survivors -------------------------------
+
+
+@pytest.fixture(scope="module")
+def critic():
+    """The tiny offline policy with a small value head: one load (~4 s of CPU) for the tests below."""
+    pytest.importorskip("transformers", reason="the policy needs the train extra")
+    from rl4vlm_gym.baselines.common.policy import Policy, PolicySettings
+
+    torch.manual_seed(0)
+    return Policy(PolicySettings(value_head=(8,)))
+
+
+def _conversations(n):
+    return [[{"role": "user", "content": [{"type": "text", "text": "go " * (i + 1)}]}] for i in range(n)]
+
+
+def test_hf_generator_writes_at_most_max_new_tokens(critic):
+    # HFGenerator passes max_new_tokens on (generate_tokens' own default is 64).
+    from rl4vlm_gym.baselines.common.policy import HFGenerator
+
+    prompts = critic.prompts(_conversations(3))
+    replies = HFGenerator()(critic, prompts, inputs=None, max_new_tokens=2, temperature=1.0, top_p=1.0, seed=0)
+    assert max(len(r) for r in replies) == 2 and min(len(r) for r in replies) >= 1, replies
+
+
+def test_values_are_the_head_on_the_last_layer_at_the_last_prompt_token(critic):
+    # Worked out from the model's own forward pass: the value head reads the last hidden layer at the
+    # prompt's last token, in values() and in score() alike (the layer below gives other values).
+    prompts = critic.prompts(_conversations(1))
+    ids = torch.tensor([prompts[0].ids])
+    with torch.no_grad():
+        hidden = critic.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True).hidden_states
+        expected = critic.value_head(hidden[-1][:, -1].float()).squeeze(-1)
+        below = critic.value_head(hidden[-2][:, -1].float()).squeeze(-1)
+        alone = critic.values(prompts)
+        scored = critic.score(prompts, [[105, 106]]).values
+    assert (expected - below).abs().item() > 1e-4  # the test can tell the layers apart
+    assert torch.allclose(alone, expected, atol=1e-6) and torch.allclose(scored, expected, atol=1e-6), (alone, scored, expected)
+
+
+def test_score_gives_the_entropy_of_each_reply_position_only_when_asked(critic):
+    # Row 0 worked out from the unpadded forward pass: H = -sum p log p of softmax(logits / T) at each reply
+    # position; padding (row 1's second position) is 0.
+    prompts = critic.prompts(_conversations(2))
+    replies = [[105, 106], [107]]
+    with torch.no_grad():
+        scores = critic.score(prompts, replies, values=False, entropy=True)
+        assert critic.score(prompts, replies, values=False).entropy is None
+        ids = torch.tensor([prompts[0].ids + replies[0]])
+        logits = critic.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0].float() / critic.temperature
+        start = len(prompts[0].ids) - 1
+        log_p = torch.log_softmax(logits[start : start + 2], dim=-1)
+        expected = -(log_p.exp() * log_p).sum(-1)
+    assert scores.entropy is not None and scores.entropy.shape == (2, 2)
+    assert torch.allclose(scores.entropy[0], expected, atol=1e-4), (scores.entropy[0], expected)
+    assert scores.entropy[1, 0] > 0 and scores.entropy[1, 1] == 0
+
+
+def test_collector_records_times_reference_logprobs_and_bootstraps_a_truncated_step(critic, monkeypatch):
+    # One episode cut by a 2-step limit: each step knows its time, its reference log-probs (the frozen
+    # start: the policy itself) and, truncated, the value of the observation it reached with its history.
+    import gymnasium as gym
+
+    from rl4vlm_gym.baselines.common.rollout import GenerationSettings, RolloutCollector
+    from rl4vlm_gym.prompts import PromptConfig
+
+    wait = critic.processor.tokenizer.encode("wait", add_special_tokens=False)  # not an action: no move, no end
+
+    def write_wait(policy, prompts, **_):
+        return [list(wait) for _ in prompts]
+
+    reached = []
+
+    class Reached(gym.Wrapper):
+        def step(self, action):
+            out = self.env.step(action)
+            reached.append(out[0])
+            return out
+
+    def make_env():
+        return Reached(gym.make("rl4vlm/NumberLine-v0", level=1, obs_mode="text", max_episode_steps=2))
+
+    monkeypatch.setattr(critic, "generator", write_wait)
+    critic.freeze_reference()
+    collector = RolloutCollector(
+        make_env, 1, critic, PromptConfig(output_format="plain"), GenerationSettings(max_new_tokens=3),
+        attach_images=False, reference=True, values=True, seed=5,
+    )  # fmt: skip
+    try:
+        steps = collector.collect_episodes(1).steps
+        with torch.no_grad():
+            final = critic.values(critic.prompts([collector.builders[0].messages(reached[-1])])).item()
+    finally:
+        collector.close()
+    assert [(s.t, s.terminated, s.truncated) for s in steps] == [(0, False, False), (1, False, True)]
+    for s in steps:
+        assert s.ref_logprobs is not None and torch.allclose(s.ref_logprobs, s.logprobs, atol=1e-5), s
+    assert steps[1].next_value == pytest.approx(final, abs=1e-6) and steps[1].next_value != steps[1].value

@@ -3,12 +3,16 @@ tests let live (benchmarks/mutation/: mutmut's survivors, each test names the mu
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from rl4vlm_gym.core import StepOutcome
 from rl4vlm_gym.testing import CHECKS, REMOTE, NotCheckable, run_checks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -124,3 +128,234 @@ def test_every_check_that_makes_an_env_makes_it_with_the_make_kwargs(walk: str) 
     assert results.pop("docs").passed
     failed = {name: r.detail for name, r in results.items() if r.passed or "no_such_argument" not in r.detail}
     assert not failed, failed
+
+
+# Envs of this file's own: a correct one each check has no fast test of, or one defect the kit's law names ------
+
+
+class ChanceWalk(kit_walk.Walk):
+    """A correct game of chance (``CHANCE``): no plan length, whatever its oracle manages."""
+
+    CHANCE = True
+
+    def _optimal_steps(self) -> int | None:
+        return None
+
+
+class MapView(kit_walk.Walk):
+    """A correct env whose ``render()`` is another view (``_view`` overridden: the grid upside down)."""
+
+    def _view(self) -> Any:
+        return self._render()[::-1].copy()
+
+
+class PickleForgetsTheWind(kit_walk.Walk):
+    """A wind drawn at reset shows in the text from the third step on; pickling forgets it. The agent starts
+    in a corner and the goal in the other, so that an episode lasts past the third step."""
+
+    def _new_episode(self, config: Any) -> None:
+        super()._new_episode(config)
+        self.wind = int(self.np_random.integers(1, 100))
+        self.agent = self.start = (0, 0)
+        self.goal = (self.side - 1, self.side - 1)
+
+    def _describe(self) -> str:
+        return super()._describe() + (f"\nWind: {self.wind}" if self.elapsed_steps >= 3 else "")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "wind": 0}
+
+
+class ImageCountsResets(kit_walk.Walk):
+    """The image shades its background by the number of resets: one seed, same text, another image."""
+
+    resets = 0
+
+    def _new_episode(self, config: Any) -> None:
+        super()._new_episode(config)
+        self.resets += 1
+
+    def _render(self) -> Any:
+        image = super()._render()
+        image[0, 0] = (self.resets % 256, 0, 0)
+        return image
+
+    def _frame_key(self) -> Any:
+        return super()._frame_key(), self.resets
+
+
+class PickleForgetsTheShade(ImageCountsResets):
+    """Pickling forgets the shade (the resets counted): a copy's image differs, its text does not."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "resets": 0}
+
+
+class MoveScaledAboveOne(kit_walk.Walk):
+    """A move's outcome has ``scale=1.5`` (the move pays 0, so the reward stays in the table's range)."""
+
+    def _apply(self, action: str) -> StepOutcome:
+        outcome = super()._apply(action)
+        return dataclasses.replace(outcome, scale=1.5) if outcome.event == "move" and outcome.error is None else outcome
+
+
+OWN = (ChanceWalk, MapView, PickleForgetsTheWind, ImageCountsResets, PickleForgetsTheShade, MoveScaledAboveOne)
+
+
+@pytest.fixture(scope="module")
+def own(walk: str) -> Iterator[dict[type, str]]:
+    """This file's envs registered as kit_walk registers its own (the same card)."""
+    from rl4vlm_gym.registry import EnvCard, register, unregister
+
+    ids = {}
+    for cls in OWN:
+        ids[cls] = f"kit/Mutants{cls.__name__}-v0"
+        register(
+            EnvCard(
+                id=ids[cls], entry_point=f"{__name__}:{cls.__name__}", family="kit",
+                summary="Walk to the goal square (a conformance-kit test env).", skills=("navigation",),
+                action_grammar="up, down, left or right", action_examples=("up",), success="the agent stands on the goal",
+                max_episode_steps=12, levels=("2x2 grid", "3x3 grid"), default_level=0, reward_variants=tuple(cls.REWARDS),
+            )
+        )  # fmt: skip
+    yield ids
+    for env_id in ids.values():
+        unregister(env_id)
+
+
+def test_oracle_counts_its_episodes_from_first_seed_and_searches_one_a_level(walk: str) -> None:
+    # check_oracle's seeds first_seed.. first_seed + episodes (not 0..), and SEARCHED_EPISODES (1) searched a
+    # level: the counters' +=, < and `and not proxy` mutants search more episodes or count them wrong.
+    import gymnasium as gym
+
+    from rl4vlm_gym.registry import EVAL_SEEDS
+    from rl4vlm_gym.testing import check_oracle
+
+    env = gym.make(walk)
+    plans = [env.reset(seed=EVAL_SEEDS.start + i, options={"level": 1})[1]["optimal_steps"] for i in (4, 5)]
+    env.close()
+    assert all(p > 1 for p in plans), plans  # both episodes could be searched
+    report = check_oracle(walk, episodes=2, first_seed=4, levels=[1])
+    assert report.startswith("L1 2/2 solvable solved, mean return +1.00; "), report
+    assert report.endswith("; no shorter solution found in 1 episodes searched"), report
+    # search=0: nothing searched, and nothing said about a server (not a remote env)
+    assert check_oracle(walk, episodes=2, first_seed=4, levels=[1], search=0) == "L1 2/2 solvable solved, mean return +1.00"
+
+
+def test_oracle_of_a_game_of_chance_reports_no_fixed_solutions(own: dict[type, str]) -> None:
+    # A game of chance must report optimal_steps -1 (not +1), and its summary says it has no fixed solutions.
+    from rl4vlm_gym.testing import check_oracle
+
+    assert check_oracle(own[ChanceWalk], episodes=2, levels=[0, 1]) == (
+        "L0 no fixed solutions, mean return +1.00; L1 no fixed solutions, mean return +1.00"
+    )
+
+
+def test_oracle_of_an_expensive_plan_env_says_shorter_solutions_were_not_searched(walk: str) -> None:
+    from rl4vlm_gym.testing import check_oracle
+
+    report = check_oracle(kit_walk.env_id(kit_walk.PlannedWalk), episodes=1, levels=[1])
+    assert report == (
+        "L1 1/1 solvable solved, mean return +1.00; "
+        "shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the length the oracle plays)"
+    ), report
+
+
+def test_oracle_search_message_lists_a_path_as_long_as_the_steps_it_names(walk: str) -> None:
+    # _assert_no_shorter_solution: "solves the episode in N steps", N the length of the path it quotes.
+    import re
+
+    from rl4vlm_gym.testing import check_oracle
+
+    with pytest.raises(AssertionError, match="optimal_steps counts a detour") as caught:
+        check_oracle(kit_walk.env_id(kit_walk.DetourOracle), episodes=1, levels=[1])
+    path, steps = re.search(r"but (\[.*?\]) solves the episode in (\d+) steps", str(caught.value)).groups()
+    assert len(eval(path)) == int(steps), caught.value  # noqa: S307 (the kit's own repr of a list of str)
+
+
+def test_render_accepts_an_overridden_view_that_is_stable(own: dict[type, str]) -> None:
+    # render's overridden-_view branch compares render() with render() again (not with None).
+    from rl4vlm_gym.testing import check_render
+
+    assert check_render(own[MapView]) == "rgb_array, ansi and human render at reset and 2 steps; close() twice is safe"
+
+
+def test_pickle_check_summary_and_a_copy_that_diverges_on_its_second_step(walk: str, own: dict[type, str]) -> None:
+    # check_pickle steps the copy 3 times (not one: `a[2] or a[4]` stops after the first) and says so.
+    from rl4vlm_gym.testing import check_pickle
+
+    assert check_pickle(walk) == "pickled env continues identically"
+    with pytest.raises(AssertionError, match="pickled env diverged"):
+        check_pickle(own[PickleForgetsTheWind], level=1)
+
+
+def test_pickle_check_compares_images_and_texts_both(own: dict[type, str]) -> None:
+    # A copy whose image differs but whose text is the same diverged (`and`, not `or`).
+    from rl4vlm_gym.testing import check_pickle
+
+    with pytest.raises(AssertionError, match="^pickled env diverged$"):
+        check_pickle(own[PickleForgetsTheShade])
+
+
+def test_seeding_says_a_seed_did_not_repeat_when_only_the_image_differs(own: dict[type, str]) -> None:
+    # The same seed's text with another image is "did not repeat" (`and`, not `or`: the options law would
+    # otherwise blame the options).
+    from rl4vlm_gym.testing import check_seeding
+
+    with pytest.raises(AssertionError, match=r"^seed 0 did not repeat$"):
+        check_seeding(own[ImageCountsResets])
+
+
+def test_first_difference_of_traces_that_agree_and_of_one_that_ended_early() -> None:
+    from rl4vlm_gym.testing.rollouts import _first_difference
+
+    a = [["reset(seed=0)", "i", "t", "s"], ["step 1", "i1", "t1", "s1"]]
+    assert _first_difference({"here": a, "there": [list(x) for x in a]}) == "their traces agree"
+    assert _first_difference({"here": a, "there": a[:1]}) == (
+        "here and there first differ after step 1: the image, the text, mission, actions or info, "
+        "the action taken, its reward or its flags"
+    )
+
+
+def test_docs_summary_names_the_sections(walk: str) -> None:
+    from rl4vlm_gym.docs import SECTIONS
+    from rl4vlm_gym.testing import check_docs
+
+    assert check_docs(walk).startswith(f"docstring has {', '.join(SECTIONS)}; card matches the class; ")
+
+
+def _steps_of(summary: str) -> int:
+    return int(summary.split(" steps under ", 1)[0])
+
+
+def test_rules_defaults_and_episodes_per_seed(walk: str) -> None:
+    # check_rules' defaults are 2 seeds x 2 episodes; more episodes a seed play more steps under the default
+    # variant (not one: `v == 0 and False`); one episode a seed still probes keys from its own start copy.
+    from rl4vlm_gym.testing import check_rules
+
+    assert check_rules(walk) == check_rules(walk, seeds=2, episodes_per_seed=2)
+    assert _steps_of(check_rules(walk, seeds=1, episodes_per_seed=2)) > _steps_of(check_rules(walk, seeds=1, episodes_per_seed=1))
+    assert check_rules(walk, seeds=3, episodes_per_seed=1)
+
+
+def test_rules_labels_a_reset_fault_with_where_it_was_found(walk: str) -> None:
+    from rl4vlm_gym.testing import check_rules
+
+    with pytest.raises(AssertionError, match=r"^reward_variant='default', seed 0, episode 0, reset: actions has duplicates"):
+        check_rules(kit_walk.env_id(kit_walk.DuplicateActions))
+
+
+def test_rules_state_key_message_quotes_both_action_lists(walk: str) -> None:
+    from rl4vlm_gym.testing import check_rules
+
+    with pytest.raises(AssertionError, match="names two different states") as caught:
+        check_rules(kit_walk.env_id(kit_walk.StateKeyCollision))
+    actions = "('up', 'down', 'left', 'right')"
+    assert f"(actions {actions} vs {actions}, success " in str(caught.value), caught.value
+
+
+def test_rules_refuse_an_outcome_scale_above_one(own: dict[type, str]) -> None:
+    from rl4vlm_gym.testing import check_rules
+
+    with pytest.raises(AssertionError, match=r"StepOutcome.scale=1.5 is outside \[0, 1\]"):
+        check_rules(own[MoveScaledAboveOne])
