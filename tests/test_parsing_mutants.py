@@ -33,6 +33,7 @@ def test_rejected_keeps_the_format_verdict():
         ('"action": "+" or "-"\n}', '"+" or "-"'),  # the whole line, for the ambiguity check
         ('"action": "+" or "-"\nmore\n}', '"+" or "-"'),  # the first line only, however many follow
         ('"action": "stand\nmore', "stand"),  # an unclosed quote: the rest of the line
+        ('"action": "stand\nmore\nlines', "stand"),  # ... its first line, however many follow
         ('"action": hit, x, y', "hit"),
         ('"action": hit} x, y', "hit"),
         ('{"action": ,}', ""),
@@ -62,3 +63,33 @@ def test_token_matches_keeps_two_actions_named_alike_at_one_place():
     # Two actions that normalise alike, mentioned once: both are candidates (an ambiguity), not the first.
     assert _token_matches("i go north", ("go north", "Go North"), ()) == ["go north", "Go North"]
     assert _token_matches("look at desk 1", ("look", "look at desk 1"), ()) == ["look at desk 1"]
+
+
+def test_balrog_strict_matching_fills_a_template_exactly():
+    # BALROG's strict check: a value that is no listed action may still fill a "[...]" template, exactly.
+    from rl4vlm_gym.parsing import ActionParser
+
+    parser = ActionParser(format="balrog-robust-naive", match="strict")
+    actions = ("search[...]", "click[back]")
+    assert parser.parse("<|ACTION|>search[red shoes]<|END|>", actions).parsed == "search[red shoes]"
+    assert parser.parse("<|ACTION|>search [red shoes]<|END|>", actions).parsed is None
+
+
+def test_balrog_formats_write_an_action_as_their_agents_answer():
+    from rl4vlm_gym.parsing import ActionParser
+
+    assert (
+        ActionParser(format="balrog-cot").format_action("go north", "the door is north") == "the door is north\nACTION: go north"
+    )
+    assert ActionParser(format="balrog-cot").format_action("go north") == "ACTION: go north"
+    assert ActionParser(format="balrog-robust-cot").format_action("go north", "t") == "t\n<|ACTION|>go north<|END|>"
+
+
+def test_balrog_robust_cot_without_a_block_says_what_balrogs_agent_answers():
+    from rl4vlm_gym.parsing import BALROG_NO_ACTION, ActionParser
+
+    result = ActionParser(format="balrog-robust-cot").parse("go north", ("go north", "go south"))
+    assert result.parsed is None and not result.format_ok
+    assert result.error.startswith(
+        f"no <|ACTION|>...<|END|> block in the output, so BALROG's agent answers {BALROG_NO_ACTION!r}: "
+    )
