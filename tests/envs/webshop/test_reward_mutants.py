@@ -45,3 +45,16 @@ def test_under_eleven_alike_counts_first_letters_after_lower_casing():
     assert not _under_eleven_alike("iiiiiiİİİİİ", None)
     assert _under_eleven_alike("iiiiiİİİİİ", None)  # 10
     assert not _under_eleven_alike("a" * 11, None)
+
+
+def test_a_goal_without_attributes_or_options_scores_them_zero():
+    # r_att and r_option are 0 (not 1, not a division by zero) when the goal asks for none; the price decides.
+    product = _product()
+    goal = Goal(
+        asin=product.asin, instruction="i need a towel", attributes=(), goal_options={}, price_upper=30.0,
+        name=product.title, query=product.query, category=product.category, product_category=product.product_category,
+        product_type=product.product_type,
+    )  # fmt: skip
+    reward = get_reward(product, goal, 25.0, {})
+    assert (reward.r_att, reward.w_att, reward.r_option, reward.w_option, reward.w_price) == (0.0, 0.0, 0.0, 0.0, 1.0)
+    assert reward.total == reward.r_type
