@@ -15,6 +15,7 @@ import logging
 import math
 import os
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -408,11 +409,18 @@ class NavigationEnv(VLMEnv):
         (the oracle and ``decision()`` ask for the same state)."""
         if self._goal_holds():
             return None
-        # The pose and what is carried, and which objects remain where (picked up, or put down elsewhere).
+        return self._shortest(self._phases)
+
+    def _shortest(self, phases: Callable[[], Sequence[Phase]]) -> tuple[int, tuple[str, ...]] | None:
+        """:func:`oracle.shortest` from the current state, kept per exact state: the pose and what is carried,
+        and which objects remain where (picked up, or put down elsewhere). ``phases`` makes the task's phases
+        from here; :meth:`_oracle_length` passes the rest of the start's, which differ from :meth:`_phases`'
+        only in a looser ``reach`` (PickupObjects': over the objects there were), and a looser lower bound
+        cuts fewer hopeless states, nothing else: the search's answer is the same."""
         world = self.world
         state = (self._exact_state(), tuple((id(e), np.asarray(e.pos, float).tobytes()) for e in world.entities if not e.is_static))
         if state not in self._facts:
-            self._facts[state] = shortest(self.planner, self._phases(), self.ACTIONS, self.HORIZON)
+            self._facts[state] = shortest(self.planner, phases(), self.ACTIONS, self.HORIZON)
         return self._facts[state]
 
     def _features(self) -> dict[str, int | str]:
@@ -431,7 +439,8 @@ class NavigationEnv(VLMEnv):
         model, k = Model(planner, phases), 0
         try:
             for i, action in enumerate(plan):
-                found = shortest(planner, phases[k:], self.ACTIONS, self.HORIZON)
+                # Kept per state: the oracle then walks this plan and asks the same states (oracle_action).
+                found = self._shortest(lambda: phases[k:])  # noqa: B023 - called at once, in this iteration
                 if found is not None:
                     return i + found[0]
                 went = model.step(action, k)
