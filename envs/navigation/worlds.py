@@ -462,8 +462,13 @@ class _Walls:
         gaps = np.linalg.norm(centres[:, None, :] - (a + t[..., None] * ab), axis=2)
         # A point of a cell is within half the cell's diagonal of its centre; 0.01 m to spare for rounding.
         close = gaps <= _WALL_REACH + _WALL_CELL * math.sqrt(0.5) + 0.01
+        # Each cell's walls in index order, from one nonzero() over the grid: a flatnonzero() per cell cost
+        # 13 ms a reset on Sidewalk's 7,800 cells.
         rows = self.rows
-        self.cells = [[rows[w] for w in np.flatnonzero(row).tolist()] for row in close]
+        cell_of, wall_of = np.nonzero(close)
+        walls = [rows[w] for w in wall_of.tolist()]
+        ends = np.cumsum(np.bincount(cell_of, minlength=len(close))).tolist()
+        self.cells = [walls[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
         return True
 
 
