@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -68,10 +67,17 @@ ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)
 MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
 
 _QUOTES = "\"'`“”‘’"
-_JSON_KEY = re.compile(r"""["']?\baction\b["']?\s*:""", re.IGNORECASE)
+# The parser wants the LAST key or tag: the first match of its mirror image in the reversed text, found
+# in one scan that stops there (listing every match of "<action>" * 100_000 costs 100,000 objects).
+# Matches of these patterns cannot overlap, so the last match and the first mirrored one are one span.
+# A JSON key: ["']?\baction\b["']?\s*:  (the leading quote changes no match's end, so it is left out).
+_JSON_KEY_BACKWARDS = re.compile(r""":\s*["']?\bnoitca\b""", re.IGNORECASE)
+# An "Action:" line: ^[ \t]*(?:\*+[ \t]*)?action[ \t]*(?:\*+[ \t]*)?[:=]  (multiline: $ is a line's start),
+# one pattern a separator: re scans fast for a pattern's first character, not for a class like [:=].
 # Unambiguous quantifiers only: nested optional whitespace runs would backtrack quadratically.
-_PLAIN_KEY = re.compile(r"^[ \t]*(?:\*+[ \t]*)?action[ \t]*(?:\*+[ \t]*)?[:=]", re.I | re.M)
+_PLAIN_KEYS_BACKWARDS = tuple(re.compile(rf"{sep}(?:[ \t]*\*+)?[ \t]*noitca(?:[ \t]*\*+)?[ \t]*$", re.I | re.M) for sep in ":=")
 _OPEN_TAG = re.compile(r"<\s*action\s*>", re.IGNORECASE)
+_OPEN_TAG_BACKWARDS = re.compile(r">\s*noitca\s*<", re.IGNORECASE)
 _CLOSE_TAG = re.compile(r"<\s*/\s*action\s*>", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 _WORD = r"(?<!\w){}(?!\w)"
@@ -176,17 +182,18 @@ class ActionParser:
 
     def _extract(self, text: str) -> tuple[Any, bool] | _Failure:
         fmt = self.format
-        if fmt == "auto":
-            fmt = "tags" if _OPEN_TAG.search(text) else "json" if _JSON_KEY.search(text) else "plain"
-        if fmt == "json":
-            return self._extract_json(text)
-        if fmt == "tags":
-            return self._extract_tags(text)
         if fmt.startswith("balrog-"):
             return _extract_balrog(fmt, text)
-        return self._extract_plain(text)
+        backwards = text[::-1]  # where the last key or tag is the first (see _JSON_KEY_BACKWARDS)
+        if fmt == "auto":
+            fmt = "tags" if _OPEN_TAG.search(text) else "json" if _JSON_KEY_BACKWARDS.search(backwards) else "plain"
+        if fmt == "json":
+            return self._extract_json(text, backwards)
+        if fmt == "tags":
+            return self._extract_tags(text, backwards)
+        return self._extract_plain(text, backwards)
 
-    def _extract_json(self, text: str) -> tuple[Any, bool] | _Failure:
+    def _extract_json(self, text: str, backwards: str) -> tuple[Any, bool] | _Failure:
         obj = _load_json_object(text)
         if isinstance(obj, dict):
             keys = {k.lower(): k for k in obj if isinstance(k, str)}
@@ -196,32 +203,33 @@ class ActionParser:
         if self.match == "strict":
             what = "is not a JSON object" if obj is None else 'has no "action" key'
             return _Failure(f'the output {what}; write {{"thoughts": "...", "action": "..."}}')
-        value = _value_after_last_key(text)
+        value = _value_after_last_key(text, backwards)
         if value is None:
             return _Failure('no "action": field found in the output')
         return value, False
 
-    def _extract_tags(self, text: str) -> tuple[Any, bool] | _Failure:
-        opens = [m.end() for m in _OPEN_TAG.finditer(text)]
-        closes = [m.start() for m in _CLOSE_TAG.finditer(text)]
+    def _extract_tags(self, text: str, backwards: str) -> tuple[Any, bool] | _Failure:
         if self.match == "strict":
+            opens = [m.end() for m in _OPEN_TAG.finditer(text)]
+            closes = [m.start() for m in _CLOSE_TAG.finditer(text)]
             if len(opens) != 1 or len(closes) != 1 or closes[0] < opens[0]:
                 return _Failure(
                     f"expected exactly one <action>...</action> block, found {len(opens)} opening "
                     f"and {len(closes)} closing tags"
                 )
             return text[opens[0] : closes[0]], True
-        if not opens:
+        last_open = _OPEN_TAG_BACKWARDS.search(backwards)
+        if last_open is None:
             return _Failure("no <action>...</action> block found in the output")
-        start = opens[-1]
-        end = next((c for c in closes if c >= start), len(text))
-        return text[start:end], bool(closes) and end < len(text)
+        start = len(text) - last_open.start()
+        close = _CLOSE_TAG.search(text, start)  # the block ends at the first closing tag after it, or never
+        return (text[start:], False) if close is None else (text[start : close.start()], True)
 
-    def _extract_plain(self, text: str) -> tuple[Any, bool] | _Failure:
+    def _extract_plain(self, text: str, backwards: str) -> tuple[Any, bool] | _Failure:
         if self.match == "lenient":
-            keys = list(_PLAIN_KEY.finditer(text))
-            if keys:
-                line = text[keys[-1].end() :].split("\n", 1)[0]
+            keys = [key.start() for pattern in _PLAIN_KEYS_BACKWARDS if (key := pattern.search(backwards))]
+            if keys:  # the last "Action:" line
+                line = text[len(text) - min(keys) :].split("\n", 1)[0]
                 return line, True
         return text, True
 
@@ -398,13 +406,13 @@ def _load_json_object(text: str) -> Any:
     return None
 
 
-def _value_after_last_key(text: str) -> str | None:
-    """Lenient JSON: the value written after the last ``"action":`` key, quoted or not."""
-    matches = deque(_JSON_KEY.finditer(text), maxlen=1)  # the last key, in O(1) memory
-    if not matches:
+def _value_after_last_key(text: str, backwards: str | None = None) -> str | None:
+    """Lenient JSON: the value written after the last ``"action":`` key, quoted or not
+    (``backwards``: ``text`` reversed, if the caller has it)."""
+    last = _JSON_KEY_BACKWARDS.search(text[::-1] if backwards is None else backwards)
+    if last is None:
         return None
-    last = matches[0]
-    rest = text[last.end() :].lstrip()
+    rest = text[len(text) - last.start() :].lstrip()
     if rest and rest[0] in "\"'":
         end = rest.find(rest[0], 1)
         if end < 0:
