@@ -168,3 +168,18 @@ def test_fresh_render_before_reset_says_what_to_call():
             env.unwrapped.fresh_render()
     finally:
         env.close()
+
+
+class _OracleFreeNumberLine(NumberLine):
+    HAS_ORACLE = False
+
+
+def test_the_base_oracle_action_says_why_there_is_none():
+    # VLMEnv.oracle_action (every env with an oracle overrides it): an oracle-free env's names the class and
+    # the flag; an env that claims an oracle but does not define one gets a bare NotImplementedError.
+    with pytest.raises(
+        NotImplementedError, match=r"^_OracleFreeNumberLine is oracle-free \(HAS_ORACLE = False\): it has no oracle_action$"
+    ):
+        VLMEnv.oracle_action(_OracleFreeNumberLine())
+    with pytest.raises(NotImplementedError, match=r"^$"):
+        VLMEnv.oracle_action(NumberLine())

@@ -296,3 +296,14 @@ def test_collector_records_times_reference_logprobs_and_bootstraps_a_truncated_s
     for s in steps:
         assert s.ref_logprobs is not None and torch.allclose(s.ref_logprobs, s.logprobs, atol=1e-5), s
     assert steps[1].next_value == pytest.approx(final, abs=1e-6) and steps[1].next_value != steps[1].value
+
+
+def test_the_model_input_of_prompts_and_replies_keeps_the_processors_dtypes(critic):
+    # _batch appends the replies to every per-token input in its own dtype: a float attention mask or
+    # mm_token_type_ids (an index in some models) is another input, even where this model reads it alike.
+    image = torch.zeros((56, 56, 3), dtype=torch.uint8).numpy()
+    conversations = [[{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "go"}]}]] * 2
+    inputs = critic.encode(conversations)
+    batch, _, reply_length = critic._batch(critic.prompts(conversations, inputs), [[105, 106], [107]], inputs)
+    assert reply_length == 2 and "mm_token_type_ids" in inputs  # the processor's per-token inputs this test is about
+    assert {k: v.dtype for k, v in batch.items()} == {k: v.dtype for k, v in inputs.items()}

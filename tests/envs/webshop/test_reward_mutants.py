@@ -58,3 +58,14 @@ def test_a_goal_without_attributes_or_options_scores_them_zero():
     reward = get_reward(product, goal, 25.0, {})
     assert (reward.r_att, reward.w_att, reward.r_option, reward.w_option, reward.w_price) == (0.0, 0.0, 0.0, 0.0, 1.0)
     assert reward.total == reward.r_type
+
+
+def test_reward_repr_lists_its_terms_and_the_title_score():
+    # WebShop's verbose output: every term by name, then title_score (read through the property).
+    from rl4vlm_gym.envs.webshop.reward import Reward
+
+    reward = Reward(1.0, 1.0, 0.5, 0.25, 1.0, 0.5, True, 0.25, True, False, _title=0.2)
+    assert repr(reward) == (
+        "Reward(total=1.0, r_type=1.0, r_att=0.5, w_att=0.25, r_option=1.0, w_option=0.5, r_price=True, "
+        "w_price=0.25, query_match=True, category_match=False, title_score=0.2)"
+    )
