@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from rl4vlm_gym import patches
 from rl4vlm_gym.envs.navigation import gl
 
@@ -104,8 +106,9 @@ class _Texture:
 
 
 class _Mesh:
-    """MiniWorld's ``ObjMesh`` as its loader parses it, without the vertex lists (its extents set an
-    object's radius)."""
+    """MiniWorld's ``ObjMesh`` as its loader makes it, without the vertex lists (its extents set an
+    object's radius): the same ``min_coords``, ``max_coords``, one ``None`` vertex list and the
+    texture per material, from the vertices the faces use (:func:`_extents`)."""
 
     cache: dict[str, Any] = {}
 
@@ -117,9 +120,67 @@ class _Mesh:
         path = get_file_path("meshes", mesh_name, "obj")
         if path not in cls.cache:
             mesh = ObjMesh.__new__(ObjMesh)
-            ObjMesh.__init__(mesh, path)  # inside swapped(): pyglet and Texture are the inert ones
+            if not _extents(mesh, path):  # inside swapped(): pyglet and Texture are the inert ones
+                ObjMesh.__init__(mesh, path)
             cls.cache[path] = mesh
         return cls.cache[path]
+
+
+def _extents(mesh: Any, path: str) -> bool:
+    """Set what MiniWorld 2.1.0's ``ObjMesh.__init__`` sets on ``mesh``, on the same float32 vertex array
+    with the same operations, without its per-corner Python loop (0.1 s a ball mesh, the loader's
+    cost): ``min_coords``, ``max_coords``, ``vlists`` (one per material, ``None`` as the inert pyglet
+    makes) and ``textures``. False (nothing set) for a file outside the plain form MiniWorld's meshes
+    have (tokens between spaces, triangles of ``v/t/n`` or ``v//n`` corners): MiniWorld's loader then reads it."""
+    materials = mesh._load_mtl(path)
+    with open(path) as file:
+        text = file.read()
+    if not text.isascii() or any(space in text for space in "\t\x0b\x0c\x1c\x1d\x1e\x1f"):
+        return False  # whitespace that str.split() splits on and MiniWorld's split(" ") does not
+    verts: list[str] = []
+    corners: list[int] = []
+    used: set[str] = set()
+    current = ""
+    for line in text.split("\n"):
+        tokens = line.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        prefix = tokens[0]
+        if prefix == "v":
+            if len(tokens) != 4:
+                return False
+            verts += tokens[1:]
+        elif prefix == "usemtl":
+            current = tokens[1] if tokens[1] in materials else ""
+        elif prefix == "f":
+            if len(tokens) != 4:
+                return False
+            for corner in tokens[1:]:
+                indices = [part for part in corner.split("/") if part]
+                if len(indices) not in (2, 3):
+                    return False
+                corners.append(int(indices[0]))
+            used.add(current)
+    if not corners:
+        return False
+    table = np.array([float(v) for v in verts], dtype=np.float64).reshape(-1, 3)
+    index = np.array(corners, dtype=np.int64) - 1  # OBJ counts from 1; MiniWorld's list index, negatives too
+    if index.max() >= len(table) or index.min() < -len(table):
+        return False
+    list_verts = table[index].astype(np.float32).reshape(-1, 3, 3)
+    # MiniWorld's own centring, extents and all (its max over the corners is a min).
+    min_coords = list_verts.min(axis=0).min(axis=0)
+    max_coords = list_verts.max(axis=0).min(axis=0)
+    mean_coords = (min_coords + max_coords) / 2
+    list_verts[:, :, 1] -= min_coords[1]
+    list_verts[:, :, 0] -= mean_coords[0]
+    list_verts[:, :, 2] -= mean_coords[2]
+    mesh.min_coords = list_verts.min(axis=0).min(axis=0)
+    mesh.max_coords = list_verts.max(axis=0).max(axis=0)
+    chunks = [materials[name] for name in sorted(used)]  # MiniWorld sorts the faces by material name
+    mesh.vlists = [None] * len(chunks)
+    mesh.textures = [_Texture.load(mtl["map_Kd"]) if "map_Kd" in mtl else None for mtl in chunks]
+    return True
 
 
 _PYGLET = SimpleNamespace(

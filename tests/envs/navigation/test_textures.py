@@ -1,4 +1,5 @@
-"""MiniWorld's textures load through numpy's pixel conversion, with pyglet's own bytes."""
+"""MiniWorld's textures load through numpy's pixel conversion, with pyglet's own bytes; a world without GL
+(``nogl``) reads its meshes' extents as MiniWorld's loader computes them."""
 
 from __future__ import annotations
 
@@ -57,3 +58,38 @@ def test_miniworld_imported_before_us_gets_it_too(monkeypatch: pytest.MonkeyPatc
     assert opengl.Texture.load.__func__ is not textures._load
     gl.import_miniworld()
     assert opengl.Texture.load.__func__ is textures._load
+
+
+@pytest.mark.parametrize("name", ["key_red", "tree", "barrel", "doom_door"])  # a material; 2 materials; a texture; v//n corners
+def test_nogl_meshes_are_miniworlds(name: str) -> None:
+    from rl4vlm_gym.envs.navigation import gl, nogl
+
+    gl.import_miniworld()
+    from miniworld.objmesh import ObjMesh
+    from miniworld.utils import get_file_path
+
+    path = get_file_path("meshes", name, "obj")
+    with nogl.swapped():
+        theirs, ours = ObjMesh.__new__(ObjMesh), ObjMesh.__new__(ObjMesh)
+        ObjMesh.__init__(theirs, path)
+        assert nogl._extents(ours, path)
+    assert sorted(vars(ours)) == sorted(vars(theirs))
+    for extent in ("min_coords", "max_coords"):
+        assert getattr(ours, extent).dtype == getattr(theirs, extent).dtype
+        assert getattr(ours, extent).tobytes() == getattr(theirs, extent).tobytes()
+    assert ours.vlists == theirs.vlists
+    assert [(t.path, t.width, t.height) if t else None for t in ours.textures] == [(t.path, t.width, t.height) if t else None for t in theirs.textures]
+
+
+def test_nogl_leaves_unusual_mesh_files_to_miniworld(tmp_path: Path) -> None:
+    from rl4vlm_gym.envs.navigation import gl, nogl
+
+    gl.import_miniworld()
+    from miniworld.objmesh import ObjMesh
+
+    path = tmp_path / "tab.obj"
+    path.write_text("v 0 0 0\nv 1 0 0\nv\t0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1\n")  # a tab: MiniWorld's split(" ") keeps it
+    with nogl.swapped():
+        assert not nogl._extents(ObjMesh.__new__(ObjMesh), str(path))
+        with pytest.raises(IndexError):  # MiniWorld's own loader: "v\t0" is one token, no vertex, so face 1-2-3 has no third
+            nogl._Mesh.get(str(path))  # which _Mesh falls back to
