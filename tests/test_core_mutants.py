@@ -183,3 +183,19 @@ def test_the_base_oracle_action_says_why_there_is_none():
         VLMEnv.oracle_action(_OracleFreeNumberLine())
     with pytest.raises(NotImplementedError, match=r"^$"):
         VLMEnv.oracle_action(NumberLine())
+
+
+def test_an_appearance_is_checked_against_the_declared_ones():
+    # A declared appearance is taken (not refused), an unknown one is refused naming the choices.
+    appearance = NumberLine.APPEARANCES[-1]
+    assert NumberLine(appearance=appearance).appearance == appearance
+    with pytest.raises(ValueError, match=r"^appearance='no-such-look' is unknown for NumberLine; choose one of "):
+        NumberLine(appearance="no-such-look")
+
+
+def test_describe_needs_a_reset_and_then_gives_the_state_text():
+    env = NumberLine(obs_mode="text")
+    with pytest.raises(gym.error.ResetNeeded, match=r"call reset\(\) before describe\(\)"):
+        env.describe()
+    obs, _ = env.reset(seed=0)
+    assert env.describe() and env.describe() in obs["text"]
