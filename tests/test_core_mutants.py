@@ -199,3 +199,21 @@ def test_describe_needs_a_reset_and_then_gives_the_state_text():
         env.describe()
     obs, _ = env.reset(seed=0)
     assert env.describe() and env.describe() in obs["text"]
+
+
+def test_step_before_reset_says_what_to_call():
+    # The raw env's own refusal (gym.make's OrderEnforcing wrapper refuses first with its own words).
+    with pytest.raises(gym.error.ResetNeeded, match=r"^call reset\(\) before step\(\)$"):
+        NumberLine().step("+")
+
+
+def test_the_human_window_is_titled_with_the_env_class(monkeypatch):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):  # headless: the window drops the frames
+        monkeypatch.delenv(name, raising=False)
+    env = NumberLine(render_mode="human")
+    try:
+        env.reset(seed=0)
+        env.render()
+        assert env._window is not None and env._window.title == "NumberLine"
+    finally:
+        env.close()
