@@ -217,3 +217,24 @@ def test_the_human_window_is_titled_with_the_env_class(monkeypatch):
         assert env._window is not None and env._window.title == "NumberLine"
     finally:
         env.close()
+
+
+class _UncachedNumberLine(NumberLine):
+    def _frame_key(self):
+        return None  # no frame cache: every observation is drawn anew
+
+
+def test_an_env_without_a_frame_key_draws_every_observation_anew():
+    env = _UncachedNumberLine()
+    start, _ = env.reset(seed=0)
+    moved, *_ = env.step(env.oracle_action())
+    assert not np.array_equal(start["image"], moved["image"])  # not the reset's frame kept under the key None
+    assert np.array_equal(moved["image"], env.fresh_render())
+
+
+def test_the_image_space_is_uint8():
+    # A Box without its dtype is float32, which every uint8 frame still "fits": the dtype is the contract.
+    env = NumberLine(image_size=64)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space["image"].dtype == np.uint8 and obs["image"].dtype == np.uint8
+    assert env.observation_space["image"].shape == (64, 64, 3)
