@@ -159,6 +159,10 @@ class WebShop(VLMEnv):
     WORDINGS: ClassVar[tuple[str, ...]] = WORDINGS
     PHRASES: ClassVar = PHRASES
     APPEARANCES: ClassVar[tuple[str, ...]] = tuple(THEMES)  # held-out: the visual axis's theme (images.py, held-out.css)
+    VIEW_ARGUMENTS: ClassVar[tuple[str, ...]] = ("renderer", "text_format")
+    """Arguments that change only how the state is shown (the image's source, the text's marks), never
+    the shop, the episodes, the rewards or the oracle: the kit's oracle check plays an id differing from
+    another only in these as that id (``rl4vlm_gym.testing.oracle``)."""
 
     def __init__(self, *, renderer: str = "none", text_format: str = "text", catalog_seed: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -201,14 +205,20 @@ class WebShop(VLMEnv):
     def _new_episode(self, config: Any) -> None:
         shop = self.shop()
         goals = self._goal_range(shop)
+        before = self._goal
         self.goal_index = goals[int(self.np_random.integers(len(goals)))]
         self._goal = shop.goals[self.goal_index]
         self.reward_terms = None
         self._go(Route())
         self._distances, self._decided = None, {}
         self._shortest = self._solve()
-        if self._browsing:  # always reload: the search page shows the new instruction
-            self._in_browser(lambda browser, server: browser.open(server.url(self.route)), None)
+        if self._browsing:
+            if self._goal is before:
+                # The same goal (a seed replayed): its search page, if the browser shows it, is this
+                # episode's page; a reload cost 0.1-0.2 s of Chromium's CPU for the same pixels.
+                self._in_browser(lambda browser, server: None, Route())
+            else:  # the search page shows the new instruction: always reload
+                self._in_browser(lambda browser, server: browser.open(server.url(self.route)), None)
 
     def _actions(self) -> tuple[str, ...]:
         return self.page.actions

@@ -10,7 +10,7 @@ from contextlib import closing
 from typing import Any
 
 from rl4vlm_gym.core import NOT_COMPUTED, VLMEnv
-from rl4vlm_gym.registry import EVAL_SEEDS
+from rl4vlm_gym.registry import EVAL_SEEDS, env_card, env_class, list_envs
 from rl4vlm_gym.testing.common import REMOTE, NotCheckable, _base, _is_proxy, _make, _oracle, is_remote
 from rl4vlm_gym.testing.remote import _card, _rules
 
@@ -27,6 +27,11 @@ ORACLE_EPISODES_EXPENSIVE = 5
 """Episodes per level it plays by default for envs whose every plan is a search (``EXPENSIVE_PLAN``).
 
 A count, not a time budget, so what is checked does not depend on the machine's load."""
+
+
+TWIN_EPISODES = 1
+"""Episodes per level that the check of an id with a view twin (:func:`_view_twin`) plays under both
+ids' arguments, step by step alike."""
 
 
 def check_oracle(
@@ -51,8 +56,15 @@ def check_oracle(
     range), played in rounds: one seed at every level, then the next seed; messages print the seed.
     ``episodes`` fixes the episodes per level; by default (``None``) the check plays
     ``ORACLE_EPISODES`` per level, or ``ORACLE_EPISODES_EXPENSIVE`` for ``EXPENSIVE_PLAN`` envs
-    (a search per episode: MiniWorld's planner, ALFWorld's Fast Downward)."""
+    (a search per episode: MiniWorld's planner, ALFWorld's Fast Downward).
+
+    Called with its defaults on an id whose episodes another registered id's check plays (its view
+    twin, :func:`_view_twin`: arguments that differ only in how the state is shown), the check plays
+    ``TWIN_EPISODES`` per level, holds them to the laws above and to play alike under the twin's arguments
+    step by step, and leaves the rest of the episodes and the search to the twin's check (it would play
+    them a second time)."""
     card = _card(env_id, kwargs)
+    twin = _view_twin(env_id) if (episodes, first_seed, levels, search, kwargs) == (None, 0, None, 200, {}) else None
     if is_remote(env_id) and _rules(env_id, kwargs).get("EXPENSIVE_PLAN"):
         kwargs = {"optimal_steps_at_reset": True, **kwargs}  # the server plans only when asked, and cannot be asked
     env = _make(env_id, **{**kwargs, "obs_mode": "text"})
@@ -70,10 +82,19 @@ def check_oracle(
     searched = dict.fromkeys(levels, 0)
     if episodes is None:
         episodes = ORACLE_EPISODES_EXPENSIVE if expensive else ORACLE_EPISODES
+    twin_env, twin_id = None, ""
+    if twin is not None:  # the twin's check plays the rest, and searches
+        twin_id = twin[0]
+        episodes, search, twin_env = TWIN_EPISODES, 0, _make(twin_id, obs_mode="text")
+        twin_base = _base(twin_env)
     for i in range(first_seed, first_seed + episodes):
         for level in levels:
             seed = EVAL_SEEDS.start + i
             obs, info = env.reset(seed=seed, options={"level": level})
+            if twin_env is not None:
+                twin_seen = twin_env.reset(seed=seed, options={"level": level})
+                _assert_alike(env_id, twin_id, (None, obs["actions"], info["state_key"], base.optimal_steps),
+                              (None, twin_seen[0]["actions"], twin_seen[1]["state_key"], twin_base.optimal_steps), f"level {level} seed {seed}")  # fmt: skip
             chance = base.facts()["CHANCE"]
             optimal, ret, steps, done = base.optimal_steps, 0.0, 0, False  # asked for: EXPENSIVE_PLAN envs plan now
             at = f"level {level} seed {seed}"
@@ -93,7 +114,12 @@ def check_oracle(
                 gave_up[level] += 1  # a search that gave up (the contract's -1): nothing to hold its oracle to
                 continue  # (without a plan it searches again at every step: minutes, checking nothing)
             while not done:
-                obs, reward, terminated, truncated, info = env.step(base.oracle_action())
+                action = base.oracle_action()
+                obs, reward, terminated, truncated, info = env.step(action)
+                if twin_env is not None:
+                    theirs = twin_base.oracle_action()
+                    _assert_alike(env_id, twin_id, (action, *_seen(base, obs, reward, terminated, truncated, info)),
+                                  (theirs, *_seen(twin_base, *twin_env.step(theirs))), f"{at}, step {steps + 1}")  # fmt: skip
                 assert info["action"]["valid"], f"{at}: oracle action invalid: {info['action']}"
                 ret, steps, done = ret + reward, steps + 1, terminated or truncated
             total[level] += ret
@@ -109,6 +135,8 @@ def check_oracle(
                     "report that length (or set CHANCE for a game of chance)"
                 )
     env.close()
+    if twin_env is not None:
+        twin_env.close()
     for level in levels:
         assert 2 * gave_up[level] < played[level], (
             f"level {level}: optimal_steps is -1 in {gave_up[level]} of {played[level]} episodes (seeds from "
@@ -120,6 +148,11 @@ def check_oracle(
         if gave_up[level]:
             solved_text += f" ({gave_up[level]} without a plan: the planner gave up)"
         report.append(f"L{level} {solved_text}, mean return {total[level] / max(played[level], 1):+.2f}")
+    if twin is not None:
+        report.append(
+            f"the other episodes, and the search for shorter solutions, are {twin_id}'s oracle check's: {env_id} differs "
+            f"only in {', '.join(twin[1])} (VIEW_ARGUMENTS, which change only the view), and the episodes above played alike under both"
+        )
     if any(searched.values()):
         report.append(f"no shorter solution found in {sum(searched.values())} episodes searched")
     elif proxy and search and not expensive:
@@ -127,6 +160,64 @@ def check_oracle(
     elif expensive and search:
         report.append("shorter solutions not searched (EXPENSIVE_PLAN: optimal_steps is the length the oracle plays)")
     return "; ".join(report)
+
+
+def _view_twin(env_id: str) -> tuple[str, tuple[str, ...]] | None:
+    """The registered id whose oracle check plays ``env_id``'s episodes, and the arguments in which the
+    two differ; ``None`` if it is ``env_id`` itself or there is none.
+
+    Twins share the entry point, levels, reward variants and step limit, and their registered arguments
+    differ only in the env class's ``VIEW_ARGUMENTS`` (how the state is shown: never the rules, the
+    episodes or the oracle; the kit plays the oracle with ``obs_mode="text"``, where WebShop-Browser's
+    ``renderer`` starts nothing). The twin is the one with the fewest arguments (then the first id), so
+    every twin refers to the same one, which needs no extra the id does not need."""
+    if is_remote(env_id):
+        return None
+    card, found = env_card(env_id), env_class(env_id)
+    view = frozenset(getattr(found, "VIEW_ARGUMENTS", ()))
+    if not view:
+        return None
+
+    def plays(other: Any) -> tuple[Any, ...]:
+        rules = {key: value for key, value in other.kwargs.items() if key not in view}
+        return (
+            other.entry_point,
+            other.levels,
+            other.reward_variants,
+            other.max_episode_steps,
+            other.timeout_reward,
+            sorted(rules.items()),
+        )
+
+    twins = [other for other in list_envs() if other.extra in (None, card.extra) and plays(other) == plays(card)]
+    twin = min(twins, key=lambda other: (len(other.kwargs), other.id), default=card)
+    if twin.id == env_id:
+        return None
+    differ = tuple(
+        sorted(key for key in {*card.kwargs, *twin.kwargs} if card.kwargs.get(key, None) != twin.kwargs.get(key, None))
+    )
+    return twin.id, differ
+
+
+def _assert_alike(env_id: str, twin_id: str, mine: tuple[Any, ...], theirs: tuple[Any, ...], at: str) -> None:
+    """What the oracle saw and did under ``env_id``'s arguments, and under its view twin's."""
+    assert mine == theirs, (
+        f"{at}: {env_id} and its view twin {twin_id} part (the oracle's move, then actions, reward, terminated, "
+        f"truncated, state_key, success, valid, optimal_steps): {mine} vs {theirs}; an argument in VIEW_ARGUMENTS changes the state"
+    )
+
+
+def _seen(base: VLMEnv, obs: Any, reward: Any, terminated: bool, truncated: bool, info: Any) -> tuple[Any, ...]:
+    return (
+        obs["actions"],
+        reward,
+        terminated,
+        truncated,
+        info["state_key"],
+        info["success"],
+        info["action"]["valid"],
+        base.optimal_steps,
+    )
 
 
 def _assert_no_shorter_solution(base: VLMEnv, start_key: str, optimal: int, budget: int, at: str) -> None:

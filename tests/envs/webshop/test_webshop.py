@@ -191,3 +191,19 @@ def test_held_out_appearance_shows_the_same_shop_otherwise() -> None:
     assert held_out.get("/static/held-out.css").status_code == 200
     with pytest.raises(ValueError, match="stylesheet"):
         create_app(base._server_page, base._server_image, "neon")
+
+
+def test_the_browser_ids_oracle_check_plays_webshop_v1s_episodes_and_holds_the_two_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kit's oracle check of WebShop-Browser-v2 leaves WebShop-v1's episodes to WebShop-v1's check (the
+    two differ only in VIEW_ARGUMENTS) and plays the first of each level under both: a view argument that
+    changed the state would part them."""
+    from rl4vlm_gym.envs.webshop.webshop import WebShop
+    from rl4vlm_gym.testing.oracle import _view_twin
+
+    assert _view_twin("rl4vlm/WebShop-Browser-v2") == ("rl4vlm/WebShop-v1", ("renderer", "text_format"))
+    assert _view_twin("rl4vlm/WebShop-v1") is None and _view_twin("rl4vlm/WebShop-Amazon-v1") is None
+    assert "are rl4vlm/WebShop-v1's oracle check's" in check_oracle("rl4vlm/WebShop-Browser-v2")
+    key = WebShop._state_key
+    monkeypatch.setattr(WebShop, "_state_key", lambda self: key(self) + self.text_format)
+    with pytest.raises(AssertionError, match="WebShop-Browser-v2 and its view twin rl4vlm/WebShop-v1 part"):
+        check_oracle("rl4vlm/WebShop-Browser-v2")
