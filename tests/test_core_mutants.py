@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 
@@ -238,3 +239,21 @@ def test_the_image_space_is_uint8():
     obs, _ = env.reset(seed=0)
     assert env.observation_space["image"].dtype == np.uint8 and obs["image"].dtype == np.uint8
     assert env.observation_space["image"].shape == (64, 64, 3)
+
+
+class _HalvedNumberLine(NumberLine):
+    def _apply(self, action):
+        return dataclasses.replace(super()._apply(action), scale=0.5)
+
+
+def test_a_step_pays_the_table_reward_times_the_outcome_scale():
+    env = _HalvedNumberLine()
+    env.reset(seed=0)
+    away = "+" if env.oracle_action() == "-" else "-"
+    _, reward, *_ = env.step(away)  # not closer: -1 in the default table, halved (not doubled)
+    assert reward == -0.5
+
+
+def test_a_level_out_of_range_is_refused_naming_the_env():
+    with pytest.raises(ValueError, match=r"^level=99 is not a level of NumberLine; choose an int in 0\.\."):
+        NumberLine(level=99)
