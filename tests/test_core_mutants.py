@@ -257,3 +257,11 @@ def test_a_step_pays_the_table_reward_times_the_outcome_scale():
 def test_a_level_out_of_range_is_refused_naming_the_env():
     with pytest.raises(ValueError, match=r"^level=99 is not a level of NumberLine; choose an int in 0\.\."):
         NumberLine(level=99)
+
+
+def test_the_action_space_samples_the_admissible_actions_after_every_step():
+    env = NumberLine()
+    obs, _ = env.reset(seed=0)
+    assert env.action_space.vocabulary == tuple(obs["actions"])
+    obs, *_ = env.step(env.oracle_action())
+    assert env.action_space.vocabulary == tuple(obs["actions"]) and env.action_space.sample() in obs["actions"]
