@@ -10,6 +10,7 @@ One subclass per task says what the goal is.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import math
@@ -147,11 +148,12 @@ class NavigationEnv(VLMEnv):
         world.configure(level)
         world._np_random = self.np_random
         self.planner = Planner(world, forward_step=level.forward_step, turn_step=level.turn_step, can_back=BACK in self.ACTIONS)
-        for _ in range(_TRIES):
+        for draw in range(_TRIES):
             self._obs = _camera(world.reset()[0])
             goal = world.goal_entity()
             if goal is not None and _distance(world.agent.pos, goal.pos) < level.min_start_distance:
                 continue
+            self._draws = draw + 1
             self._plan: list[str] = []
             self._plan_state: tuple[Any, ...] | None = None  # the state the plan starts from
             self._start = self.planner.snapshot(), self._exact_state()
@@ -323,7 +325,8 @@ class NavigationEnv(VLMEnv):
 
     def _search_key(self) -> tuple[Any, ...] | None:
         """What the planner's search reads, exactly: the episode's world (the task, the appearance,
-        the level and the RNG state its episode was drawn from), the planner's budget and weight,
+        the level and the RNG state its episode was drawn from; a level's domain randomization left
+        out where it changed nothing the search reads), the planner's budget and weight,
         and the state the planner snapshots
         (the agent's pose, what it carries, which objects remain and their poses, the count picked
         up), with objects named by their place in the episode's first list; floats by their bytes.
@@ -335,12 +338,21 @@ class NavigationEnv(VLMEnv):
         index = {id(entity): i for i, entity in enumerate(self._start[0][3])}
         if carrying is not None and id(carrying) not in index or any(id(entity) not in index for entity in entities):
             return None
+        agent = self.world.agent
+        if level.domain_rand and self._draws == 1:
+            # MiniWorld's domain randomization draws after its _gen_world (lights, colours, textures, the
+            # camera): a first draw is the world drawn without it, in all the search reads but the camera's
+            # height, which places a carried object (in the key where the task carries). A later draw is
+            # another world: the draws before it took other numbers from the RNG.
+            level = dataclasses.replace(level, domain_rand=False)
         return (
             type(self).__module__,
             type(self).__qualname__,
             self.appearance,
             repr(level),
             repr(rng_state),
+            float(agent.radius).hex(),
+            float(agent.cam_height).hex() if DROP in self.ACTIONS or carrying is not None else None,
             self.planner.max_expansions,
             float(self.planner.weight).hex(),
             pos.dtype.str + pos.tobytes().hex(),

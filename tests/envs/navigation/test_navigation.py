@@ -121,6 +121,36 @@ def test_a_search_from_a_state_searched_before_is_the_planners_own_made_once(mon
         env.close()
 
 
+def test_a_domain_randomized_levels_first_draw_takes_the_plan_of_the_level_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PickupObjects' level 3 is level 2 with MiniWorld's domain randomization, which draws after the world
+    # is made: the same seed's world, the same search (made once), the plan a cold search makes there.
+    calls = []
+    real = envs.NavigationEnv._searched
+    monkeypatch.setattr(envs.NavigationEnv, "_searched", lambda self: calls.append(1) or real(self))
+    monkeypatch.setattr(envs, "_searches", OrderedDict())
+    env = gym.make("rl4vlm/MiniWorld-PickupObjects-v1", obs_mode="text", image_size=(60, 80))
+    base = env.unwrapped
+    plans = []
+    for level in (2, 3):
+        env.reset(seed=0, options={"level": level})
+        plans.append((base.optimal_steps, list(base._plan)))
+    assert plans[0] == plans[1] and len(calls) == 1
+    monkeypatch.setattr(envs, "_searches", OrderedDict())
+    env.reset(seed=0, options={"level": 3})
+    assert (base.optimal_steps, list(base._plan)) == plans[1] and len(calls) == 2
+    env.close()
+    # A later draw (the first too near the goal) is another world: domain randomization took numbers from
+    # the RNG before it, so the level keeps it in the key.
+    env = gym.make("rl4vlm/MiniWorld-Hallway-v1", obs_mode="text", image_size=(60, 80))
+    base, seen = env.unwrapped, set()
+    for seed in range(6):  # seed 5: the third draw
+        env.reset(seed=seed, options={"level": 3})
+        seen.add(base._draws)
+        assert ("domain_rand=True" in repr(base._search_key())) == (base._draws > 1)
+    assert seen > {1}
+    env.close()
+
+
 def test_the_planners_heuristic_is_made_once_per_floor_and_targets_and_is_a_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     # A replan and the greedier retry take the heuristic made for the same rooms, walls and targets;
     # other targets (an object picked up) get their own. Its values are those of a field made anew.
