@@ -278,13 +278,44 @@ class ZGame:
         self.machine.close()
 
 
+_GAMES: dict[tuple[str, int, int], Any] = {}  # textworld's Game of a .json, by path, size and mtime
+GAMES_KEPT = 25  # the last used; a cooking game's Game holds about 1.6 MB
+
+
+def _game_data(path: str) -> Any:
+    """textworld's ``Game`` of the ``.json`` beside ``path``, loaded once per process while among
+    the last ``GAMES_KEPT`` used (a load costs 0.02-0.13 s; a kit check starts one game up to 18
+    times). textworld never changes a ``Game`` while playing it (its ``copy()`` of an env shares
+    it: "Reference"), so every env of the game shares one."""
+    from textworld.generator.game import Game
+
+    json_path = str(Path(path).with_suffix(".json"))
+    stat = Path(json_path).stat()
+    key = (json_path, stat.st_size, stat.st_mtime_ns)
+    game = _GAMES.pop(key, None)
+    if game is None:
+        game = Game.load(json_path)
+    _GAMES[key] = game  # the last used last
+    while len(_GAMES) > GAMES_KEPT:
+        del _GAMES[next(iter(_GAMES))]
+    return game
+
+
 def _start(path: str, infos: Any) -> Any:
-    """textworld's env of the game at ``path``, started. jericho warns that it does not know
-    textworld's games (its list is of published ones): only its own score and move detection are
-    off, which textworld does not use."""
+    """textworld's env of the game at ``path``, started, as ``textworld.start`` starts it (backend,
+    then its Inform 7 wrappers, then ``load``), with the game's ``Game`` from :func:`_game_data`:
+    textworld's wrappers take the wrapped env's ``_game`` when it has one, else load the ``.json``.
+    jericho warns that it does not know textworld's games (its list is of published ones): only its
+    own score and move detection are off, which textworld does not use."""
+    from textworld.envs import TWInform7, _guess_backend
+
+    env = _guess_backend(path)(infos)
+    env._game = _game_data(path)
+    env = TWInform7(env)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is not fully supported")
-        return textworld.start(path, request_infos=infos)
+        env.load(path)
+    return env
 
 
 @dataclass

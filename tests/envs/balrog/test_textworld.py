@@ -169,6 +169,43 @@ def test_zgame_plays_as_textworlds_env(task: str, index: int) -> None:
     theirs.close()
 
 
+def test_games_started_twice_share_textworlds_game_and_play_as_textworlds_own_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """_start loads a game's .json once per process: a game started again after one of its starts
+    was played to the end (a loss, with an eaten ingredient) plays as textworld.start's, which
+    loads its own, admissible commands and quest plans included, step by step."""
+    import textworld
+    from textworld.generator.game import Game
+
+    from rl4vlm_gym.envs.balrog.textworld_env import _start
+
+    path = str(textworld_games.make_game("the_cooking_game", 10))
+    infos = textworld.EnvInfos(**GAME_INFOS, admissible_commands=True, policy_commands=True)
+    walk = list(textworld_games.walkthrough("the_cooking_game", 10))
+    taken = next(i for i, c in enumerate(walk) if c.startswith("take ") and "knife" not in c)
+    commands = [*walk[: taken + 1], "eat " + walk[taken].split(" from ")[0][5:]]
+    first = _start(path, infos)
+    first.reset()
+    for command in commands:
+        first.step(command)
+    monkeypatch.setattr(Game, "load", classmethod(lambda cls, name: pytest.fail(f"{name} was loaded again")))
+    again = _start(path, infos)
+    assert again._game is first._game
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = textworld.start(path, request_infos=infos)
+    assert theirs._game is not first._game
+    fields = ("feedback", "score", "won", "lost", "admissible_commands", "policy_commands")
+    a, b = again.reset(), theirs.reset()
+    assert [a[f] for f in fields] == [b[f] for f in fields]
+    for command in commands:
+        (a, _, _), (b, _, _) = again.step(command), theirs.step(command)
+        assert [a[f] for f in fields] == [b[f] for f in fields], command
+    assert a["lost"]
+    for game in (first, again, theirs):
+        game.close()
+
+
 def test_the_image_is_the_text_drawn() -> None:
     env = make(obs_mode="image+text", image_size=96)
     obs, _ = env.reset(seed=1)
