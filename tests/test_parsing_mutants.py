@@ -93,3 +93,13 @@ def test_balrog_robust_cot_without_a_block_says_what_balrogs_agent_answers():
     assert result.error.startswith(
         f"no <|ACTION|>...<|END|> block in the output, so BALROG's agent answers {BALROG_NO_ACTION!r}: "
     )
+
+
+def test_balrog_robust_reads_from_the_open_tag_to_the_next_close_tag():
+    # A close tag before the block is not its end; a close tag without an open one is no block.
+    from rl4vlm_gym.parsing import ActionParser
+
+    parser, actions = ActionParser(format="balrog-robust-naive"), ("go north", "go south")
+    result = parser.parse("<|END|> first <|ACTION|>go north<|END|>", actions)
+    assert result.parsed == "go north" and result.format_ok
+    assert not parser.parse("I go south<|END|>", actions).format_ok
