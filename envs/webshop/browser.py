@@ -183,7 +183,9 @@ def _owned_service(driver: str, profile: str) -> Any:
 class _Chromium:
     """One Chromium and its driver, in a profile of their own, with the windows of the :class:`Browser`\\ s on it.
 
-    Its first window stays blank and open: closing a session's last window would end the session."""
+    Its first window is kept as a spare for the first :class:`Browser` (sized when taken): opening another
+    window for it, and so another renderer, took 0.8 s of CPU a start. The session always keeps a window
+    open (closing its last one would end it): a window is closed only with a full spare list or before a kill."""
 
     def __init__(self) -> None:
         from selenium import webdriver
@@ -209,7 +211,8 @@ class _Chromium:
             _command_timeout(self.driver, COMMAND_TIMEOUT)  # a hung browser raises, never hangs us
             self.driver.set_page_load_timeout(_TIMEOUT)
             self.driver.set_script_timeout(_POLL_TIMEOUT)
-            self.blank = self.current = str(self.driver.current_window_handle)
+            self.current = str(self.driver.current_window_handle)
+            self.spare[self.current] = (0, 0)  # blank, and sized by whichever Browser takes it
         except Exception as err:
             self.kill()
             raise BrowserError(f"Chromium did not start ({binary}, {driver}): {err}") from err
@@ -237,7 +240,7 @@ class _Chromium:
                     self._size(size)
                 return handle
             if self.current is None:  # a closed window: the driver opens none from there
-                self._switch(self.blank)
+                self._switch(next(iter(self.windows)))  # no spare: every open window is a Browser's
             self.driver.switch_to.new_window("window")
             handle = str(self.driver.current_window_handle)
             self.current = handle
