@@ -326,6 +326,8 @@ CAUGHT_ELSEWHERE = {
     "vector: {} did not {} within": "test_a_vector_worker_that_hangs_fails_the_check_instead_of_hanging_it (HangsInForkedWorkers)",
     "vector: {} text differs": "test_an_env_that_needs_its_owners_memory_fails_in_workers_that_inherit_nothing (NeedsItsOwnersMemory)",
     "fresh: its fresh process {} before answering": "test_fresh.py: test_a_crashing_env_fails_the_process_checks_and_the_server_serves_on",
+    "oracle: {} and its view twin {} part": "tests/envs/webshop/test_webshop.py: "
+    "test_the_browser_ids_oracle_check_plays_webshop_v1s_episodes_and_holds_the_two_alike (text_format put in the state key)",
 }
 
 # Laws no env can break, each with the reason.
