@@ -287,7 +287,7 @@ class NavigationEnv(VLMEnv):
         """The task as planner phases; go-to tasks by default."""
         world = self.world
         goal = world.goal_entity()
-        return [Phase(reached=lambda: bool(world.near(goal)), targets=lambda: [goal.pos], reach=_near(world, goal))]
+        return [Phase(reached=lambda: bool(world.near(goal)), targets=lambda: [goal.pos], reach=_near(world, goal), heading_free=True)]
 
     def _replan(self) -> None:
         """Plan from the current state. Without a plan (the search gave up, even on the second,
@@ -656,7 +656,7 @@ class Sidewalk(NavigationEnv):
 
     def _phases(self) -> list[Phase]:
         (phase,) = super()._phases()
-        return [Phase(reached=phase.reached, targets=phase.targets, forbidden=self.world.in_street, reach=phase.reach)]
+        return [Phase(reached=phase.reached, targets=phase.targets, forbidden=self.world.in_street, reach=phase.reach, heading_free=True)]
 
     def _rooms(self) -> list[Any]:
         return [self.world.rooms[0]]
@@ -695,6 +695,7 @@ class Sign(NavigationEnv):
                 targets=lambda: [goal.pos],
                 forbidden=lambda: any(world.near(obj) for obj in others),
                 reach=_near(world, goal),
+                heading_free=True,
             )
         ]
 

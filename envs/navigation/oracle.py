@@ -61,6 +61,9 @@ class Phase:
     reach: float = math.inf
     """How far (on the floor) the agent may stand from the nearest of ``targets()`` while ``reached()``
     holds: the exact search's lower bound on the moves still needed (``inf``: no bound)."""
+    heading_free: bool = False
+    """``reached()`` and ``forbidden()`` read the agent's position, never its heading: a turn (carrying
+    nothing) leaves both as they were, so the planner does not ask them again after one."""
 
 
 class Planner:
@@ -182,6 +185,9 @@ class Planner:
         frontier = [(field(start), 0, 0, start, self._key(start))]
         expansions = 0
         nearest, nearest_h = 0, field(start)
+        # Turning in place, where the phase reads no heading: every node but the start was pushed with
+        # neither predicate holding, so its turns need not ask them.
+        turns = (TURN_LEFT, TURN_RIGHT) if phase.heading_free and self.world.agent.carrying is None else ()
         while frontier:
             _, steps, node, pose, key = heapq.heappop(frontier)
             if steps > best.get(key, steps):
@@ -193,10 +199,11 @@ class Planner:
                 self._set_pose(pose)  # a copy of the node's pose: the frontier's own arrays are never the world's
                 if not self._move(action):
                     continue
-                if phase.forbidden is not None and phase.forbidden():
+                asked = not node or action not in turns
+                if asked and phase.forbidden is not None and phase.forbidden():
                     continue
                 child = self.world.agent.pos, self.world.agent.dir  # the move's new array, kept by nothing else
-                if phase.reached():
+                if asked and phase.reached():
                     self._set_pose(child)
                     return [*_walk_back(parents, node), action]
                 child_key = self._key(child)
@@ -357,13 +364,16 @@ class Model:
             ux, uz = math.cos(agent.dir), -math.sin(agent.dir)
             if all(abs(ux * dz - uz * dx) >= phase.reach for dx, dz in targets):
                 total += 1
+        legs: dict[tuple[int, int], int] = {}  # a phase repeated (PickupObjects' pick-ups): each pair measured once
         for before, after in zip(self.phases[k:], self.phases[k + 1 :]):
             if before.reach == math.inf or after.reach == math.inf:
                 continue
-            here, there = [(float(t[0]), float(t[2])) for t in before.targets()], [(float(t[0]), float(t[2])) for t in after.targets()]
-            gaps = [math.dist(a, b) for i, a in enumerate(here) for j, b in enumerate(there) if after is not before or i != j]
-            if gaps:
-                total += self._moves(min(gaps) - before.reach - after.reach)
+            pair = (id(before), id(after))
+            if pair not in legs:
+                here, there = [(float(t[0]), float(t[2])) for t in before.targets()], [(float(t[0]), float(t[2])) for t in after.targets()]
+                gaps = [math.dist(a, b) for i, a in enumerate(here) for j, b in enumerate(there) if after is not before or i != j]
+                legs[pair] = self._moves(min(gaps) - before.reach - after.reach) if gaps else 0
+            total += legs[pair]
         return total
 
     def _moves(self, gap: float) -> int:

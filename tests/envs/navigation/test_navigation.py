@@ -151,6 +151,34 @@ def test_a_domain_randomized_levels_first_draw_takes_the_plan_of_the_level_witho
     env.close()
 
 
+@pytest.mark.parametrize(("env_id", "level", "seed"), [("rl4vlm/MiniWorld-Sidewalk-v1", 0, 0), ("rl4vlm/MiniWorld-Sign-v1", 1, 2), ("rl4vlm/MiniWorld-OneRoom-v1", 0, 1)])
+def test_a_heading_free_phase_plans_as_one_asked_after_every_turn(env_id: str, level: int, seed: int) -> None:
+    # The go-to phases read the agent's position only (heading_free): the planner skips them after a turn,
+    # and plans what it plans asking them after every move, from the start and from a pose off the plan.
+    import dataclasses
+
+    from rl4vlm_gym.envs.navigation.oracle import Unsolvable
+
+    env = gym.make(env_id, obs_mode="text", image_size=(60, 80), level=level)
+    env.reset(seed=seed)
+    base = env.unwrapped
+    phases = base._phases()
+    assert all(phase.heading_free for phase in phases)
+    asked = [dataclasses.replace(phase, heading_free=False) for phase in phases]
+    for action in (None, "turn left"):
+        if action is not None:
+            env.step(action)
+        assert base.planner.plan(phases, rooms=base._rooms()) == base.planner.plan(asked, rooms=base._rooms())
+    if env_id.endswith("Sidewalk-v1"):  # from a pose the phase forbids (in the street), not even a turn leads on
+        world = base.world
+        world.agent.pos = np.array([(world.street.min_x + world.street.max_x) / 2, 0.0, (world.street.min_z + world.street.max_z) / 2])
+        assert world.in_street()
+        with pytest.raises(Unsolvable) as caught:
+            base.planner.plan(phases, rooms=base._rooms())
+        assert caught.value.nearest == [] and "(1 poses expanded)" in str(caught.value)  # the start's, and no turned one
+    env.close()
+
+
 def test_the_planners_heuristic_is_made_once_per_floor_and_targets_and_is_a_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     # A replan and the greedier retry take the heuristic made for the same rooms, walls and targets;
     # other targets (an object picked up) get their own. Its values are those of a field made anew.
