@@ -103,3 +103,12 @@ def test_balrog_robust_reads_from_the_open_tag_to_the_next_close_tag():
     result = parser.parse("<|END|> first <|ACTION|>go north<|END|>", actions)
     assert result.parsed == "go north" and result.format_ok
     assert not parser.parse("I go south<|END|>", actions).format_ok
+
+
+def test_balrog_cot_is_well_formed_with_an_action_line_only():
+    from rl4vlm_gym.parsing import ActionParser
+
+    parser, actions = ActionParser(format="balrog-cot"), ("go north", "go south")
+    result = parser.parse("The door is north.\nACTION: go north", actions)
+    assert result.parsed == "go north" and result.format_ok
+    assert not parser.parse("go north", actions).format_ok
