@@ -193,6 +193,7 @@ def test_held_out_appearance_shows_the_same_shop_otherwise() -> None:
         create_app(base._server_page, base._server_image, "neon")
 
 
+@pytest.mark.slow  # every level's shop (5 s where test_oracle_solves_200_seeds_per_level_in_optimal_steps did not build them)
 def test_the_browser_ids_oracle_check_plays_webshop_v1s_episodes_and_holds_the_two_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kit's oracle check of WebShop-Browser-v2 leaves WebShop-v1's episodes to WebShop-v1's check (the
     two differ only in VIEW_ARGUMENTS) and plays the first of each level under both: a view argument that
