@@ -112,3 +112,10 @@ def test_balrog_cot_is_well_formed_with_an_action_line_only():
     result = parser.parse("The door is north.\nACTION: go north", actions)
     assert result.parsed == "go north" and result.format_ok
     assert not parser.parse("go north", actions).format_ok
+
+
+def test_balrog_naive_takes_any_output_as_well_formed():
+    from rl4vlm_gym.parsing import ActionParser
+
+    result = ActionParser(format="balrog-naive").parse("go north!", ("go north", "go south"))
+    assert result.parsed == "go north" and result.format_ok
