@@ -414,6 +414,8 @@ def test_lenient_tags_without_a_block_is_invalid() -> None:
         ("**Action:** stand", "stand"),
         ("Thoughts: stand would lose, hit is better.\nAction: hit", "hit"),
         ("action = stand", "stand"),
+        ("Action = stand\nAction: hit", "hit"),  # the last line, whichever separator each uses
+        ("Action: hit\nAction = stand", "stand"),
     ],
 )
 def test_plain_lenient_reads_the_last_action_line(output: str, expected: str) -> None:
