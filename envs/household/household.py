@@ -14,7 +14,7 @@ from rl4vlm_gym.core import Decision, StepOutcome
 from rl4vlm_gym.envs.household.base import HouseholdBase
 from rl4vlm_gym.envs.household.generator import generate
 from rl4vlm_gym.envs.household.levels import LEVELS, HouseLevel
-from rl4vlm_gym.envs.household.oracle import Lookahead, optimal_commands, plan
+from rl4vlm_gym.envs.household.oracle import Lookahead, plan
 from rl4vlm_gym.envs.household.view import View, overview
 from rl4vlm_gym.envs.household.wording import PHRASES, WORDINGS
 from rl4vlm_gym.envs.household.world import COMMAND_STYLES, House
@@ -101,21 +101,18 @@ class Household(HouseholdBase):
         once: the lookahead of one decision makes the next state's), and the facts of each state of
         the episode are kept (an invalid command, ``look`` or ``examine`` changes nothing, and agents
         come back to where they were)."""
-        house = self._house
-        key = house.key()
-        if key in self._decided:
-            return self._decided[key]
-        if self._lookahead is None:
+        house, lookahead = self.house, self._lookahead
+        if house is None or lookahead is None:
             raise RuntimeError("call reset() first")
-        lookahead = self._lookahead
-        steps = lookahead.steps(house)
-        if steps < 0:
-            decision = Decision(None, None, reason="unsolvable from here", features=lookahead.features(house))
-        else:
-            first = self._plan[0] if self._plan and len(self._plan) == steps else None
-            optimal = optimal_commands(house, steps, lookahead=lookahead, first=first)
-            decision = Decision(optimal, steps, features=lookahead.features(house))
-        self._decided[key] = decision
+        key = house.key()
+        decision = self._decided.get(key)
+        if decision is None:
+            optimal, steps, features = lookahead.decide(house, self._plan)
+            if steps < 0:
+                decision = Decision(None, None, None, "unsolvable from here", features)
+            else:
+                decision = Decision(optimal, steps, None, None, features)  # positional: a little cheaper, every step
+            self._decided[key] = decision
         return decision
 
     def oracle_action(self) -> str:

@@ -21,6 +21,7 @@ so that most decisions along an episode enumerate nothing.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
@@ -181,15 +182,18 @@ class _Routes:
     """A state's routes from nowhere, each as (length, the place its first ``go to`` reaches, the
     receptacles it opens), its :func:`_distances_after_go`, and the first shortest route's commands."""
 
-    __slots__ = ("best", "distances", "routes")
+    __slots__ = ("best", "closer", "distances", "routes")
 
     def __init__(self, routes: list[tuple[int, str, frozenset[str]]], best: list[str] | None = None) -> None:
         self.routes, self.best = routes, best
+        self.closer: tuple[str, ...] | None = None  # Lookahead.decide's optimal go to's, made when first asked
         shortest = _UNREACHABLE
         first_go: dict[str, int] = {}
         for length, first, _ in routes:
-            shortest = min(shortest, length)
-            first_go[first] = min(first_go.get(first, _UNREACHABLE), length - 1)
+            if length < shortest:
+                shortest = length
+            if length <= first_go.get(first, length):  # the shortest that starts there, less its move
+                first_go[first] = length - 1
         self.distances = (shortest, first_go)
 
     @classmethod
@@ -209,15 +213,144 @@ class _Routes:
         receptacle only costs an ``open`` where a route reaches it; and from nowhere the routes put
         down what the hands hold at the cheapest receptacle of each place, which in a House is that
         receptacle alone (every receptacle is its own place)."""
-        if self is _WON:
-            return self
-        return _Routes([(n - 1, first, opens - {receptacle}) if receptacle in opens else (n, first, opens) for n, first, opens in self.routes])
+        routes, changed = [], False
+        for n, first, opens in self.routes:
+            if receptacle in opens:
+                routes.append((n - 1, first, opens - {receptacle}))
+                changed = True
+            else:
+                routes.append((n, first, opens))
+        return _Routes(routes) if changed else self  # (the same routes: their distances and closer too)
 
 
+def _changing(commands: list[str]) -> list[str]:
+    """The commands of a House's sorted admissible commands that are neither ``go to`` nor only describe,
+    in their order, found by where they sort rather than one by one: from ``examine `` to ``go to!`` lie
+    the ``examine ...`` and ``go to ...`` commands, from ``help`` to ``look`` the commands ``help``,
+    ``inventory`` and ``look``, the grammar having no other command that sorts there
+    (``world.House._commands``; a test checks it along walks)."""
+    examine = bisect.bisect_left(commands, "examine ")
+    heat = bisect.bisect_left(commands, "go to!", examine)
+    help_ = bisect.bisect_left(commands, "help", heat)
+    return commands[:examine] + commands[heat:help_] + commands[bisect.bisect_right(commands, "look", help_) :]
+
+
+def _shapes(house: House) -> list[tuple[int, str, frozenset[str]]]:
+    """:attr:`_Routes.routes` of a :class:`~rl4vlm_gym.envs.household.world.House`'s state from nowhere
+    without writing the routes' commands: the same routes as :func:`_routes` (``_place_routes`` and
+    ``_look_routes`` through ``_free_hands`` and ``_Route``, step for step), each counted as it is
+    walked, less the copies that differ only in the appliance of an object they do not treat. From
+    nowhere in a House, ``_free_hands`` tries every receptacle that takes what the hands hold (every
+    receptacle is its own place, so the cheapest of each place is that receptacle), so it needs no
+    ``spots``."""
+    goal, held, where = house.goal, house.holding, house.where
+    receptacles, opened = house.receptacles, house.opened
+    shut: dict[str, bool] = {}  # closed containers, looked up once a receptacle
+
+    def closed(receptacle: str) -> bool:
+        found = shut.get(receptacle)
+        if found is None:
+            found = shut[receptacle] = receptacles[receptacle].spec.openable and receptacle not in opened
+        return found
+
+    starts: list[tuple[int, str, tuple[str, ...], str | None]] = []  # after freeing the hands: (length, place, opens, put down)
+
+    def free(first_obj: str) -> list[tuple[int, str, tuple[str, ...], str | None]]:
+        if held is None or held == first_obj:
+            return [(0, "", (), None)]
+        if not starts:
+            for receptacle in house.listing:
+                if house.accepts(receptacle, held):
+                    shut_here = closed(receptacle)
+                    starts.append((2 + shut_here, receptacle, (receptacle,) if shut_here else (), receptacle))
+        return starts
+
+    shapes: dict[tuple[int, str, frozenset[str]], None] = {}  # a set in the order found
+    if goal.task == "look_at_obj_in_light":
+        lamps = [name for name in house.things(goal.lamp or "") if name in where]
+        targets = [name for name in house.things(goal.obj) if _reachable(house, name)]
+        for lamp in lamps:
+            lit = lamp in house.toggled
+            for obj in targets:
+                for n, place, opens, down in free(obj):
+                    first = place
+                    if held != obj or down is not None:  # take it: it lies where it was (the hands put down another)
+                        home = where[obj]
+                        if place != home:
+                            if not n:
+                                first = home
+                            n += 1
+                            place = home
+                        if closed(home) and home not in opens:
+                            n += 1
+                            opens = (*opens, home)
+                        n += 1
+                    spot = where[lamp]
+                    if place != spot:
+                        if not n:
+                            first = spot
+                        n += 1
+                    shapes[n if lit else n + 1, first, frozenset(opens)] = None
+        return list(shapes)
+    verb = goal.treatment
+    appliances = house.appliances(verb) if verb else ()
+    if verb and not appliances:
+        return []  # as _place_routes: no appliance to choose, no route (even for objects treated already)
+    kind = goal.obj
+    objects = house.objects
+    targets = [o for o in house.things(kind) if _reachable(house, o) and (not verb or objects[o].spec.treatable(verb))]
+    untreated = {o for o in targets if verb and not goal.treated(house, o)}
+    for dest in house.of_kind(goal.recep or ""):
+        counted = {o for o in house.contents[dest] if objects[o].kind == kind and goal.treated(house, o)}  # goal.placed's
+        candidates = [o for o in targets if o not in counted]
+        for order in itertools.permutations(candidates, goal.count - len(counted)):
+            tool_choices = [appliances if o in untreated else _NO_TOOL for o in order]
+            for tools in itertools.product(*tool_choices):
+                for n, place, opens, down in free(order[0]):
+                    first, hand = place, None if down is not None else held
+                    moved = {held: down} if down is not None else {}
+                    for obj, tool in zip(order, tools, strict=True):
+                        if hand != obj:  # take it
+                            home = moved.get(obj) or where[obj]
+                            if place != home:
+                                if not n:
+                                    first = home
+                                n += 1
+                                place = home
+                            if closed(home) and home not in opens:
+                                n += 1
+                                opens = (*opens, home)
+                            n += 1
+                        if tool is not None:  # treat it
+                            if place != tool:
+                                if not n:
+                                    first = tool
+                                n += 1
+                                place = tool
+                            n += 1
+                        if place != dest:  # put it
+                            if not n:
+                                first = dest
+                            n += 1
+                            place = dest
+                        if closed(dest) and dest not in opens:
+                            n += 1
+                            opens = (*opens, dest)
+                        n += 1
+                        moved[obj] = dest
+                        hand = None
+                    shapes[n, first, frozenset(opens)] = None
+    return list(shapes)
+
+
+_NO_TOOL = (None,)
 _UNREACHABLE = 1 << 30
 _TREATMENTS = frozenset({"clean", "heat", "cool"})
 _WON = _Routes([])
 _WON.distances = (0, {})
+
+_SAME_FEATURES = frozenset({"open", "close", "use", "slice"})
+"""The operations that change nothing :func:`features` reads (which objects lie where, their treatments, the hands)."""
 
 NEVER_CLOSER = frozenset({"close", "slice"})
 """The operations after which, by the House's rules (``world.py``), the shortest plan is never shorter.
@@ -226,6 +359,8 @@ receptacle closed, so a plan from the closed state, with its first ``open R`` (i
 wins from the open state too; were the plan after ``close R`` one shorter than now, that would be a
 plan shorter than the shortest. (ALFWorld's games, ``alfworld_oracle.py``, search after them as
 after any other command.)"""
+
+_NOT_WEIGHED = NEVER_CLOSER | READ_ONLY  # what Lookahead.decide never searches after (READ_ONLY: no change)
 
 
 class Lookahead:
@@ -248,11 +383,66 @@ class Lookahead:
         self._features: dict[int, dict[str, int | str]] = {}
 
     def features(self, house: House) -> dict[str, int | str]:
-        """:func:`features` of the house's state (they do not depend on the place either)."""
-        found = self._features.get(house.stage)
+        """:func:`features` of the house's state (they do not depend on the place either), those of the
+        stage it was made from after a command they do not read (:data:`_SAME_FEATURES`)."""
+        stage = house.stage
+        found = self._features.get(stage)
         if found is None:
-            found = self._features[house.stage] = features(house)
+            made = house.parents.get(stage)
+            if made is not None and made[1] in _SAME_FEATURES:
+                found = self._features.get(made[0])
+            if found is None:
+                found = features(house)
+            self._features[stage] = found
         return found
+
+    def decide(self, house: House, plan: list[str] | None) -> tuple[tuple[str, ...], int, dict[str, int | str]]:
+        """The decision facts of the house's state in one pass: the optimal commands (``optimal_commands(house,
+        steps, lookahead=self, first=...)``, the oracle's next command ``plan[0]`` optimal without a search
+        while ``plan`` is as long as the shortest), the steps to go (:meth:`steps`; -1 and no command when
+        none wins) and the :meth:`features`.
+
+        The same reasoning as :func:`optimal_commands`, read off the routes more directly. After ``go to
+        R`` the distance is the shortest route's, or one less when a shortest route starts by going to R;
+        so where the agent stands no shortest route starts, the optimal ``go to`` commands are those of
+        the places where one does (:attr:`_Routes.closer`, once a stage), and elsewhere none is. Of the
+        others only the few that change the state (open, take, put, use, treat...) are weighed
+        (:func:`_changing`)."""
+        stage = house.stage
+        routes = self._memo.get(stage) or self._routes(house)
+        found = self._features.get(stage) or self.features(house)
+        shortest, first_go = routes.distances
+        place = house.place
+        steps = shortest if place is None else min(shortest, first_go.get(place, shortest))
+        if steps >= _UNREACHABLE:
+            return (), -1, found
+        if steps == 0:
+            return (), 0, found
+        admissible = house.admissible()
+        first = plan[0] if plan and len(plan) == steps else None
+        goal, objects = house.goal, house.objects
+        optimal: list[str] = []
+        ahead = 0  # how many come before the "go to" commands
+        for command in _changing(list(admissible)):
+            parts = admissible[command]
+            op = parts[0]
+            if op == "take" and objects[parts[1]].kind != goal.obj and objects[parts[1]].kind != goal.lamp:
+                continue  # taking what the goal does not need is never optimal: see optimal_commands
+            if command == first or (op not in _NOT_WEIGHED and self.steps_after(house, command) == steps - 1):
+                optimal.append(command)
+                ahead += command < "go to "
+        if steps == shortest:
+            closer = routes.closer
+            if closer is None:
+                receptacles, before, gos = house.receptacles, shortest - 1, []
+                for spot, rest in first_go.items():
+                    if rest == before and spot in receptacles:
+                        gos.append("go to " + spot)
+                gos.sort()
+                closer = routes.closer = tuple(gos)
+            if closer:
+                return (*optimal[:ahead], *closer, *optimal[ahead:]), steps, found
+        return tuple(optimal), steps, found
 
     def _routes(self, house: House) -> _Routes:
         if house.stages is not self._stages:
@@ -261,7 +451,7 @@ class Lookahead:
         if found is None:
             found = self._derived(house, house.stage)
             if found is None:
-                found = _WON if house.goal.satisfied(house) else _Routes.of(house)
+                found = _WON if house.goal.satisfied(house) else _Routes(_shapes(house))
             self._memo[house.stage] = found
         return found
 
@@ -273,16 +463,19 @@ class Lookahead:
         cooling trade); ``use`` but in a task of looking under a lamp. None otherwise, or when those
         routes are not memoized."""
         made = house.parents.get(stage)
-        before = None if made is None else self._memo.get(made[0])
-        if made is None or before is None:
+        if made is None:
             return None
-        _, op, args = made
-        treatment = house.goal.treatment
+        parent, op, args = made
+        before = self._memo.get(parent)
+        if before is None:
+            return None
         if op == "open":
             return self._memo.setdefault(stage, before.opened(args[0]))
-        if op in _TREATMENTS and (treatment is None or (treatment == "clean") != (op == "clean")):
-            return self._memo.setdefault(stage, before)
-        if op == "use" and house.goal.task != "look_at_obj_in_light":
+        if op in _TREATMENTS:
+            treatment = house.goal.treatment
+            if treatment is None or (treatment == "clean") != (op == "clean"):
+                return self._memo.setdefault(stage, before)
+        elif op == "use" and house.goal.task != "look_at_obj_in_light":
             return self._memo.setdefault(stage, before)
         return None
 
@@ -297,7 +490,10 @@ class Lookahead:
         (at reset: the plan and the first decision's distances in one pass)."""
         if house.place is not None or house.stage in self._memo or house.goal.satisfied(house):
             return plan(house)
-        return self._routes(house).best
+        if house.stages is not self._stages:
+            raise ValueError("Lookahead: this house is not the one (or a copy of the one) it was made for")
+        found = self._memo[house.stage] = _Routes.of(house)  # with the commands of its first shortest route
+        return found.best
 
     def steps(self, house: House) -> int:
         """The shortest plan's length from the house's state (``len(plan(house))``), -1 if none wins."""
@@ -329,20 +525,28 @@ def features(house: HouseState) -> dict[str, int | str]:
     needs next: ``find`` an object of the goal's kind, ``free`` the hands of another object,
     ``clean``/``heat``/``cool`` the one held, ``put`` it in place, or ``light`` a lamp) and
     ``left`` (how many objects must still reach the goal: 0 to 2)."""
-    goal, held = house.goal, house.holding
-    target = held is not None and house.objects[held].kind == goal.obj
+    goal, held, objects = house.goal, house.holding, house.objects
+    kind = goal.obj
+    target = held is not None and objects[held].kind == kind
     if goal.task == "look_at_obj_in_light":
         left = 0 if target else 1
         phase = "light" if target else "free" if held is not None else "find"
     else:
-        placed = max((goal.placed(house, r) for r in house.of_kind(goal.recep or "")), default=0)
+        # goal.placed and goal.treated by set operations (the decision facts ask every step)
+        treatment = goal.treatment
+        done = {"clean": house.clean, "heat": house.hot, "cool": house.cool}.get(treatment) if treatment else None
+        counted = set(house.things(kind)) if done is None else done.intersection(house.things(kind))
+        placed, contents = 0, house.contents
+        if counted:
+            for receptacle in house.of_kind(goal.recep or ""):
+                placed = max(placed, len(counted.intersection(contents[receptacle])))
         left = max(goal.count - placed, 0)
         if held is None:
             phase = "find"
         elif not target:
             phase = "free"
-        elif goal.treatment and not goal.treated(house, held):
-            phase = goal.treatment
+        elif treatment and done is not None and held not in done:
+            phase = treatment
         else:
             phase = "put"
     return {"task": goal.task, "phase": phase, "left": left}

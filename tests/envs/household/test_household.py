@@ -13,8 +13,8 @@ import rl4vlm_gym  # noqa: F401 - registers the ids
 from rl4vlm_gym.envs.household.goals import TASK_TYPES, Goal
 from rl4vlm_gym.envs.household.household import Household
 from rl4vlm_gym.envs.household.levels import LEVELS
-from rl4vlm_gym.envs.household.oracle import Lookahead, features, optimal_commands, plan
-from rl4vlm_gym.envs.household.world import House, Receptacle, Thing
+from rl4vlm_gym.envs.household.oracle import Lookahead, _changing, _Routes, _shapes, features, optimal_commands, plan
+from rl4vlm_gym.envs.household.world import READ_ONLY, House, Receptacle, Thing
 from rl4vlm_gym.testing import check_oracle
 
 TASK_IDS = {
@@ -430,19 +430,26 @@ def test_the_lookahead_after_every_command_is_the_plan_after_it(task: str) -> No
     """``Lookahead.steps_after`` (the decision facts' distance after a command, read off the routes now
     after ``open``, a treatment the goal does not read or ``use`` outside a look task, memoized by stage)
     equals the length of ``plan`` from a copy that played the command, for every state-changing command
-    of states along random walks (the lookahead's memo warm, as in an episode)."""
-    env = type("Env", (Household,), {"TASK": task})(level=2, obs_mode="text")
+    of states along random walks (the lookahead's memo warm, as in an episode). On the way, the two
+    shortcuts of ``Lookahead.decide``: the routes it enumerates without writing their commands
+    (``_shapes``) are those of the plain enumeration (``_Routes.of``), and the state-changing commands
+    it finds by where they sort (``_changing``) are those of the admissible commands' operations, in
+    both command grammars."""
     rng = np.random.default_rng(1)
     for seed in range(3):
+        env = type("Env", (Household,), {"TASK": task})(level=2, obs_mode="text", commands="put" if seed == 2 else "move")
         obs, _ = env.reset(seed=seed)
         for _ in range(20):
             house, lookahead = env.house, env._lookahead
             assert house is not None and lookahead is not None
             rest = plan(house)
             assert lookahead.steps(house) == (-1 if rest is None else len(rest))
-            for command, (op, *_) in house.admissible().items():
-                if op in {"inventory", "look", "help", "examine_receptacle", "examine_object", "goto"}:
-                    continue
+            if rest:
+                shapes = _shapes(house)
+                assert len(set(shapes)) == len(shapes) and set(shapes) == set(_Routes.of(house).routes)
+            changing = [command for command, (op, *_) in house.admissible().items() if op not in READ_ONLY and op != "goto"]
+            assert _changing(list(house.admissible())) == changing
+            for command in changing:
                 twin = house.copy()
                 twin.apply(command)
                 rest = plan(twin)
@@ -450,7 +457,7 @@ def test_the_lookahead_after_every_command_is_the_plan_after_it(task: str) -> No
             obs, _, terminated, truncated, _ = env.step(obs["actions"][int(rng.integers(len(obs["actions"])))])
             if terminated or truncated:
                 break
-    env.close()
+        env.close()
 
 
 @pytest.mark.parametrize("seed", [0, 1, *(pytest.param(seed, marks=pytest.mark.slow) for seed in range(2, 6))])
