@@ -69,3 +69,17 @@ def test_reward_repr_lists_its_terms_and_the_title_score():
         "Reward(total=1.0, r_type=1.0, r_att=0.5, w_att=0.25, r_option=1.0, w_option=0.5, r_price=True, "
         "w_price=0.25, query_match=True, category_match=False, title_score=0.2)"
     )
+
+
+def test_corrected_title_score_reads_product_types_only_when_both_have_one():
+    # The goal has no product type: the bought title's nouns are its words too (not its type's), so buying
+    # the goal's own title scores 1, not 1/3 ("towel" of "acme soft towel").
+    import dataclasses
+
+    product = dataclasses.replace(_product(name="Acme Soft Towel"), product_type="towel")
+    goal = Goal(
+        asin=product.asin, instruction="i need a towel", attributes=(), goal_options={}, price_upper=30.0,
+        name=product.title, query=product.query, category=product.category, product_category=product.product_category,
+        product_type=None,
+    )  # fmt: skip
+    assert get_reward(product, goal, 25.0, {}, scorer="corrected").title_score == 1.0
