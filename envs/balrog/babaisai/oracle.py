@@ -38,6 +38,7 @@ one, whose win is the episode's too), so "shortest" above means among the ways w
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import re
@@ -77,6 +78,18 @@ def _closure(world: E.World, kinds: frozenset[int]) -> frozenset[int]:
     return frozenset(out)
 
 
+def _has_you(world: E.World) -> bool:
+    """``world.you_position() is not None``, without making the position."""
+    noun = world.you_noun()
+    return noun is not None and noun in world.kinds
+
+
+@functools.cache
+def _coordinates(width: int, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The x and the y of each cell index of a ``width``-wide grid of ``size`` cells."""
+    return tuple(k % width for k in range(size)), tuple(k // width for k in range(size))
+
+
 def _distance(a: int, b: int, width: int) -> int:
     return abs(a % width - b % width) + abs(a // width - b // width)
 
@@ -114,34 +127,38 @@ class Solver:
         if self.blind:
             return 0
         props = world.props
-        yous = world.find(_closure(world, props[E.YOU]))
+        if world.replace:
+            yous = world.find(_closure(world, props[E.YOU]))
+            win = _closure(world, props[E.WIN])
+        else:  # no NOUN IS NOUN rule: the closures are the kinds themselves
+            yous = world.find(props[E.YOU])
+            win = props[E.WIN]
         if not yous:
             return 0
-        win = _closure(world, props[E.WIN])
         # WIN objects on top, or under a YOU object (0 moves more); word blocks (and PUSH objects)
         # on top (1 more: a covered object only matters once what covers it moves, which costs a
         # move first, and the push itself cannot win). The least over YOU objects and targets of the
-        # distance plus that, at least 1.
-        width = world.width
+        # distance plus that, at least 1 (so any distance up to 1 answers at once).
+        if win:
+            cells = world.cells
+            for y in yous:
+                for code in cells[y][:-1]:
+                    if code & E.TYPE_MASK in win:
+                        return 1
+        xs, ys = _coordinates(world.width, len(world.kinds))
         marks = world.kinds.translate(self._target_table(win, props[E.PUSH]))
-        spots = []
+        best = _FAR
         for mark, extra in ((1, 0), (2, 1)):
             k = marks.find(mark)
             while k >= 0:
-                spots.append((k % width, k // width, extra))
+                kx, ky = xs[k], ys[k]
+                for y in yous:
+                    d = abs(xs[y] - kx) + abs(ys[y] - ky) + extra
+                    if d < best:
+                        if d <= 1:
+                            return 1
+                        best = d
                 k = marks.find(mark, k + 1)
-        if win:
-            cells = world.cells
-            spots += [(y % width, y // width, 0) for y in yous if any(code & E.TYPE_MASK in win for code in cells[y][:-1])]
-        best = _FAR
-        for y in yous:
-            yx, yy = y % width, y // width
-            for wx, wy, extra in spots:
-                d = abs(yx - wx) + abs(yy - wy) + extra
-                if d < best:
-                    if d <= 1:
-                        return 1  # the least it can be (0 counts as 1)
-                    best = d
         return best
 
     @staticmethod
@@ -185,40 +202,41 @@ class Solver:
     ) -> tuple[list[str], E.World] | None:
         """A* from ``start`` until a win (or ``goal``); returns the moves and the state reached."""
         key0 = start.key()
-        parents: dict[tuple, tuple[tuple, str] | None] = {key0: None}
-        best_g = {key0: 0}
+        # by state key: (the least g found, the parent's key and the move from it); one dict for both
+        reached: dict[tuple, tuple[int, tuple | None, str]] = {key0: (0, None, "")}
         tie = count()
         heap = [(estimate(start), 0, next(tie), start, key0)]
         expanded = 0
+        pop, push, seen = heapq.heappop, heapq.heappush, reached.get
+        far = (_FAR, None, "")
         while heap:
-            _, g, _, world, key = heapq.heappop(heap)
-            if g > best_g.get(key, _FAR):
+            _, g, _, world, key = pop(heap)
+            if g > reached[key][0]:
                 continue
             expanded += 1
             if expanded > budget:
                 break
             if g >= steps_left:
                 continue
+            g1 = g + 1
             for move in MOVES:
                 nxt = world.copy()
                 win, lose = nxt.step(move)
-                if lose or nxt.you_position() is None:
+                if lose or not _has_you(nxt):
                     continue
                 if win or (goal is not None and goal(nxt)):
                     plan = [move]
-                    back = parents[key]
+                    _, back, move = reached[key]
                     while back is not None:
-                        key, move = back
                         plan.append(move)
-                        back = parents[key]
+                        _, back, move = reached[back]
                     self.expanded += expanded
                     return plan[::-1], nxt
                 nkey = nxt.key()
-                if g + 1 >= best_g.get(nkey, _FAR):
+                if g1 >= seen(nkey, far)[0]:
                     continue
-                best_g[nkey] = g + 1
-                parents[nkey] = (key, move)
-                heapq.heappush(heap, (g + 1 + estimate(nxt), g + 1, next(tie), nxt, nkey))
+                reached[nkey] = (g1, key, move)
+                push(heap, (g1 + estimate(nxt), g1, next(tie), nxt, nkey))
         self.expanded += expanded
         return None
 
@@ -594,7 +612,7 @@ class _Search:
                 win, lose = nxt.step(move)
                 if lose:
                     continue
-                if nxt.you_position() is None:
+                if not _has_you(nxt):
                     if not win and after is not None:
                         self._push((g + 1 + after.lower_bound(), 0, next(self.tie), g, state, key, move, -1))
                     continue
