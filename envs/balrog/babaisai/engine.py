@@ -41,6 +41,7 @@ keeps one, or fails with an AttributeError if it never had one); a move out of t
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Iterable
 
@@ -66,6 +67,21 @@ TYPE_MASK, COLOR_SHIFT, DIR_SHIFT = 31, 5, 8
 DIR_MASK = 3 << DIR_SHIFT
 # The original's DIR_TO_VEC: 0 right, 1 down, 2 left, 3 up.
 DIR_VECTORS = ((1, 0), (0, 1), (-1, 0), (0, -1))
+
+
+@functools.cache
+def _neighbours(width: int, height: int) -> tuple[tuple[int, ...], ...]:
+    """By direction, each cell's neighbour in a ``width`` x ``height`` grid (-1 off the grid)."""
+    return tuple(
+        tuple(
+            (y + dy) * width + x + dx if 0 <= x + dx < width and 0 <= y + dy < height else -1
+            for y in range(height)
+            for x in range(width)
+        )
+        for dx, dy in DIR_VECTORS
+    )
+
+
 ACTIONS = ("idle", "up", "right", "down", "left")  # BALROG's names, in baba's action order (0..4)
 ACTION_DIRS = {"up": 3, "right": 0, "down": 1, "left": 2}
 
@@ -287,6 +303,8 @@ class World:
             self._dirty = True
 
     def _neighbour(self, k: int, direction: int, sign: int = 1) -> int:
+        if sign == 1:
+            return _neighbours(self.width, self.height)[direction][k]
         dx, dy = DIR_VECTORS[direction]
         x, y = k % self.width + sign * dx, k // self.width + sign * dy
         if 0 <= x < self.width and 0 <= y < self.height:
@@ -297,7 +315,7 @@ class World:
         """Move the top object of cell ``k`` one cell in ``direction`` if it can; returns the cell
         it ends in and whether the top object found there made it win / lose."""
         cells, props = self.cells, self.props
-        f = self._neighbour(k, direction)
+        f = _neighbours(self.width, self.height)[direction][k]
         if f < 0:
             return k, False, False
         ahead = cells[f]
