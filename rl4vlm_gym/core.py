@@ -239,7 +239,7 @@ class MissingDataError(FileNotFoundError):
     not where the env looked; the message names the places tried and how to point at the data."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Decision:
     """What a solver knows of the decision the agent faces now: the unit of decision-level
     evaluation (:meth:`VLMEnv.decision`) and of decision-level credit.
@@ -269,6 +269,22 @@ class Decision:
     values: Mapping[str, float] | None = None
     reason: str | None = None
     features: Mapping[str, int | str] | None = None
+
+    def __init__(
+        self,
+        optimal_actions: tuple[str, ...] | None,
+        steps_to_go: int | None,
+        values: Mapping[str, float] | None = None,
+        reason: str | None = None,
+        features: Mapping[str, int | str] | None = None,
+    ) -> None:
+        # the dataclass's own __init__, without its five object.__setattr__ calls (envs make one every step)
+        fields = self.__dict__
+        fields["optimal_actions"] = optimal_actions
+        fields["steps_to_go"] = steps_to_go
+        fields["values"] = values
+        fields["reason"] = reason
+        fields["features"] = features
 
     def as_dict(self) -> dict[str, Any]:
         """JSON data: ``steps_to_go`` ``None`` becomes -1 (ints batch), tuples become lists."""
@@ -736,9 +752,10 @@ class VLMEnv(gym.Env[ObsDict, str]):
 
         After the episode ended there is no decision left: ``steps_to_go`` is 0 if it succeeded,
         -1 otherwise, and ``optimal_actions`` is ``None``."""
-        if not self._started:
+        own = self.__dict__  # what the _started and _ended descriptors read, read once (the harness asks every step)
+        if not own.get("_started"):
             raise gym.error.ResetNeeded("call reset() before decision()")
-        if self._ended is not None:
+        if own["_ended"] is not None:
             over = Decision(None, 0 if self._success() else None, reason="the episode is over")
             return over.as_dict()
         found = self._decision()

@@ -129,6 +129,21 @@ def test_as_dict_turns_tuples_into_lists_none_steps_into_minus_one_and_numbers_i
     json.dumps(facts)
 
 
+def test_decisions_own_init_takes_its_fields_in_order_with_their_defaults() -> None:
+    # Decision writes its fields in an __init__ of its own (cheaper than the dataclass's): it must
+    # stay the dataclass's, field for field.
+    import dataclasses
+    import inspect
+
+    parameters = list(inspect.signature(Decision).parameters.values())
+    fields = dataclasses.fields(Decision)
+    assert [p.name for p in parameters] == [f.name for f in fields]
+    assert [p.default for p in parameters] == [inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields]
+    made = Decision(("a",), 1, {"a": 0.5}, "why", {"objects": 2})
+    assert [getattr(made, f.name) for f in fields] == [("a",), 1, {"a": 0.5}, "why", {"objects": 2}]
+    assert made == Decision(optimal_actions=("a",), steps_to_go=1, values={"a": 0.5}, reason="why", features={"objects": 2})
+
+
 def test_a_decision_is_frozen() -> None:
     facts = Decision(("go",), 1)
     with pytest.raises(AttributeError):
