@@ -359,3 +359,65 @@ def test_rules_refuse_an_outcome_scale_above_one(own: dict[type, str]) -> None:
 
     with pytest.raises(AssertionError, match=r"StepOutcome.scale=1.5 is outside \[0, 1\]"):
         check_rules(own[MoveScaledAboveOne])
+
+
+def test_rollout_trace_resets_after_every_end_with_the_next_seed(walk: str) -> None:
+    # rollouts._rollout_trace: an episode that ends (terminated *or* truncated: with `and`, a Walk episode that
+    # terminates runs on until its time limit adds truncated) is followed by a reset labelled with the next
+    # seed (not a None label). The labels are worked out from outside: the same env and policy, replayed.
+    import gymnasium as gym
+    import numpy as np
+
+    from rl4vlm_gym.testing.common import Moves, _base
+    from rl4vlm_gym.testing.rollouts import _rollout_trace
+
+    _, trace = _rollout_trace(walk, 5, 30)
+    env = gym.make(walk)
+    obs, _ = env.reset(seed=5)
+    policy, expected, episode = Moves(_base(env), np.random.default_rng(5)), ["reset(seed=5)"], 0
+    for step in range(1, 31):
+        obs, _, terminated, truncated, _ = env.step(policy(obs))
+        expected.append(f"step {step}")
+        if terminated or truncated:
+            episode += 1
+            obs, _ = env.reset(seed=5 + episode)
+            expected.append(f"reset(seed={5 + episode})")
+    env.close()
+    assert [entry[0] for entry in trace] == expected and episode >= 3, expected
+
+
+def test_a_vector_env_that_does_not_start_in_time_is_named_and_its_builder_is_a_daemon(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # vector._start: the builder runs in a daemon thread (a hung constructor must not keep the interpreter
+    # from exiting), and a start past VECTOR_TIMEOUT_S fails naming the vector env (not None). The slow
+    # constructor here returns after 0.3 s, so no thread outlives the test.
+    import threading
+
+    from rl4vlm_gym.testing import vector
+
+    daemon = []
+
+    def slow(fns: list[Any]) -> Any:
+        daemon.append(threading.current_thread().daemon)
+        threading.Event().wait(0.3)
+        return fns
+
+    monkeypatch.setattr(vector, "VECTOR_TIMEOUT_S", 0.05)
+    with pytest.raises(AssertionError, match=r"^my vector env did not start within 0.05 s: a worker hangs"):
+        vector._start(slow, [], "my vector env")
+    assert daemon == [True]
+
+
+def test_determinism_names_this_process_and_the_fresh_one_where_they_differ(walk: str) -> None:
+    # determinism.check_determinism: the rollouts are named "this process" and the fresh process with its
+    # PYTHONHASHSEED, in the digests and in where they first differ (a salted goal: at the first reset).
+    from rl4vlm_gym.testing import check_determinism
+    from rl4vlm_gym.testing.fresh import fork_server
+
+    with pytest.raises(AssertionError) as caught:
+        check_determinism(kit_walk.env_id(kit_walk.SaltedGoal), steps=1)
+    fresh = f"a process with PYTHONHASHSEED={fork_server().hash_seed}"
+    assert "{'this process': '" in str(caught.value) and f"'{fresh}': '" in str(caught.value), caught.value
+    where = f"; this process and {fresh} first differ after reset(seed=0): the image, the text, mission, actions or info"
+    assert str(caught.value).endswith(where), caught.value
