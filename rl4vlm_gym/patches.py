@@ -154,6 +154,24 @@ PATCHES: tuple[Patch, ...] = (
         fallback="CachedPddlEnv is TextWorld's PddlEnv: the same games, each load and reset ~0.6 s slower",
     ),
     Patch(
+        name="textworld-shared-game",
+        distribution="textworld",
+        versions="==1.7.0",
+        targets={
+            "textworld.helpers:start": "d2475b56ccd1c15b",
+            "textworld.envs:_guess_backend": "c8dcbf1e9a894854",
+            "textworld.envs.wrappers.tw_inform7:GameData.load": "337a510d7f1d382a",
+            "textworld.envs.wrappers.tw_inform7:StateTracking.load": "4de9b973cc746701",
+        },
+        site="rl4vlm_gym.envs.balrog.textworld_env:_start",
+        kind="called",
+        why="textworld.start loads the game's .json into a Game at every start (0.02-0.13 s; a kit check of a BALROG "
+        "TextWorld id starts one game up to 18 times); ours restates start (_guess_backend's backend, then the Inform 7 "
+        "wrappers, then load) with the backend holding the process's Game of that file in _game, which the wrappers' "
+        "load takes instead of loading the .json, as textworld's own copy() shares a Game",
+        fallback="textworld.start: each start loads the .json again, the same game and play, starts slower",
+    ),
+    Patch(
         name="pyglet-deferred-shadow-window",
         distribution="pyglet",
         versions="==1.5.31",

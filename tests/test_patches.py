@@ -314,6 +314,31 @@ def test_translation_cache_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     env.close()
 
 
+def test_shared_game_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    _ready("textworld-shared-game")
+    import textworld
+    from textworld.envs.wrappers import tw_inform7
+
+    from rl4vlm_gym.envs.balrog import textworld_env
+    from rl4vlm_gym.envs.balrog.textworld_games import make_game
+
+    loads = []
+    own_load = tw_inform7.GameData.load
+
+    def load(self, gamefile):  # noqa: ANN001, ANN202 - a TextWorld whose wrapper's load changed
+        loads.append(gamefile)
+        own_load(self, gamefile)
+
+    monkeypatch.setattr(tw_inform7.GameData, "load", load)
+    monkeypatch.setattr(textworld_env, "_game_data", lambda path: pytest.fail("the shared Game was used"))
+    path = str(make_game("coin_collector", 0))
+    with _refused("textworld-shared-game"):
+        env = textworld_env._start(path, textworld.EnvInfos(admissible_commands=True))
+    assert loads == [path]  # textworld.start made the env: its wrapper loaded the .json itself
+    assert env.reset().admissible_commands
+    env.close()
+
+
 def test_shadow_window_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     _ready("pyglet-deferred-shadow-window")
     from rl4vlm_gym.envs.navigation import gl

@@ -51,6 +51,7 @@ import textworld
 from PIL import Image, ImageDraw
 from textworld.core import GameState
 
+from rl4vlm_gym import patches
 from rl4vlm_gym.core import Decision, StepOutcome, VLMEnv
 from rl4vlm_gym.envs.balrog.textworld_games import GLULX_TASKS, POOL, TASKS, make_game, skipped_steps, walkthrough
 from rl4vlm_gym.parsing import ActionParser
@@ -304,16 +305,20 @@ def _game_data(path: str) -> Any:
 def _start(path: str, infos: Any) -> Any:
     """textworld's env of the game at ``path``, started, as ``textworld.start`` starts it (backend,
     then its Inform 7 wrappers, then ``load``), with the game's ``Game`` from :func:`_game_data`:
-    textworld's wrappers take the wrapped env's ``_game`` when it has one, else load the ``.json``.
+    textworld's wrappers take the wrapped env's ``_game`` when it has one, else load the ``.json``
+    (the patch ``textworld-shared-game``: ``textworld.start`` itself where it is refused).
     jericho warns that it does not know textworld's games (its list is of published ones): only its
     own score and move detection are off, which textworld does not use."""
-    from textworld.envs import TWInform7, _guess_backend
-
-    env = _guess_backend(path)(infos)
-    env._game = _game_data(path)
-    env = TWInform7(env)
+    shared = patches.guard("textworld-shared-game")
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is not fully supported")
+        if not shared:
+            return textworld.start(path, request_infos=infos)
+        from textworld.envs import TWInform7, _guess_backend
+
+        env = _guess_backend(path)(infos)
+        env._game = _game_data(path)
+        env = TWInform7(env)
         env.load(path)
     return env
 
