@@ -108,6 +108,26 @@ PATCHES: tuple[Patch, ...] = (
         fallback="MiniWorld looks for the files at every call: the same textures and frames, resets slower",
     ),
     Patch(
+        name="miniworld-worlds-without-gl",
+        distribution="miniworld",
+        versions="==2.1.0",
+        targets={
+            "miniworld.miniworld:MiniWorldEnv.__init__": "32011923696b2794",
+            "miniworld.miniworld:MiniWorldEnv.reset": "cd2b3e13fc481402",
+            "miniworld.entity:MeshEnt.__init__": "562c68df15af356e",
+            "miniworld.objmesh:ObjMesh.__init__": "abd16e0eca46f769",
+            "miniworld.objmesh:ObjMesh._load_mtl": "273fc23bb7c95fa6",
+        },
+        site="rl4vlm_gym.envs.navigation.nogl:swapped",
+        kind="assigned",
+        why="a world drawn by a render process is built and reset in the env's process too (for the planner, the "
+        "text and the physics), where MiniWorld would make GL objects: for those blocks the names its constructor, "
+        "reset and meshes call (pyglet, FrameBuffer, glEnable, Texture, ObjMesh) stand for inert objects of the same "
+        "sizes, and a mesh's extents are computed as ObjMesh.__init__ computes them (_extents, its _load_mtl called)",
+        fallback="worlds are built with GL in the env's process and drawn there (no render process): the same worlds "
+        "and frames, and the env's process holds a GL context",
+    ),
+    Patch(
         name="miniworld-proximity",
         distribution="miniworld",
         versions="==2.1.0",

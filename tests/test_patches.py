@@ -228,6 +228,32 @@ def test_texture_paths_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "brick_wall" not in opengl.Texture.tex_paths  # left to MiniWorld's own look-up
 
 
+def test_worlds_without_gl_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    _ready("miniworld-worlds-without-gl")
+    import gymnasium as gym
+    from miniworld import objmesh
+
+    from rl4vlm_gym.envs.navigation import nogl
+
+    assert nogl.available()
+    theirs = objmesh.ObjMesh._load_mtl
+
+    def load_mtl(self, model_file):  # noqa: ANN001, ANN202 - a MiniWorld whose material loader changed
+        return theirs(self, model_file)
+
+    monkeypatch.setattr(objmesh.ObjMesh, "_load_mtl", load_mtl)
+    with _refused("miniworld-worlds-without-gl"):
+        assert not nogl.available()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PatchRefusedWarning)
+        env = gym.make("rl4vlm/MiniWorld-OneRoom-v1", render_process=True)
+        obs, _ = env.reset(seed=0)
+    world = env.unwrapped.world
+    assert world.scene is None and world.shadow_window is not None  # built and drawn with GL here
+    assert obs["image"].any()
+    env.close()
+
+
 def test_proximity_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     _ready("miniworld-proximity")
     import gymnasium as gym

@@ -37,13 +37,18 @@ _depth = [0]
 
 
 def available() -> bool:
-    """Whether MiniWorld is the version the stand-ins were written for (its ``Texture.get`` checked by
-    the patch ``miniworld-texture-paths``, whose search :class:`_Texture` repeats)."""
+    """Whether MiniWorld is the version the stand-ins were written for: the patch
+    ``miniworld-worlds-without-gl`` (what they stand in for) and ``miniworld-texture-paths`` (its
+    ``Texture.get``, whose search :class:`_Texture` repeats)."""
     try:
         version = importlib.metadata.version("miniworld")
     except importlib.metadata.PackageNotFoundError:
         return False
-    return patches.version_in(version, _VERSIONS) and patches.guard("miniworld-texture-paths")
+    return (
+        patches.version_in(version, _VERSIONS)
+        and patches.guard("miniworld-texture-paths")
+        and patches.guard("miniworld-worlds-without-gl")
+    )
 
 
 class _Inert:
