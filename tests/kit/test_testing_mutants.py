@@ -391,7 +391,7 @@ def test_a_vector_env_that_does_not_start_in_time_is_named_and_its_builder_is_a_
 ) -> None:
     # vector._start: the builder runs in a daemon thread (a hung constructor must not keep the interpreter
     # from exiting), and a start past VECTOR_TIMEOUT_S fails naming the vector env (not None). The slow
-    # constructor here returns after 0.3 s, so no thread outlives the test.
+    # constructor here returns after 0.1 s, so no thread outlives the test.
     import threading
 
     from rl4vlm_gym.testing import vector
@@ -400,11 +400,11 @@ def test_a_vector_env_that_does_not_start_in_time_is_named_and_its_builder_is_a_
 
     def slow(fns: list[Any]) -> Any:
         daemon.append(threading.current_thread().daemon)
-        threading.Event().wait(0.3)
+        threading.Event().wait(0.1)
         return fns
 
-    monkeypatch.setattr(vector, "VECTOR_TIMEOUT_S", 0.05)
-    with pytest.raises(AssertionError, match=r"^my vector env did not start within 0.05 s: a worker hangs"):
+    monkeypatch.setattr(vector, "VECTOR_TIMEOUT_S", 0.01)
+    with pytest.raises(AssertionError, match=r"^my vector env did not start within 0.01 s: a worker hangs"):
         vector._start(slow, [], "my vector env")
     assert daemon == [True]
 
