@@ -421,3 +421,29 @@ def test_determinism_names_this_process_and_the_fresh_one_where_they_differ(walk
     assert "{'this process': '" in str(caught.value) and f"'{fresh}': '" in str(caught.value), caught.value
     where = f"; this process and {fresh} first differ after reset(seed=0): the image, the text, mission, actions or info"
     assert str(caught.value).endswith(where), caught.value
+
+
+def test_the_fork_servers_hash_seed_differs_from_the_owners(monkeypatch: pytest.MonkeyPatch) -> None:
+    # fresh.ForkServer: the fresh processes hash with PYTHONHASHSEED=1, or 2 when the owner's is 1 (the key read
+    # is PYTHONHASHSEED): the determinism check compares two processes whose str hashing differs.
+    from rl4vlm_gym.testing.fresh import ForkServer
+
+    monkeypatch.setenv("PYTHONHASHSEED", "1")
+    assert ForkServer().hash_seed == "2"
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    assert ForkServer().hash_seed == "1"
+
+
+def test_cancelling_a_job_after_its_result_leaves_the_fork_server_serving() -> None:
+    # fresh.Job.result marks the job done: a later cancel() neither kills the server nor releases its lock again.
+    import os
+
+    from rl4vlm_gym.testing.fresh import fork_server
+
+    server = fork_server()
+    job = server.start(os.getpid, what="a pid")
+    child = job.result(120)
+    pid = server.pid
+    job.cancel()
+    assert server.pid == pid is not None and child != os.getpid()
+    assert server.call(os.getpid, timeout=120, what="another pid") not in (child, os.getpid())
