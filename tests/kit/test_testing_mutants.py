@@ -447,3 +447,21 @@ def test_cancelling_a_job_after_its_result_leaves_the_fork_server_serving() -> N
     job.cancel()
     assert server.pid == pid is not None and child != os.getpid()
     assert server.call(os.getpid, timeout=120, what="another pid") not in (child, os.getpid())
+
+
+def test_a_vector_env_whose_constructor_fails_raises_its_own_error() -> None:
+    # vector._start re-raises the builder thread's error (stored under "error"), not a KeyError for the missing env.
+    from rl4vlm_gym.testing import vector
+
+    def failing(fns: list[Any]) -> Any:
+        raise ValueError("no such worker")
+
+    with pytest.raises(ValueError, match="^no such worker$"):
+        vector._start(failing, [], "my vector env")
+
+
+def test_determinism_plays_forty_steps_by_default(walk: str) -> None:
+    # determinism.check_determinism's documented default: 40-step rollouts (the summary says how many).
+    from rl4vlm_gym.testing import check_determinism
+
+    assert check_determinism(walk).startswith("40-step rollouts identical in 2 processes with different str hashing")
