@@ -411,16 +411,19 @@ def test_a_vector_env_that_does_not_start_in_time_is_named_and_its_builder_is_a_
 
 def test_determinism_names_this_process_and_the_fresh_one_where_they_differ(walk: str) -> None:
     # determinism.check_determinism: the rollouts are named "this process" and the fresh process with its
-    # PYTHONHASHSEED, in the digests and in where they first differ (a salted goal: at the first reset).
+    # PYTHONHASHSEED, in the digests and in where they first differ. The salted goal (one of 3 cells) may
+    # agree at a reset by chance: the default 40 steps reset it often enough to differ somewhere.
+    import re
+
     from rl4vlm_gym.testing import check_determinism
     from rl4vlm_gym.testing.fresh import fork_server
 
     with pytest.raises(AssertionError) as caught:
-        check_determinism(kit_walk.env_id(kit_walk.SaltedGoal), steps=1)
+        check_determinism(kit_walk.env_id(kit_walk.SaltedGoal))
     fresh = f"a process with PYTHONHASHSEED={fork_server().hash_seed}"
     assert "{'this process': '" in str(caught.value) and f"'{fresh}': '" in str(caught.value), caught.value
-    where = f"; this process and {fresh} first differ after reset(seed=0): the image, the text, mission, actions or info"
-    assert str(caught.value).endswith(where), caught.value
+    where = rf"; this process and {fresh} first differ after reset\(seed=\d+\): the image, the text, mission, actions or info$"
+    assert re.search(where, str(caught.value)), caught.value
 
 
 def test_the_fork_servers_hash_seed_differs_from_the_owners(monkeypatch: pytest.MonkeyPatch) -> None:
