@@ -67,6 +67,9 @@ def test_subclasses_keep_their_own_names_and_other_objects_attributes() -> None:
 SNIPPETS = {
     "plain": "self.{name} = value",
     "augmented": "self.{name} += 1",
+    # the owner is found behind the added value, over an attribute load of its own and an even count
+    "augmented by an attribute": "self.{name} += value.count",
+    "augmented by two instructions": "self.{name} += -value",
     "unpacking": "first, self.{name} = value",
     "chained": "self.{name} = self.other = value",
     "for target": "for self.{name} in value: pass",
