@@ -18,6 +18,7 @@ COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "envs"
 OURS = [card.id for card in list_envs() if card.entry_point.startswith("rl4vlm_gym.envs.")]
 
 
+@pytest.mark.slow  # every env draws its image: ~5 s
 @pytest.mark.extra(*sorted({card.extra for card in rl4vlm_gym.list_envs() if card.extra}))  # every env draws its image
 def test_committed_docs_match_the_code(tmp_path: Path) -> None:
     # One run of `rl4vlm-gym docs` (it draws every env's image: ~5 s) serves both checks: its pages

@@ -486,6 +486,7 @@ def plugin_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return sites
 
 
+@pytest.mark.slow  # a subprocess imports the installed plugin: ~4 s
 def test_installed_plugin_registers_its_env(plugin_sites: dict[str, Path], tmp_path: Path) -> None:
     result = _run_check(plugin_sites["good"], tmp_path)
     assert "demo/Echo-v0" in result["ids"]

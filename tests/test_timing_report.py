@@ -28,13 +28,14 @@ def test_tests_count_against_their_family() -> None:
 
 def test_the_budgets_of_the_registry_s_families_add_up_to_twelve_minutes_on_two_cores() -> None:
     """Each family pays from its own budget, a family not listed yet (just scaffolded) from the default
-    one, and together they fit 12 minutes of 2 workers."""
+    one, and together, with the run's own overhead, they fit 12 minutes of 2 workers."""
     import rl4vlm_gym  # noqa: F401  (registers the ids)
     from rl4vlm_gym.registry import list_envs
 
     conftest = _conftest()
     unlisted = {card.family for card in list_envs()} - set(conftest.TIMING_BUDGETS_S)
-    assert sum(conftest.TIMING_BUDGETS_S.values()) + conftest.NEW_FAMILY_BUDGET_S * len(unlisted) <= 12 * 60 * 2
+    planned = sum(conftest.TIMING_BUDGETS_S.values()) + conftest.NEW_FAMILY_BUDGET_S * len(unlisted)
+    assert planned <= (12 * 60 - conftest.RUN_OVERHEAD_S) * 2
 
 
 def test_a_family_without_a_budget_is_held_to_the_default() -> None:

@@ -52,6 +52,7 @@ def _param(folder: Path):
     return pytest.param(folder, id=f"{folder.parent.name}/{folder.name}", marks=[pytest.mark.slow] if heavy else [])
 
 
+@pytest.mark.slow  # replays each committed submission's episodes: up to 4 s each
 @pytest.mark.parametrize("folder", [_param(folder) for folder in SUBMISSIONS])
 def test_committed_submission_is_valid(folder, require_envs):
     """Every committed submission is re-scored from its episodes (the smoke board's replayed in full)

@@ -99,6 +99,7 @@ def test_a_poker_match_ranks_by_exact_expected_chips_in_every_order(game: str, v
             )
 
 
+@pytest.mark.slow  # many poker matches: ~4 s
 def test_aivat_is_unbiased_where_the_harness_does_not_know_a_players_moves(tmp_path: Path) -> None:
     # Two agents whose moves the harness does not know: rnd, the random agent given by its class
     # (uniform, but not declared so: its decisions are not corrected), and prefer (always raises:

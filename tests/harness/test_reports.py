@@ -316,6 +316,7 @@ def _chromium(profile: Path) -> Any:
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver", log_output=subprocess.DEVNULL), options=options)
 
 
+@pytest.mark.slow  # a browser
 @needs_chromium
 def test_leaderboard_page_renders_and_sorts_in_chromium(
     runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -49,11 +49,13 @@ def _run(prelude: str) -> str:
     return done.stdout + done.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter imports the server: 2-3 s
 def test_the_server_imports_no_fastmcp_and_every_mcp_part_is_openenv_s_own() -> None:
     out = _run('warnings.simplefilter("error")')  # the patch is allowed: no PatchRefusedWarning
     assert "fastmcp imported: False" in out and out.rstrip().endswith("ok"), out
 
 
+@pytest.mark.slow  # a fresh interpreter imports the server: 2-3 s
 def test_lazy_mcp_falls_back() -> None:
     # Another openenv-core (its version read as 0.0.1): the patch is refused, loudly, and FastMCP is
     # imported with openenv-core as the library does by itself.
